@@ -1,0 +1,503 @@
+/*
+ * bench_common.c - shared driver for weft's OSU-style MPI micro-benchmarks.
+ *
+ * Uses only: MPI_Init, MPI_Finalize, MPI_Comm_rank, MPI_Comm_size,
+ * MPI_Wtime, MPI_Abort, MPI_Get_library_version.
+ */
+#include "bench_common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_SIZE_WIDTH 10
+#define BENCH_FIELD_WIDTH 18
+#define BENCH_ITER_WIDTH 13
+#define BENCH_PRECISION 2
+#define BENCH_PAGE 4096
+
+static const char *kind_title(bench_kind k)
+{
+    switch (k) {
+    case BENCH_LATENCY: return "Latency";
+    case BENCH_BW: return "Bandwidth";
+    case BENCH_BIBW: return "Bi-Directional Bandwidth";
+    case BENCH_ALLREDUCE: return "Allreduce Latency";
+    }
+    return "?";
+}
+
+static const char *kind_prog(bench_kind k)
+{
+    switch (k) {
+    case BENCH_LATENCY: return "osu_latency";
+    case BENCH_BW: return "osu_bw";
+    case BENCH_BIBW: return "osu_bibw";
+    case BENCH_ALLREDUCE: return "osu_allreduce";
+    }
+    return "osu_bench";
+}
+
+static int is_pt2pt(bench_kind k)
+{
+    return k == BENCH_LATENCY || k == BENCH_BW || k == BENCH_BIBW;
+}
+
+static void set_defaults(bench_opts *o, bench_kind kind)
+{
+    memset(o, 0, sizeof(*o));
+    o->kind = kind;
+    o->large_threshold = 8192;
+    o->window = 64;
+    o->device = NULL;
+    o->place[0] = o->place[1] = BENCH_PLACE_HOST;
+    switch (kind) {
+    case BENCH_LATENCY:
+        o->min_size = 0;
+        o->max_size = (size_t)4 << 20;
+        o->iters = 10000;
+        o->warmup = 100;
+        o->iters_large = 1000;
+        o->warmup_large = 10;
+        break;
+    case BENCH_BW:
+    case BENCH_BIBW:
+        /* One iteration moves a whole window (64 messages). */
+        o->min_size = 1;
+        o->max_size = (size_t)4 << 20;
+        o->iters = 100;
+        o->warmup = 10;
+        o->iters_large = 20;
+        o->warmup_large = 2;
+        break;
+    case BENCH_ALLREDUCE:
+        o->min_size = sizeof(float);
+        o->max_size = (size_t)1 << 20;
+        o->iters = 1000;
+        o->warmup = 100;
+        o->iters_large = 100;
+        o->warmup_large = 10;
+        break;
+    }
+}
+
+static void print_usage(const bench_opts *o)
+{
+    bench_opts d;
+    set_defaults(&d, o->kind);
+    printf("Usage: %s [options]%s\n", kind_prog(o->kind),
+           is_pt2pt(o->kind) ? " [SRC DST]" : " [BUF]");
+    printf("weft OSU-style MPI %s Test\n\n", kind_title(o->kind));
+    printf("Options:\n");
+    printf("  -m [MIN:]MAX    message sizes in bytes, doubling from MIN to MAX\n");
+    printf("                  (\"-m MAX\" sets only the maximum, \"-m MIN:\" only the\n");
+    printf("                  minimum; default %zu:%zu)\n", d.min_size, d.max_size);
+    printf("  -i N            timed iterations per size (default %d, %d above %zu bytes)\n",
+           d.iters, d.iters_large, d.large_threshold);
+    printf("  -x N            warm-up iterations per size (default %d, %d above %zu bytes)\n",
+           d.warmup, d.warmup_large, d.large_threshold);
+    if (o->kind == BENCH_BW || o->kind == BENCH_BIBW)
+        printf("  -W N            window size: messages in flight per iteration (default %d)\n",
+               d.window);
+    printf("  -d TYPE         use accelerator buffers, TYPE 'cuda' or 'managed'\n");
+    printf("                  (not supported by this build: host buffers only)\n");
+    printf("  --csv           print \"size,value\" lines instead of the table\n");
+    printf("                  (value: %s)\n",
+           (o->kind == BENCH_BW || o->kind == BENCH_BIBW) ? "bandwidth in MB/s"
+                                                         : "average latency in us");
+    printf("  -h, --help      print this help and exit\n\n");
+    if (is_pt2pt(o->kind)) {
+        printf("Buffer placement (after the options), OSU style: SRC DST, each one of\n");
+        printf("  H (host), D (device), M (managed); e.g. \"-d cuda D D\" or \"H D\".\n");
+        printf("This test needs exactly 2 ranks.\n");
+    } else {
+        printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
+        printf("Runs on any number of ranks; the result of the first iteration of\n");
+        printf("every size is checked.\n");
+    }
+}
+
+/* Parse a non-negative decimal size.  Returns 0 on success. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end = NULL;
+    unsigned long long v;
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v > SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_int(const char *s, int minimum, int *out)
+{
+    char *end = NULL;
+    long v;
+    if (s == NULL || *s == '\0')
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < minimum || v > 1000000000L)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* "-m MAX", "-m MIN:MAX", "-m MIN:" */
+static int parse_range(const char *s, bench_opts *o)
+{
+    const char *colon = strchr(s, ':');
+    if (colon == NULL)
+        return parse_size(s, &o->max_size);
+    {
+        char minbuf[64];
+        size_t n = (size_t)(colon - s);
+        if (n == 0 || n >= sizeof(minbuf))
+            return -1;
+        memcpy(minbuf, s, n);
+        minbuf[n] = '\0';
+        if (parse_size(minbuf, &o->min_size) != 0)
+            return -1;
+        if (colon[1] != '\0' && parse_size(colon + 1, &o->max_size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_placement(const char *s, bench_placement *p)
+{
+    if (strcmp(s, "H") == 0 || strcmp(s, "h") == 0)
+        *p = BENCH_PLACE_HOST;
+    else if (strcmp(s, "D") == 0 || strcmp(s, "d") == 0)
+        *p = BENCH_PLACE_DEVICE;
+    else if (strcmp(s, "M") == 0 || strcmp(s, "m") == 0)
+        *p = BENCH_PLACE_MANAGED;
+    else
+        return -1;
+    return 0;
+}
+
+/* Finalize and exit from every rank with the same status. */
+static void bench_exit(int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Finalize();
+    exit(code);
+}
+
+/* Report a usage error (rank 0) and exit with status 1 on every rank. */
+static void usage_error(const bench_opts *o, const char *fmt, const char *arg)
+{
+    if (o->rank == 0) {
+        fprintf(stderr, "%s: ", kind_prog(o->kind));
+        fprintf(stderr, fmt, arg);
+        fprintf(stderr, "\nTry '%s -h' for help.\n", kind_prog(o->kind));
+    }
+    bench_exit(1);
+}
+
+/* Option value: attached ("-m1:8") or the next argument ("-m 1:8"). */
+static const char *opt_value(const bench_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (a[2] != '\0')
+        return a + 2;
+    if (*i + 1 >= argc)
+        usage_error(o, "option '%s' needs a value", a);
+    ++*i;
+    return argv[*i];
+}
+
+void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
+{
+    int i, nplace = 0, iters_set = 0, warmup_set = 0;
+    bench_placement places[2] = {BENCH_PLACE_HOST, BENCH_PLACE_HOST};
+    int ac;
+    char **av;
+
+    set_defaults(o, kind);
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &o->nranks);
+
+    ac = (argc != NULL) ? *argc : 0;
+    av = (argv != NULL) ? *argv : NULL;
+
+    for (i = 1; i < ac; ++i) {
+        const char *a = av[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            if (o->rank == 0)
+                print_usage(o);
+            bench_exit(0);
+        } else if (strcmp(a, "--csv") == 0) {
+            o->csv = 1;
+        } else if (strcmp(a, "--") == 0) {
+            for (++i; i < ac; ++i) {
+                if (nplace >= 2 || parse_placement(av[i], &places[nplace]) != 0)
+                    usage_error(o, "unexpected argument '%s'", av[i]);
+                ++nplace;
+            }
+        } else if (strncmp(a, "-m", 2) == 0) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (parse_range(v, o) != 0)
+                usage_error(o, "invalid message size range '%s' (expected [MIN:]MAX)", v);
+        } else if (strncmp(a, "-i", 2) == 0) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (parse_int(v, 1, &o->iters) != 0)
+                usage_error(o, "invalid iteration count '%s'", v);
+            iters_set = 1;
+        } else if (strncmp(a, "-x", 2) == 0) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (parse_int(v, 0, &o->warmup) != 0)
+                usage_error(o, "invalid warm-up count '%s'", v);
+            warmup_set = 1;
+        } else if (strncmp(a, "-W", 2) == 0 && (kind == BENCH_BW || kind == BENCH_BIBW)) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
+                usage_error(o, "invalid window size '%s' (1..1024)", v);
+        } else if (strncmp(a, "-d", 2) == 0) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (strcmp(v, "cuda") != 0 && strcmp(v, "managed") != 0)
+                usage_error(o, "unsupported device type '%s' (expected cuda or managed)", v);
+            o->device = v;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            usage_error(o, "unknown option '%s'", a);
+        } else {
+            if (nplace >= 2 || parse_placement(a, &places[nplace]) != 0)
+                usage_error(o, "unexpected argument '%s'", a);
+            ++nplace;
+        }
+    }
+
+    if (iters_set)
+        o->iters_large = o->iters;
+    if (warmup_set)
+        o->warmup_large = o->warmup;
+
+    if (nplace == 0 && o->device != NULL) {
+        /* "-d cuda" alone asks for device buffers on both sides. */
+        places[0] = places[1] = (strcmp(o->device, "managed") == 0)
+                                    ? BENCH_PLACE_MANAGED : BENCH_PLACE_DEVICE;
+    } else if (nplace == 1) {
+        places[1] = places[0];
+    }
+    o->place[0] = places[0];
+    o->place[1] = places[1];
+
+    if (o->min_size > o->max_size) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: minimum message size %zu is larger than maximum %zu\n",
+                    kind_prog(kind), o->min_size, o->max_size);
+        bench_exit(1);
+    }
+    if (o->max_size > (size_t)INT_MAX) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: maximum message size %zu exceeds %d bytes\n",
+                    kind_prog(kind), o->max_size, INT_MAX);
+        bench_exit(1);
+    }
+    if (kind == BENCH_ALLREDUCE && o->max_size < sizeof(float)) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: maximum message size must be at least %zu bytes (one float)\n",
+                    kind_prog(kind), sizeof(float));
+        bench_exit(1);
+    }
+    if (kind == BENCH_ALLREDUCE && o->min_size < sizeof(float))
+        o->min_size = sizeof(float);
+
+    if (o->place[0] != BENCH_PLACE_HOST || o->place[1] != BENCH_PLACE_HOST) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: device buffers are not supported by this build of the benchmark\n",
+                    kind_prog(kind));
+        bench_exit(1);
+    }
+
+    if (is_pt2pt(kind) && o->nranks != 2) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: this test needs exactly 2 ranks (got %d)\n",
+                    kind_prog(kind), o->nranks);
+        bench_exit(1);
+    }
+}
+
+int bench_finalize(const bench_opts *opts, int code)
+{
+    (void)opts;
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Finalize();
+    return code;
+}
+
+int bench_iterations(const bench_opts *o, size_t size)
+{
+    return size > o->large_threshold ? o->iters_large : o->iters;
+}
+
+int bench_warmup(const bench_opts *o, size_t size)
+{
+    return size > o->large_threshold ? o->warmup_large : o->warmup;
+}
+
+size_t bench_next_size(size_t size)
+{
+    if (size == 0)
+        return 1;
+    if (size > SIZE_MAX / 2)
+        return 0; /* overflow: caller's "next <= size" check ends the sweep */
+    return size * 2;
+}
+
+int bench_advance(const bench_opts *o, size_t *size)
+{
+    size_t n = bench_next_size(*size);
+    if (n <= *size || n > o->max_size)
+        return 0;
+    *size = n;
+    return 1;
+}
+
+void *bench_alloc(size_t size, bench_placement placement)
+{
+    size_t bytes = size == 0 ? 1 : size;
+    switch (placement) {
+    case BENCH_PLACE_HOST: {
+        /* aligned_alloc needs a multiple of the alignment. */
+        size_t rounded = (bytes + BENCH_PAGE - 1) / BENCH_PAGE * BENCH_PAGE;
+        if (rounded < bytes)
+            return NULL;
+        return aligned_alloc(BENCH_PAGE, rounded);
+    }
+    case BENCH_PLACE_DEVICE:
+    case BENCH_PLACE_MANAGED:
+        /* Device allocation (cudaMalloc / cudaMallocManaged) goes here. */
+        return NULL;
+    }
+    return NULL;
+}
+
+void bench_free(void *ptr, bench_placement placement)
+{
+    if (ptr == NULL)
+        return;
+    switch (placement) {
+    case BENCH_PLACE_HOST:
+        free(ptr);
+        break;
+    case BENCH_PLACE_DEVICE:
+    case BENCH_PLACE_MANAGED:
+        /* cudaFree goes here. */
+        break;
+    }
+}
+
+void bench_touch(void *ptr, size_t size, int value, bench_placement placement)
+{
+    if (ptr == NULL || size == 0)
+        return;
+    switch (placement) {
+    case BENCH_PLACE_HOST:
+        memset(ptr, value, size);
+        break;
+    case BENCH_PLACE_DEVICE:
+    case BENCH_PLACE_MANAGED:
+        /* cudaMemset goes here. */
+        break;
+    }
+}
+
+void *bench_alloc_or_abort(const bench_opts *o, size_t size, bench_placement placement)
+{
+    void *p = bench_alloc(size, placement);
+    if (p == NULL) {
+        fprintf(stderr, "%s: rank %d: cannot allocate %zu bytes\n",
+                kind_prog(o->kind), o->rank, size);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+bench_placement bench_my_placement(const bench_opts *o)
+{
+    return o->rank == 0 ? o->place[0] : o->place[1];
+}
+
+double bench_now(void)
+{
+    return MPI_Wtime();
+}
+
+void bench_print_header(const bench_opts *o)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+    int len = 0;
+    size_t n;
+
+    if (o->rank != 0 || o->csv)
+        return;
+
+    memset(version, 0, sizeof(version));
+    MPI_Get_library_version(version, &len);
+    if (len < 0)
+        len = 0;
+    if (len > MPI_MAX_LIBRARY_VERSION_STRING)
+        len = MPI_MAX_LIBRARY_VERSION_STRING;
+    version[len] = '\0';
+    n = strcspn(version, "\r\n");
+    version[n] = '\0';
+    while (n > 0 && (version[n - 1] == ' ' || version[n - 1] == '\t'))
+        version[--n] = '\0';
+
+    printf("# weft OSU-style MPI %s Test\n", kind_title(o->kind));
+    printf("# %s\n", n > 0 ? version : "(unknown MPI library)");
+    switch (o->kind) {
+    case BENCH_LATENCY:
+        printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Latency (us)");
+        break;
+    case BENCH_BW:
+    case BENCH_BIBW:
+        printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Bandwidth (MB/s)");
+        break;
+    case BENCH_ALLREDUCE:
+        printf("%-*s%*s%*s%*s%*s\n", BENCH_SIZE_WIDTH, "# Size",
+               BENCH_FIELD_WIDTH, "Avg Latency(us)", BENCH_FIELD_WIDTH, "Min Latency(us)",
+               BENCH_FIELD_WIDTH, "Max Latency(us)", BENCH_ITER_WIDTH, "Iterations");
+        break;
+    }
+    fflush(stdout);
+}
+
+void bench_print_row(const bench_opts *o, size_t size, double value)
+{
+    if (o->rank != 0)
+        return;
+    if (o->csv)
+        printf("%zu,%.*f\n", size, BENCH_PRECISION, value);
+    else
+        printf("%-*zu%*.*f\n", BENCH_SIZE_WIDTH, size, BENCH_FIELD_WIDTH, BENCH_PRECISION, value);
+    fflush(stdout);
+}
+
+void bench_print_coll_row(const bench_opts *o, size_t size, double avg_us,
+                          double min_us, double max_us, int iterations)
+{
+    if (o->rank != 0)
+        return;
+    if (o->csv)
+        printf("%zu,%.*f\n", size, BENCH_PRECISION, avg_us);
+    else
+        printf("%-*zu%*.*f%*.*f%*.*f%*d\n", BENCH_SIZE_WIDTH, size,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, avg_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, min_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, max_us,
+               BENCH_ITER_WIDTH, iterations);
+    fflush(stdout);
+}

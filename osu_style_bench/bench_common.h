@@ -1,0 +1,118 @@
+/*
+ * bench_common.h - shared driver for weft's OSU-style MPI micro-benchmarks.
+ *
+ * Plain C11 on top of the standard MPI C API only, so the same sources build
+ * against weft's library and against any other MPI (e.g. Open MPI via
+ * mpicc.openmpi).  The driver provides option parsing, buffer allocation,
+ * timing and OSU-like output formatting; each benchmark program owns its
+ * communication pattern.
+ */
+#ifndef WEFT_OSU_BENCH_COMMON_H
+#define WEFT_OSU_BENCH_COMMON_H
+
+#include <stddef.h>
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which benchmark is running: selects defaults, header text and units. */
+typedef enum {
+    BENCH_LATENCY = 0,
+    BENCH_BW,
+    BENCH_BIBW,
+    BENCH_ALLREDUCE
+} bench_kind;
+
+/* Where a buffer lives.  Only host memory is implemented for now. */
+typedef enum {
+    BENCH_PLACE_HOST = 0,   /* 'H' */
+    BENCH_PLACE_DEVICE,     /* 'D' (device memory, e.g. cudaMalloc) */
+    BENCH_PLACE_MANAGED     /* 'M' (managed / unified memory) */
+} bench_placement;
+
+/* Maximum window size accepted by -W. */
+#define BENCH_MAX_WINDOW 1024
+
+typedef struct {
+    bench_kind kind;
+    int rank;               /* rank in MPI_COMM_WORLD */
+    int nranks;             /* size of MPI_COMM_WORLD */
+
+    size_t min_size;        /* message size range, bytes */
+    size_t max_size;
+
+    int iters;              /* timed iterations for size <= large_threshold */
+    int warmup;             /* warm-up iterations for size <= large_threshold */
+    int iters_large;        /* same for size > large_threshold */
+    int warmup_large;
+    size_t large_threshold; /* bytes */
+
+    int window;             /* bw/bibw: messages in flight per iteration */
+    int csv;                /* --csv: print "size,value" lines only */
+
+    const char *device;     /* -d TYPE, NULL when not given */
+    bench_placement place[2]; /* buffer placement of rank 0 and rank 1 */
+} bench_opts;
+
+/*
+ * MPI_Init + option parsing.  On -h, on a usage error, or when an
+ * unsupported feature (device buffers) is requested, rank 0 prints a message
+ * and every rank calls MPI_Finalize and exits (0 for -h, 1 otherwise), so
+ * this only returns when the benchmark should run.
+ */
+void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *opts);
+
+/* MPI_Finalize and return `code`, for `return bench_finalize(&o, 0);`. */
+int bench_finalize(const bench_opts *opts, int code);
+
+/* Iteration counts for one message size. */
+int bench_iterations(const bench_opts *opts, size_t size);
+int bench_warmup(const bench_opts *opts, size_t size);
+
+/* Next message size of the sweep (0 -> 1, otherwise doubles; 0 on overflow). */
+size_t bench_next_size(size_t size);
+
+/*
+ * Sweep helper: advance *size to the next size of the range and return 1, or
+ * return 0 when the sweep is over.  Usage:
+ *     size_t size = opts.min_size;
+ *     do { ... } while (bench_advance(&opts, &size));
+ */
+int bench_advance(const bench_opts *opts, size_t *size);
+
+/*
+ * Allocate `size` bytes (at least 1) in the given placement.  Host memory is
+ * page aligned.  Returns NULL on failure or for placements this build does
+ * not support.  This is the single place where device allocation is to be
+ * added later.
+ */
+void *bench_alloc(size_t size, bench_placement placement);
+void bench_free(void *ptr, bench_placement placement);
+
+/* Set `size` bytes of a buffer allocated by bench_alloc to `value`. */
+void bench_touch(void *ptr, size_t size, int value, bench_placement placement);
+
+/* Allocate or MPI_Abort with a message naming the rank. */
+void *bench_alloc_or_abort(const bench_opts *opts, size_t size,
+                           bench_placement placement);
+
+/* Placement used by this rank (rank 0 -> place[0], everyone else place[1]). */
+bench_placement bench_my_placement(const bench_opts *opts);
+
+/* Wall-clock time in seconds (MPI_Wtime). */
+double bench_now(void);
+
+/* Output (rank 0 only; other ranks return immediately). */
+void bench_print_header(const bench_opts *opts);
+void bench_print_row(const bench_opts *opts, size_t size, double value);
+void bench_print_coll_row(const bench_opts *opts, size_t size, double avg_us,
+                          double min_us, double max_us, int iterations);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_OSU_BENCH_COMMON_H */

@@ -1,0 +1,242 @@
+#include "bootstrap.h"
+
+#include <pmix.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/core/log.h"
+
+namespace weft {
+
+struct Bootstrap::PmixProc {
+  pmix_proc_t self;
+};
+
+namespace {
+
+Status pmix_fail(const char* what, pmix_status_t rc) {
+  std::string msg = std::string(what) + " failed: " + PMIx_Error_string(rc);
+  WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::internal;
+}
+
+Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
+  pmix_value_t* val = nullptr;
+  pmix_status_t rc = PMIx_Get(&proc, key, nullptr, 0, &val);
+  if (rc != PMIX_SUCCESS) return pmix_fail(key, rc);
+  Status st = Status::ok;
+  switch (val->type) {
+    case PMIX_UINT32: *out = val->data.uint32; break;
+    case PMIX_UINT16: *out = val->data.uint16; break;
+    case PMIX_INT: *out = uint32_t(val->data.integer); break;
+    case PMIX_UINT64: *out = uint32_t(val->data.uint64); break;
+    case PMIX_PROC_RANK: *out = val->data.rank; break;
+    default: st = pmix_fail(key, PMIX_ERR_TYPE_MISMATCH);
+  }
+  PMIX_VALUE_RELEASE(val);
+  return st;
+}
+
+Bootstrap* g_event_target = nullptr;  // the PMIx event callback has no context pointer
+
+void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
+                   size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
+                   void* cbdata) {
+  int failed_rank = -1;
+  for (size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
+      failed_rank = int(info[i].value.data.proc->rank);
+  }
+  if (failed_rank < 0 && source) failed_rank = int(source->rank);
+  if (g_event_target && failed_rank >= 0 && uint32_t(failed_rank) != PMIX_RANK_WILDCARD) {
+    g_event_target->mark_failed(failed_rank);
+    WEFT_WARN(Subsys::init, "launcher reports rank %d terminated (%s)", failed_rank,
+              PMIx_Error_string(status));
+  }
+  if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+}  // namespace
+
+Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
+  std::unique_ptr<Bootstrap> b(new Bootstrap());
+  char host[256] = "";
+  gethostname(host, sizeof(host) - 1);
+  b->hostname_ = host;
+  if (getenv("PMIX_RANK") == nullptr) {
+    WEFT_INFO(Subsys::init, "no launcher found (PMIX_RANK unset): running as a singleton");
+  } else {
+    WEFT_TRY(b->init_pmix());
+  }
+  b->failed_.reset(new std::atomic<bool>[size_t(b->size_)]);
+  for (int i = 0; i < b->size_; ++i) b->failed_[size_t(i)] = false;
+  *out = std::move(b);
+  return Status::ok;
+}
+
+Status Bootstrap::init_pmix() {
+  proc_ = std::make_unique<PmixProc>();
+  pmix_status_t rc = PMIx_Init(&proc_->self, nullptr, 0);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Init", rc);
+  pmix_initialised_ = true;
+  singleton_ = false;
+  launcher_ = getenv("SLURM_JOB_ID") && !getenv("OMPI_COMM_WORLD_SIZE") ? "slurm (pmix)"
+                                                                          : "pmix";
+  if (getenv("OMPI_COMM_WORLD_SIZE")) launcher_ = "mpirun (pmix)";
+  rank_ = int(proc_->self.rank);
+
+  pmix_proc_t job;
+  PMIX_PROC_CONSTRUCT(&job);
+  PMIX_LOAD_PROCID(&job, proc_->self.nspace, PMIX_RANK_WILDCARD);
+  uint32_t v = 0;
+  WEFT_TRY(get_u32(job, PMIX_JOB_SIZE, &v));
+  size_ = int(v);
+  WEFT_TRY(get_u32(proc_->self, PMIX_LOCAL_RANK, &v));
+  local_rank_ = int(v);
+  WEFT_TRY(get_u32(job, PMIX_LOCAL_SIZE, &v));
+  local_size_ = int(v);
+  WEFT_TRY(get_u32(proc_->self, PMIX_NODEID, &node_id_));
+
+  pmix_value_t* val = nullptr;
+  if (PMIx_Get(&proc_->self, PMIX_HOSTNAME, nullptr, 0, &val) == PMIX_SUCCESS) {
+    if (val->type == PMIX_STRING && val->data.string) hostname_ = val->data.string;
+    PMIX_VALUE_RELEASE(val);
+  }
+  local_peers_.clear();
+  if (PMIx_Get(&job, PMIX_LOCAL_PEERS, nullptr, 0, &val) == PMIX_SUCCESS) {
+    if (val->type == PMIX_STRING && val->data.string) {
+      for (const char* p = val->data.string; *p;) {
+        local_peers_.push_back(atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p == ',') ++p;
+      }
+    }
+    PMIX_VALUE_RELEASE(val);
+  }
+  if (local_peers_.empty()) local_peers_.push_back(rank_);
+
+  // Termination events, so waits on a dead peer fail instead of hanging.
+  g_event_target = this;
+  pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_ABORTED,
+                           PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_EXIT_NONZERO_TERM,
+                           PMIX_PROC_TERMINATED};
+  rc = PMIx_Register_event_handler(codes, sizeof(codes) / sizeof(codes[0]), nullptr, 0,
+                                   on_proc_event, nullptr, nullptr);
+  if (rc < 0) {
+    WEFT_INFO(Subsys::init, "peer termination events unavailable: %s", PMIx_Error_string(rc));
+  } else {
+    event_handler_id_ = size_t(rc);
+    event_handler_registered_ = true;
+  }
+  WEFT_INFO(Subsys::init, "bootstrap through %s: rank %d of %d, local %d of %d, node %u (%s)",
+            launcher_, rank_, size_, local_rank_, local_size_, node_id_, hostname_.c_str());
+  return Status::ok;
+}
+
+Bootstrap::~Bootstrap() {
+  if (pmix_initialised_) (void)finalize();
+}
+
+Status Bootstrap::put(std::string_view key, const void* data, size_t len) {
+  if (singleton_) {
+    local_store_[std::string(key)].assign(static_cast<const char*>(data),
+                                          static_cast<const char*>(data) + len);
+    return Status::ok;
+  }
+  pmix_value_t val;
+  PMIX_VALUE_CONSTRUCT(&val);
+  val.type = PMIX_BYTE_OBJECT;
+  val.data.bo.bytes = static_cast<char*>(const_cast<void*>(data));
+  val.data.bo.size = len;
+  std::string k(key);
+  pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k.c_str(), &val);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Put", rc);
+  return Status::ok;
+}
+
+Status Bootstrap::exchange() {
+  if (singleton_) return Status::ok;
+  pmix_status_t rc = PMIx_Commit();
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Commit", rc);
+  pmix_info_t info;
+  bool collect = true;
+  PMIX_INFO_CONSTRUCT(&info);
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  rc = PMIx_Fence(nullptr, 0, &info, 1);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Fence", rc);
+  return Status::ok;
+}
+
+Status Bootstrap::get(int rank, std::string_view key, std::vector<char>* out) {
+  if (singleton_) {
+    auto it = local_store_.find(key);
+    if (it == local_store_.end()) return pmix_fail("modex lookup", PMIX_ERR_NOT_FOUND);
+    *out = it->second;
+    return Status::ok;
+  }
+  pmix_proc_t peer;
+  PMIX_PROC_CONSTRUCT(&peer);
+  PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
+  pmix_value_t* val = nullptr;
+  std::string k(key);
+  pmix_status_t rc = PMIx_Get(&peer, k.c_str(), nullptr, 0, &val);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Get of a peer's address", rc);
+  if (val->type != PMIX_BYTE_OBJECT) {
+    PMIX_VALUE_RELEASE(val);
+    return pmix_fail("PMIx_Get of a peer's address", PMIX_ERR_TYPE_MISMATCH);
+  }
+  out->assign(val->data.bo.bytes, val->data.bo.bytes + val->data.bo.size);
+  PMIX_VALUE_RELEASE(val);
+  return Status::ok;
+}
+
+Status Bootstrap::node_of(int rank, uint32_t* node) {
+  if (singleton_ || rank == rank_) {
+    *node = node_id_;
+    return Status::ok;
+  }
+  pmix_proc_t peer;
+  PMIX_PROC_CONSTRUCT(&peer);
+  PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
+  return get_u32(peer, PMIX_NODEID, node);
+}
+
+Status Bootstrap::barrier() {
+  if (singleton_) return Status::ok;
+  pmix_status_t rc = PMIx_Fence(nullptr, 0, nullptr, 0);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Fence", rc);
+  return Status::ok;
+}
+
+void Bootstrap::abort(int code, const char* message) {
+  if (pmix_initialised_) {
+    PMIx_Abort(code, message, nullptr, 0);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  _exit(code == 0 ? 1 : code);
+}
+
+Status Bootstrap::finalize() {
+  if (!pmix_initialised_) return Status::ok;
+  if (event_handler_registered_) {
+    PMIx_Deregister_event_handler(event_handler_id_, nullptr, nullptr);
+    event_handler_registered_ = false;
+  }
+  g_event_target = nullptr;
+  pmix_initialised_ = false;
+  pmix_status_t rc = PMIx_Finalize(nullptr, 0);
+  if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Finalize", rc);
+  return Status::ok;
+}
+
+void Bootstrap::mark_failed(int rank) {
+  if (rank < 0 || rank >= size_) return;
+  if (!failed_[size_t(rank)].exchange(true)) failures_.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace weft

@@ -1,0 +1,73 @@
+// Bootstrap: who am I, who are my peers, and a key-value exchange (modex), through the PMIx
+// client. Without a launcher (no PMIX_RANK in the environment) the process is a job of one.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/status.h"
+
+namespace weft {
+
+class Bootstrap {
+ public:
+  static Status init(std::unique_ptr<Bootstrap>* out);
+  ~Bootstrap();
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  uint32_t node_id() const { return node_id_; }
+  const std::string& hostname() const { return hostname_; }
+  const std::vector<int>& local_peers() const { return local_peers_; }
+  bool singleton() const { return singleton_; }
+  const char* launcher() const { return launcher_; }
+
+  // Modex: publish a blob, make every rank's blobs visible, read a peer's blob.
+  Status put(std::string_view key, const void* data, size_t len);
+  Status exchange();
+  Status get(int rank, std::string_view key, std::vector<char>* out);
+  // Node id of any rank of the job.
+  Status node_of(int rank, uint32_t* node);
+
+  // A job-wide barrier through the launcher (no data).
+  Status barrier();
+
+  [[noreturn]] void abort(int code, const char* message);
+  Status finalize();
+
+  // Peer failure, as reported by the launcher's termination events. Set from PMIx's thread.
+  bool peer_failed(int rank) const {
+    return rank >= 0 && rank < size_ && failed_[size_t(rank)].load(std::memory_order_relaxed);
+  }
+  uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
+  void mark_failed(int rank);
+
+ private:
+  Bootstrap() = default;
+  Status init_pmix();
+
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  uint32_t node_id_ = 0;
+  std::string hostname_;
+  std::vector<int> local_peers_{0};
+  bool singleton_ = true;
+  bool pmix_initialised_ = false;
+  const char* launcher_ = "none (singleton)";
+  std::map<std::string, std::vector<char>, std::less<>> local_store_;  // singleton modex
+  std::unique_ptr<std::atomic<bool>[]> failed_;
+  std::atomic<uint32_t> failures_{0};
+  size_t event_handler_id_ = 0;
+  bool event_handler_registered_ = false;
+  struct PmixProc;
+  std::unique_ptr<PmixProc> proc_;
+};
+
+}  // namespace weft

@@ -1,0 +1,23 @@
+// A communicator as the transport and collective layers see it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+struct Comm {
+  uint32_t context_id = 0;  // even; user point-to-point uses it, collectives context_id + 1
+  int rank = 0;
+  int size = 1;
+  std::vector<int> world_ranks;  // communicator rank -> job rank
+  std::string name;
+  int handle = 0;       // the MPI handle (interpreted by runtime/mpi only)
+  int errhandler = 0;   // the MPI errhandler handle (interpreted by runtime/mpi only)
+
+  uint32_t pt2pt_context() const { return context_id; }
+  uint32_t coll_context() const { return context_id + 1; }
+  int world_rank(int r) const { return world_ranks[size_t(r)]; }
+};
+
+}  // namespace weft

@@ -1,0 +1,384 @@
+#include "transport.h"
+
+#include <ucp/api/ucp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <set>
+
+#include "runtime/core/log.h"
+#include "tag.h"
+
+namespace weft {
+
+namespace {
+
+constexpr const char* kAddressKey = "weft.ucx.addr";
+
+Status ucx_fail(const char* what, ucs_status_t st, Status kind = Status::transport) {
+  std::string msg = std::string(what) + ": " + ucs_status_string(st);
+  WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  return kind;
+}
+
+Status map_completion(ucs_status_t st) {
+  switch (st) {
+    case UCS_OK: return Status::ok;
+    case UCS_ERR_MESSAGE_TRUNCATED: return Status::truncated;
+    case UCS_ERR_CANCELED: return Status::ok;  // reported through status.cancelled
+    case UCS_ERR_CONNECTION_RESET: case UCS_ERR_ENDPOINT_TIMEOUT: case UCS_ERR_UNREACHABLE:
+      return Status::peer_failed;
+    default: return Status::transport;
+  }
+}
+
+void send_done(void* ucx_req, ucs_status_t st, void* user_data) {
+  auto* r = static_cast<Request*>(user_data);
+  ucp_request_free(ucx_req);
+  r->transport_handle = nullptr;
+  r->status.cancelled = st == UCS_ERR_CANCELED;
+  r->status.error = map_completion(st);
+  r->complete = true;
+}
+
+void recv_done(void* ucx_req, ucs_status_t st, const ucp_tag_recv_info_t* info, void* user_data) {
+  auto* r = static_cast<Request*>(user_data);
+  if (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED) {
+    r->status.source = tag::source_of(info->sender_tag);
+    r->status.tag = tag::user_tag_of(info->sender_tag);
+    r->status.bytes = st == UCS_OK ? info->length : r->status.bytes;
+  }
+  ucp_request_free(ucx_req);
+  r->transport_handle = nullptr;
+  r->status.cancelled = st == UCS_ERR_CANCELED;
+  r->status.error = map_completion(st);
+  if (r->status.error == Status::truncated)
+    set_error_detail("message truncated: it is larger than the receive buffer");
+  r->complete = true;
+}
+
+int poll_worker(void* worker) { return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker))); }
+
+}  // namespace
+
+Status Transport::create(Bootstrap& boot, Progress& progress, RequestPool& pool,
+                         const TransportOptions& options, std::unique_ptr<Transport>* out) {
+  std::unique_ptr<Transport> t(new Transport(boot, progress, pool));
+  WEFT_TRY(t->init(options));
+  *out = std::move(t);
+  return Status::ok;
+}
+
+Status Transport::init(const TransportOptions& options) {
+  peer_error_mode_ = options.peer_error_mode;
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return ucx_fail("ucp_config_read", st);
+  // A job on one node needs no network: keep any network lane on loopback, never on the
+  // machine's external interfaces. The user's UCX_NET_DEVICES wins.
+  if (boot_.local_size() == boot_.size() && getenv("UCX_NET_DEVICES") == nullptr) {
+    (void)ucp_config_modify(config, "NET_DEVICES", "lo");
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_ESTIMATED_NUM_PPN;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+  params.mt_workers_shared = 0;
+  params.estimated_num_eps = size_t(boot_.size());
+  params.estimated_num_ppn = size_t(boot_.local_size());
+  ucp_context_h context = nullptr;
+  st = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (st != UCS_OK) return ucx_fail("ucp_init", st);
+  context_ = context;
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = options.thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+  ucp_worker_h worker = nullptr;
+  st = ucp_worker_create(context, &wparams, &worker);
+  if (st != UCS_OK) return ucx_fail("ucp_worker_create", st);
+  worker_ = worker;
+
+  ucp_address_t* addr = nullptr;
+  size_t addr_len = 0;
+  st = ucp_worker_get_address(worker, &addr, &addr_len);
+  if (st != UCS_OK) return ucx_fail("ucp_worker_get_address", st);
+  Status put = boot_.put(kAddressKey, addr, addr_len);
+  ucp_worker_release_address(worker, addr);
+  WEFT_TRY(put);
+  WEFT_TRY(boot_.exchange());
+
+  eps_.assign(size_t(boot_.size()), nullptr);
+  progress_.add_poller(poll_worker, worker_);
+  WEFT_INFO(Subsys::pt2pt, "ucx %s ready, worker address %zu bytes, thread mode %s",
+            ucp_get_version_string(), addr_len, options.thread_multiple ? "multi" : "single");
+  return Status::ok;
+}
+
+Transport::~Transport() {
+  auto worker = static_cast<ucp_worker_h>(worker_);
+  std::vector<void*> closing;
+  for (void*& ep : eps_) {
+    if (!ep) continue;
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t req = ucp_ep_close_nbx(static_cast<ucp_ep_h>(ep), &p);
+    if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
+    ep = nullptr;
+  }
+  for (void* req : closing) {
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker);
+    ucp_request_free(req);
+  }
+  if (worker) ucp_worker_destroy(worker);
+  if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
+}
+
+Status Transport::endpoint(int dest, void** ep) {
+  void* e = eps_[size_t(dest)];
+  if (e) [[likely]] {
+    *ep = e;
+    return Status::ok;
+  }
+  return connect(dest, ep);
+}
+
+Status Transport::connect(int dest, void** ep) {
+  if (boot_.peer_failed(dest)) {
+    std::string msg = "rank " + std::to_string(dest) + " has failed";
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::peer_failed;
+  }
+  std::vector<char> addr;
+  WEFT_TRY(boot_.get(dest, kAddressKey, &addr));
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(addr.data());
+  params.err_mode = peer_error_mode_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  ucp_ep_h e = nullptr;
+  ucs_status_t st = ucp_ep_create(static_cast<ucp_worker_h>(worker_), &params, &e);
+  if (st != UCS_OK) return ucx_fail("ucp_ep_create", st);
+  eps_[size_t(dest)] = e;
+  *ep = e;
+  WEFT_INFO(Subsys::pt2pt, "peer %d: transports %s", dest, transports_to(dest).c_str());
+  return Status::ok;
+}
+
+std::string Transport::transports_to(int dest) {
+  void* ep = eps_[size_t(dest)];
+  if (!ep) return "(not connected)";
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  if (!f) return "?";
+  ucp_ep_print_info(static_cast<ucp_ep_h>(ep), f);
+  fclose(f);
+  // Lines look like "lane[0]:  8:posix/memory.0 md[4] ...": collect the transport/device names.
+  std::set<std::string> seen;
+  std::string out;
+  static const std::regex lane(R"(lane\[\d+\]:\s+\d+:([A-Za-z0-9_]+/[A-Za-z0-9_:\-]+))");
+  std::string text(buf, len);
+  free(buf);
+  for (std::sregex_iterator it(text.begin(), text.end(), lane), end; it != end; ++it) {
+    std::string name = (*it)[1];
+    if (seen.insert(name).second) out += (out.empty() ? "" : " ") + name;
+  }
+  return out.empty() ? "(none reported)" : out;
+}
+
+std::string Transport::available_transports() {
+  ucp_config_t* config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return "(ucx config unreadable)";
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG;
+  ucp_context_h ctx = nullptr;
+  ucs_status_t st = ucp_init(&params, config, &ctx);
+  ucp_config_release(config);
+  if (st != UCS_OK) return std::string("(ucp_init failed: ") + ucs_status_string(st) + ")";
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  ucp_context_print_info(ctx, f);
+  fclose(f);
+  ucp_cleanup(ctx);
+  // "#     md 3  :  component 3  posix" and "#      resource 2  :  md 2  dev 0  flags -- posix/memory"
+  std::set<std::string> names;
+  static const std::regex res(R"(flags\s+\S+\s+([A-Za-z0-9_]+)/([A-Za-z0-9_:\-\.]+))");
+  std::string text(buf, len);
+  free(buf);
+  std::string out;
+  for (std::sregex_iterator it(text.begin(), text.end(), res), end; it != end; ++it) {
+    std::string name = std::string((*it)[1]) + "/" + std::string((*it)[2]);
+    if (names.insert(name).second) out += (out.empty() ? "" : " ") + name;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+int Transport::progress() { return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_))); }
+
+Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
+                        Request* r) {
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(dest, &ep));
+  r->peer = dest;
+  r->complete = false;
+  r->status = RequestStatus{};
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  p.cb.send = send_done;
+  p.user_data = r;
+  ucs_status_ptr_t sp = mode == SendMode::synchronous
+                            ? ucp_tag_send_sync_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p)
+                            : ucp_tag_send_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p);
+  if (sp == nullptr) {
+    r->complete = true;
+    return Status::ok;
+  }
+  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+  r->transport_handle = sp;
+  return Status::ok;
+}
+
+Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
+                        Request* r) {
+  r->peer = source;
+  r->complete = false;
+  r->status = RequestStatus{};
+  r->status.bytes = bytes;  // reported as-is if the message is truncated
+  ucp_tag_recv_info_t info;
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                   UCP_OP_ATTR_FIELD_RECV_INFO;
+  p.cb.recv = recv_done;
+  p.user_data = r;
+  p.recv_info.tag_info = &info;
+  ucs_status_ptr_t sp = ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes, t, mask, &p);
+  if (sp == nullptr) {
+    r->status.source = tag::source_of(info.sender_tag);
+    r->status.tag = tag::user_tag_of(info.sender_tag);
+    r->status.bytes = info.length;
+    r->complete = true;
+    return Status::ok;
+  }
+  if (UCS_PTR_IS_ERR(sp)) {
+    ucs_status_t st = UCS_PTR_STATUS(sp);
+    if (st == UCS_ERR_MESSAGE_TRUNCATED) {
+      r->status.error = Status::truncated;
+      set_error_detail("message truncated: it is larger than the receive buffer");
+      r->complete = true;
+      return Status::ok;
+    }
+    return ucx_fail("receive", st);
+  }
+  r->transport_handle = sp;
+  return Status::ok;
+}
+
+Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
+  r->complete = false;
+  r->status = RequestStatus{};
+  r->status.bytes = bytes;
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  p.cb.recv = recv_done;
+  p.user_data = r;
+  ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes,
+                                             static_cast<ucp_tag_message_h>(message), &p);
+  if (sp == nullptr) {
+    r->complete = true;
+    return Status::ok;
+  }
+  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("matched receive", UCS_PTR_STATUS(sp));
+  r->transport_handle = sp;
+  return Status::ok;
+}
+
+Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode) {
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(dest, &ep));
+  ucp_request_param_t p;
+  p.op_attr_mask = 0;
+  ucs_status_ptr_t sp = mode == SendMode::synchronous
+                            ? ucp_tag_send_sync_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p)
+                            : ucp_tag_send_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p);
+  if (sp == nullptr) [[likely]] return Status::ok;
+  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+  ucs_status_t st;
+  progress_.wait([&] {
+    st = ucp_request_check_status(sp);
+    return st != UCS_INPROGRESS || boot_.peer_failed(dest);
+  });
+  if (st == UCS_INPROGRESS) {
+    ucp_request_cancel(static_cast<ucp_worker_h>(worker_), sp);
+    ucp_request_free(sp);
+    std::string msg = "send to rank " + std::to_string(dest) + " failed: the rank has terminated";
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::peer_failed;
+  }
+  ucp_request_free(sp);
+  if (st != UCS_OK) return ucx_fail("send completion", st, map_completion(st));
+  return Status::ok;
+}
+
+Status Transport::recv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
+                       MatchInfo* info) {
+  Request r;
+  r.kind = RequestKind::recv;
+  WEFT_TRY(irecv(buf, bytes, source, t, mask, &r));
+  if (!r.complete) wait(&r);
+  info->source = r.status.source;
+  info->tag = r.status.tag;
+  info->bytes = r.status.bytes;
+  return r.status.error;
+}
+
+bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, void** message) {
+  auto worker = static_cast<ucp_worker_h>(worker_);
+  ucp_worker_progress(worker);
+  ucp_tag_recv_info_t ri;
+  ucp_tag_message_h msg = ucp_tag_probe_nb(worker, t, mask, remove ? 1 : 0, &ri);
+  if (!msg) return false;
+  info->source = tag::source_of(ri.sender_tag);
+  info->tag = tag::user_tag_of(ri.sender_tag);
+  info->bytes = ri.length;
+  if (message) *message = msg;
+  return true;
+}
+
+Status Transport::cancel(Request* r) {
+  if (r->complete || !r->transport_handle) return Status::ok;
+  ucp_request_cancel(static_cast<ucp_worker_h>(worker_), r->transport_handle);
+  return Status::ok;
+}
+
+bool Transport::check_peer_failure(Request* r) {
+  if (boot_.failures_seen() == 0) [[likely]] return false;
+  bool dead = r->peer >= 0 ? boot_.peer_failed(r->peer) : r->kind == RequestKind::recv;
+  if (!dead) return false;
+  std::string msg = r->peer >= 0 ? "rank " + std::to_string(r->peer) + " terminated during the operation"
+                                 : std::string("a rank of the job terminated during a wildcard receive");
+  WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  if (r->transport_handle) {
+    // Detach the callback's target: the UCX request is cancelled and freed by its callback.
+    ucp_request_cancel(static_cast<ucp_worker_h>(worker_), r->transport_handle);
+    progress_.wait([&] { return r->complete; });
+  }
+  r->status.error = Status::peer_failed;
+  r->complete = true;
+  return true;
+}
+
+void Transport::wait(Request* r) {
+  progress_.wait([&] { return r->complete || check_peer_failure(r); });
+}
+
+}  // namespace weft

@@ -1,0 +1,79 @@
+// Point-to-point transport over UCX UCP tag matching. One worker per process; endpoints are
+// created on first use from the peer's worker address published through the bootstrap.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pmix/bootstrap.h"
+#include "runtime/core/progress.h"
+#include "runtime/core/request.h"
+#include "runtime/core/status.h"
+
+namespace weft {
+
+enum class SendMode : uint8_t { standard, synchronous };
+
+struct TransportOptions {
+  bool thread_multiple = false;
+  bool peer_error_mode = false;  // UCP_ERR_HANDLING_MODE_PEER on endpoints
+};
+
+// What a receive or probe matched.
+struct MatchInfo {
+  int source = -1;  // communicator rank of the sender
+  int tag = -1;     // user tag
+  size_t bytes = 0;
+};
+
+class Transport {
+ public:
+  static Status create(Bootstrap& boot, Progress& progress, RequestPool& pool,
+                       const TransportOptions& options, std::unique_ptr<Transport>* out);
+  ~Transport();
+
+  // Non-blocking: the request completes through progress. dest is a job rank.
+  Status isend(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, Request* r);
+  // source: the sender's job rank, or -1 for any source (used to detect a dead peer).
+  Status irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, Request* r);
+  // Blocking fast paths: no request object.
+  Status send(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode);
+  Status recv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, MatchInfo* info);
+
+  // Probe once (after a progress pass). With remove, the message is taken out of matching and
+  // *message keeps it for mrecv.
+  bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
+  Status mrecv(void* buf, size_t bytes, void* message, Request* r);
+
+  Status cancel(Request* r);
+  // Waits for r, failing it if its peer is reported dead.
+  void wait(Request* r);
+
+  int progress();
+  // Transports UCX chose for the endpoint to a peer, e.g. "posix/memory cma/memory".
+  std::string transports_to(int dest);
+  // Every transport this process's UCX context can use, for weft_info.
+  static std::string available_transports();
+
+  RequestPool& pool() { return pool_; }
+
+ private:
+  Transport(Bootstrap& boot, Progress& progress, RequestPool& pool)
+      : boot_(boot), progress_(progress), pool_(pool) {}
+  Status init(const TransportOptions& options);
+  Status endpoint(int dest, void** ep);
+  Status connect(int dest, void** ep);
+  bool check_peer_failure(Request* r);
+
+  Bootstrap& boot_;
+  Progress& progress_;
+  RequestPool& pool_;
+  void* context_ = nullptr;  // ucp_context_h
+  void* worker_ = nullptr;   // ucp_worker_h
+  std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
+  bool peer_error_mode_ = false;
+};
+
+}  // namespace weft

@@ -1,0 +1,179 @@
+#include "config.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "log.h"
+
+namespace weft {
+
+namespace {
+
+constexpr ConfigVar kVars[] = {
+    {"WEFT_DEBUG", ConfigType::choice, "WARN",
+     "log level: ERROR, WARN, INFO (paths, transports and algorithms chosen) or TRACE",
+     "ERROR|WARN|INFO|TRACE|DEBUG|error|warn|info|trace|debug"},
+    {"WEFT_DEBUG_SUBSYS", ConfigType::string, "",
+     "comma-separated subsystems to log (core,init,pt2pt,coll,topo,gpu,rma,offload); a leading ^ "
+     "excludes them; empty means all", nullptr},
+    {"WEFT_DEBUG_FILE", ConfigType::string, "",
+     "write the log to this file instead of stderr; %h host, %p pid, %r rank", nullptr},
+    {"WEFT_WAIT_POLICY", ConfigType::choice, "auto",
+     "how blocking calls wait: spin, yield (sched_yield after every idle poll), or auto (yield "
+     "when local ranks outnumber the cores this process may use, else spin then yield)",
+     "auto|spin|yield"},
+    {"WEFT_SPIN_COUNT", ConfigType::integer, "2000",
+     "idle progress polls before a waiting rank yields the core (policy auto or spin)", nullptr},
+    {"WEFT_REQUIRE_FAST_PATH", ConfigType::boolean, "0",
+     "turn every fallback to a slower path into an error instead of a warning", nullptr},
+    {"WEFT_CUDA", ConfigType::choice, "auto",
+     "CUDA support: auto (use it when a driver and a device are present) or off", "auto|off"},
+    {"WEFT_UCX_ERR_MODE", ConfigType::choice, "none",
+     "UCX endpoint error handling: none (all transports, fastest) or peer (detects peer "
+     "failure on the transport, may exclude shared-memory transports)", "none|peer"},
+    {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
+     "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
+     "recursive doubling (latency-optimal)", nullptr},
+};
+
+bool matches_choice(const char* choices, std::string_view v) {
+  std::string_view rest(choices);
+  while (!rest.empty()) {
+    size_t bar = rest.find('|');
+    if (rest.substr(0, bar) == v) return true;
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  return false;
+}
+
+const ConfigVar* find_var(std::string_view name) {
+  for (const auto& v : kVars)
+    if (name == v.name) return &v;
+  return nullptr;
+}
+
+Status validate(const ConfigVar& var, std::string_view v) {
+  bool good = true;
+  switch (var.type) {
+    case ConfigType::string: break;
+    case ConfigType::integer: {
+      std::string s(v);
+      char* end = nullptr;
+      errno = 0;
+      (void)strtoll(s.c_str(), &end, 10);
+      good = !s.empty() && end && *end == '\0' && errno == 0;
+      break;
+    }
+    case ConfigType::boolean: { bool b; good = parse_bool(v, &b); break; }
+    case ConfigType::size: { uint64_t n; good = parse_size(v, &n); break; }
+    case ConfigType::choice: good = matches_choice(var.choices, v); break;
+  }
+  if (good) return Status::ok;
+  std::string msg = std::string("invalid value '") + std::string(v) + "' for " + var.name +
+                    " (expected " + config_type_name(var.type) +
+                    (var.choices ? std::string(": ") + var.choices : std::string()) + ")";
+  WEFT_ERROR(Subsys::core, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::invalid_arg;
+}
+
+}  // namespace
+
+std::span<const ConfigVar> config_vars() { return kVars; }
+
+const char* config_type_name(ConfigType t) {
+  switch (t) {
+    case ConfigType::string: return "string";
+    case ConfigType::integer: return "integer";
+    case ConfigType::boolean: return "boolean";
+    case ConfigType::size: return "size";
+    case ConfigType::choice: return "one of";
+  }
+  return "?";
+}
+
+bool parse_bool(std::string_view t, bool* out) {
+  for (const char* s : {"1", "y", "yes", "on", "true"})
+    if (t.size() == strlen(s) && strncasecmp(t.data(), s, t.size()) == 0) return *out = true, true;
+  for (const char* s : {"0", "n", "no", "off", "false"})
+    if (t.size() == strlen(s) && strncasecmp(t.data(), s, t.size()) == 0) return *out = false, true;
+  return false;
+}
+
+bool parse_size(std::string_view text, uint64_t* out) {
+  if (text.empty()) return false;
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (n > (UINT64_MAX - 9) / 10) return false;
+    n = n * 10 + uint64_t(text[i] - '0');
+  }
+  if (i == 0) return false;
+  uint64_t mult = 1;
+  if (i < text.size()) {
+    switch (text[i] | 0x20) {
+      case 'k': mult = 1ull << 10; break;
+      case 'm': mult = 1ull << 20; break;
+      case 'g': mult = 1ull << 30; break;
+      default: return false;
+    }
+    ++i;
+    if (i < text.size() && (text[i] | 0x20) == 'b') ++i;
+    if (i != text.size()) return false;
+  }
+  if (n > UINT64_MAX / mult) return false;
+  *out = n * mult;
+  return true;
+}
+
+Status Config::load(const char* const* envp, Config* out) {
+  Config cfg;
+  for (const auto& v : kVars) cfg.values_[v.name] = v.default_value;
+  for (const char* const* e = envp; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.substr(0, 5) != "WEFT_") continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    const ConfigVar* var = find_var(name);
+    if (!var) {
+      // Variables read by tools and tests rather than the library itself.
+      if (name.substr(0, 10) != "WEFT_TEST_" && name != "WEFT_DEPS_PREFIX")
+        WEFT_WARN(Subsys::core, "unknown variable %.*s ignored (weft_info --config lists them)",
+                  int(name.size()), name.data());
+      continue;
+    }
+    WEFT_TRY(validate(*var, value));
+    cfg.values_[var->name] = std::string(value);
+    cfg.set_[var->name] = true;
+  }
+  *out = std::move(cfg);
+  return Status::ok;
+}
+
+std::string_view Config::value(std::string_view name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::string_view{} : std::string_view(it->second);
+}
+
+bool Config::is_set(std::string_view name) const { return set_.count(name) != 0; }
+
+int64_t Config::integer(std::string_view name) const {
+  return strtoll(std::string(value(name)).c_str(), nullptr, 10);
+}
+
+bool Config::boolean(std::string_view name) const {
+  bool b = false;
+  (void)parse_bool(value(name), &b);
+  return b;
+}
+
+uint64_t Config::size(std::string_view name) const {
+  uint64_t n = 0;
+  (void)parse_size(value(name), &n);
+  return n;
+}
+
+}  // namespace weft

@@ -1,0 +1,63 @@
+#include "datatype.h"
+
+#include <complex>
+
+namespace weft {
+
+namespace {
+template <class V> struct Pair { V value; int index; };
+}  // namespace
+
+const char* basic_type_name(BasicType t) {
+  switch (t) {
+    case BasicType::none: return "none";
+    case BasicType::byte: return "byte";
+    case BasicType::i8: return "int8";
+    case BasicType::u8: return "uint8";
+    case BasicType::i16: return "int16";
+    case BasicType::u16: return "uint16";
+    case BasicType::i32: return "int32";
+    case BasicType::u32: return "uint32";
+    case BasicType::i64: return "int64";
+    case BasicType::u64: return "uint64";
+    case BasicType::f16: return "float16";
+    case BasicType::bf16: return "bfloat16";
+    case BasicType::f32: return "float";
+    case BasicType::f64: return "double";
+    case BasicType::f80: return "long double";
+    case BasicType::c_bool: return "bool";
+    case BasicType::cf32: return "complex float";
+    case BasicType::cf64: return "complex double";
+    case BasicType::cf80: return "complex long double";
+    case BasicType::float_int: return "float-int";
+    case BasicType::double_int: return "double-int";
+    case BasicType::long_int: return "long-int";
+    case BasicType::short_int: return "short-int";
+    case BasicType::int_int: return "int-int";
+    case BasicType::long_double_int: return "long double-int";
+  }
+  return "?";
+}
+
+size_t basic_type_size(BasicType t) {
+  switch (t) {
+    case BasicType::none: return 0;
+    case BasicType::byte: case BasicType::i8: case BasicType::u8: case BasicType::c_bool: return 1;
+    case BasicType::i16: case BasicType::u16: case BasicType::f16: case BasicType::bf16: return 2;
+    case BasicType::i32: case BasicType::u32: case BasicType::f32: return 4;
+    case BasicType::i64: case BasicType::u64: case BasicType::f64: return 8;
+    case BasicType::f80: return sizeof(long double);
+    case BasicType::cf32: return sizeof(std::complex<float>);
+    case BasicType::cf64: return sizeof(std::complex<double>);
+    case BasicType::cf80: return sizeof(std::complex<long double>);
+    case BasicType::float_int: return sizeof(Pair<float>);
+    case BasicType::double_int: return sizeof(Pair<double>);
+    case BasicType::long_int: return sizeof(Pair<long>);
+    case BasicType::short_int: return sizeof(Pair<short>);
+    case BasicType::int_int: return sizeof(Pair<int>);
+    case BasicType::long_double_int: return sizeof(Pair<long double>);
+  }
+  return 0;
+}
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+// CUDA build: cudart is linked statically (never libcuda directly), so a machine without a
+// driver still loads the library; the probe then reports "no driver" and CUDA stays off.
+#include <cuda_runtime_api.h>
+
+#include "log.h"
+#include "memkind.h"
+
+namespace weft {
+
+namespace {
+CudaState g_cuda{.compiled = true, .usable = false, .devices = 0, .reason = {}};
+bool g_probed = false;
+}  // namespace
+
+const CudaState& cuda_probe(bool enabled) {
+  if (g_probed) return g_cuda;
+  g_probed = true;
+  if (!enabled) {
+    g_cuda.reason = "disabled by WEFT_CUDA";
+  } else {
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      g_cuda.reason = cudaGetErrorString(err);
+      (void)cudaGetLastError();
+    } else if (n == 0) {
+      g_cuda.reason = "no CUDA device";
+    } else {
+      g_cuda.usable = true;
+      g_cuda.devices = n;
+    }
+  }
+  if (g_cuda.usable)
+    WEFT_INFO(Subsys::gpu, "cuda enabled with %d device(s)", g_cuda.devices);
+  else
+    WEFT_INFO(Subsys::gpu, "cuda off: %s; running host-only", g_cuda.reason.c_str());
+  return g_cuda;
+}
+
+const CudaState& cuda_state() { return g_cuda; }
+
+MemInfo memkind_query(const void* ptr) {
+  MemInfo info;
+  if (!g_cuda.usable || ptr == nullptr) return info;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return info;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice: info.kind = MemKind::cuda_device; info.device = attr.device; break;
+    case cudaMemoryTypeManaged: info.kind = MemKind::cuda_managed; info.device = attr.device; break;
+    case cudaMemoryTypeHost: info.kind = MemKind::host_pinned; break;
+    default: break;
+  }
+  return info;
+}
+
+}  // namespace weft

@@ -1,0 +1,24 @@
+// Host reduction operators: out[i] = op(in[i], out[i]) over elements of a basic type.
+#pragma once
+#include <cstddef>
+
+#include "datatype.h"
+#include "status.h"
+
+namespace weft {
+
+enum class ReduceOp : uint8_t {
+  max, min, sum, prod, land, band, lor, bor, lxor, bxor, minloc, maxloc, replace, no_op,
+};
+
+const char* reduce_op_name(ReduceOp op);
+
+// True when op is defined on the type (MPI's table: arithmetic on numbers, logical on
+// integers and bool, bitwise on integers and bytes, MINLOC/MAXLOC on pair types).
+bool reduce_op_supports(ReduceOp op, BasicType type);
+
+// inout[i] = in[i] op inout[i]. Order matters for non-commutative user ops only; predefined
+// ops are all commutative. Loops are written so the compiler vectorises them.
+Status reduce_local(ReduceOp op, BasicType type, const void* in, void* inout, size_t count);
+
+}  // namespace weft

@@ -1,0 +1,49 @@
+// The one progress engine: transports and schedules register pollers; blocking calls wait
+// here. Waiting spins, then yields; it yields at once when ranks outnumber cores.
+#pragma once
+#include <sched.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace weft {
+
+enum class WaitPolicy : uint8_t { spin_then_yield, yield };
+
+class Progress {
+ public:
+  using PollFn = int (*)(void* ctx);  // returns the number of events it handled
+
+  void add_poller(PollFn fn, void* ctx) { pollers_.push_back({fn, ctx}); }
+  void configure(WaitPolicy policy, uint32_t spin_count) {
+    spin_limit_ = policy == WaitPolicy::yield ? 1 : (spin_count ? spin_count : 1);
+  }
+
+  int poll() {
+    int events = 0;
+    for (const auto& p : pollers_) events += p.fn(p.ctx);
+    return events;
+  }
+
+  // Polls until done() holds.
+  template <class Done>
+  void wait(Done&& done) {
+    uint32_t idle = 0;
+    while (!done()) {
+      if (poll() == 0 && ++idle >= spin_limit_) {
+        sched_yield();
+        idle = 0;
+      }
+    }
+  }
+
+ private:
+  struct Poller { PollFn fn; void* ctx; };
+  std::vector<Poller> pollers_;
+  uint32_t spin_limit_ = 2000;
+};
+
+// Cores this process may run on (its affinity mask).
+int usable_cores();
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+// Requests: the handle of every non-blocking operation, pooled so the hot path never
+// allocates. Layers above fill in how an operation starts, completes and is cancelled.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "status.h"
+
+namespace weft {
+
+enum class RequestKind : uint8_t { send, recv, coll, generalized };
+
+struct RequestStatus {
+  int source = -1;
+  int tag = -1;
+  size_t bytes = 0;
+  Status error = Status::ok;
+  bool cancelled = false;
+};
+
+struct Request {
+  uint32_t index = 0;  // position in the pool; stable for the request's life
+  RequestKind kind = RequestKind::send;
+  bool complete = false;
+  bool persistent = false;
+  bool active = false;      // persistent requests: started and not yet completed by a wait
+  bool user_freed = false;  // freed by the user while in flight: release on completion
+  RequestStatus status;
+  int peer = -1;                          // job rank of the peer; -1 when any source
+  int owner = 0;                          // handle of the communicator (errors are raised there)
+  void* transport_handle = nullptr;       // in-flight transport operation (for cancel)
+  std::unique_ptr<char[]> owned_buffer;   // e.g. the copy a buffered send owns
+  size_t owned_bytes = 0;
+  std::function<Status(Request&)> start;  // persistent requests: posts the operation again
+};
+
+class RequestPool {
+ public:
+  Request* alloc(RequestKind kind);
+  void release(Request* r);
+  Request* at(uint32_t index) const {
+    uint32_t chunk = index >> kChunkBits;
+    return chunk < chunks_.size() ? &chunks_[chunk][index & (kChunkSize - 1)] : nullptr;
+  }
+  size_t in_use() const { return in_use_; }
+  bool is_live(uint32_t index) const { return index < live_.size() && live_[index]; }
+
+ private:
+  static constexpr uint32_t kChunkBits = 10, kChunkSize = 1u << kChunkBits;
+  std::vector<std::unique_ptr<Request[]>> chunks_;
+  std::vector<Request*> free_;
+  std::vector<bool> live_;
+  size_t in_use_ = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,398 @@
+// Error classes, error codes that carry a message, error handlers.
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/core/log.h"
+#include "state.h"
+
+namespace weft::mpi {
+
+namespace {
+
+// Codes below 256 are classes. A code above is (slot << 8) | class: slots [1, kRingBase) are
+// codes made by MPI_Add_error_code, slots from kRingBase a ring of recent error messages.
+constexpr int kClassBits = 8;
+constexpr int kFirstUserClass = 128, kLastUserClass = 255;
+constexpr uint32_t kRingBase = 1u << 12, kRingSize = 1024;
+
+struct CodeEntry {
+  int error_class = 0;
+  std::string message;
+};
+
+struct ErrorTables {
+  std::mutex mutex;
+  std::vector<std::string> user_class_strings;  // by class - kFirstUserClass
+  std::vector<CodeEntry> user_codes;            // by slot - 1
+  CodeEntry ring[kRingSize];
+  uint32_t ring_next = 0;
+  int last_used_code = MPIX_ERR_NOREQ;
+};
+
+ErrorTables& tables() {
+  static ErrorTables t;
+  return t;
+}
+
+const char* predefined_class_string(int c) {
+  switch (c) {
+    case MPI_SUCCESS: return "no error";
+    case MPI_ERR_BUFFER: return "invalid buffer pointer";
+    case MPI_ERR_COUNT: return "invalid count argument";
+    case MPI_ERR_TYPE: return "invalid datatype";
+    case MPI_ERR_TAG: return "invalid tag";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_RANK: return "invalid rank";
+    case MPI_ERR_ROOT: return "invalid root";
+    case MPI_ERR_GROUP: return "invalid group";
+    case MPI_ERR_OP: return "invalid reduction operation";
+    case MPI_ERR_TOPOLOGY: return "invalid topology";
+    case MPI_ERR_DIMS: return "invalid dimension argument";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_UNKNOWN: return "unknown error";
+    case MPI_ERR_TRUNCATE: return "message truncated";
+    case MPI_ERR_OTHER: return "other error";
+    case MPI_ERR_INTERN: return "internal error";
+    case MPI_ERR_IN_STATUS: return "error code is in status";
+    case MPI_ERR_PENDING: return "pending request";
+    case MPI_ERR_REQUEST: return "invalid request";
+    case MPI_ERR_ACCESS: return "permission denied";
+    case MPI_ERR_AMODE: return "invalid file access mode";
+    case MPI_ERR_BAD_FILE: return "invalid file name";
+    case MPI_ERR_CONVERSION: return "data conversion error";
+    case MPI_ERR_DUP_DATAREP: return "data representation already defined";
+    case MPI_ERR_FILE_EXISTS: return "file exists";
+    case MPI_ERR_FILE_IN_USE: return "file in use";
+    case MPI_ERR_FILE: return "invalid file handle";
+    case MPI_ERR_INFO: return "invalid info object";
+    case MPI_ERR_INFO_KEY: return "invalid info key";
+    case MPI_ERR_INFO_VALUE: return "invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "info key not defined";
+    case MPI_ERR_IO: return "i/o error";
+    case MPI_ERR_NAME: return "invalid service name";
+    case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_NOT_SAME: return "collective arguments not identical";
+    case MPI_ERR_NO_SPACE: return "no space left";
+    case MPI_ERR_NO_SUCH_FILE: return "no such file";
+    case MPI_ERR_PORT: return "invalid port name";
+    case MPI_ERR_QUOTA: return "quota exceeded";
+    case MPI_ERR_READ_ONLY: return "read-only file or file system";
+    case MPI_ERR_SERVICE: return "invalid service";
+    case MPI_ERR_SPAWN: return "spawn error";
+    case MPI_ERR_UNSUPPORTED_DATAREP: return "unsupported data representation";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported";
+    case MPI_ERR_WIN: return "invalid window";
+    case MPI_ERR_BASE: return "invalid base address";
+    case MPI_ERR_LOCKTYPE: return "invalid lock type";
+    case MPI_ERR_KEYVAL: return "invalid attribute key";
+    case MPI_ERR_RMA_CONFLICT: return "conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "wrong synchronisation of RMA calls";
+    case MPI_ERR_SIZE: return "invalid size argument";
+    case MPI_ERR_DISP: return "invalid displacement argument";
+    case MPI_ERR_ASSERT: return "invalid assert argument";
+    case MPI_ERR_RMA_RANGE: return "target memory is outside the window";
+    case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
+    case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_SESSION: return "invalid session";
+    case MPI_ERR_PROC_ABORTED: return "communication with an aborted process";
+    case MPI_ERR_VALUE_TOO_LARGE: return "value too large to store";
+    case MPIX_ERR_PROC_FAILED: return "process failed";
+    case MPIX_ERR_PROC_FAILED_PENDING: return "process failure left the request pending";
+    case MPIX_ERR_REVOKED: return "communication object revoked";
+    case MPIX_ERR_EAGAIN: return "operation could not be issued";
+    case MPIX_ERR_NOREQ: return "cannot allocate request";
+    default: break;
+  }
+  if (c >= MPI_T_ERR_MEMORY && c <= MPI_T_ERR_NOT_SUPPORTED) return "tool interface error";
+  return nullptr;
+}
+
+bool is_valid_class(int c) {
+  if (c >= 0 && c < kFirstUserClass) return predefined_class_string(c) != nullptr;
+  ErrorTables& t = tables();
+  return c >= kFirstUserClass && c < kFirstUserClass + int(t.user_class_strings.size());
+}
+
+// Looks up a code; false if it is not one this library made.
+bool decode(int code, int* error_class, std::string* message) {
+  if (code < 0) return false;
+  ErrorTables& t = tables();
+  if (code < (1 << kClassBits)) {
+    if (!is_valid_class(code)) return false;
+    *error_class = code;
+    if (message) {
+      if (code >= kFirstUserClass) *message = t.user_class_strings[size_t(code - kFirstUserClass)];
+      else *message = predefined_class_string(code);
+    }
+    return true;
+  }
+  uint32_t slot = uint32_t(code) >> kClassBits;
+  const CodeEntry* e = nullptr;
+  if (slot >= 1 && slot < kRingBase) {
+    if (slot - 1 >= t.user_codes.size()) return false;
+    e = &t.user_codes[slot - 1];
+  } else if (slot >= kRingBase && slot < kRingBase + kRingSize) {
+    e = &t.ring[slot - kRingBase];
+  } else {
+    return false;
+  }
+  if ((code & ((1 << kClassBits) - 1)) != e->error_class) return false;
+  *error_class = e->error_class;
+  if (message) {
+    if (!e->message.empty()) *message = e->message;
+    else decode(e->error_class, error_class, message);
+  }
+  return true;
+}
+
+void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::string& message) {
+  int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+  if (eh == MPI_ERRORS_RETURN) return;
+  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
+    int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
+    fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank,
+            comm ? comm->name.c_str() : "MPI_COMM_WORLD", message.c_str());
+    fflush(stderr);
+    if (g_state && g_state->boot) g_state->boot->abort(code & 0xff ? code & 0xff : 1, message.c_str());
+    _exit(1);
+  }
+  if (handle::kind_of(eh) == handle::direct && g_state) {
+    uint32_t idx = handle::index_of(eh);
+    if (idx < g_state->errhandlers.size() && g_state->errhandlers[idx] &&
+        g_state->errhandlers[idx]->fn) {
+      MPI_Comm c = comm_handle;
+      int err = code;
+      g_state->errhandlers[idx]->fn(&c, &err);
+    }
+  }
+}
+
+}  // namespace
+
+int make_error_code(int error_class, const std::string& message) {
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  uint32_t slot = t.ring_next;
+  t.ring_next = (t.ring_next + 1) % kRingSize;
+  t.ring[slot] = CodeEntry{error_class, message};
+  return int(((kRingBase + slot) << kClassBits) | uint32_t(error_class));
+}
+
+int error_class_of(Status s) {
+  switch (s) {
+    case Status::ok: return MPI_SUCCESS;
+    case Status::invalid_arg: return MPI_ERR_ARG;
+    case Status::invalid_rank: return MPI_ERR_RANK;
+    case Status::invalid_root: return MPI_ERR_ROOT;
+    case Status::invalid_tag: return MPI_ERR_TAG;
+    case Status::invalid_count: return MPI_ERR_COUNT;
+    case Status::invalid_type: return MPI_ERR_TYPE;
+    case Status::invalid_comm: return MPI_ERR_COMM;
+    case Status::invalid_buffer: return MPI_ERR_BUFFER;
+    case Status::invalid_request: return MPI_ERR_REQUEST;
+    case Status::invalid_op: return MPI_ERR_OP;
+    case Status::invalid_group: return MPI_ERR_GROUP;
+    case Status::invalid_errhandler: return MPI_ERR_ARG;
+    case Status::truncated: return MPI_ERR_TRUNCATE;
+    case Status::no_memory: return MPI_ERR_NO_MEM;
+    case Status::not_supported: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case Status::transport: return MPI_ERR_OTHER;
+    case Status::peer_failed: return MPIX_ERR_PROC_FAILED;
+    case Status::pending: return MPI_ERR_PENDING;
+    case Status::in_status: return MPI_ERR_IN_STATUS;
+    case Status::internal: return MPI_ERR_INTERN;
+  }
+  return MPI_ERR_UNKNOWN;
+}
+
+int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...) {
+  char detail[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof(detail), fmt, ap);
+  va_end(ap);
+  std::string message = std::string(fn) + ": " + detail;
+  WEFT_INFO(Subsys::core, "%s", message.c_str());
+  int code = make_error_code(error_class, message);
+  Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
+  if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
+  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
+  return code;
+}
+
+int raise_status(MPI_Comm comm, Status s, const char* fn) {
+  const std::string& d = error_detail();
+  return raise(comm, error_class_of(s), fn, "%s", d.empty() ? status_name(s) : d.c_str());
+}
+
+int not_initialized(const char* fn) {
+  fprintf(stderr, "weft: %s called %s\n", fn,
+          g_finalized ? "after MPI_Finalize" : "before MPI_Init");
+  fflush(stderr);
+  if (g_state && g_state->boot) g_state->boot->abort(MPI_ERR_OTHER, "MPI called outside init");
+  _exit(1);
+}
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+extern "C" {
+
+int PMPI_Error_class(int errorcode, int* errorclass) {
+  int c = 0;
+  if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+  if (!decode(errorcode, &c, nullptr))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
+  *errorclass = c;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
+  int c = 0;
+  std::string msg;
+  if (!string || !resultlen)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
+  if (!decode(errorcode, &c, &msg))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d",
+                 errorcode);
+  if (msg.empty()) msg = "user-defined error class " + std::to_string(c);
+  size_t n = std::min(msg.size(), size_t(MPI_MAX_ERROR_STRING - 1));
+  memcpy(string, msg.data(), n);
+  string[n] = '\0';
+  *resultlen = int(n);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int* errorclass) {
+  WEFT_REQUIRE_INIT("MPI_Add_error_class");
+  if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  int c = kFirstUserClass + int(t.user_class_strings.size());
+  if (c > kLastUserClass)
+    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_class", "no more error classes (limit %d)",
+                 kLastUserClass - kFirstUserClass + 1);
+  t.user_class_strings.emplace_back();
+  *errorclass = c;
+  t.last_used_code = std::max(t.last_used_code, c);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  WEFT_REQUIRE_INIT("MPI_Add_error_code");
+  if (!errorcode) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
+  if (!is_valid_class(errorclass))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d", errorclass);
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  if (t.user_codes.size() + 1 >= kRingBase)
+    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_code", "no more error codes");
+  t.user_codes.push_back(CodeEntry{errorclass, {}});
+  int code = int((uint32_t(t.user_codes.size()) << kClassBits) | uint32_t(errorclass));
+  t.last_used_code = std::max(t.last_used_code, code);
+  *errorcode = code;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_string(int errorcode, const char* string) {
+  WEFT_REQUIRE_INIT("MPI_Add_error_string");
+  if (!string) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "string is NULL");
+  if (strlen(string) >= MPI_MAX_ERROR_STRING)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "string longer than MPI_MAX_ERROR_STRING");
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  if (errorcode >= kFirstUserClass && errorcode < kFirstUserClass + int(t.user_class_strings.size())) {
+    t.user_class_strings[size_t(errorcode - kFirstUserClass)] = string;
+    return MPI_SUCCESS;
+  }
+  uint32_t slot = uint32_t(errorcode) >> kClassBits;
+  if (errorcode > 0 && slot >= 1 && slot - 1 < t.user_codes.size() &&
+      (errorcode & 0xff) == t.user_codes[slot - 1].error_class) {
+    t.user_codes[slot - 1].message = string;
+    return MPI_SUCCESS;
+  }
+  return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+               "error code %d was not created by MPI_Add_error_class or MPI_Add_error_code", errorcode);
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  WEFT_REQUIRE_INIT("MPI_Comm_create_errhandler");
+  if (!fn || !errhandler)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function or errhandler is NULL");
+  auto eh = std::make_unique<Errhandler>();
+  eh->fn = fn;
+  g_state->errhandlers.push_back(std::move(eh));
+  *errhandler = handle::make(handle::direct, handle::errhandler,
+                             uint32_t(g_state->errhandlers.size() - 1));
+  return MPI_SUCCESS;
+}
+
+static bool valid_errhandler(MPI_Errhandler eh) {
+  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
+  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
+  uint32_t idx = handle::index_of(eh);
+  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] != nullptr;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  WEFT_REQUIRE_INIT("MPI_Comm_set_errhandler");
+  Comm* c = lookup_comm(comm);
+  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  if (!valid_errhandler(errhandler))
+    return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid errhandler 0x%x", unsigned(errhandler));
+  if (handle::kind_of(errhandler) == handle::direct)
+    ++g_state->errhandlers[handle::index_of(errhandler)]->refs;
+  c->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  WEFT_REQUIRE_INIT("MPI_Comm_get_errhandler");
+  Comm* c = lookup_comm(comm);
+  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  if (!errhandler) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+  if (handle::kind_of(c->errhandler) == handle::direct)
+    ++g_state->errhandlers[handle::index_of(c->errhandler)]->refs;
+  *errhandler = c->errhandler;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  WEFT_REQUIRE_INIT("MPI_Comm_call_errhandler");
+  Comm* c = lookup_comm(comm);
+  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  int cls = 0;
+  std::string msg;
+  if (!decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
+  invoke_handler(c, comm, errorcode, msg);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  WEFT_REQUIRE_INIT("MPI_Errhandler_free");
+  if (!errhandler || !valid_errhandler(*errhandler))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
+  if (handle::kind_of(*errhandler) == handle::direct) {
+    auto& eh = g_state->errhandlers[handle::index_of(*errhandler)];
+    if (--eh->refs == 0) eh.reset();
+  }
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Error_class)
+WEFT_PMPI_ALIAS(Error_string)
+WEFT_PMPI_ALIAS(Add_error_class)
+WEFT_PMPI_ALIAS(Add_error_code)
+WEFT_PMPI_ALIAS(Add_error_string)
+WEFT_PMPI_ALIAS(Comm_create_errhandler)
+WEFT_PMPI_ALIAS(Comm_set_errhandler)
+WEFT_PMPI_ALIAS(Comm_get_errhandler)
+WEFT_PMPI_ALIAS(Comm_call_errhandler)
+WEFT_PMPI_ALIAS(Errhandler_free)

@@ -1,0 +1,343 @@
+// MPI_Init / MPI_Finalize and the environment queries.
+#include <pthread.h>
+#include <time.h>
+#include <ucp/api/ucp_version.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
+#include "state.h"
+
+extern char** environ;
+
+namespace weft::mpi {
+
+State* g_state = nullptr;
+bool g_initialized = false, g_finalized = false;
+
+namespace {
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Requests the user freed while in flight are released once their operation completes.
+int reap_orphans(void* ctx) {
+  auto* st = static_cast<State*>(ctx);
+  if (st->orphans.empty()) [[likely]] return 0;
+  int released = 0;
+  for (size_t i = 0; i < st->orphans.size();) {
+    Request* r = st->orphans[i];
+    if (r->complete) {
+      st->requests.release(r);
+      st->orphans[i] = st->orphans.back();
+      st->orphans.pop_back();
+      ++released;
+    } else {
+      ++i;
+    }
+  }
+  return released;
+}
+
+std::unique_ptr<Comm> make_world_comm(const Bootstrap& b, uint32_t context, int handle_value,
+                                      const char* name, bool self) {
+  auto c = std::make_unique<Comm>();
+  c->context_id = context;
+  c->rank = self ? 0 : b.rank();
+  c->size = self ? 1 : b.size();
+  if (self) c->world_ranks = {b.rank()};
+  else {
+    c->world_ranks.resize(size_t(b.size()));
+    for (int i = 0; i < b.size(); ++i) c->world_ranks[size_t(i)] = i;
+  }
+  c->name = name;
+  c->handle = handle_value;
+  c->errhandler = MPI_ERRORS_ARE_FATAL;
+  return c;
+}
+
+int init_failure(const char* fn, Status s) {
+  const std::string& d = error_detail();
+  fprintf(stderr, "weft: %s failed: %s\n", fn, d.empty() ? status_name(s) : d.c_str());
+  fflush(stderr);
+  if (g_state && g_state->boot) g_state->boot->abort(1, "MPI initialisation failed");
+  _exit(1);
+}
+
+int do_init(int required, int* provided, const char* fn) {
+  if (g_initialized || g_finalized)
+    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
+                 g_finalized ? "finalized" : "initialized");
+  auto state = std::make_unique<State>();
+  state->wtime_origin = now_seconds();
+  state->main_thread = (unsigned long)pthread_self();
+
+  Status s = Config::load(environ, &state->config);
+  if (s != Status::ok) return init_failure(fn, s);
+  const Config& cfg = state->config;
+  LogSettings log;
+  (void)parse_log_level(cfg.value("WEFT_DEBUG"), &log.level);
+  std::string bad;
+  if (!cfg.value("WEFT_DEBUG_SUBSYS").empty() &&
+      !parse_subsys_list(cfg.value("WEFT_DEBUG_SUBSYS"), &log.subsys_mask, &bad)) {
+    set_error_detail("unknown subsystem '" + bad + "' in WEFT_DEBUG_SUBSYS");
+    return init_failure(fn, Status::invalid_arg);
+  }
+  log.file_pattern = std::string(cfg.value("WEFT_DEBUG_FILE"));
+  log_configure(log, -1);
+
+  s = Bootstrap::init(&state->boot);
+  if (s != Status::ok) return init_failure(fn, s);
+  Bootstrap& boot = *state->boot;
+  log_configure(log, boot.rank());
+
+  // Yield at once when local ranks outnumber the cores we may run on (oversubscription).
+  std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
+  int cores = usable_cores();
+  bool oversubscribed = boot.local_size() > cores;
+  WaitPolicy wp = policy == "yield" || (policy == "auto" && oversubscribed)
+                      ? WaitPolicy::yield : WaitPolicy::spin_then_yield;
+  state->progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
+  WEFT_INFO(Subsys::init, "wait policy %s (%d local ranks, %d usable cores)",
+            wp == WaitPolicy::yield ? "yield" : "spin then yield", boot.local_size(), cores);
+
+  (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
+
+  // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
+  // thread-safe. The standard lets an implementation provide a lower level than required.
+  int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+  if (level > MPI_THREAD_SERIALIZED) {
+    WEFT_INFO(Subsys::init, "MPI_THREAD_MULTIPLE requested: providing MPI_THREAD_SERIALIZED");
+    level = MPI_THREAD_SERIALIZED;
+  }
+  state->thread_level = level;
+
+  TransportOptions topts;
+  topts.thread_multiple = false;
+  topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";
+  s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
+  if (s != Status::ok) return init_failure(fn, s);
+
+  state->allreduce_ring_min = cfg.size("WEFT_ALLREDUCE_RING_MIN");
+  state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
+  state->progress.add_poller(reap_orphans, state.get());
+  // Context ids: world 0/1, self 2/3; communicators created later take the next even ids.
+  state->comms.push_back(make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
+  state->comms.push_back(make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
+
+  g_state = state.release();
+  g_initialized = true;
+  if (provided) *provided = level;
+  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (now_seconds() - g_state->wtime_origin) * 1e3);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Comm* lookup_comm(MPI_Comm h) {
+  if (!g_state) return nullptr;
+  if (h == MPI_COMM_WORLD) return g_state->comms[0].get();
+  if (h == MPI_COMM_SELF) return g_state->comms[1].get();
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::comm) return nullptr;
+  uint32_t idx = handle::index_of(h);
+  return idx < g_state->comms.size() ? g_state->comms[idx].get() : nullptr;
+}
+
+Request* lookup_request(MPI_Request h) {
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::request) return nullptr;
+  uint32_t idx = handle::index_of(h);
+  if (!g_state->requests.is_live(idx)) return nullptr;
+  return g_state->requests.at(idx);
+}
+
+coll::CollContext coll_context(const Comm& c) {
+  return coll::CollContext{*g_state->transport, c, g_state->allreduce_ring_min};
+}
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+extern "C" {
+
+int PMPI_Init(int*, char***) { return do_init(MPI_THREAD_SINGLE, nullptr, "MPI_Init"); }
+
+int PMPI_Init_thread(int*, char***, int required, int* provided) {
+  if (!provided) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Init_thread", "provided is NULL");
+  return do_init(required, provided, "MPI_Init_thread");
+}
+
+int PMPI_Initialized(int* flag) {
+  if (!flag) return MPI_ERR_ARG;
+  *flag = g_initialized;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int* flag) {
+  if (!flag) return MPI_ERR_ARG;
+  *flag = g_finalized;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Finalize(void) {
+  WEFT_REQUIRE_INIT("MPI_Finalize");
+  State& st = *g_state;
+  // Buffered sends must reach their destination before the transport goes away.
+  for (Request* r : st.bsend.pending)
+    if (!r->complete) st.transport->wait(r);
+  Status s = st.boot->barrier();
+  if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
+  st.transport.reset();
+  s = st.boot->finalize();
+  g_finalized = true;
+  WEFT_INFO(Subsys::init, "finalized");
+  log_shutdown();
+  if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, "MPI_Finalize");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+  int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
+  Comm* c = g_state ? lookup_comm(comm) : nullptr;
+  fprintf(stderr, "weft: MPI_Abort called by rank %d on %s with error code %d\n", rank,
+          c ? c->name.c_str() : "an invalid communicator", errorcode);
+  fflush(stderr);
+  if (g_state && g_state->boot) g_state->boot->abort(errorcode, "MPI_Abort");
+  _exit(errorcode == 0 ? 1 : errorcode);
+}
+
+int PMPI_Query_thread(int* provided) {
+  WEFT_REQUIRE_INIT("MPI_Query_thread");
+  if (!provided) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
+  *provided = g_state->thread_level;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Is_thread_main");
+  if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+  *flag = (unsigned long)pthread_self() == g_state->main_thread;
+  return MPI_SUCCESS;
+}
+
+double PMPI_Wtime(void) {
+  return now_seconds() - (g_state ? g_state->wtime_origin : 0.0);
+}
+
+double PMPI_Wtick(void) {
+  timespec res;
+  clock_getres(CLOCK_MONOTONIC, &res);
+  return double(res.tv_sec) + double(res.tv_nsec) * 1e-9;
+}
+
+int PMPI_Get_processor_name(char* name, int* resultlen) {
+  if (!name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");
+  char host[MPI_MAX_PROCESSOR_NAME] = "";
+  gethostname(host, sizeof(host) - 1);
+  size_t n = strnlen(host, MPI_MAX_PROCESSOR_NAME - 1);
+  memcpy(name, host, n);
+  name[n] = '\0';
+  *resultlen = int(n);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_version(int* version, int* subversion) {
+  if (!version || !subversion) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_version", "version or subversion is NULL");
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char* version, int* resultlen) {
+  if (!version || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_library_version", "version or resultlen is NULL");
+  int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                   "weft %s (MPI %d.%d, MPICH ABI), UCX %d.%d, CUDA support %s", WEFT_VERSION,
+                   MPI_VERSION, MPI_SUBVERSION, UCP_API_MAJOR, UCP_API_MINOR,
+#ifdef WEFT_HAVE_CUDA
+                   "compiled in"
+#else
+                   "not compiled in"
+#endif
+  );
+  *resultlen = n;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
+  WEFT_REQUIRE_INIT("MPI_Comm_rank");
+  Comm* c = lookup_comm(comm);
+  if (!c) [[unlikely]] return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator 0x%x", unsigned(comm));
+  if (!rank) return raise(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+  *rank = c->rank;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_size(MPI_Comm comm, int* size) {
+  WEFT_REQUIRE_INIT("MPI_Comm_size");
+  Comm* c = lookup_comm(comm);
+  if (!c) [[unlikely]] return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator 0x%x", unsigned(comm));
+  if (!size) return raise(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+  *size = c->size;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  WEFT_REQUIRE_INIT("MPI_Comm_get_name");
+  Comm* c = lookup_comm(comm);
+  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator 0x%x", unsigned(comm));
+  if (!comm_name || !resultlen) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_name", "comm_name or resultlen is NULL");
+  size_t n = std::min(c->name.size(), size_t(MPI_MAX_OBJECT_NAME - 1));
+  memcpy(comm_name, c->name.data(), n);
+  comm_name[n] = '\0';
+  *resultlen = int(n);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  WEFT_REQUIRE_INIT("MPI_Comm_set_name");
+  Comm* c = lookup_comm(comm);
+  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator 0x%x", unsigned(comm));
+  if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "comm_name is NULL");
+  c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+// Device buffers are not accepted by point-to-point calls yet, so CUDA support is not claimed.
+int MPIX_Query_cuda_support(void) { return 0; }
+
+// MPI_COMM_DUP_FN and friends (MPICH binaries reference this symbol by name).
+int MPIR_Dup_fn(MPI_Comm, int, void*, void* attribute_val_in, void* attribute_val_out, int* flag) {
+  *static_cast<void**>(attribute_val_out) = attribute_val_in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+static int weft_unweighted_sentinel, weft_weights_empty_sentinel;
+int* const MPI_UNWEIGHTED = &weft_unweighted_sentinel;
+int* const MPI_WEIGHTS_EMPTY = &weft_weights_empty_sentinel;
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Init)
+WEFT_PMPI_ALIAS(Init_thread)
+WEFT_PMPI_ALIAS(Initialized)
+WEFT_PMPI_ALIAS(Finalized)
+WEFT_PMPI_ALIAS(Finalize)
+WEFT_PMPI_ALIAS(Abort)
+WEFT_PMPI_ALIAS(Query_thread)
+WEFT_PMPI_ALIAS(Is_thread_main)
+WEFT_PMPI_ALIAS(Wtime)
+WEFT_PMPI_ALIAS(Wtick)
+WEFT_PMPI_ALIAS(Get_processor_name)
+WEFT_PMPI_ALIAS(Get_version)
+WEFT_PMPI_ALIAS(Get_library_version)
+WEFT_PMPI_ALIAS(Comm_rank)
+WEFT_PMPI_ALIAS(Comm_size)
+WEFT_PMPI_ALIAS(Comm_get_name)
+WEFT_PMPI_ALIAS(Comm_set_name)

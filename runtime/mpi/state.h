@@ -1,0 +1,108 @@
+// Process-wide state behind the MPI C API. MPI's handles are process-global by definition, so
+// this is the one place that holds them; the layers below receive what they need explicitly.
+#pragma once
+#include <mpi.h>
+
+#include <cstdarg>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+#include "pmix/bootstrap.h"
+#include "pt2pt/comm.h"
+#include "pt2pt/transport.h"
+#include "runtime/core/config.h"
+#include "runtime/core/datatype.h"
+#include "runtime/core/progress.h"
+#include "runtime/core/request.h"
+
+namespace weft::mpi {
+
+// MPICH handle layout: kind in bits 30-31, object type in bits 26-29, index below.
+namespace handle {
+inline constexpr uint32_t kKindShift = 30, kObjShift = 26, kIndexMask = (1u << 26) - 1;
+enum Kind : uint32_t { invalid = 0, builtin = 1, direct = 2, indirect = 3 };
+enum Obj : uint32_t { comm = 0x1, group = 0x2, datatype = 0x3, errhandler = 0x5, op = 0x6,
+                      info = 0x7, request = 0xb };
+inline constexpr int make(Kind k, Obj o, uint32_t index) {
+  return int((uint32_t(k) << kKindShift) | (uint32_t(o) << kObjShift) | (index & kIndexMask));
+}
+inline constexpr Kind kind_of(int h) { return Kind(uint32_t(h) >> kKindShift); }
+inline constexpr Obj obj_of(int h) { return Obj((uint32_t(h) >> kObjShift) & 0xf); }
+inline constexpr uint32_t index_of(int h) { return uint32_t(h) & kIndexMask; }
+}  // namespace handle
+
+struct Errhandler {
+  MPI_Comm_errhandler_function* fn = nullptr;
+  int refs = 1;
+};
+
+struct BufferedSends {
+  char* buffer = nullptr;
+  size_t capacity = 0;
+  size_t in_use = 0;
+  std::vector<Request*> pending;
+};
+
+struct State {
+  Config config;
+  std::unique_ptr<Bootstrap> boot;
+  Progress progress;
+  RequestPool requests;
+  std::unique_ptr<Transport> transport;
+  std::vector<std::unique_ptr<Comm>> comms;  // [0] world, [1] self, then user communicators
+  std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
+  std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
+  BufferedSends bsend;
+  int thread_level = MPI_THREAD_SINGLE;
+  size_t allreduce_ring_min = 64 * 1024;
+  bool require_fast_path = false;
+  double wtime_origin = 0;
+  unsigned long main_thread = 0;
+};
+
+extern State* g_state;
+extern bool g_initialized, g_finalized;
+
+// Handle lookups: nullptr for an invalid or freed handle.
+Comm* lookup_comm(MPI_Comm h);
+const Datatype* lookup_datatype(MPI_Datatype h);
+Request* lookup_request(MPI_Request h);
+inline MPI_Request request_handle(const Request* r) {
+  return handle::make(handle::direct, handle::request, r->index);
+}
+
+// Errors. Each builds an error code that carries the message, logs it where it is detected,
+// invokes the communicator's error handler (MPI_COMM_WORLD's when comm is MPI_COMM_NULL) and
+// returns the code for the binding to return.
+int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+// An error reported by a lower layer: the detail message is the one recorded at detection.
+int raise_status(MPI_Comm comm, Status s, const char* fn);
+int error_class_of(Status s);
+// Code for an error found inside a multiple-completion call (no handler invoked).
+int make_error_code(int error_class, const std::string& message);
+
+// Fills an MPI_Status from a completed request's status.
+void fill_status(MPI_Status* st, const RequestStatus& rs);
+void set_status_empty(MPI_Status* st);  // the "empty status" of MPI_PROC_NULL and null requests
+
+coll::CollContext coll_context(const Comm& c);
+
+}  // namespace weft::mpi
+
+// Makes MPI_X a weak alias of PMPI_X, the standard profiling hook.
+#define WEFT_STR_(x) #x
+#define WEFT_PMPI_ALIAS(name) _Pragma(WEFT_STR_(weak MPI_##name = PMPI_##name))
+
+// Every binding but the init/query family starts with this check.
+#define WEFT_REQUIRE_INIT(fn)                                                            \
+  do {                                                                                   \
+    if (!::weft::mpi::g_initialized || ::weft::mpi::g_finalized) [[unlikely]]            \
+      return ::weft::mpi::not_initialized(fn);                                           \
+  } while (0)
+
+namespace weft::mpi {
+int not_initialized(const char* fn);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages weft builds, tests and benchmarks with. Idempotent.
+set -euo pipefail
+pkgs=(build-essential g++ cmake ninja-build pkg-config
+      openmpi-bin libopenmpi-dev libpmix-dev libucx-dev ucx-utils libhwloc-dev hwloc
+      slurm-wlm munge libmunge-dev libgtest-dev libbenchmark-dev libmpich-dev mpich)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
