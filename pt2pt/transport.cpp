@@ -252,32 +252,16 @@ Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_
   r->complete = false;
   r->status = RequestStatus{};
   r->status.bytes = bytes;  // reported as-is if the message is truncated
-  ucp_tag_recv_info_t info;
+  // Immediate completion is turned off: UCX 1.13 leaves recv_info unfilled on that path, so the
+  // callback is the one place the envelope is read.
   ucp_request_param_t p;
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FIELD_RECV_INFO;
+                   UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   p.cb.recv = recv_done;
   p.user_data = r;
-  p.recv_info.tag_info = &info;
   ucs_status_ptr_t sp = ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes, t, mask, &p);
-  if (sp == nullptr) {
-    r->status.source = tag::source_of(info.sender_tag);
-    r->status.tag = tag::user_tag_of(info.sender_tag);
-    r->status.bytes = info.length;
-    r->complete = true;
-    return Status::ok;
-  }
-  if (UCS_PTR_IS_ERR(sp)) {
-    ucs_status_t st = UCS_PTR_STATUS(sp);
-    if (st == UCS_ERR_MESSAGE_TRUNCATED) {
-      r->status.error = Status::truncated;
-      set_error_detail("message truncated: it is larger than the receive buffer");
-      r->complete = true;
-      return Status::ok;
-    }
-    return ucx_fail("receive", st);
-  }
-  r->transport_handle = sp;
+  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("receive", UCS_PTR_STATUS(sp));
+  if (!r->complete) r->transport_handle = sp;  // else the callback already ran and freed it
   return Status::ok;
 }
 
@@ -286,17 +270,14 @@ Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
   r->status = RequestStatus{};
   r->status.bytes = bytes;
   ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                   UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   p.cb.recv = recv_done;
   p.user_data = r;
   ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes,
                                              static_cast<ucp_tag_message_h>(message), &p);
-  if (sp == nullptr) {
-    r->complete = true;
-    return Status::ok;
-  }
   if (UCS_PTR_IS_ERR(sp)) return ucx_fail("matched receive", UCS_PTR_STATUS(sp));
-  r->transport_handle = sp;
+  if (!r->complete) r->transport_handle = sp;
   return Status::ok;
 }
 

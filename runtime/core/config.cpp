@@ -13,7 +13,7 @@ namespace {
 constexpr ConfigVar kVars[] = {
     {"WEFT_DEBUG", ConfigType::choice, "WARN",
      "log level: ERROR, WARN, INFO (paths, transports and algorithms chosen) or TRACE",
-     "ERROR|WARN|INFO|TRACE|DEBUG|error|warn|info|trace|debug"},
+     "ERROR|WARN|INFO|TRACE"},
     {"WEFT_DEBUG_SUBSYS", ConfigType::string, "",
      "comma-separated subsystems to log (core,init,pt2pt,coll,topo,gpu,rma,offload); a leading ^ "
      "excludes them; empty means all", nullptr},
@@ -41,7 +41,8 @@ bool matches_choice(const char* choices, std::string_view v) {
   std::string_view rest(choices);
   while (!rest.empty()) {
     size_t bar = rest.find('|');
-    if (rest.substr(0, bar) == v) return true;
+    std::string_view item = rest.substr(0, bar);
+    if (item.size() == v.size() && strncasecmp(item.data(), v.data(), v.size()) == 0) return true;
     if (bar == std::string_view::npos) break;
     rest.remove_prefix(bar + 1);
   }

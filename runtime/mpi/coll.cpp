@@ -31,7 +31,7 @@ int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype dt, M
     return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop), d->name.c_str());
   if (count > 0 && ((!sendbuf) || (need_recv && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  *red = coll::Reduction{rop, d->basic, d->size};
+  *red = coll::Reduction{rop, d->basic, size_t(d->extent)};
   return MPI_SUCCESS;
 }
 
@@ -63,7 +63,7 @@ int PMPI_Bcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm
   if (!d) return raise(comm, MPI_ERR_TYPE, "MPI_Bcast", "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
   if (root < 0 || root >= c->size)
     return raise(comm, MPI_ERR_ROOT, "MPI_Bcast", "invalid root %d (argument 'root'; %s has %d ranks)", root, c->name.c_str(), c->size);
-  size_t bytes = size_t(count) * d->size;
+  size_t bytes = size_t(count) * size_t(d->extent);
   if (!buffer && bytes) return raise(comm, MPI_ERR_BUFFER, "MPI_Bcast", "NULL buffer with count %d", count);
   coll::CollContext ctx = coll_context(*c);
   Status s = coll::bcast(ctx, buffer, bytes, root);

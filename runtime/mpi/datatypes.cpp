@@ -1,5 +1,6 @@
 // Predefined datatypes: MPICH handle values map to weft's Datatype objects. Builtin handles
 // are 0x4c00SSII (SS size, II index); the pair types are direct handles 0x8c00000N.
+#include <algorithm>
 #include <complex>
 #include <cstring>
 
@@ -15,8 +16,6 @@ struct Builtin {
   BasicType basic;
   size_t size;
 };
-
-template <class V> struct PairOf { V v; int i; };
 
 const Builtin kBuiltins[] = {
     {MPI_CHAR, "MPI_CHAR", BasicType::i8, 1},
@@ -82,12 +81,12 @@ const Builtin kBuiltins[] = {
 };
 
 const Builtin kPairs[] = {
-    {MPI_FLOAT_INT, "MPI_FLOAT_INT", BasicType::float_int, sizeof(PairOf<float>)},
-    {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", BasicType::double_int, sizeof(PairOf<double>)},
-    {MPI_LONG_INT, "MPI_LONG_INT", BasicType::long_int, sizeof(PairOf<long>)},
-    {MPI_SHORT_INT, "MPI_SHORT_INT", BasicType::short_int, sizeof(PairOf<short>)},
+    {MPI_FLOAT_INT, "MPI_FLOAT_INT", BasicType::float_int, sizeof(float) + sizeof(int)},
+    {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", BasicType::double_int, sizeof(double) + sizeof(int)},
+    {MPI_LONG_INT, "MPI_LONG_INT", BasicType::long_int, sizeof(long) + sizeof(int)},
+    {MPI_SHORT_INT, "MPI_SHORT_INT", BasicType::short_int, sizeof(short) + sizeof(int)},
     {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", BasicType::long_double_int,
-     sizeof(PairOf<long double>)},
+     sizeof(long double) + sizeof(int)},
 };
 
 struct Tables {
@@ -97,11 +96,13 @@ struct Tables {
   Datatype pairs[5];
   Tables() {
     auto fill = [](Datatype& d, const Builtin& b) {
+      // Size counts data bytes only; the extent of a (value, index) pair includes its padding.
+      size_t extent = b.basic == BasicType::none ? b.size : std::max(b.size, basic_type_size(b.basic));
       d.name = b.name;
       d.size = b.size;
-      d.extent = ptrdiff_t(b.size);
+      d.extent = ptrdiff_t(extent);
       d.lb = 0;
-      d.contiguous = true;
+      d.contiguous = extent == b.size;
       d.predefined = true;
       d.basic = b.basic;
     };

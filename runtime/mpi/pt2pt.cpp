@@ -30,7 +30,7 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   if (!a->type) [[unlikely]]
     return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')",
                  unsigned(dt));
-  a->bytes = size_t(count) * a->type->size;
+  a->bytes = size_t(count) * size_t(a->type->extent);  // predefined: padding travels too
   if (!buf && a->bytes > 0) [[unlikely]]
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
   return MPI_SUCCESS;
@@ -89,6 +89,7 @@ Request* completed_null_request(RequestKind kind) {
   r->status.bytes = 0;
   return r;
 }
+
 
 int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
@@ -169,7 +170,7 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   int rc = check_recv(fn, buf, count, dt, source, tag, comm, &a);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (a.peer == kNoPeer) {
-    set_status_empty(status);
+    set_status_proc_null(status);
     return MPI_SUCCESS;
   }
   uint64_t t, mask;
@@ -273,9 +274,17 @@ void fill_status(MPI_Status* st, const RequestStatus& rs) {
   st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
 }
 
-void set_status_empty(MPI_Status* st) {
+void set_status_proc_null(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->count_lo = 0;
+  st->count_hi_and_cancelled = 0;
+}
+
+void set_status_empty(MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;
   st->count_lo = 0;
   st->count_hi_and_cancelled = 0;

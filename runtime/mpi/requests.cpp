@@ -124,11 +124,12 @@ bool all_inert(int count, MPI_Request reqs[]) {
   return true;
 }
 
-// Waits while nothing in the set can make progress on its own: fails requests whose peer died.
+// Waits until an active request of the set completes; fails requests whose peer died.
 void wait_any_of(int count, MPI_Request reqs[]) {
   g_state->progress.wait([&] {
     for (int i = 0; i < count; ++i) {
-      if (done(reqs[i])) return true;
+      Request* r = reqs[i] == MPI_REQUEST_NULL ? nullptr : lookup_request(reqs[i]);
+      if (!is_inert(reqs[i], r) && r->complete) return true;
     }
     if (g_state->boot->failures_seen()) {  // let the transport fail requests on dead peers
       for (int i = 0; i < count; ++i) {
@@ -382,7 +383,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   int rc = check_probe("MPI_Probe", source, tag, comm, &a);
   if (rc != MPI_SUCCESS) return rc;
   if (a.proc_null) {
-    set_status_empty(status);
+    set_status_proc_null(status);
     return MPI_SUCCESS;
   }
   MatchInfo info;
@@ -399,7 +400,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
   if (rc != MPI_SUCCESS) return rc;
   if (a.proc_null) {
     *flag = 1;
-    set_status_empty(status);
+    set_status_proc_null(status);
     return MPI_SUCCESS;
   }
   MatchInfo info;
@@ -416,7 +417,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_St
   if (rc != MPI_SUCCESS) return rc;
   if (a.proc_null) {
     *message = MPI_MESSAGE_NO_PROC;
-    set_status_empty(status);
+    set_status_proc_null(status);
     return MPI_SUCCESS;
   }
   MatchInfo info;
@@ -436,7 +437,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
   if (a.proc_null) {
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
-    set_status_empty(status);
+    set_status_proc_null(status);
     return MPI_SUCCESS;
   }
   MatchInfo info;
@@ -467,18 +468,12 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   Request* r = lookup_request(*message);
   if (!r || !r->transport_handle || r->complete)
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message 0x%x", unsigned(*message));
-  size_t bytes = size_t(count) * d->size;
+  size_t bytes = size_t(count) * size_t(d->extent);
   if (!buf && bytes) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Imrecv", "NULL buffer with count %d", count);
-  RequestStatus probed = r->status;
   void* msg = r->transport_handle;
   r->transport_handle = nullptr;
   Status s = g_state->transport->mrecv(buf, bytes, msg, r);
   if (s != Status::ok) return raise_status(r->owner, s, "MPI_Imrecv");
-  if (r->complete) {  // completed inline: the callback did not fill the envelope
-    r->status.source = probed.source;
-    r->status.tag = probed.tag;
-    r->status.bytes = std::min(probed.bytes, bytes);
-  }
   *request = request_handle(r);
   *message = MPI_MESSAGE_NULL;
   return MPI_SUCCESS;
@@ -496,15 +491,20 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype dt, int* count) {
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
   const Datatype* d = lookup_datatype(dt);
   if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype 0x%x", unsigned(dt));
-  size_t bytes = status_bytes(status);
-  if (d->size == 0) *count = 0;
-  else if (bytes % d->size != 0 || bytes / d->size > size_t(INT32_MAX)) *count = MPI_UNDEFINED;
-  else *count = int(bytes / d->size);
+  // Predefined types travel as count * extent bytes (the pair types include their padding).
+  size_t bytes = status_bytes(status), unit = size_t(d->extent);
+  if (unit == 0) *count = 0;
+  else if (bytes % unit != 0 || bytes / unit > size_t(INT32_MAX)) *count = MPI_UNDEFINED;
+  else *count = int(bytes / unit);
   return MPI_SUCCESS;
 }
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype dt, int* count) {
-  return PMPI_Get_count(status, dt, count);
+  int rc = PMPI_Get_count(status, dt, count);
+  if (rc != MPI_SUCCESS || *count == MPI_UNDEFINED) return rc;
+  const Datatype* d = lookup_datatype(dt);
+  if (d->size != size_t(d->extent) || d->basic == BasicType::int_int) *count *= 2;  // (value, index) pairs
+  return MPI_SUCCESS;
 }
 
 }  // extern "C"

@@ -86,7 +86,8 @@ int make_error_code(int error_class, const std::string& message);
 
 // Fills an MPI_Status from a completed request's status.
 void fill_status(MPI_Status* st, const RequestStatus& rs);
-void set_status_empty(MPI_Status* st);  // the "empty status" of MPI_PROC_NULL and null requests
+void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG
+void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 
 coll::CollContext coll_context(const Comm& c);
 

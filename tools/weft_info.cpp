@@ -1,0 +1,79 @@
+// weft_info: version, build options, configuration variables and available transports.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "pt2pt/tag.h"
+#include "pt2pt/transport.h"
+#include "runtime/core/config.h"
+#include "runtime/core/memkind.h"
+
+extern char** environ;
+
+namespace {
+
+void print_version() {
+  printf("weft %s\n", WEFT_VERSION_STRING);
+  printf("  mpi standard      3.1 (MPICH ABI: libmpi.so.12, libmpich.so.12)\n");
+#ifdef WEFT_HAVE_CUDA
+  printf("  cuda              compiled in\n");
+#else
+  printf("  cuda              not compiled in\n");
+#endif
+  printf("  tag layout        context %d bits, source %d bits, tag %d bits (MPI_TAG_UB %d)\n",
+         weft::tag::kContextBits, weft::tag::kSourceBits, weft::tag::kTagBits,
+         weft::tag::kMaxUserTag);
+}
+
+void print_config() {
+  weft::Config cfg;
+  if (weft::Config::load(environ, &cfg) != weft::Status::ok) {
+    fprintf(stderr, "weft_info: the environment holds an invalid WEFT_* value (see above)\n");
+    return;
+  }
+  printf("configuration variables (name, current value, type, doc):\n");
+  for (const auto& v : weft::config_vars()) {
+    printf("  %-24s %-10s %s%s%s%s\n", v.name,
+           std::string(cfg.value(v.name)).empty() ? "(empty)" : std::string(cfg.value(v.name)).c_str(),
+           weft::config_type_name(v.type), v.choices ? " " : "", v.choices ? v.choices : "",
+           cfg.is_set(v.name) ? " [set]" : "");
+    printf("      %s\n", v.doc);
+  }
+}
+
+void print_transports() {
+  printf("ucx transports available: %s\n", weft::Transport::available_transports().c_str());
+}
+
+void print_cuda() {
+  const weft::CudaState& c = weft::cuda_probe(true);
+  if (c.usable) printf("cuda devices: %d\n", c.devices);
+  else printf("cuda: not usable (%s)\n", c.reason.c_str());
+}
+
+void usage() {
+  printf("usage: weft_info [--all | --version | --config | --transports | --cuda]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool all = argc == 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (!strcmp(a, "--all")) all = true;
+    else if (!strcmp(a, "--version")) print_version();
+    else if (!strcmp(a, "--config")) print_config();
+    else if (!strcmp(a, "--transports")) print_transports();
+    else if (!strcmp(a, "--cuda")) print_cuda();
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
+    else { usage(); return 2; }
+  }
+  if (all) {
+    print_version();
+    print_cuda();
+    print_transports();
+    print_config();
+  }
+  return 0;
+}
