@@ -1,6 +1,8 @@
 #include "bootstrap.h"
 
 #include <pmix.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -40,6 +42,39 @@ Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
   return st;
 }
 
+constexpr const char* kPidKey = "weft.pid";
+constexpr uint64_t kLivenessPeriodNs = 20'000'000;  // 20 ms between checks of local peers
+
+// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat): with the pid
+// it identifies the process, so a recycled pid is not mistaken for the peer.
+// Returns 0 if the process does not exist; sets *zombie when it has exited but is not reaped.
+uint64_t process_start_time(int pid, bool* zombie) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return 0;
+  char state = 0;
+  unsigned long long start = 0;
+  // After ')': state (3), then fields 4..21, then starttime (22).
+  if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+             &state, &start) != 2)
+    return 0;
+  if (zombie) *zombie = state == 'Z' || state == 'X';
+  return start;
+}
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
 Bootstrap* g_event_target = nullptr;  // the PMIx event callback has no context pointer
 
 void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
@@ -70,6 +105,9 @@ Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
     WEFT_INFO(Subsys::init, "no launcher found (PMIX_RANK unset): running as a singleton");
   } else {
     WEFT_TRY(b->init_pmix());
+    // Published with the modex so node-local peers can check that this process still exists.
+    uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
+    WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
   }
   b->failed_.reset(new std::atomic<bool>[size_t(b->size_)]);
   for (int i = 0; i < b->size_; ++i) b->failed_[size_t(i)] = false;
@@ -232,6 +270,34 @@ Status Bootstrap::finalize() {
   pmix_status_t rc = PMIx_Finalize(nullptr, 0);
   if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Finalize", rc);
   return Status::ok;
+}
+
+void Bootstrap::poll_local_liveness() {
+  if (singleton_ || local_size_ <= 1) return;
+  if ((++liveness_calls_ & 255) != 0) return;  // the clock is read every 256 calls
+  uint64_t now = monotonic_ns();
+  if (now < next_liveness_ns_) return;
+  next_liveness_ns_ = now + kLivenessPeriodNs;
+  if (!local_pids_loaded_) {
+    local_pids_loaded_ = true;
+    for (int peer : local_peers_) {
+      if (peer == rank_) continue;
+      std::vector<char> blob;
+      if (get(peer, kPidKey, &blob) != Status::ok || blob.size() != 2 * sizeof(uint64_t)) continue;
+      uint64_t v[2];
+      memcpy(v, blob.data(), sizeof(v));
+      local_pids_.push_back({peer, int(v[0]), v[1]});
+    }
+  }
+  for (const LocalPeer& p : local_pids_) {
+    if (peer_failed(p.rank)) continue;
+    bool zombie = false;
+    uint64_t start = process_start_time(p.pid, &zombie);
+    if (start == 0 || start != p.start_time || zombie) {
+      WEFT_WARN(Subsys::init, "rank %d (pid %d on this node) has terminated", p.rank, p.pid);
+      mark_failed(p.rank);
+    }
+  }
 }
 
 void Bootstrap::mark_failed(int rank) {

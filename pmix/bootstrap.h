@@ -49,6 +49,9 @@ class Bootstrap {
   }
   uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
   void mark_failed(int rank);
+  // Checks that the processes of this node's peers still exist (at most every few ms; cheap
+  // to call from wait loops). Catches deaths the launcher does not report as events.
+  void poll_local_liveness();
 
  private:
   Bootstrap() = default;
@@ -64,6 +67,11 @@ class Bootstrap {
   std::map<std::string, std::vector<char>, std::less<>> local_store_;  // singleton modex
   std::unique_ptr<std::atomic<bool>[]> failed_;
   std::atomic<uint32_t> failures_{0};
+  struct LocalPeer { int rank; int pid; uint64_t start_time; };
+  std::vector<LocalPeer> local_pids_;  // filled on first liveness poll, from the modex
+  bool local_pids_loaded_ = false;
+  uint64_t next_liveness_ns_ = 0;
+  uint32_t liveness_calls_ = 0;
   size_t event_handler_id_ = 0;
   bool event_handler_registered_ = false;
   struct PmixProc;

@@ -294,7 +294,9 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
   ucs_status_t st;
   progress_.wait([&] {
     st = ucp_request_check_status(sp);
-    return st != UCS_INPROGRESS || boot_.peer_failed(dest);
+    if (st != UCS_INPROGRESS) return true;
+    boot_.poll_local_liveness();
+    return boot_.peer_failed(dest);
   });
   if (st == UCS_INPROGRESS) {
     ucp_request_cancel(static_cast<ucp_worker_h>(worker_), sp);
@@ -341,6 +343,7 @@ Status Transport::cancel(Request* r) {
 }
 
 bool Transport::check_peer_failure(Request* r) {
+  boot_.poll_local_liveness();
   if (boot_.failures_seen() == 0) [[likely]] return false;
   bool dead = r->peer >= 0 ? boot_.peer_failed(r->peer) : r->kind == RequestKind::recv;
   if (!dead) return false;

@@ -12,6 +12,8 @@
 # WEFT_TEST_TIME_LIMIT  srun --time value in minutes (default 5)
 # WEFT_TEST_MPIRUN_BIN      mpirun executable to use (default: mpirun)
 # WEFT_TEST_SRUN_BIN        srun executable to use (default: srun)
+# WEFT_TEST_KEEP_GOING=1    the job survives a rank that dies (mpirun --enable-recovery,
+#                           srun --kill-on-bad-exit=0), for fault tests
 # The wrapper exits with the program's (launcher's) status.
 set -u
 
@@ -49,13 +51,15 @@ case "$launcher" in
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
         mpirun_bin=${WEFT_TEST_MPIRUN_BIN:-mpirun}
         echo "launch.sh: launcher=mpirun np=$np: $*" >&2
-        exec "$mpirun_bin" --oversubscribe --bind-to none -np "$np" "$@"
+        keep=()
+        [ "${WEFT_TEST_KEEP_GOING:-0}" = 1 ] && keep=(--enable-recovery)
+        exec "$mpirun_bin" --oversubscribe --bind-to none "${keep[@]}" -np "$np" "$@"
         ;;
     srun)
         srun_bin=${WEFT_TEST_SRUN_BIN:-srun}
         echo "launch.sh: launcher=srun np=$np: $*" >&2
         exec "$srun_bin" --mpi=pmix -O -N1 -n "$np" --time="${WEFT_TEST_TIME_LIMIT:-5}" \
-            --kill-on-bad-exit=1 "$@"
+            --kill-on-bad-exit="$([ "${WEFT_TEST_KEEP_GOING:-0}" = 1 ] && echo 0 || echo 1)" "$@"
         ;;
     *)
         echo "launch.sh: unknown WEFT_TEST_LAUNCHER '$launcher' (auto|mpirun|srun|none)" >&2

@@ -131,6 +131,7 @@ void wait_any_of(int count, MPI_Request reqs[]) {
       Request* r = reqs[i] == MPI_REQUEST_NULL ? nullptr : lookup_request(reqs[i]);
       if (!is_inert(reqs[i], r) && r->complete) return true;
     }
+    g_state->boot->poll_local_liveness();
     if (g_state->boot->failures_seen()) {  // let the transport fail requests on dead peers
       for (int i = 0; i < count; ++i) {
         Request* r = lookup_request(reqs[i]);
@@ -182,6 +183,21 @@ MPI_Message make_message(const MatchInfo& info, void* msg, MPI_Comm comm) {
   r->status.bytes = info.bytes;
   r->owner = comm;
   return request_handle(r);
+}
+
+// A blocking probe must not wait forever for a dead sender: true (with the error detail set)
+// when the source, or for MPI_ANY_SOURCE any rank, has terminated.
+bool peer_lost(const Comm& c, int source) {
+  Bootstrap& b = *g_state->boot;
+  b.poll_local_liveness();
+  if (b.failures_seen() == 0) return false;
+  if (source == MPI_ANY_SOURCE) {
+    set_error_detail("a rank of the job terminated while probing for any source");
+    return true;
+  }
+  if (!b.peer_failed(c.world_rank(source))) return false;
+  set_error_detail("rank " + std::to_string(source) + " terminated while being probed");
+  return true;
 }
 
 size_t status_bytes(const MPI_Status* st) {
@@ -387,7 +403,12 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   MatchInfo info;
-  g_state->progress.wait([&] { return g_state->transport->probe(a.tag, a.mask, false, &info, nullptr); });
+  bool found = false;
+  g_state->progress.wait([&] {
+    found = g_state->transport->probe(a.tag, a.mask, false, &info, nullptr);
+    return found || peer_lost(*a.comm, source);
+  });
+  if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, "MPI_Probe", "%s", error_detail().c_str());
   fill_probe_status(status, info);
   return MPI_SUCCESS;
 }
@@ -422,7 +443,12 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_St
   }
   MatchInfo info;
   void* msg = nullptr;
-  g_state->progress.wait([&] { return g_state->transport->probe(a.tag, a.mask, true, &info, &msg); });
+  bool found = false;
+  g_state->progress.wait([&] {
+    found = g_state->transport->probe(a.tag, a.mask, true, &info, &msg);
+    return found || peer_lost(*a.comm, source);
+  });
+  if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, "MPI_Mprobe", "%s", error_detail().c_str());
   *message = make_message(info, msg, comm);
   fill_probe_status(status, info);
   return MPI_SUCCESS;

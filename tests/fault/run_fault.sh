@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs a fault-injection program through tests/launch.sh and judges it by its output, not its
+# exit status (a job with a dead rank exits non-zero by design).
+#   run_fault.sh EXPECT NP PROGRAM    EXPECT: text that must appear in the output
+# The ctest timeout bounds the run: a hang fails the test.
+set -uo pipefail
+expect=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(WEFT_TEST_KEEP_GOING=1 "$here/../launch.sh" "$@" 2>&1)
+rc=$?
+echo "$out"
+echo "run_fault.sh: launcher exit status $rc"
+if echo "$out" | grep -q "FAIL"; then
+  echo "run_fault.sh: the program reported a failure"
+  exit 1
+fi
+if ! echo "$out" | grep -qF "$expect"; then
+  echo "run_fault.sh: expected output not found: $expect"
+  exit 1
+fi
+echo "run_fault.sh: ok"
