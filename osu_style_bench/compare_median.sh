@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the side-by-side comparison several times and reports, per program and size, the median
+# of weft's and Open MPI's numbers and the ratio of the medians. The runs interleave weft and
+# Open MPI program by program, so machine noise hits both alike.
+#
+#   osu_style_bench/compare_median.sh BUILD_DIR [RUNS] [NP]
+#
+# Writes BUILD_DIR/compare/median.csv (program,size,weft,ompi,ratio) and prints a table.
+# Environment is passed to compare.sh (BENCH_ARGS, ...).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$1" && pwd)
+runs=${2:-5}
+np=${3:-2}
+all=$build/compare/all_runs.csv
+: > "$all"
+for i in $(seq 1 "$runs"); do
+  echo "# run $i of $runs" >&2
+  bash "$here/compare.sh" "$build" "$np" > "$build/compare/run$i.log" 2>&1 || {
+    echo "compare_median.sh: run $i failed, see $build/compare/run$i.log" >&2
+    exit 1
+  }
+  tail -n +2 "$build/compare/results.csv" >> "$all"
+done
+# median per (program, size) of each column, then the ratio of the medians
+sort -t, -k1,1 -k2,2n "$all" | awk -F, -v out="$build/compare/median.csv" '
+  function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  function flush() {
+    if (key == "") return
+    w = median(ws); o = median(os)
+    split(key, k, SUBSEP)
+    printf "%s,%s,%.2f,%.2f,%.2f\n", k[1], k[2], w, o, (o > 0 ? w / o : 0) >> out
+    printf "%-14s %-10s %12.2f %12.2f %8.2f\n", k[1], k[2], w, o, (o > 0 ? w / o : 0)
+  }
+  BEGIN { print "program,size,weft,ompi,ratio" > out
+          printf "%-14s %-10s %12s %12s %8s\n", "program", "size", "weft", "open-mpi", "ratio" }
+  { cur = $1 SUBSEP $2; if (cur != key) { flush(); key = cur; ws = ""; os = "" }
+    ws = ws " " $3; os = os " " $4 }
+  END { flush() }'
+echo "# medians of $runs runs: $build/compare/median.csv" >&2
