@@ -9,6 +9,7 @@
 #include <set>
 
 #include "runtime/core/log.h"
+#include "shm.h"
 #include "tag.h"
 
 namespace weft {
@@ -64,6 +65,9 @@ int poll_worker(void* worker) { return int(ucp_worker_progress(static_cast<ucp_w
 
 }  // namespace
 
+Transport::Transport(Bootstrap& boot, Progress& progress, RequestPool& pool)
+    : boot_(boot), progress_(progress), pool_(pool) {}
+
 Status Transport::create(Bootstrap& boot, Progress& progress, RequestPool& pool,
                          const TransportOptions& options, std::unique_ptr<Transport>* out) {
   std::unique_ptr<Transport> t(new Transport(boot, progress, pool));
@@ -110,13 +114,68 @@ Status Transport::init(const TransportOptions& options) {
   Status put = boot_.put(kAddressKey, addr, addr_len);
   ucp_worker_release_address(worker, addr);
   WEFT_TRY(put);
-  WEFT_TRY(boot_.exchange());
 
+  bool use_shm = false;
+  WEFT_TRY(choose_path(options, &use_shm));
+  if (use_shm) {
+    ShmOptions so;
+    so.cells = options.shm_cells;
+    so.cell_size = options.shm_cell_size;
+    WEFT_TRY(ShmEngine::create(boot_, progress_, so, &shm_));
+  }
+  WEFT_TRY(boot_.exchange());
   eps_.assign(size_t(boot_.size()), nullptr);
-  progress_.add_poller(poll_worker, worker_);
+  if (shm_) {
+    WEFT_TRY(shm_->map_all_and_unlink());
+    progress_.add_poller([](void* e) { return static_cast<ShmEngine*>(e)->progress(); }, shm_.get());
+  } else {
+    progress_.add_poller(poll_worker, worker_);
+  }
+  WEFT_INFO(Subsys::pt2pt, "point-to-point path: %s", path_description().c_str());
   WEFT_INFO(Subsys::pt2pt, "ucx %s ready, worker address %zu bytes, thread mode %s",
             ucp_get_version_string(), addr_len, options.thread_multiple ? "multi" : "single");
   return Status::ok;
+}
+
+// One path for the whole job, decided identically on every rank from facts they share: weft's
+// shared memory when every rank is on this node (it matches messages itself, so a wildcard
+// receive never has to watch two channels), else UCX for every peer.
+Status Transport::choose_path(const TransportOptions& options, bool* use_shm) {
+  const bool one_node = boot_.local_size() == boot_.size();
+  std::string reason = one_node ? shm_unavailable_reason() : "ranks span several nodes";
+  switch (options.path) {
+    case Pt2ptPath::ucx:
+      *use_shm = false;
+      return Status::ok;
+    case Pt2ptPath::shm:
+      if (!reason.empty()) {
+        std::string msg = "WEFT_PT2PT=shm cannot be honoured: " + reason;
+        WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
+        set_error_detail(msg);
+        return Status::not_supported;
+      }
+      *use_shm = true;
+      return Status::ok;
+    case Pt2ptPath::automatic:
+      break;
+  }
+  *use_shm = reason.empty();
+  if (one_node && !reason.empty()) {
+    // A slower path for node-local messages: never silent, and an error on request.
+    std::string msg = "node-local messages go through ucx instead of weft shared memory: " + reason;
+    if (options.require_fast_path) {
+      WEFT_ERROR(Subsys::pt2pt, "%s (WEFT_REQUIRE_FAST_PATH)", msg.c_str());
+      set_error_detail(msg);
+      return Status::not_supported;
+    }
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+  }
+  return Status::ok;
+}
+
+std::string Transport::path_description() const {
+  if (shm_) return shm_->describe();
+  return "ucx for every peer (transports per peer are logged when connected)";
 }
 
 Transport::~Transport() {
@@ -135,6 +194,7 @@ Transport::~Transport() {
     while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker);
     ucp_request_free(req);
   }
+  shm_.reset();
   if (worker) ucp_worker_destroy(worker);
   if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
 }
@@ -171,6 +231,7 @@ Status Transport::connect(int dest, void** ep) {
 }
 
 std::string Transport::transports_to(int dest) {
+  if (shm_) return shm_->describe();
   void* ep = eps_[size_t(dest)];
   if (!ep) return "(not connected)";
   char* buf = nullptr;
@@ -221,10 +282,14 @@ std::string Transport::available_transports() {
   return out.empty() ? "(none)" : out;
 }
 
-int Transport::progress() { return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_))); }
+int Transport::progress() {
+  if (shm_) return shm_->progress();
+  return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_)));
+}
 
 Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
                         Request* r) {
+  if (shm_) return shm_->isend(buf, bytes, dest, t, mode, r);
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
   r->peer = dest;
@@ -248,6 +313,7 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
 
 Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
                         Request* r) {
+  if (shm_) return shm_->irecv(buf, bytes, source, t, mask, r);
   r->peer = source;
   r->complete = false;
   r->status = RequestStatus{};
@@ -266,6 +332,7 @@ Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_
 }
 
 Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
+  if (shm_) return shm_->mrecv(buf, bytes, message, r);
   r->complete = false;
   r->status = RequestStatus{};
   r->status.bytes = bytes;
@@ -282,6 +349,15 @@ Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
 }
 
 Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode) {
+  if (shm_) {
+    if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
+      return Status::ok;
+    Request r;
+    r.kind = RequestKind::send;
+    WEFT_TRY(shm_->isend(buf, bytes, dest, t, mode, &r));
+    if (!r.complete) wait(&r);
+    return r.status.error;
+  }
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
   ucp_request_param_t p;
@@ -324,6 +400,7 @@ Status Transport::recv(void* buf, size_t bytes, int source, uint64_t t, uint64_t
 }
 
 bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, void** message) {
+  if (shm_) return shm_->probe(t, mask, remove, info, message);
   auto worker = static_cast<ucp_worker_h>(worker_);
   ucp_worker_progress(worker);
   ucp_tag_recv_info_t ri;
@@ -337,7 +414,12 @@ bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, v
 }
 
 Status Transport::cancel(Request* r) {
-  if (r->complete || !r->transport_handle) return Status::ok;
+  if (r->complete) return Status::ok;
+  if (shm_) {
+    shm_->cancel(r);
+    return Status::ok;
+  }
+  if (!r->transport_handle) return Status::ok;
   ucp_request_cancel(static_cast<ucp_worker_h>(worker_), r->transport_handle);
   return Status::ok;
 }
@@ -351,8 +433,10 @@ bool Transport::check_peer_failure(Request* r) {
                                  : std::string("a rank of the job terminated during a wildcard receive");
   WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
-  if (r->transport_handle) {
-    // Detach the callback's target: the UCX request is cancelled and freed by its callback.
+  if (shm_) {
+    shm_->cancel(r);
+  } else if (r->transport_handle) {
+    // The UCX request is cancelled and freed by its callback.
     ucp_request_cancel(static_cast<ucp_worker_h>(worker_), r->transport_handle);
     progress_.wait([&] { return r->complete; });
   }

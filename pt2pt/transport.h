@@ -16,9 +16,15 @@ namespace weft {
 
 enum class SendMode : uint8_t { standard, synchronous };
 
+enum class Pt2ptPath : uint8_t { automatic, ucx, shm };
+
 struct TransportOptions {
   bool thread_multiple = false;
   bool peer_error_mode = false;  // UCP_ERR_HANDLING_MODE_PEER on endpoints
+  bool require_fast_path = false;
+  Pt2ptPath path = Pt2ptPath::automatic;
+  uint32_t shm_cells = 16;
+  uint32_t shm_cell_size = 4096;
 };
 
 // What a receive or probe matched.
@@ -27,6 +33,8 @@ struct MatchInfo {
   int tag = -1;     // user tag
   size_t bytes = 0;
 };
+
+class ShmEngine;
 
 class Transport {
  public:
@@ -58,10 +66,11 @@ class Transport {
   static std::string available_transports();
 
   RequestPool& pool() { return pool_; }
+  // The path point-to-point messages take, for logs and weft_info.
+  std::string path_description() const;
 
  private:
-  Transport(Bootstrap& boot, Progress& progress, RequestPool& pool)
-      : boot_(boot), progress_(progress), pool_(pool) {}
+  Transport(Bootstrap& boot, Progress& progress, RequestPool& pool);
   Status init(const TransportOptions& options);
   Status endpoint(int dest, void** ep);
   Status connect(int dest, void** ep);
@@ -74,6 +83,8 @@ class Transport {
   void* worker_ = nullptr;   // ucp_worker_h
   std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
   bool peer_error_mode_ = false;
+  std::unique_ptr<ShmEngine> shm_;  // set when every message goes through weft's shared memory
+  Status choose_path(const TransportOptions& options, bool* use_shm);
 };
 
 }  // namespace weft

@@ -32,6 +32,14 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_UCX_ERR_MODE", ConfigType::choice, "none",
      "UCX endpoint error handling: none (all transports, fastest) or peer (detects peer "
      "failure on the transport, may exclude shared-memory transports)", "none|peer"},
+    {"WEFT_PT2PT", ConfigType::choice, "auto",
+     "point-to-point path: auto (weft shared memory when every rank is on one node, else ucx), "
+     "ucx, or shm (fail at init if it cannot be used)", "auto|ucx|shm"},
+    {"WEFT_SHM_CELLS", ConfigType::integer, "16",
+     "cells in each shared-memory ring (one ring per sender and receiver on a node)", nullptr},
+    {"WEFT_SHM_CELL_SIZE", ConfigType::size, "4k",
+     "bytes per shared-memory cell (64-byte header included); messages up to the rest go eager, "
+     "larger ones are copied once with cma", nullptr},
     {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
      "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
      "recursive doubling (latency-optimal)", nullptr},

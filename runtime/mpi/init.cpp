@@ -120,6 +120,11 @@ int do_init(int required, int* provided, const char* fn) {
   TransportOptions topts;
   topts.thread_multiple = false;
   topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";
+  topts.require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
+  std::string_view path = cfg.value("WEFT_PT2PT");
+  topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
+  topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));
+  topts.shm_cell_size = uint32_t(cfg.size("WEFT_SHM_CELL_SIZE"));
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
 

@@ -1,0 +1,478 @@
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "runtime/core/log.h"
+#include "tag.h"
+
+namespace weft {
+
+namespace {
+
+constexpr const char* kShmKey = "weft.shm";
+constexpr uint32_t kMagic = 0x77656674;  // "weft"
+constexpr uint32_t kLayoutVersion = 1;
+constexpr size_t kHeaderBytes = 64;      // segment header
+constexpr size_t kCellHeaderBytes = 40;  // cell header; the payload follows
+
+enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4 };
+enum CellFlags : uint32_t { kSync = 1 };
+
+Status shm_fail(const std::string& msg, Status kind = Status::transport) {
+  WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  return kind;
+}
+
+// What a ready-to-send or unexpected message names in the segment's exchange blob.
+struct Blob {
+  char name[64];
+  uint64_t bytes;
+  uint32_t rings, cells, cell_size, pad;
+};
+
+}  // namespace
+
+// A ring cell. The header is kept small so a message of up to 24 bytes shares the first cache
+// line with the sequence word: one line moves between the cores per small message.
+struct ShmEngine::Cell {
+  std::atomic<uint64_t> seq;  // producer ticket t may write when seq == t; ready when t + 1
+  uint64_t tag;               // context | source | tag
+  uint32_t len;               // eager: payload bytes
+  uint16_t kind;
+  uint16_t flags;
+  int32_t sender;             // sender's job rank
+  uint32_t reserved;
+  uint64_t cookie;            // the sender's request, echoed back in finish / sync ack
+  char* payload() { return reinterpret_cast<char*>(this) + kCellHeaderBytes; }
+  const char* payload() const { return reinterpret_cast<const char*>(this) + kCellHeaderBytes; }
+};
+
+// What a ready-to-send cell carries in its payload.
+struct ReadyToSend {
+  uint64_t len;   // message bytes
+  uint64_t addr;  // the sender's buffer
+  int64_t pid;    // the sender's process, for the cma read
+};
+
+struct ShmEngine::Segment {
+  uint32_t magic, version, rings, cells, cell_size;
+  char* base() { return reinterpret_cast<char*>(this); }
+};
+
+std::string shm_unavailable_reason() {
+  // Yama ptrace_scope 2 or 3 forbids cross-process memory access (CMA) between peers.
+  if (FILE* f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) {
+    int scope = 0;
+    if (fscanf(f, "%d", &scope) == 1 && scope >= 2) {
+      fclose(f);
+      return "kernel.yama.ptrace_scope is " + std::to_string(scope) + ", which forbids cma";
+    }
+    fclose(f);
+  }
+  // A seccomp filter (containers) may refuse the system call itself.
+  char src[8] = "probe", dst[8] = "";
+  iovec l{dst, sizeof(src)}, r{src, sizeof(src)};
+  if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != ssize_t(sizeof(src)))
+    return std::string("process_vm_readv is not permitted: ") + strerror(errno);
+  if (access("/dev/shm", W_OK) != 0) return "/dev/shm is not writable";
+  return {};
+}
+
+Status ShmEngine::create(Bootstrap& boot, Progress& progress, const ShmOptions& options,
+                         std::unique_ptr<ShmEngine>* out) {
+  std::unique_ptr<ShmEngine> e(new ShmEngine(boot, progress));
+  WEFT_TRY(e->init(options));
+  *out = std::move(e);
+  return Status::ok;
+}
+
+Status ShmEngine::init(const ShmOptions& options) {
+  opts_ = options;
+  if (opts_.cells < 2 || opts_.cell_size < 2 * kHeaderBytes || opts_.cell_size % 64 != 0)
+    return shm_fail("shared-memory ring geometry is invalid (cells >= 2, cell size a multiple of 64 and >= 128)",
+                    Status::invalid_arg);
+  payload_size_ = opts_.cell_size - kCellHeaderBytes;
+  ring_bytes_ = size_t(opts_.cells) * opts_.cell_size;
+
+  const int n = boot_.size();
+  local_index_.assign(size_t(n), -1);
+  for (int w : boot_.local_peers()) {
+    local_index_[size_t(w)] = int(local_world_.size());
+    local_world_.push_back(w);
+  }
+  peers_.assign(size_t(n), nullptr);
+  send_ticket_.assign(size_t(n), 0);
+  recv_ticket_.assign(local_world_.size(), 0);
+  pending_.assign(size_t(n), {});
+
+  // Peers read our memory with process_vm_readv: allow it where Yama restricts ptrace.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+
+  std::random_device rd;
+  char name[64];
+  snprintf(name, sizeof(name), "/weft-%d-%d-%08x", int(getpid()), boot_.rank(), unsigned(rd()));
+  name_ = name;
+  self_bytes_ = kHeaderBytes + local_world_.size() * ring_bytes_;
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return shm_fail(std::string("shm_open ") + name + ": " + strerror(errno));
+  // Reserve the pages now: a tmpfs that runs out later would kill us with SIGBUS instead.
+  int err = posix_fallocate(fd, 0, off_t(self_bytes_));
+  if (err != 0) {
+    close(fd);
+    shm_unlink(name);
+    return shm_fail("cannot reserve " + std::to_string(self_bytes_) + " bytes in /dev/shm: " +
+                    strerror(err) + " (lower WEFT_SHM_CELLS or WEFT_SHM_CELL_SIZE)");
+  }
+  void* p = mmap(nullptr, self_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(name);
+    return shm_fail(std::string("mmap of the shared segment: ") + strerror(errno));
+  }
+  self_ = static_cast<Segment*>(p);
+  self_->magic = kMagic;
+  self_->version = kLayoutVersion;
+  self_->rings = uint32_t(local_world_.size());
+  self_->cells = opts_.cells;
+  self_->cell_size = opts_.cell_size;
+  for (size_t r = 0; r < local_world_.size(); ++r) {
+    for (uint32_t c = 0; c < opts_.cells; ++c) {
+      auto* cell = reinterpret_cast<Cell*>(self_->base() + kHeaderBytes + r * ring_bytes_ +
+                                           size_t(c) * opts_.cell_size);
+      cell->seq.store(c, std::memory_order_relaxed);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  peers_[size_t(boot_.rank())] = self_;
+
+  Blob blob{};
+  snprintf(blob.name, sizeof(blob.name), "%s", name);
+  blob.bytes = self_bytes_;
+  blob.rings = self_->rings;
+  blob.cells = opts_.cells;
+  blob.cell_size = opts_.cell_size;
+  WEFT_TRY(boot_.put(kShmKey, &blob, sizeof(blob)));
+  return Status::ok;
+}
+
+ShmEngine::~ShmEngine() {
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    if (peers_[i] && peers_[i] != self_) {
+      munmap(peers_[i], size_t(kHeaderBytes + size_t(peers_[i]->rings) * ring_bytes_));
+    }
+  }
+  if (self_) {
+    munmap(self_, self_bytes_);
+    shm_unlink(name_.c_str());
+  }
+}
+
+std::string ShmEngine::describe() const {
+  return "weft shared memory (eager up to " + std::to_string(payload_size_) +
+         " bytes through " + std::to_string(opts_.cells) + "-cell rings, cma single copy above)";
+}
+
+Status ShmEngine::map_peer(int dest, Segment** seg) {
+  if (local_index_[size_t(dest)] < 0)
+    return shm_fail("rank " + std::to_string(dest) + " is not on this node", Status::internal);
+  std::vector<char> raw;
+  WEFT_TRY(boot_.get(dest, kShmKey, &raw));
+  if (raw.size() != sizeof(Blob)) return shm_fail("malformed shared-memory address of rank " + std::to_string(dest));
+  Blob blob;
+  memcpy(&blob, raw.data(), sizeof(blob));
+  blob.name[sizeof(blob.name) - 1] = '\0';
+  if (blob.cells != opts_.cells || blob.cell_size != opts_.cell_size ||
+      blob.rings != local_world_.size())
+    return shm_fail("rank " + std::to_string(dest) +
+                    " uses a different shared-memory geometry (WEFT_SHM_* must match on every rank)",
+                    Status::invalid_arg);
+  int fd = shm_open(blob.name, O_RDWR, 0);
+  if (fd < 0) return shm_fail(std::string("shm_open ") + blob.name + " of rank " + std::to_string(dest) + ": " + strerror(errno));
+  void* p = mmap(nullptr, blob.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return shm_fail(std::string("mmap of rank ") + std::to_string(dest) + "'s segment: " + strerror(errno));
+  auto* s = static_cast<Segment*>(p);
+  if (s->magic != kMagic || s->version != kLayoutVersion) {
+    munmap(p, blob.bytes);
+    return shm_fail("rank " + std::to_string(dest) + "'s shared segment has an unknown layout");
+  }
+  peers_[size_t(dest)] = s;
+  *seg = s;
+  WEFT_INFO(Subsys::pt2pt, "peer %d: transports weft-shm (segment %s mapped)", dest, blob.name);
+  return Status::ok;
+}
+
+namespace {
+inline ShmEngine::Cell* cell_at(char* base, size_t ring_offset, uint64_t ticket, uint32_t cells,
+                                uint32_t cell_size) {
+  return reinterpret_cast<ShmEngine::Cell*>(base + ring_offset + size_t(ticket % cells) * cell_size);
+}
+}  // namespace
+
+// Writes one cell to dest's ring if a cell is free; false when the ring is full.
+bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
+                          size_t len, uint64_t cookie, Status* st) {
+  Segment* seg = peers_[size_t(dest)];
+  if (!seg) [[unlikely]] {
+    *st = map_peer(dest, &seg);
+    if (*st != Status::ok) return true;
+  }
+  const size_t ring_offset = kHeaderBytes + size_t(local_index_[size_t(boot_.rank())]) * ring_bytes_;
+  uint64_t t = send_ticket_[size_t(dest)];
+  Cell* c = cell_at(seg->base(), ring_offset, t, opts_.cells, opts_.cell_size);
+  if (c->seq.load(std::memory_order_acquire) != t) return false;
+  c->tag = tag;
+  c->kind = uint16_t(kind);
+  c->flags = uint16_t(flags);
+  c->sender = boot_.rank();
+  c->cookie = cookie;
+  if (kind == kReadyToSend) {
+    ReadyToSend rts{len, reinterpret_cast<uint64_t>(buf), int64_t(getpid())};
+    memcpy(c->payload(), &rts, sizeof(rts));
+    c->len = uint32_t(sizeof(rts));
+  } else {
+    c->len = uint32_t(len);
+    if (len) memcpy(c->payload(), buf, len);
+  }
+  c->seq.store(t + 1, std::memory_order_release);
+  send_ticket_[size_t(dest)] = t + 1;
+  *st = Status::ok;
+  return true;
+}
+
+Status ShmEngine::map_all_and_unlink() {
+  for (int w : local_world_) {
+    if (peers_[size_t(w)]) continue;
+    Segment* s = nullptr;
+    WEFT_TRY(map_peer(w, &s));
+  }
+  // Once every local rank has mapped every segment, the names are no longer needed: unlinking
+  // now means a crashed job leaves nothing behind in /dev/shm.
+  WEFT_TRY(boot_.barrier());
+  shm_unlink(name_.c_str());
+  name_.clear();
+  return Status::ok;
+}
+
+void ShmEngine::post(int dest, const Pending& p, Status* st) {
+  *st = Status::ok;
+  auto& queue = pending_[size_t(dest)];
+  if (queue.empty() && try_place(dest, p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, st)) {
+    if (*st == Status::ok && p.complete_on_place) p.request->complete = true;
+    return;
+  }
+  if (*st != Status::ok) return;
+  queue.push_back(p);
+  ++pending_count_;
+}
+
+int ShmEngine::flush_pending() {
+  int placed = 0;
+  for (size_t dest = 0; dest < pending_.size() && pending_count_ > 0; ++dest) {
+    auto& queue = pending_[dest];
+    while (!queue.empty()) {
+      const Pending& p = queue.front();
+      Status st = Status::ok;
+      if (!try_place(int(dest), p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, &st)) break;
+      if (p.request && (st != Status::ok || p.complete_on_place)) {
+        p.request->status.error = st;
+        p.request->complete = true;
+      }
+      queue.pop_front();
+      --pending_count_;
+      ++placed;
+    }
+  }
+  return placed;
+}
+
+Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode,
+                        Request* r) {
+  r->peer = dest;
+  r->complete = false;
+  r->status = RequestStatus{};
+  Pending p{};
+  p.tag = tag;
+  p.buf = buf;
+  p.len = bytes;
+  p.cookie = reinterpret_cast<uint64_t>(r);
+  p.request = r;
+  if (bytes <= payload_size_) {
+    p.kind = kEager;
+    p.flags = mode == SendMode::synchronous ? uint32_t(kSync) : 0u;
+    p.complete_on_place = mode == SendMode::standard;  // sync sends wait for the match ack
+  } else {
+    p.kind = kReadyToSend;  // completes when the receiver has copied the data (finish cell)
+  }
+  Status st;
+  post(dest, p, &st);
+  return st;
+}
+
+Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
+  Pending p{};
+  p.kind = kind;
+  p.cookie = cookie;
+  Status st;
+  post(dest, p, &st);
+  return st;
+}
+
+bool ShmEngine::try_send_now(const void* buf, size_t bytes, int dest, uint64_t tag) {
+  if (bytes > payload_size_ || !pending_[size_t(dest)].empty()) return false;
+  Status st = Status::ok;
+  return try_place(dest, kEager, 0, tag, buf, bytes, 0, &st) && st == Status::ok;
+}
+
+Status ShmEngine::irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask,
+                        Request* r) {
+  r->peer = source;
+  r->complete = false;
+  r->status = RequestStatus{};
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if ((((*it)->tag ^ tag) & mask) != 0) continue;
+    std::unique_ptr<Unexpected> u = std::move(*it);
+    unexpected_.erase(it);
+    complete_receive(*u, buf, bytes, r);
+    return Status::ok;
+  }
+  posted_.push_back(PostedRecv{r, buf, bytes, tag, mask});
+  return Status::ok;
+}
+
+void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, Request* r) {
+  RequestStatus& st = r->status;
+  st.source = tag::source_of(m.tag);
+  st.tag = tag::user_tag_of(m.tag);
+  size_t n = m.len <= bytes ? m.len : bytes;
+  st.bytes = m.len <= bytes ? m.len : bytes;
+  st.error = Status::ok;
+  if (m.len > bytes) {
+    st.error = Status::truncated;
+    set_error_detail("message truncated: " + std::to_string(m.len) + " bytes sent, receive buffer holds " +
+                     std::to_string(bytes));
+  }
+  if (m.kind == kEager) {
+    if (n) memcpy(buf, m.payload_ptr, n);
+    if (m.flags & kSync) (void)control(m.src_world, kSyncAck, m.cookie);
+  } else {
+    if (n) {
+      iovec local{buf, n}, remote{reinterpret_cast<void*>(m.addr), n};
+      ssize_t got = process_vm_readv(m.pid, &local, 1, &remote, 1, 0);
+      if (got != ssize_t(n)) {
+        int e = errno;
+        std::string msg = "cma read of " + std::to_string(n) + " bytes from rank " +
+                          std::to_string(m.src_world) + " failed: " + strerror(e);
+        WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+        set_error_detail(msg);
+        st.error = e == ESRCH ? Status::peer_failed : Status::transport;
+      }
+    }
+    (void)control(m.src_world, kFinish, m.cookie);
+  }
+  r->complete = true;
+}
+
+void ShmEngine::handle(const Cell& c) {
+  if (c.kind == kFinish || c.kind == kSyncAck) {
+    reinterpret_cast<Request*>(c.cookie)->complete = true;
+    return;
+  }
+  Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, {}, c.payload()};
+  if (c.kind == kReadyToSend) {
+    ReadyToSend rts;
+    memcpy(&rts, c.payload(), sizeof(rts));
+    view.len = rts.len;
+    view.addr = rts.addr;
+    view.pid = int(rts.pid);
+  }
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (((c.tag ^ it->tag) & it->mask) != 0) continue;
+    PostedRecv p = *it;
+    posted_.erase(it);
+    complete_receive(view, p.buf, p.bytes, p.request);
+    return;
+  }
+  auto u = std::make_unique<Unexpected>(view);
+  u->payload_ptr = nullptr;
+  if (c.kind == kEager) {
+    u->payload.assign(c.payload(), c.payload() + c.len);
+    u->payload_ptr = u->payload.data();
+  }
+  unexpected_.push_back(std::move(u));
+}
+
+int ShmEngine::progress() {
+  int events = pending_count_ ? flush_pending() : 0;
+  char* base = self_->base();
+  for (size_t i = 0; i < local_world_.size(); ++i) {
+    const size_t ring_offset = kHeaderBytes + i * ring_bytes_;
+    uint64_t t = recv_ticket_[i];
+    for (;;) {
+      Cell* c = cell_at(base, ring_offset, t, opts_.cells, opts_.cell_size);
+      if (c->seq.load(std::memory_order_acquire) != t + 1) break;
+      handle(*c);
+      c->seq.store(t + opts_.cells, std::memory_order_release);
+      ++t;
+      ++events;
+    }
+    recv_ticket_[i] = t;
+  }
+  return events;
+}
+
+bool ShmEngine::probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message) {
+  (void)progress();
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    const Unexpected& u = **it;
+    if (((u.tag ^ tag) & mask) != 0) continue;
+    info->source = tag::source_of(u.tag);
+    info->tag = tag::user_tag_of(u.tag);
+    info->bytes = u.len;
+    if (remove) {
+      *message = it->release();
+      unexpected_.erase(it);
+    }
+    return true;
+  }
+  return false;
+}
+
+Status ShmEngine::mrecv(void* buf, size_t bytes, void* message, Request* r) {
+  std::unique_ptr<Unexpected> u(static_cast<Unexpected*>(message));
+  r->complete = false;
+  r->status = RequestStatus{};
+  complete_receive(*u, buf, bytes, r);
+  return Status::ok;
+}
+
+void ShmEngine::cancel(Request* r) {
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (it->request != r) continue;
+    posted_.erase(it);
+    r->status.cancelled = true;
+    r->complete = true;
+    return;
+  }
+  for (auto& queue : pending_) {
+    for (auto it = queue.begin(); it != queue.end(); ++it) {
+      if (it->request != r) continue;
+      queue.erase(it);
+      --pending_count_;
+      return;
+    }
+  }
+}
+
+}  // namespace weft

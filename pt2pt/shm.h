@@ -1,0 +1,116 @@
+// Node-local point-to-point over weft's own shared memory: one inbound segment per process,
+// holding a single-producer ring per local sender. Small messages are copied through a ring
+// cell (eager); larger ones send a ready-to-send cell and the receiver copies the payload
+// straight from the sender's memory with one process_vm_readv (CMA), then answers with a
+// finish cell. Matching (posted and unexpected queues) happens here, in weft, not in UCX.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pmix/bootstrap.h"
+#include "runtime/core/progress.h"
+#include "runtime/core/request.h"
+#include "runtime/core/status.h"
+#include "transport.h"
+
+namespace weft {
+
+struct ShmOptions {
+  uint32_t cells = 16;        // cells per ring
+  uint32_t cell_size = 4096;  // bytes per cell, header included
+};
+
+// Why the shared-memory path cannot be used on this machine, or empty if it can.
+std::string shm_unavailable_reason();
+
+class ShmEngine {
+ public:
+  // Creates this process's inbound segment and publishes its name (before the modex exchange).
+  static Status create(Bootstrap& boot, Progress& progress, const ShmOptions& options,
+                       std::unique_ptr<ShmEngine>* out);
+  ~ShmEngine();
+
+  Status isend(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, Request* r);
+  Status irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, Request* r);
+  bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
+  Status mrecv(void* buf, size_t bytes, void* message, Request* r);
+  // Removes a posted receive that has not matched yet (it completes as cancelled), or a send
+  // still queued for a full ring.
+  void cancel(Request* r);
+
+  int progress();
+  size_t eager_limit() const { return payload_size_; }
+  std::string describe() const;
+
+ // Called once every rank has published its segment (after the modex exchange).
+  Status map_all_and_unlink();
+  // Blocking-send fast path: an eager message placed at once; false if it must queue.
+  bool try_send_now(const void* buf, size_t bytes, int dest, uint64_t tag);
+
+  struct Cell;
+
+ private:
+  struct Segment;
+  struct PostedRecv {
+    Request* request;
+    void* buf;
+    size_t bytes;
+    uint64_t tag, mask;
+  };
+  // A message that arrived before its receive was posted, or a view of a ring cell.
+  struct Unexpected {
+    int src_world;
+    uint32_t kind, flags;
+    uint64_t tag, len, addr, cookie;
+    int pid;
+    std::vector<char> payload;         // eager data, copied out of the ring
+    const char* payload_ptr = nullptr;  // the data: payload, or the cell while it is handled
+  };
+  // A cell waiting for room in a full ring (later sends to the same rank queue behind it).
+  struct Pending {
+    uint32_t kind = 0, flags = 0;
+    uint64_t tag = 0;
+    const void* buf = nullptr;
+    size_t len = 0;
+    uint64_t cookie = 0;
+    Request* request = nullptr;
+    bool complete_on_place = false;
+  };
+
+  ShmEngine(Bootstrap& boot, Progress& progress) : boot_(boot), progress_(progress) {}
+  Status init(const ShmOptions& options);
+  Status map_peer(int dest, Segment** seg);
+  bool try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
+                 size_t len, uint64_t cookie, Status* st);
+  void post(int dest, const Pending& p, Status* st);
+  int flush_pending();
+  Status control(int dest, uint32_t kind, uint64_t cookie);
+  void handle(const Cell& cell);
+  void complete_receive(const Unexpected& msg, void* buf, size_t bytes, Request* r);
+
+  Bootstrap& boot_;
+  Progress& progress_;
+  ShmOptions opts_;
+  size_t payload_size_ = 0;
+  size_t ring_bytes_ = 0;
+  std::string name_;
+  Segment* self_ = nullptr;         // my inbound segment
+  size_t self_bytes_ = 0;
+  std::vector<int> local_index_;    // job rank -> index among this node's ranks (-1: remote)
+  std::vector<int> local_world_;    // index -> job rank
+  std::vector<Segment*> peers_;     // inbound segments of this node's ranks, by job rank
+  std::vector<uint64_t> send_ticket_;  // next producer ticket, by job rank
+  std::vector<uint64_t> recv_ticket_;  // next consumer ticket, by local index
+  std::vector<std::deque<Pending>> pending_;  // by job rank
+  size_t pending_count_ = 0;
+  std::list<PostedRecv> posted_;
+  std::list<std::unique_ptr<Unexpected>> unexpected_;
+};
+
+}  // namespace weft
