@@ -45,6 +45,8 @@ class ShmEngine {
   void cancel(Request* r);
 
   int progress();
+  // True when no cell waits for room in a peer's ring.
+  bool idle() const { return pending_count_ == 0; }
   size_t eager_limit() const { return payload_size_; }
   std::string describe() const;
 

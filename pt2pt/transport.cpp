@@ -282,6 +282,14 @@ std::string Transport::available_transports() {
   return out.empty() ? "(none)" : out;
 }
 
+void Transport::quiesce() {
+  if (!shm_) return;
+  progress_.wait([&] {
+    boot_.poll_local_liveness();
+    return shm_->idle() || boot_.failures_seen() > 0;  // a dead peer never drains its ring
+  });
+}
+
 int Transport::progress() {
   if (shm_) return shm_->progress();
   return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_)));

@@ -60,6 +60,9 @@ class Transport {
   void wait(Request* r);
 
   int progress();
+  // Waits until everything this process queued for its peers has been handed over (finish
+  // and acknowledgement cells included), so it can stop progressing (e.g. at finalize).
+  void quiesce();
   // Transports UCX chose for the endpoint to a peer, e.g. "posix/memory cma/memory".
   std::string transports_to(int dest);
   // Every transport this process's UCX context can use, for weft_info.

@@ -196,6 +196,9 @@ int PMPI_Finalize(void) {
   // Buffered sends must reach their destination before the transport goes away.
   for (Request* r : st.bsend.pending)
     if (!r->complete) st.transport->wait(r);
+  // Peers may still wait for cells queued here (e.g. a finish for their last send), and the
+  // barrier below does not progress messages.
+  st.transport->quiesce();
   Status s = st.boot->barrier();
   if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
   st.transport.reset();
