@@ -422,10 +422,14 @@ int ShmEngine::progress() {
     for (;;) {
       Cell* c = cell_at(base, ring_offset, t, opts_.cells, opts_.cell_size);
       if (c->seq.load(std::memory_order_acquire) != t + 1) break;
+      const bool copied = c->kind == kReadyToSend;
       handle(*c);
       c->seq.store(t + opts_.cells, std::memory_order_release);
       ++t;
       ++events;
+      // After a long copy, hand queued cells over before the next one, so the peer has work
+      // (its own copies) while this process copies: both directions then overlap.
+      if (copied && pending_count_) events += flush_pending();
     }
     recv_ticket_[i] = t;
   }
