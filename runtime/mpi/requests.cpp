@@ -146,9 +146,9 @@ void wait_any_of(int count, MPI_Request reqs[]) {
 }
 
 struct ProbeArgs {
-  Comm* comm;
-  uint64_t tag, mask;
-  bool proc_null;
+  Comm* comm = nullptr;
+  uint64_t tag = 0, mask = 0;
+  bool proc_null = false;
 };
 
 int check_probe(const char* fn, int source, int tag, MPI_Comm comm, ProbeArgs* a) {
@@ -198,6 +198,40 @@ bool peer_lost(const Comm& c, int source) {
   if (!b.peer_failed(c.world_rank(source))) return false;
   set_error_detail("rank " + std::to_string(source) + " terminated while being probed");
   return true;
+}
+
+// The probe family. flag == nullptr: block until a match (or the source dies); message !=
+// nullptr: take the matched message out of matching (MPI_Mprobe / MPI_Improbe).
+int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
+                 MPI_Message* message, MPI_Status* status) {
+  ProbeArgs a;
+  int rc = check_probe(fn, source, tag, comm, &a);
+  if (rc != MPI_SUCCESS) return rc;
+  if (a.proc_null) {
+    if (flag) *flag = 1;
+    if (message) *message = MPI_MESSAGE_NO_PROC;
+    set_status_proc_null(status);
+    return MPI_SUCCESS;
+  }
+  MatchInfo info;
+  void* msg = nullptr;
+  const bool remove = message != nullptr;
+  bool found = false;
+  if (flag) {
+    found = g_state->transport->probe(a.tag, a.mask, remove, &info, &msg);
+    *flag = found;
+  } else {
+    g_state->progress.wait([&] {
+      found = g_state->transport->probe(a.tag, a.mask, remove, &info, &msg);
+      return found || peer_lost(*a.comm, source);
+    });
+    if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s", error_detail().c_str());
+  }
+  if (found) {
+    if (message) *message = make_message(info, msg, comm);
+    fill_probe_status(status, info);
+  }
+  return MPI_SUCCESS;
 }
 
 size_t status_bytes(const MPI_Status* st) {
@@ -395,85 +429,25 @@ int PMPI_Cancel(MPI_Request* request) {
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Probe");
-  ProbeArgs a;
-  int rc = check_probe("MPI_Probe", source, tag, comm, &a);
-  if (rc != MPI_SUCCESS) return rc;
-  if (a.proc_null) {
-    set_status_proc_null(status);
-    return MPI_SUCCESS;
-  }
-  MatchInfo info;
-  bool found = false;
-  g_state->progress.wait([&] {
-    found = g_state->transport->probe(a.tag, a.mask, false, &info, nullptr);
-    return found || peer_lost(*a.comm, source);
-  });
-  if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, "MPI_Probe", "%s", error_detail().c_str());
-  fill_probe_status(status, info);
-  return MPI_SUCCESS;
+  return probe_common("MPI_Probe", source, tag, comm, nullptr, nullptr, status);
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Iprobe");
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
-  ProbeArgs a;
-  int rc = check_probe("MPI_Iprobe", source, tag, comm, &a);
-  if (rc != MPI_SUCCESS) return rc;
-  if (a.proc_null) {
-    *flag = 1;
-    set_status_proc_null(status);
-    return MPI_SUCCESS;
-  }
-  MatchInfo info;
-  *flag = g_state->transport->probe(a.tag, a.mask, false, &info, nullptr);
-  if (*flag) fill_probe_status(status, info);
-  return MPI_SUCCESS;
+  return probe_common("MPI_Iprobe", source, tag, comm, flag, nullptr, status);
 }
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Mprobe");
   if (!message) return raise(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
-  ProbeArgs a;
-  int rc = check_probe("MPI_Mprobe", source, tag, comm, &a);
-  if (rc != MPI_SUCCESS) return rc;
-  if (a.proc_null) {
-    *message = MPI_MESSAGE_NO_PROC;
-    set_status_proc_null(status);
-    return MPI_SUCCESS;
-  }
-  MatchInfo info;
-  void* msg = nullptr;
-  bool found = false;
-  g_state->progress.wait([&] {
-    found = g_state->transport->probe(a.tag, a.mask, true, &info, &msg);
-    return found || peer_lost(*a.comm, source);
-  });
-  if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, "MPI_Mprobe", "%s", error_detail().c_str());
-  *message = make_message(info, msg, comm);
-  fill_probe_status(status, info);
-  return MPI_SUCCESS;
+  return probe_common("MPI_Mprobe", source, tag, comm, nullptr, message, status);
 }
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Improbe");
   if (!flag || !message) return raise(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
-  ProbeArgs a;
-  int rc = check_probe("MPI_Improbe", source, tag, comm, &a);
-  if (rc != MPI_SUCCESS) return rc;
-  if (a.proc_null) {
-    *flag = 1;
-    *message = MPI_MESSAGE_NO_PROC;
-    set_status_proc_null(status);
-    return MPI_SUCCESS;
-  }
-  MatchInfo info;
-  void* msg = nullptr;
-  *flag = g_state->transport->probe(a.tag, a.mask, true, &info, &msg);
-  if (*flag) {
-    *message = make_message(info, msg, comm);
-    fill_probe_status(status, info);
-  }
-  return MPI_SUCCESS;
+  return probe_common("MPI_Improbe", source, tag, comm, flag, message, status);
 }
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request) {
