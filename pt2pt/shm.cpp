@@ -58,12 +58,20 @@ struct ShmEngine::Cell {
   const char* payload() const { return reinterpret_cast<const char*>(this) + kCellHeaderBytes; }
 };
 
-// What a ready-to-send cell carries in its payload.
+// What a ready-to-send cell carries in its payload. The cell stays in the receiver's ring until
+// the copy is done, so it also serves as the meeting point of a split copy: the receiver asks
+// the sender to write the second half while it reads the first (two cores copy at once).
 struct ReadyToSend {
   uint64_t len;   // message bytes
   uint64_t addr;  // the sender's buffer
   int64_t pid;    // the sender's process, for the cma read
+  std::atomic<uint32_t> help;  // HelpState
+  int32_t receiver_pid;
+  uint64_t part_offset;  // the part the sender is asked to write
+  uint64_t part_len;
+  uint64_t dest_addr;    // the receiver's buffer (start of the whole message)
 };
+enum HelpState : uint32_t { kNoHelp = 0, kHelpWanted, kHelping, kHelped, kHelpTakenBack, kHelpFailed };
 
 struct ShmEngine::Segment {
   uint32_t magic, version, rings, cells, cell_size;
@@ -103,6 +111,7 @@ Status ShmEngine::init(const ShmOptions& options) {
     return shm_fail("shared-memory ring geometry is invalid (cells >= 2, cell size a multiple of 64 and >= 128)",
                     Status::invalid_arg);
   payload_size_ = opts_.cell_size - kCellHeaderBytes;
+  split_min_ = opts_.split_min ? std::max<size_t>(opts_.split_min, 8192) : SIZE_MAX;
   ring_bytes_ = size_t(opts_.cells) * opts_.cell_size;
 
   const int n = boot_.size();
@@ -238,9 +247,13 @@ bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag,
   c->sender = boot_.rank();
   c->cookie = cookie;
   if (kind == kReadyToSend) {
-    ReadyToSend rts{len, reinterpret_cast<uint64_t>(buf), int64_t(getpid())};
-    memcpy(c->payload(), &rts, sizeof(rts));
-    c->len = uint32_t(sizeof(rts));
+    auto* rts = reinterpret_cast<ReadyToSend*>(c->payload());
+    rts->len = len;
+    rts->addr = reinterpret_cast<uint64_t>(buf);
+    rts->pid = int64_t(getpid());
+    rts->help.store(kNoHelp, std::memory_order_relaxed);
+    c->len = uint32_t(sizeof(ReadyToSend));
+    if (len >= split_min_) outstanding_.push_back(Outstanding{c, cookie, static_cast<const char*>(buf)});
   } else {
     c->len = uint32_t(len);
     if (len) memcpy(c->payload(), buf, len);
@@ -351,7 +364,8 @@ Status ShmEngine::irecv(void* buf, size_t bytes, int source, uint64_t tag, uint6
   return Status::ok;
 }
 
-void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, Request* r) {
+void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, Request* r,
+                                 Cell* live_cell) {
   RequestStatus& st = r->status;
   st.source = tag::source_of(m.tag);
   st.tag = tag::user_tag_of(m.tag);
@@ -368,40 +382,113 @@ void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, R
     if (m.flags & kSync) (void)control(m.src_world, kSyncAck, m.cookie);
   } else {
     if (n) {
-      iovec local{buf, n}, remote{reinterpret_cast<void*>(m.addr), n};
-      ssize_t got = process_vm_readv(m.pid, &local, 1, &remote, 1, 0);
-      if (got != ssize_t(n)) {
-        int e = errno;
-        std::string msg = "cma read of " + std::to_string(n) + " bytes from rank " +
-                          std::to_string(m.src_world) + " failed: " + strerror(e);
-        WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
-        set_error_detail(msg);
-        st.error = e == ESRCH ? Status::peer_failed : Status::transport;
-      }
+      Status copied = live_cell && n >= split_min_ && m.len >= split_min_
+                          ? split_copy(m, buf, n, reinterpret_cast<ReadyToSend*>(live_cell->payload()))
+                          : cma_read(m, buf, 0, n);
+      if (copied != Status::ok) st.error = copied;
     }
     (void)control(m.src_world, kFinish, m.cookie);
   }
   r->complete = true;
 }
 
-void ShmEngine::handle(const Cell& c) {
+Status ShmEngine::cma_read(const Unexpected& m, void* buf, size_t offset, size_t n) {
+  iovec local{static_cast<char*>(buf) + offset, n};
+  iovec remote{reinterpret_cast<char*>(m.addr) + offset, n};
+  ssize_t got = process_vm_readv(m.pid, &local, 1, &remote, 1, 0);
+  if (got == ssize_t(n)) return Status::ok;
+  int e = got < 0 ? errno : EIO;
+  std::string msg = "cma read of " + std::to_string(n) + " bytes from rank " +
+                    std::to_string(m.src_world) + " failed: " + strerror(e);
+  WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  return e == ESRCH ? Status::peer_failed : Status::transport;
+}
+
+// The receiver reads the first half while the sender, asked through the cell, writes the second
+// half. If the sender does not take the request before the first half is done (it is busy
+// outside MPI, say), the receiver takes it back and copies the rest itself.
+Status ShmEngine::split_copy(const Unexpected& m, void* buf, size_t n, ReadyToSend* rts) {
+  const size_t half = (n / 2) & ~size_t(4095);
+  rts->receiver_pid = int32_t(getpid());
+  rts->dest_addr = reinterpret_cast<uint64_t>(buf);
+  rts->part_offset = half;
+  rts->part_len = n - half;
+  rts->help.store(kHelpWanted, std::memory_order_release);
+  Status first = cma_read(m, buf, 0, half);
+  uint32_t expected = kHelpWanted;
+  if (rts->help.compare_exchange_strong(expected, kHelpTakenBack, std::memory_order_acq_rel)) {
+    Status rest = cma_read(m, buf, half, n - half);
+    return first != Status::ok ? first : rest;
+  }
+  // The sender is writing: wait for it (it is copying at this moment, unless it died).
+  uint32_t state;
+  uint32_t spins = 0;
+  while ((state = rts->help.load(std::memory_order_acquire)) == kHelping) {
+    if ((++spins & 1023) == 0) {
+      boot_.poll_local_liveness();
+      if (boot_.peer_failed(m.src_world)) {
+        set_error_detail("rank " + std::to_string(m.src_world) + " died while copying a message");
+        return Status::peer_failed;
+      }
+    }
+  }
+  if (state == kHelpFailed) {  // the sender could not write: copy that part here
+    Status rest = cma_read(m, buf, half, n - half);
+    return first != Status::ok ? first : rest;
+  }
+  return first;
+}
+
+// Sender side: writes the part of a large message its receiver asked for.
+int ShmEngine::serve_help_requests() {
+  int served = 0;
+  for (const Outstanding& o : outstanding_) {
+    auto* rts = reinterpret_cast<ReadyToSend*>(o.cell->payload());
+    uint32_t expected = kHelpWanted;
+    if (rts->help.load(std::memory_order_acquire) != kHelpWanted ||
+        !rts->help.compare_exchange_strong(expected, kHelping, std::memory_order_acq_rel))
+      continue;
+    iovec local{const_cast<char*>(o.buf) + rts->part_offset, rts->part_len};
+    iovec remote{reinterpret_cast<char*>(rts->dest_addr) + rts->part_offset, rts->part_len};
+    ssize_t put = process_vm_writev(rts->receiver_pid, &local, 1, &remote, 1, 0);
+    if (put != ssize_t(rts->part_len)) {
+      WEFT_WARN(Subsys::pt2pt, "cma write of %zu bytes to a receiver failed (%s); it copies them itself",
+                size_t(rts->part_len), strerror(errno));
+      rts->help.store(kHelpFailed, std::memory_order_release);
+    } else {
+      rts->help.store(kHelped, std::memory_order_release);
+    }
+    ++served;
+  }
+  return served;
+}
+
+void ShmEngine::handle(Cell& c) {
   if (c.kind == kFinish || c.kind == kSyncAck) {
+    if (c.kind == kFinish && !outstanding_.empty()) {
+      for (size_t i = 0; i < outstanding_.size(); ++i) {
+        if (outstanding_[i].cookie != c.cookie) continue;
+        outstanding_[i] = outstanding_.back();
+        outstanding_.pop_back();
+        break;
+      }
+    }
     reinterpret_cast<Request*>(c.cookie)->complete = true;
     return;
   }
   Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, {}, c.payload()};
   if (c.kind == kReadyToSend) {
-    ReadyToSend rts;
-    memcpy(&rts, c.payload(), sizeof(rts));
-    view.len = rts.len;
-    view.addr = rts.addr;
-    view.pid = int(rts.pid);
+    const auto* rts = reinterpret_cast<const ReadyToSend*>(c.payload());
+    view.len = rts->len;
+    view.addr = rts->addr;
+    view.pid = int(rts->pid);
   }
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
     if (((c.tag ^ it->tag) & it->mask) != 0) continue;
     PostedRecv p = *it;
     posted_.erase(it);
-    complete_receive(view, p.buf, p.bytes, p.request);
+    complete_receive(view, p.buf, p.bytes, p.request, &c);
     return;
   }
   auto u = std::make_unique<Unexpected>(view);
@@ -415,6 +502,7 @@ void ShmEngine::handle(const Cell& c) {
 
 int ShmEngine::progress() {
   int events = pending_count_ ? flush_pending() : 0;
+  if (!outstanding_.empty()) events += serve_help_requests();
   char* base = self_->base();
   for (size_t i = 0; i < local_world_.size(); ++i) {
     const size_t ring_offset = kHeaderBytes + i * ring_bytes_;

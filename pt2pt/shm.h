@@ -24,7 +24,10 @@ namespace weft {
 struct ShmOptions {
   uint32_t cells = 16;        // cells per ring
   uint32_t cell_size = 4096;  // bytes per cell, header included
+  size_t split_min = 64 * 1024;  // copies from here up are split between receiver and sender; 0: never
 };
+
+struct ReadyToSend;
 
 // Why the shared-memory path cannot be used on this machine, or empty if it can.
 std::string shm_unavailable_reason();
@@ -93,8 +96,22 @@ class ShmEngine {
   void post(int dest, const Pending& p, Status* st);
   int flush_pending();
   Status control(int dest, uint32_t kind, uint64_t cookie);
-  void handle(const Cell& cell);
-  void complete_receive(const Unexpected& msg, void* buf, size_t bytes, Request* r);
+  void handle(Cell& cell);
+  // live_cell: the ring cell of a ready-to-send still held (a split copy meets there).
+  void complete_receive(const Unexpected& msg, void* buf, size_t bytes, Request* r,
+                        Cell* live_cell = nullptr);
+  Status cma_read(const Unexpected& msg, void* buf, size_t offset, size_t n);
+  Status split_copy(const Unexpected& msg, void* buf, size_t n, ReadyToSend* rts);
+  int serve_help_requests();
+
+  // Large sends in flight whose receiver may ask for help with the copy.
+  struct Outstanding {
+    Cell* cell;
+    uint64_t cookie;
+    const char* buf;
+  };
+  std::vector<Outstanding> outstanding_;
+  size_t split_min_ = SIZE_MAX;
 
   Bootstrap& boot_;
   Progress& progress_;

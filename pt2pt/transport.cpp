@@ -121,6 +121,7 @@ Status Transport::init(const TransportOptions& options) {
     ShmOptions so;
     so.cells = options.shm_cells;
     so.cell_size = options.shm_cell_size;
+    so.split_min = options.shm_split_min;
     WEFT_TRY(ShmEngine::create(boot_, progress_, so, &shm_));
   }
   WEFT_TRY(boot_.exchange());

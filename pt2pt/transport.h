@@ -25,6 +25,7 @@ struct TransportOptions {
   Pt2ptPath path = Pt2ptPath::automatic;
   uint32_t shm_cells = 16;
   uint32_t shm_cell_size = 4096;
+  size_t shm_split_min = 64 * 1024;
 };
 
 // What a receive or probe matched.

@@ -40,6 +40,9 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_SHM_CELL_SIZE", ConfigType::size, "4k",
      "bytes per shared-memory cell (64-byte header included); messages up to the rest go eager, "
      "larger ones are copied once with cma", nullptr},
+    {"WEFT_SHM_SPLIT_MIN", ConfigType::size, "64k",
+     "messages from this size up are copied by receiver and sender together (each copies half, "
+     "on two cores); 0 turns it off", nullptr},
     {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
      "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
      "recursive doubling (latency-optimal)", nullptr},

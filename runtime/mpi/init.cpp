@@ -125,6 +125,7 @@ int do_init(int required, int* provided, const char* fn) {
   topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
   topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));
   topts.shm_cell_size = uint32_t(cfg.size("WEFT_SHM_CELL_SIZE"));
+  topts.shm_split_min = cfg.size("WEFT_SHM_SPLIT_MIN");
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
 
