@@ -253,7 +253,19 @@ bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag,
     rts->pid = int64_t(getpid());
     rts->help.store(kNoHelp, std::memory_order_relaxed);
     c->len = uint32_t(sizeof(ReadyToSend));
-    if (len >= split_min_) outstanding_.push_back(Outstanding{c, cookie, static_cast<const char*>(buf)});
+    if (len >= split_min_) {
+      // The receiver frees a cell before its finish cell reaches us, so an earlier message's
+      // entry may still name this cell: it is stale now.
+      for (size_t i = 0; i < outstanding_.size();) {
+        if (outstanding_[i].cell == c) {
+          outstanding_[i] = outstanding_.back();
+          outstanding_.pop_back();
+        } else {
+          ++i;
+        }
+      }
+      outstanding_.push_back(Outstanding{c, cookie, static_cast<const char*>(buf)});
+    }
   } else {
     c->len = uint32_t(len);
     if (len) memcpy(c->payload(), buf, len);
