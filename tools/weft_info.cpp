@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "pt2pt/shm.h"
 #include "pt2pt/tag.h"
 #include "pt2pt/transport.h"
 #include "runtime/core/config.h"
@@ -42,6 +43,9 @@ void print_config() {
 }
 
 void print_transports() {
+  std::string shm = weft::shm_unavailable_reason();
+  printf("weft shared memory: %s\n",
+         shm.empty() ? "available (used when every rank of a job is on one node)" : shm.c_str());
   printf("ucx transports available: %s\n", weft::Transport::available_transports().c_str());
 }
 
