@@ -39,7 +39,8 @@ Status allreduce(CollContext& c, const void* send, void* recv, size_t count, con
   const size_t bytes = count * red.elem_size;
   if (send != recv) memcpy(recv, send, bytes);
   if (c.comm.size == 1 || count == 0) return Status::ok;
-  if (bytes >= c.allreduce_ring_min && count >= size_t(c.comm.size)) {
+  // The ring reorders contributions: commutative operations only.
+  if (bytes >= c.allreduce_ring_min && count >= size_t(c.comm.size) && red.commutative) {
     log_choice("allreduce", "ring", bytes, c.comm.size);
     return allreduce_ring(c, recv, count, red);
   }

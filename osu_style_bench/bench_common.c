@@ -2,7 +2,8 @@
  * bench_common.c - shared driver for weft's OSU-style MPI micro-benchmarks.
  *
  * Uses only: MPI_Init, MPI_Finalize, MPI_Comm_rank, MPI_Comm_size,
- * MPI_Wtime, MPI_Abort, MPI_Get_library_version.
+ * MPI_Wtime, MPI_Abort, MPI_Get_library_version, and with -t vector
+ * MPI_Type_vector, MPI_Type_commit, MPI_Type_free.
  */
 #include "bench_common.h"
 
@@ -99,6 +100,11 @@ static void print_usage(const bench_opts *o)
            d.iters, d.iters_large, d.large_threshold);
     printf("  -x N            warm-up iterations per size (default %d, %d above %zu bytes)\n",
            d.warmup, d.warmup_large, d.large_threshold);
+    if (is_pt2pt(o->kind)) {
+        printf("  -t LAYOUT       message layout: 'contig' (default, MPI_CHAR) or 'vector'\n");
+        printf("                  (size/8 doubles at stride 2: one MPI_Type_vector; sizes\n");
+        printf("                  from 8, multiples of 8; the size reported is the payload)\n");
+    }
     if (o->kind == BENCH_BW || o->kind == BENCH_BIBW)
         printf("  -W N            window size: messages in flight per iteration (default %d)\n",
                d.window);
@@ -262,6 +268,14 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
             const char *v = opt_value(o, ac, av, &i);
             if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
                 usage_error(o, "invalid window size '%s' (1..1024)", v);
+        } else if (strncmp(a, "-t", 2) == 0 && is_pt2pt(kind)) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (strcmp(v, "contig") == 0)
+                o->layout = BENCH_LAYOUT_CONTIG;
+            else if (strcmp(v, "vector") == 0)
+                o->layout = BENCH_LAYOUT_VECTOR;
+            else
+                usage_error(o, "invalid layout '%s' (expected contig or vector)", v);
         } else if (strncmp(a, "-d", 2) == 0) {
             const char *v = opt_value(o, ac, av, &i);
             if (strcmp(v, "cuda") != 0 && strcmp(v, "managed") != 0)
@@ -311,6 +325,30 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     }
     if (kind == BENCH_ALLREDUCE && o->min_size < sizeof(float))
         o->min_size = sizeof(float);
+    if (o->layout == BENCH_LAYOUT_VECTOR) {
+        /* One double per element: sizes start at 8 and stay multiples of 8. */
+        if (o->max_size < sizeof(double)) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: -t vector needs a maximum message size of at least"
+                        " %zu bytes\n", kind_prog(kind), sizeof(double));
+            bench_exit(1);
+        }
+        if (o->min_size < sizeof(double))
+            o->min_size = sizeof(double);
+        if (o->min_size % sizeof(double) != 0) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: -t vector needs a minimum message size that is a"
+                        " multiple of %zu (got %zu)\n", kind_prog(kind), sizeof(double),
+                        o->min_size);
+            bench_exit(1);
+        }
+        if (o->max_size > (size_t)INT_MAX / 2) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: -t vector allows at most %d bytes per message\n",
+                        kind_prog(kind), INT_MAX / 2);
+            bench_exit(1);
+        }
+    }
 
     if (o->place[0] != BENCH_PLACE_HOST || o->place[1] != BENCH_PLACE_HOST) {
         if (o->rank == 0)
@@ -425,6 +463,44 @@ void *bench_alloc_or_abort(const bench_opts *o, size_t size, bench_placement pla
     return p;
 }
 
+void bench_message_make(const bench_opts *o, size_t size, bench_message *m)
+{
+    if (o->layout == BENCH_LAYOUT_VECTOR) {
+        const int n = (int)(size / sizeof(double));
+        int rc = MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &m->type);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_commit(&m->type);
+        if (rc != MPI_SUCCESS) {
+            fprintf(stderr, "%s: rank %d: cannot build the vector datatype (error %d)\n",
+                    kind_prog(o->kind), o->rank, rc);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        m->count = 1;
+        m->span = n > 0 ? (2 * (size_t)n - 1) * sizeof(double) : 0;
+        m->derived = 1;
+    } else {
+        m->type = MPI_CHAR;
+        m->count = (int)size;
+        m->span = size;
+        m->derived = 0;
+    }
+}
+
+void bench_message_free(bench_message *m)
+{
+    if (m->derived)
+        MPI_Type_free(&m->type);
+    m->derived = 0;
+}
+
+size_t bench_buffer_bytes(const bench_opts *o)
+{
+    if (o->layout == BENCH_LAYOUT_VECTOR)
+        return 2 * o->max_size;
+    return o->max_size;
+}
+
 bench_placement bench_my_placement(const bench_opts *o)
 {
     return o->rank == 0 ? o->place[0] : o->place[1];
@@ -458,6 +534,8 @@ void bench_print_header(const bench_opts *o)
 
     printf("# weft OSU-style MPI %s Test\n", kind_title(o->kind));
     printf("# %s\n", n > 0 ? version : "(unknown MPI library)");
+    if (o->layout == BENCH_LAYOUT_VECTOR)
+        printf("# Datatype: vector of MPI_DOUBLE, blocklength 1, stride 2 (size = payload bytes)\n");
     switch (o->kind) {
     case BENCH_LATENCY:
         printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Latency (us)");

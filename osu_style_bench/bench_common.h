@@ -33,6 +33,12 @@ typedef enum {
     BENCH_PLACE_MANAGED     /* 'M' (managed / unified memory) */
 } bench_placement;
 
+/* Message layout (-t): point-to-point tests only. */
+typedef enum {
+    BENCH_LAYOUT_CONTIG = 0, /* 'contig': `size` bytes of MPI_CHAR */
+    BENCH_LAYOUT_VECTOR      /* 'vector': size/8 doubles, stride 2 (one derived datatype) */
+} bench_layout;
+
 /* Maximum window size accepted by -W. */
 #define BENCH_MAX_WINDOW 1024
 
@@ -55,7 +61,30 @@ typedef struct {
 
     const char *device;     /* -d TYPE, NULL when not given */
     bench_placement place[2]; /* buffer placement of rank 0 and rank 1 */
+    bench_layout layout;    /* -t contig (default) or -t vector */
 } bench_opts;
+
+/*
+ * The message of one size in the chosen layout: what to pass to the send and
+ * receive calls, and how many bytes the buffers must span.  The reported
+ * size is always the payload (`size` bytes).
+ *   contig: count = size, type = MPI_CHAR, span = size.
+ *   vector: count = 1, type = MPI_Type_vector(size/8, 1, 2, MPI_DOUBLE),
+ *           committed; span = its extent (2*size - 8 bytes).
+ * Release with bench_message_free.
+ */
+typedef struct {
+    MPI_Datatype type;
+    int count;
+    size_t span;
+    int derived;            /* type must be freed */
+} bench_message;
+
+void bench_message_make(const bench_opts *opts, size_t size, bench_message *msg);
+void bench_message_free(bench_message *msg);
+
+/* Bytes the buffers must hold for every size up to opts->max_size. */
+size_t bench_buffer_bytes(const bench_opts *opts);
 
 /*
  * MPI_Init + option parsing.  On -h, on a usage error, or when an

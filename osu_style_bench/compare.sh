@@ -21,7 +21,9 @@
 #      BUILD_DIR/compare/raw/.
 #
 # Environment:
-#   BENCH_ARGS     extra benchmark options for every run, e.g. "-m 1:65536 -i 1000 -x 10"
+#   BENCH_ARGS     extra benchmark options for every run, e.g. "-m 1:65536 -i 1000 -x 10";
+#                  with a layout option ("-t vector") only the point-to-point programs
+#                  run (osu_allreduce has no -t)
 #   MPIRUN         launcher for both runs (default: mpirun)
 #   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
 #   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
@@ -59,6 +61,12 @@ TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a EXTRA <<< "${BENCH_ARGS:-}"
 
 PROGS=(osu_latency osu_bw osu_bibw osu_allreduce)
+for arg in "${EXTRA[@]}"; do
+    case "$arg" in
+        -t*) PROGS=(osu_latency osu_bw osu_bibw)
+             echo "# BENCH_ARGS selects a message layout: osu_allreduce is left out" ;;
+    esac
+done
 OUT=$BUILD_DIR/compare
 OMPI_BIN=$OUT/ompi
 RAW=$OUT/raw

@@ -7,7 +7,9 @@
  * MB/s (1e6 bytes per second).
  *
  * As in OSU, every message of a window uses the same send buffer and the
- * same receive buffer, so memory use does not grow with the window.
+ * same receive buffer, so memory use does not grow with the window.  With
+ * -t vector each message is one MPI_Type_vector of doubles at stride 2 (see
+ * bench_message in bench_common.h).
  */
 #include "bench_common.h"
 
@@ -25,10 +27,10 @@ int main(int argc, char **argv)
     bench_init(&argc, &argv, BENCH_BW, &o);
     place = bench_my_placement(&o);
 
-    sbuf = bench_alloc_or_abort(&o, o.max_size, place);
-    rbuf = bench_alloc_or_abort(&o, o.max_size, place);
-    bench_touch(sbuf, o.max_size, 'a', place);
-    bench_touch(rbuf, o.max_size, 'b', place);
+    sbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
+    rbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
+    bench_touch(sbuf, bench_buffer_bytes(&o), 'a', place);
+    bench_touch(rbuf, bench_buffer_bytes(&o), 'b', place);
 
     bench_print_header(&o);
 
@@ -36,13 +38,14 @@ int main(int argc, char **argv)
     do {
         const int iters = bench_iterations(&o, size);
         const int warmup = bench_warmup(&o, size);
-        const int count = (int)size;
+        bench_message msg;
         const int window = o.window;
         double t_start = 0.0, t_end;
         int i, w;
 
-        bench_touch(sbuf, size, 'a', place);
-        bench_touch(rbuf, size, 'b', place);
+        bench_message_make(&o, size, &msg);
+        bench_touch(sbuf, msg.span, 'a', place);
+        bench_touch(rbuf, msg.span, 'b', place);
         MPI_Barrier(MPI_COMM_WORLD);
 
         if (o.rank == 0) {
@@ -50,7 +53,7 @@ int main(int argc, char **argv)
                 if (i == warmup)
                     t_start = bench_now();
                 for (w = 0; w < window; ++w)
-                    MPI_Isend(sbuf, count, MPI_CHAR, 1, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
+                    MPI_Isend(sbuf, msg.count, msg.type, 1, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
                 MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
                 MPI_Recv(rbuf, 0, MPI_CHAR, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
@@ -60,11 +63,12 @@ int main(int argc, char **argv)
         } else {
             for (i = 0; i < warmup + iters; ++i) {
                 for (w = 0; w < window; ++w)
-                    MPI_Irecv(rbuf, count, MPI_CHAR, 0, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
+                    MPI_Irecv(rbuf, msg.count, msg.type, 0, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
                 MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
                 MPI_Send(sbuf, 0, MPI_CHAR, 0, TAG_ACK, MPI_COMM_WORLD);
             }
         }
+        bench_message_free(&msg);
     } while (bench_advance(&o, &size));
 
     bench_free(sbuf, place);

@@ -3,7 +3,8 @@
  *
  * Two ranks ping-pong a message with blocking MPI_Send / MPI_Recv.  The
  * reported latency is the one-way time: half the round trip, averaged over
- * the timed iterations.
+ * the timed iterations.  With -t vector each message is one MPI_Type_vector
+ * of doubles at stride 2 (see bench_message in bench_common.h).
  */
 #include "bench_common.h"
 
@@ -20,10 +21,10 @@ int main(int argc, char **argv)
     bench_init(&argc, &argv, BENCH_LATENCY, &o);
     place = bench_my_placement(&o);
 
-    sbuf = bench_alloc_or_abort(&o, o.max_size, place);
-    rbuf = bench_alloc_or_abort(&o, o.max_size, place);
-    bench_touch(sbuf, o.max_size, 'a', place);
-    bench_touch(rbuf, o.max_size, 'b', place);
+    sbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
+    rbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
+    bench_touch(sbuf, bench_buffer_bytes(&o), 'a', place);
+    bench_touch(rbuf, bench_buffer_bytes(&o), 'b', place);
 
     bench_print_header(&o);
 
@@ -31,31 +32,33 @@ int main(int argc, char **argv)
     do {
         const int iters = bench_iterations(&o, size);
         const int warmup = bench_warmup(&o, size);
-        const int count = (int)size;
+        bench_message msg;
         double t_start = 0.0, t_end;
         int i;
 
-        bench_touch(sbuf, size, 'a', place);
-        bench_touch(rbuf, size, 'b', place);
+        bench_message_make(&o, size, &msg);
+        bench_touch(sbuf, msg.span, 'a', place);
+        bench_touch(rbuf, msg.span, 'b', place);
         MPI_Barrier(MPI_COMM_WORLD);
 
         if (o.rank == 0) {
             for (i = 0; i < warmup + iters; ++i) {
                 if (i == warmup)
                     t_start = bench_now();
-                MPI_Send(sbuf, count, MPI_CHAR, 1, TAG_PING, MPI_COMM_WORLD);
-                MPI_Recv(rbuf, count, MPI_CHAR, 1, TAG_PONG, MPI_COMM_WORLD,
+                MPI_Send(sbuf, msg.count, msg.type, 1, TAG_PING, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, msg.count, msg.type, 1, TAG_PONG, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
             }
             t_end = bench_now();
             bench_print_row(&o, size, (t_end - t_start) * 1e6 / (2.0 * iters));
         } else {
             for (i = 0; i < warmup + iters; ++i) {
-                MPI_Recv(rbuf, count, MPI_CHAR, 0, TAG_PING, MPI_COMM_WORLD,
+                MPI_Recv(rbuf, msg.count, msg.type, 0, TAG_PING, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
-                MPI_Send(sbuf, count, MPI_CHAR, 0, TAG_PONG, MPI_COMM_WORLD);
+                MPI_Send(sbuf, msg.count, msg.type, 0, TAG_PONG, MPI_COMM_WORLD);
             }
         }
+        bench_message_free(&msg);
     } while (bench_advance(&o, &size));
 
     bench_free(sbuf, place);

@@ -1,4 +1,5 @@
-// weft_info: version, build options, configuration variables and available transports.
+// weft_info: version, build options, configuration variables, available transports, and the MPI
+// routines declared but not supported yet.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -10,6 +11,9 @@
 #include "runtime/core/memkind.h"
 
 extern char** environ;
+
+// Defined in libweft (runtime/mpi/unsupported.cpp): nullptr-terminated.
+extern "C" const char* const weft_unsupported_functions[];
 
 namespace {
 
@@ -55,8 +59,16 @@ void print_cuda() {
   else printf("cuda: not usable (%s)\n", c.reason.c_str());
 }
 
+void print_unsupported() {
+  int n = 0;
+  while (weft_unsupported_functions[n]) ++n;
+  printf("%d MPI functions are declared but not supported yet:\n", n);
+  for (int i = 0; i < n; ++i) printf("%s\n", weft_unsupported_functions[i]);
+}
+
 void usage() {
-  printf("usage: weft_info [--all | --version | --config | --transports | --cuda]\n");
+  printf("usage: weft_info [--all | --version | --config | --transports | --cuda |"
+         " --unsupported]\n");
 }
 
 }  // namespace
@@ -70,6 +82,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--config")) print_config();
     else if (!strcmp(a, "--transports")) print_transports();
     else if (!strcmp(a, "--cuda")) print_cuda();
+    else if (!strcmp(a, "--unsupported")) print_unsupported();
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
     else { usage(); return 2; }
   }

@@ -1,6 +1,9 @@
 // Recursive-doubling allreduce: log2 p exchange rounds of the whole vector, latency-optimal.
 // Non-power-of-two p: the first 2*rem ranks pair up, the even one of each pair folds its data
 // into the odd one and waits for the result, leaving a power of two to run the rounds.
+// Every partial result covers a contiguous range of ranks, so non-commutative operations are
+// applied in rank order (the lower range on the left).
+#include <cstring>
 #include <vector>
 
 #include "coll/p2p.h"
@@ -34,7 +37,12 @@ Status allreduce_recursive_doubling(CollContext& c, void* buf, size_t count, con
       int vpeer = vrank ^ mask;
       int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
       WEFT_TRY(sendrecv(c, buf, bytes, peer, incoming.data(), bytes, peer, kTagAllreduce));
-      WEFT_TRY(red.apply(incoming.data(), buf, count));
+      if (peer < me || red.commutative) {
+        WEFT_TRY(red.apply(incoming.data(), buf, count));
+      } else {  // buf holds the lower ranks: combine into incoming, then keep it
+        WEFT_TRY(red.apply(buf, incoming.data(), count));
+        memcpy(buf, incoming.data(), bytes);
+      }
     }
   }
 

@@ -60,4 +60,31 @@ size_t basic_type_size(BasicType t) {
   return 0;
 }
 
+bool basic_type_is_pair(BasicType t) {
+  switch (t) {
+    case BasicType::float_int: case BasicType::double_int: case BasicType::long_int:
+    case BasicType::short_int: case BasicType::int_int: case BasicType::long_double_int:
+      return true;
+    default:
+      return false;
+  }
+}
+
+size_t basic_type_align(BasicType t) {
+  switch (t) {
+    case BasicType::none: return 1;
+    case BasicType::f80: return alignof(long double);
+    case BasicType::cf32: return alignof(float);
+    case BasicType::cf64: return alignof(double);
+    case BasicType::cf80: return alignof(long double);
+    case BasicType::float_int: return alignof(Pair<float>);
+    case BasicType::double_int: return alignof(Pair<double>);
+    case BasicType::long_int: return alignof(Pair<long>);
+    case BasicType::short_int: return alignof(Pair<short>);
+    case BasicType::int_int: return alignof(Pair<int>);
+    case BasicType::long_double_int: return alignof(Pair<long double>);
+    default: return basic_type_size(t);
+  }
+}
+
 }  // namespace weft

@@ -35,7 +35,19 @@ struct Request {
   std::unique_ptr<char[]> owned_buffer;   // e.g. the copy a buffered send owns
   size_t owned_bytes = 0;
   std::function<Status(Request&)> start;  // persistent requests: posts the operation again
+  // Runs once when the user learns of completion (wait, test, ...), e.g. to unpack a
+  // non-contiguous receive from owned_buffer.
+  std::function<void(Request&)> finish;
 };
+
+// Runs and clears r's finish step, if any.
+inline void run_finish(Request* r) {
+  if (r->finish) {
+    auto f = std::move(r->finish);
+    r->finish = nullptr;
+    f(*r);
+  }
+}
 
 class RequestPool {
  public:

@@ -5,15 +5,6 @@ namespace weft::mpi {
 
 namespace {
 
-bool lookup_op(MPI_Op op, ReduceOp* out) {
-  uint32_t v = uint32_t(op);
-  if ((v & 0xffffff00u) != 0x58000000u) return false;
-  uint32_t idx = v & 0xff;
-  if (idx < 1 || idx > uint32_t(ReduceOp::no_op) + 1) return false;
-  *out = ReduceOp(idx - 1);
-  return true;
-}
-
 int check_comm(const char* fn, MPI_Comm comm, Comm** c) {
   *c = lookup_comm(comm);
   if (!*c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
@@ -21,17 +12,13 @@ int check_comm(const char* fn, MPI_Comm comm, Comm** c) {
 }
 
 int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype dt, MPI_Op op,
-                    const void* sendbuf, const void* recvbuf, bool need_recv, coll::Reduction* red) {
+                    const void* sendbuf, const void* recvbuf, bool need_recv, UserOpCall* call,
+                    coll::Reduction* red) {
   if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  const Datatype* d = lookup_datatype(dt);
-  if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
-  ReduceOp rop;
-  if (!lookup_op(op, &rop)) return raise(comm, MPI_ERR_OP, fn, "invalid operation 0x%x (argument 'op')", unsigned(op));
-  if (count > 0 && !reduce_op_supports(rop, d->basic))
-    return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop), d->name.c_str());
+  int rc = make_reduction(fn, comm, op, dt, size_t(count), call, red);
+  if (rc != MPI_SUCCESS) return rc;
   if (count > 0 && ((!sendbuf) || (need_recv && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  *red = coll::Reduction{rop, d->basic, size_t(d->extent)};
   return MPI_SUCCESS;
 }
 
@@ -83,7 +70,8 @@ int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, 
     return raise(comm, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE is only valid at the root");
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   coll::Reduction red;
-  rc = check_reduction("MPI_Reduce", comm, count, dt, op, send, recvbuf, is_root, &red);
+  UserOpCall call;
+  rc = check_reduction("MPI_Reduce", comm, count, dt, op, send, recvbuf, is_root, &call, &red);
   if (rc != MPI_SUCCESS) return rc;
   if (count == 0) return MPI_SUCCESS;
   coll::CollContext ctx = coll_context(*c);
@@ -99,7 +87,8 @@ int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   if (rc != MPI_SUCCESS) return rc;
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   coll::Reduction red;
-  rc = check_reduction("MPI_Allreduce", comm, count, dt, op, send, recvbuf, true, &red);
+  UserOpCall call;
+  rc = check_reduction("MPI_Allreduce", comm, count, dt, op, send, recvbuf, true, &call, &red);
   if (rc != MPI_SUCCESS) return rc;
   if (count == 0) return MPI_SUCCESS;
   coll::CollContext ctx = coll_context(*c);

@@ -1,0 +1,343 @@
+// Communicators: creation with agreed context ids, duplication, splitting, comparison, free.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "runtime/core/log.h"
+#include "state.h"
+
+namespace weft::mpi {
+
+namespace {
+
+// Pairs 0, 1 and 2 are MPI_COMM_WORLD, MPI_COMM_SELF and the group-creation channel.
+constexpr uint32_t kReservedPairs = 3;
+constexpr uint32_t kGroupCreationContext = 4;
+
+void set_pair(ContextIds& ids, uint32_t pair, bool free) {
+  if (free) ids.free_mask[pair / 64] |= 1ull << (pair % 64);
+  else ids.free_mask[pair / 64] &= ~(1ull << (pair % 64));
+}
+
+// Agrees on the lowest context pair free on every member of c (allreduce with bitwise and).
+int agree_context(const char* fn, const Comm& c, MPI_Comm parent_handle, uint32_t* context) {
+  ContextIds agreed = g_state->context_ids;
+  coll::CollContext ctx = coll_context(c);
+  coll::Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
+  Status s = coll::allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
+  if (s != Status::ok) return raise_status(parent_handle, s, fn);
+  for (uint32_t w = 0; w < kContextPairs / 64; ++w) {
+    if (agreed.free_mask[w] == 0) continue;
+    uint32_t pair = w * 64 + uint32_t(__builtin_ctzll(agreed.free_mask[w]));
+    set_pair(g_state->context_ids, pair, false);
+    *context = pair * 2;
+    return MPI_SUCCESS;
+  }
+  return raise(parent_handle, MPI_ERR_OTHER, fn,
+               "no free context id among the members (%u communicators exist)", kContextPairs);
+}
+
+MPI_Comm register_comm(std::unique_ptr<CommEntry> e) {
+  uint32_t idx = g_state->comms.add(std::move(e));
+  MPI_Comm h = handle::make(handle::direct, handle::comm, idx);
+  g_state->comms.get(idx)->comm.handle = h;
+  return h;
+}
+
+int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
+                  const std::vector<int>& world_ranks, uint32_t context,
+                  std::shared_ptr<const Topology> topo, MPI_Comm* out) {
+  auto pos = std::find(world_ranks.begin(), world_ranks.end(), parent_comm.world_rank(parent_comm.rank));
+  if (world_ranks.empty() || pos == world_ranks.end()) {
+    set_pair(g_state->context_ids, context / 2, true);  // not a member: the pair stays free here
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  auto e = std::make_unique<CommEntry>();
+  e->comm.context_id = context;
+  e->comm.world_ranks = world_ranks;
+  e->comm.size = int(world_ranks.size());
+  e->comm.rank = int(pos - world_ranks.begin());
+  e->comm.errhandler = parent_comm.errhandler;  // inherited, as the standard says
+  if (handle::kind_of(e->comm.errhandler) == handle::direct)
+    ++g_state->errhandlers[handle::index_of(e->comm.errhandler)]->refs;
+  e->topo = std::move(topo);
+  *out = register_comm(std::move(e));
+  WEFT_INFO(Subsys::core, "%s: new communicator of %zu ranks, context %u", fn, world_ranks.size(),
+            context);
+  (void)parent;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+void init_context_ids(State& st) {
+  for (auto& w : st.context_ids.free_mask) w = ~0ull;
+  for (uint32_t p = 0; p < kReservedPairs; ++p) set_pair(st.context_ids, p, false);
+}
+
+CommEntry* lookup_comm_entry(MPI_Comm h) {
+  if (!g_state) return nullptr;
+  if (h == MPI_COMM_WORLD) return g_state->comms.get(0);
+  if (h == MPI_COMM_SELF) return g_state->comms.get(1);
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::comm) return nullptr;
+  uint32_t idx = handle::index_of(h);
+  return idx >= 2 ? g_state->comms.get(idx) : nullptr;
+}
+
+Comm* lookup_comm(MPI_Comm h) {
+  CommEntry* e = lookup_comm_entry(h);
+  return e ? &e->comm : nullptr;
+}
+
+int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
+                        std::shared_ptr<const Topology> topo, MPI_Comm* out) {
+  Comm* pc = lookup_comm(parent);
+  uint32_t context = 0;
+  int rc = agree_context(fn, *pc, parent, &context);
+  if (rc != MPI_SUCCESS) return rc;
+  return finish_create(fn, parent, *pc, world_ranks, context, std::move(topo), out);
+}
+
+// MPI_Comm_create_group: only the members take part, so they agree among themselves over a
+// temporary communicator on the reserved group-creation context.
+int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
+                              MPI_Comm* out) {
+  Comm* pc = lookup_comm(parent);
+  Comm temp;
+  temp.context_id = kGroupCreationContext;
+  temp.world_ranks = world_ranks;
+  temp.size = int(world_ranks.size());
+  auto pos = std::find(world_ranks.begin(), world_ranks.end(), pc->world_rank(pc->rank));
+  temp.rank = int(pos - world_ranks.begin());
+  temp.errhandler = pc->errhandler;
+  uint32_t context = 0;
+  int rc = agree_context(fn, temp, parent, &context);
+  if (rc != MPI_SUCCESS) return rc;
+  return finish_create(fn, parent, *pc, world_ranks, context, nullptr, out);
+}
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+namespace {
+
+int bad_comm(const char* fn, MPI_Comm comm) {
+  return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')",
+               unsigned(comm));
+}
+
+int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  CommEntry* e = lookup_comm_entry(comm);
+  if (!e) return bad_comm(fn, comm);
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+  int rc = create_communicator(fn, comm, e->comm.world_ranks, e->topo, newcomm);
+  if (rc != MPI_SUCCESS) return rc;
+  CommEntry* ne = lookup_comm_entry(*newcomm);
+  ne->info = e->info;
+  if (info != MPI_INFO_NULL) {
+    InfoEntries* ie = lookup_info(info);
+    if (ie) ne->info = *ie;
+  }
+  return copy_attributes(comm, *newcomm);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_dup");
+  return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm);
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_dup_with_info");
+  if (info != MPI_INFO_NULL && !lookup_info(info))
+    return raise(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info", "invalid info 0x%x", unsigned(info));
+  return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm);
+}
+
+// The duplicate is made at once; the request completes immediately.
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Comm_idup");
+  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Comm_idup", "request is NULL");
+  int rc = dup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm);
+  if (rc != MPI_SUCCESS) return rc;
+  Request* r = g_state->requests.alloc(RequestKind::coll);
+  r->complete = true;
+  *request = request_handle(r);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_split");
+  Comm* c = lookup_comm(comm);
+  if (!c) return bad_comm("MPI_Comm_split", comm);
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+  if (color < 0 && color != MPI_UNDEFINED)
+    return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument 'color')", color);
+  // Every rank learns every (color, key): an allgather done as an allreduce over a table.
+  std::vector<int64_t> table(size_t(c->size) * 2, 0);
+  table[size_t(c->rank) * 2] = color;
+  table[size_t(c->rank) * 2 + 1] = key;
+  coll::CollContext ctx = coll_context(*c);
+  coll::Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
+  Status s = coll::allreduce(ctx, table.data(), table.data(), table.size(), sum);
+  if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split");
+  std::vector<int> members;
+  if (color != MPI_UNDEFINED) {
+    std::vector<std::pair<int64_t, int>> order;  // (key, parent rank)
+    for (int r = 0; r < c->size; ++r)
+      if (table[size_t(r) * 2] == color) order.emplace_back(table[size_t(r) * 2 + 1], r);
+    std::stable_sort(order.begin(), order.end());
+    for (auto& [k, r] : order) members.push_back(c->world_rank(r));
+  }
+  return create_communicator("MPI_Comm_split", comm, members, nullptr, newcomm);
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_split_type");
+  Comm* c = lookup_comm(comm);
+  if (!c) return bad_comm("MPI_Comm_split_type", comm);
+  int color;
+  if (split_type == MPI_UNDEFINED) {
+    color = MPI_UNDEFINED;
+  } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_GUIDED ||
+             split_type == MPI_COMM_TYPE_HW_UNGUIDED || split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
+    // Shared memory reaches every rank of a node; finer hardware levels (NUMA, caches) are
+    // not distinguished yet, so every hardware-guided split is by node.
+    uint32_t node = 0;
+    Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
+    if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
+    color = int(node);
+  } else {
+    return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
+  }
+  return PMPI_Comm_split(comm, color, key, newcomm);
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_create");
+  Comm* c = lookup_comm(comm);
+  if (!c) return bad_comm("MPI_Comm_create", comm);
+  Group* g = lookup_group(group);
+  if (!g) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group 0x%x", unsigned(group));
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_create", "newcomm is NULL");
+  for (int w : g->world_ranks)
+    if (std::find(c->world_ranks.begin(), c->world_ranks.end(), w) == c->world_ranks.end())
+      return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "the group holds a process outside the communicator");
+  return create_communicator("MPI_Comm_create", comm, g->world_ranks, nullptr, newcomm);
+}
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_create_group");
+  Comm* c = lookup_comm(comm);
+  if (!c) return bad_comm("MPI_Comm_create_group", comm);
+  Group* g = lookup_group(group);
+  if (!g) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "invalid group 0x%x", unsigned(group));
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_create_group", "newcomm is NULL");
+  if (tag < 0) return raise(comm, MPI_ERR_TAG, "MPI_Comm_create_group", "invalid tag %d", tag);
+  int me = c->world_rank(c->rank);
+  if (std::find(g->world_ranks.begin(), g->world_ranks.end(), me) == g->world_ranks.end()) {
+    *newcomm = MPI_COMM_NULL;  // only members call; a non-member gets nothing
+    return MPI_SUCCESS;
+  }
+  return create_communicator_among("MPI_Comm_create_group", comm, g->world_ranks, newcomm);
+}
+
+int PMPI_Comm_free(MPI_Comm* comm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_free");
+  if (!comm) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+    return raise(*comm, MPI_ERR_COMM, "MPI_Comm_free", "predefined communicators cannot be freed");
+  CommEntry* e = lookup_comm_entry(*comm);
+  if (!e) return bad_comm("MPI_Comm_free", *comm);
+  int rc = delete_all_attributes(*comm);
+  if (rc != MPI_SUCCESS) return rc;
+  set_pair(g_state->context_ids, e->comm.context_id / 2, true);
+  if (handle::kind_of(e->comm.errhandler) == handle::direct) {
+    auto& eh = g_state->errhandlers[handle::index_of(e->comm.errhandler)];
+    if (eh && --eh->refs == 0) eh.reset();
+  }
+  g_state->comms.remove(handle::index_of(*comm));
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  WEFT_REQUIRE_INIT("MPI_Comm_compare");
+  Comm* a = lookup_comm(comm1);
+  Comm* b = lookup_comm(comm2);
+  if (!a) return bad_comm("MPI_Comm_compare", comm1);
+  if (!b) return bad_comm("MPI_Comm_compare", comm2);
+  if (!result) return raise(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+  if (comm1 == comm2) *result = MPI_IDENT;
+  else if (a->world_ranks == b->world_ranks) *result = MPI_CONGRUENT;
+  else {
+    std::vector<int> x = a->world_ranks, y = b->world_ranks;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Comm_test_inter");
+  if (!lookup_comm(comm)) return bad_comm("MPI_Comm_test_inter", comm);
+  if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+  *flag = 0;  // intercommunicators are not supported: every communicator is an intra one
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int*) {
+  WEFT_REQUIRE_INIT("MPI_Comm_remote_size");
+  return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
+               "not an intercommunicator (intercommunicators are not supported yet)");
+}
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group*) {
+  WEFT_REQUIRE_INIT("MPI_Comm_remote_group");
+  return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
+               "not an intercommunicator (intercommunicators are not supported yet)");
+}
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  WEFT_REQUIRE_INIT("MPI_Comm_set_info");
+  CommEntry* e = lookup_comm_entry(comm);
+  if (!e) return bad_comm("MPI_Comm_set_info", comm);
+  InfoEntries* ie = lookup_info(info);
+  if (!ie) return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info 0x%x", unsigned(info));
+  e->info = *ie;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  WEFT_REQUIRE_INIT("MPI_Comm_get_info");
+  CommEntry* e = lookup_comm_entry(comm);
+  if (!e) return bad_comm("MPI_Comm_get_info", comm);
+  if (!info_used) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
+  uint32_t idx = g_state->infos.add(std::make_unique<InfoEntries>(e->info));
+  *info_used = handle::make(handle::direct, handle::info, idx);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Comm_dup)
+WEFT_PMPI_ALIAS(Comm_dup_with_info)
+WEFT_PMPI_ALIAS(Comm_idup)
+WEFT_PMPI_ALIAS(Comm_split)
+WEFT_PMPI_ALIAS(Comm_split_type)
+WEFT_PMPI_ALIAS(Comm_create)
+WEFT_PMPI_ALIAS(Comm_create_group)
+WEFT_PMPI_ALIAS(Comm_free)
+WEFT_PMPI_ALIAS(Comm_compare)
+WEFT_PMPI_ALIAS(Comm_test_inter)
+WEFT_PMPI_ALIAS(Comm_remote_size)
+WEFT_PMPI_ALIAS(Comm_remote_group)
+WEFT_PMPI_ALIAS(Comm_set_info)
+WEFT_PMPI_ALIAS(Comm_get_info)

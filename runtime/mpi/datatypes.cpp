@@ -1,9 +1,14 @@
-// Predefined datatypes: MPICH handle values map to weft's Datatype objects. Builtin handles
-// are 0x4c00SSII (SS size, II index); the pair types are direct handles 0x8c00000N.
+// Datatypes: MPICH handle values map to weft's Datatype objects. Builtin handles are
+// 0x4c00SSII (SS size, II index); the pair types are direct handles 0x8c00000N (N < 5);
+// derived types are direct handles 0x8c000000 | (8 + slot) into a table of reference-counted
+// objects (runtime/core/typemap.h builds them and packs them).
 #include <algorithm>
+#include <climits>
 #include <complex>
 #include <cstring>
+#include <vector>
 
+#include "datatype_api.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -102,9 +107,21 @@ struct Tables {
       d.size = b.size;
       d.extent = ptrdiff_t(extent);
       d.lb = 0;
-      d.contiguous = extent == b.size;
+      d.contiguous = true;  // travels as count * extent bytes, padding included
       d.predefined = true;
-      d.basic = b.basic;
+      d.committed = true;
+      d.basic = d.elem_basic = b.basic;
+      d.packed = extent;
+      d.true_lb = 0;
+      d.true_extent = ptrdiff_t(extent);
+      d.dense = true;
+      bool two = basic_type_is_pair(b.basic) || b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
+      d.n_basic = two ? 2 : 1;
+      if (b.basic != BasicType::none) d.align = basic_type_align(b.basic);
+      else if (b.handle == MPI_2REAL) d.align = 4;
+      else if (b.handle == MPI_2DOUBLE_PRECISION) d.align = 8;
+      else if (b.handle == MPI_PACKED) d.align = 1;
+      else d.align = std::min<size_t>(b.size, 16);
     };
     for (const auto& b : kBuiltins) {
       uint32_t idx = uint32_t(b.handle) & 0xff;
@@ -116,25 +133,77 @@ struct Tables {
   }
 };
 
-const Tables& tables() {
-  static const Tables t;
+Tables& tables() {
+  static Tables t;  // not const: MPI_Type_set_name may rename predefined types
   return t;
 }
 
-}  // namespace
+// Derived types: slot i is handle 0x8c000000 | (kFirstDerived + i). Each slot owns one reference.
+constexpr uint32_t kFirstDerived = 8;
+struct Derived {
+  std::vector<Datatype*> slots;
+  std::vector<uint32_t> free;
+};
+Derived& derived() {
+  static Derived d;
+  return d;
+}
 
-const Datatype* lookup_datatype(MPI_Datatype h) {
-  const Tables& t = tables();
+Datatype* lookup_mutable(MPI_Datatype h) {
+  Tables& t = tables();
   if ((uint32_t(h) & 0xfc000000u) == 0x4c000000u) {
     uint32_t idx = uint32_t(h) & 0xff;
     if (t.present[idx] && t.handle_of[idx] == h) return &t.by_index[idx];
     return nullptr;
   }
-  if ((uint32_t(h) & 0xfffffff0u) == 0x8c000000u) {
-    uint32_t idx = uint32_t(h) & 0xf;
-    return idx < 5 ? &t.pairs[idx] : nullptr;
+  if (handle::kind_of(h) == handle::direct && handle::obj_of(h) == handle::datatype) {
+    uint32_t idx = handle::index_of(h);
+    if (idx < 5) return &t.pairs[idx];
+    if (idx < kFirstDerived) return nullptr;
+    const Derived& d = derived();
+    idx -= kFirstDerived;
+    return idx < d.slots.size() ? d.slots[idx] : nullptr;
   }
   return nullptr;
+}
+
+// A new handle owning one reference to d (taken over from the caller).
+MPI_Datatype new_handle(Datatype* d) {
+  Derived& dv = derived();
+  uint32_t slot;
+  if (!dv.free.empty()) {
+    slot = dv.free.back();
+    dv.free.pop_back();
+    dv.slots[slot] = d;
+  } else {
+    slot = uint32_t(dv.slots.size());
+    dv.slots.push_back(d);
+  }
+  return handle::make(handle::direct, handle::datatype, kFirstDerived + slot);
+}
+
+void free_handle(MPI_Datatype h) {
+  Derived& dv = derived();
+  uint32_t slot = handle::index_of(h) - kFirstDerived;
+  Datatype* d = dv.slots[slot];
+  dv.slots[slot] = nullptr;
+  dv.free.push_back(slot);
+  type_release(d);
+}
+
+}  // namespace
+
+const Datatype* lookup_datatype(MPI_Datatype h) { return lookup_mutable(h); }
+
+int check_datatype(MPI_Comm comm, const char* fn, MPI_Datatype h, const Datatype** out, const char* arg) {
+  const Datatype* d = lookup_datatype(h);
+  if (!d) [[unlikely]]
+    return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument '%s')", unsigned(h), arg);
+  if (!d->committed) [[unlikely]]
+    return raise(comm, MPI_ERR_TYPE, fn, "datatype 0x%x is not committed (argument '%s'; call MPI_Type_commit)",
+                 unsigned(h), arg);
+  *out = d;
+  return MPI_SUCCESS;
 }
 
 }  // namespace weft::mpi
@@ -142,19 +211,477 @@ const Datatype* lookup_datatype(MPI_Datatype h) {
 using namespace weft;
 using namespace weft::mpi;
 
+namespace {
+
+int bad_type(const char* fn, MPI_Datatype h, const char* arg) {
+  if (h == MPI_LB || h == MPI_UB)
+    return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn,
+                 "MPI_LB and MPI_UB were removed in MPI-3.0 (argument '%s'); use MPI_Type_create_resized", arg);
+  if (h == MPI_DATATYPE_NULL)
+    return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "datatype is MPI_DATATYPE_NULL (argument '%s')", arg);
+  return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument '%s')", unsigned(h), arg);
+}
+
+// Validates oldtype and newtype of a constructor.
+int check_old(const char* fn, MPI_Datatype old, MPI_Datatype* newtype, const Datatype** d) {
+  *d = lookup_datatype(old);
+  if (!*d) return bad_type(fn, old, "oldtype");
+  if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
+  return MPI_SUCCESS;
+}
+
+int check_count(const char* fn, int count, const char* arg = "count") {
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, arg);
+  return MPI_SUCCESS;
+}
+
+int check_blocklen(const char* fn, int b, const char* arg, int i = -1) {
+  if (b >= 0) return MPI_SUCCESS;
+  if (i >= 0)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %d (argument '%s[%d]')", b, arg, i);
+  return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %d (argument '%s')", b, arg);
+}
+
+int check_array(const char* fn, int count, const void* a, const char* arg) {
+  if (count > 0 && !a) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "%s is NULL", arg);
+  return MPI_SUCCESS;
+}
+
+MPI_Datatype publish(Datatype* d, Combiner c, std::vector<int64_t> ints, std::vector<int64_t> aints = {}) {
+  d->combiner = c;
+  d->ints = std::move(ints);
+  d->aints = std::move(aints);
+  return new_handle(d);
+}
+
+int combiner_value(Combiner c) {
+  switch (c) {
+    case Combiner::named: return MPI_COMBINER_NAMED;
+    case Combiner::dup: return MPI_COMBINER_DUP;
+    case Combiner::contiguous: return MPI_COMBINER_CONTIGUOUS;
+    case Combiner::vector: return MPI_COMBINER_VECTOR;
+    case Combiner::hvector: return MPI_COMBINER_HVECTOR;
+    case Combiner::indexed: return MPI_COMBINER_INDEXED;
+    case Combiner::hindexed: return MPI_COMBINER_HINDEXED;
+    case Combiner::indexed_block: return MPI_COMBINER_INDEXED_BLOCK;
+    case Combiner::hindexed_block: return MPI_COMBINER_HINDEXED_BLOCK;
+    case Combiner::struct_: return MPI_COMBINER_STRUCT;
+    case Combiner::subarray: return MPI_COMBINER_SUBARRAY;
+    case Combiner::resized: return MPI_COMBINER_RESIZED;
+    case Combiner::hvector_integer: return MPI_COMBINER_HVECTOR_INTEGER;
+    case Combiner::hindexed_integer: return MPI_COMBINER_HINDEXED_INTEGER;
+    case Combiner::struct_integer: return MPI_COMBINER_STRUCT_INTEGER;
+  }
+  return MPI_COMBINER_NAMED;
+}
+
+size_t read_status_bytes(const MPI_Status* st) {
+  return size_t(uint32_t(st->count_lo)) | (size_t(uint32_t(st->count_hi_and_cancelled) >> 1) << 32);
+}
+
+void write_status_bytes(MPI_Status* st, size_t bytes) {
+  st->count_lo = int(uint32_t(bytes));
+  st->count_hi_and_cancelled =
+      int((uint32_t(bytes >> 32) << 1) | (uint32_t(st->count_hi_and_cancelled) & 1u));
+}
+
+int query_type(const char* fn, MPI_Datatype h, const Datatype** d) {
+  *d = lookup_datatype(h);
+  if (!*d) return bad_type(fn, h, "datatype");
+  return MPI_SUCCESS;
+}
+
+int do_hvector(const char* fn, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+               MPI_Datatype* newtype) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  Datatype* d = type_hvector(size_t(count), size_t(blocklength), stride, old);
+  *newtype = publish(d, Combiner::hvector, {count, blocklength}, {stride});
+  return MPI_SUCCESS;
+}
+
+int do_hindexed(const char* fn, int count, const int* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
+                MPI_Datatype* newtype) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
+  if (int rc = check_array(fn, count, disps, "array_of_displacements")) return rc;
+  for (int i = 0; i < count; ++i)
+    if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  std::vector<size_t> b(bl, bl + count);
+  Datatype* d = type_hindexed(size_t(count), b.data(), disps, old);
+  std::vector<int64_t> ints{count};
+  ints.insert(ints.end(), bl, bl + count);
+  *newtype = publish(d, Combiner::hindexed, std::move(ints), std::vector<int64_t>(disps, disps + count));
+  return MPI_SUCCESS;
+}
+
+int do_struct(const char* fn, int count, const int* bl, const MPI_Aint* disps, const MPI_Datatype* types,
+              MPI_Datatype* newtype) {
+  WEFT_REQUIRE_INIT(fn);
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
+  if (int rc = check_array(fn, count, disps, "array_of_displacements")) return rc;
+  if (int rc = check_array(fn, count, types, "array_of_types")) return rc;
+  std::vector<const Datatype*> ts(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
+    ts[size_t(i)] = lookup_datatype(types[i]);
+    if (!ts[size_t(i)]) {
+      char arg[48];
+      snprintf(arg, sizeof arg, "array_of_types[%d]", i);
+      return bad_type(fn, types[i], arg);
+    }
+  }
+  if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
+  std::vector<size_t> b(bl, bl + count);
+  Datatype* d = type_struct(size_t(count), b.data(), disps, ts.data());
+  std::vector<int64_t> ints{count};
+  ints.insert(ints.end(), bl, bl + count);
+  *newtype = publish(d, Combiner::struct_, std::move(ints), std::vector<int64_t>(disps, disps + count));
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" {
+
+// ---- Constructors ----
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_contiguous";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  *newtype = publish(type_contiguous(size_t(count), old), Combiner::contiguous, {count});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_vector";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  Datatype* d = type_hvector(size_t(count), size_t(blocklength), ptrdiff_t(stride) * old->extent, old);
+  *newtype = publish(d, Combiner::vector, {count, blocklength, stride});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype) {
+  return do_hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
+}
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return do_hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+}
+
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_indexed";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_array(fn, count, array_of_blocklengths, "array_of_blocklengths")) return rc;
+  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
+  for (int i = 0; i < count; ++i)
+    if (int rc = check_blocklen(fn, array_of_blocklengths[i], "array_of_blocklengths", i)) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  std::vector<size_t> b(array_of_blocklengths, array_of_blocklengths + count);
+  std::vector<ptrdiff_t> disp(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) disp[size_t(i)] = ptrdiff_t(array_of_displacements[i]) * old->extent;
+  Datatype* d = type_hindexed(size_t(count), b.data(), disp.data(), old);
+  std::vector<int64_t> ints{count};
+  ints.insert(ints.end(), array_of_blocklengths, array_of_blocklengths + count);
+  ints.insert(ints.end(), array_of_displacements, array_of_displacements + count);
+  *newtype = publish(d, Combiner::indexed, std::move(ints));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return do_hindexed("MPI_Type_create_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype,
+                     newtype);
+}
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return do_hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+}
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_create_indexed_block";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
+  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  std::vector<ptrdiff_t> disp(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) disp[size_t(i)] = ptrdiff_t(array_of_displacements[i]) * old->extent;
+  Datatype* d = type_hindexed_block(size_t(count), size_t(blocklength), disp.data(), old);
+  std::vector<int64_t> ints{count, blocklength};
+  ints.insert(ints.end(), array_of_displacements, array_of_displacements + count);
+  *newtype = publish(d, Combiner::indexed_block, std::move(ints));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_create_hindexed_block";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
+  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  Datatype* d = type_hindexed_block(size_t(count), size_t(blocklength), array_of_displacements, old);
+  *newtype = publish(d, Combiner::hindexed_block, {count, blocklength},
+                     std::vector<int64_t>(array_of_displacements, array_of_displacements + count));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  return do_struct("MPI_Type_create_struct", count, array_of_blocklengths, array_of_displacements, array_of_types,
+                   newtype);
+}
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  return do_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements, array_of_types,
+                   newtype);
+}
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_create_resized";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  *newtype = publish(type_resized(old, lb, extent), Combiner::resized, {}, {lb, extent});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_create_subarray";
+  WEFT_REQUIRE_INIT(fn);
+  if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive (argument 'ndims')", ndims);
+  if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_sizes, array_of_subsizes or array_of_starts is NULL");
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "invalid order %d (argument 'order': MPI_ORDER_C or MPI_ORDER_FORTRAN)",
+                 order);
+  for (int i = 0; i < ndims; ++i) {
+    int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
+    if (sz <= 0)
+      return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_sizes[%d] = %d is not positive", i, sz);
+    if (sub < 0 || sub > sz)
+      return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_subsizes[%d] = %d is outside [0, %d]", i, sub, sz);
+    if (st < 0 || st > sz - sub)
+      return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn,
+                   "array_of_starts[%d] = %d is outside [0, %d] (array_of_sizes[%d] - array_of_subsizes[%d])", i,
+                   st, sz - sub, i, i);
+  }
+  const Datatype* old;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  std::vector<size_t> sizes(array_of_sizes, array_of_sizes + ndims), subs(array_of_subsizes, array_of_subsizes + ndims),
+      starts(array_of_starts, array_of_starts + ndims);
+  Datatype* d = type_subarray(size_t(ndims), sizes.data(), subs.data(), starts.data(), order == MPI_ORDER_FORTRAN, old);
+  std::vector<int64_t> ints{ndims};
+  ints.insert(ints.end(), array_of_sizes, array_of_sizes + ndims);
+  ints.insert(ints.end(), array_of_subsizes, array_of_subsizes + ndims);
+  ints.insert(ints.end(), array_of_starts, array_of_starts + ndims);
+  ints.push_back(order);
+  *newtype = publish(d, Combiner::subarray, std::move(ints));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const char* fn = "MPI_Type_dup";
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  Datatype* d = type_dup(old);
+  d->committed = old->committed;
+  *newtype = publish(d, Combiner::dup, {});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_commit(MPI_Datatype* datatype) {
+  const char* fn = "MPI_Type_commit";
+  WEFT_REQUIRE_INIT(fn);
+  if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
+  Datatype* d = lookup_mutable(*datatype);
+  if (!d) return bad_type(fn, *datatype, "datatype");
+  d->committed = true;  // the layout is built by the constructor; nothing more to do
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_free(MPI_Datatype* datatype) {
+  const char* fn = "MPI_Type_free";
+  WEFT_REQUIRE_INIT(fn);
+  if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
+  const Datatype* d = lookup_datatype(*datatype);
+  if (!d) return bad_type(fn, *datatype, "datatype");
+  if (d->predefined)
+    return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "cannot free predefined datatype %s (argument 'datatype')",
+                 d->name.c_str());
+  free_handle(*datatype);  // operations in flight hold their own reference
+  *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}
+
+// ---- Queries ----
 
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   const Datatype* d = lookup_datatype(datatype);
-  if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype 0x%x", unsigned(datatype));
+  if (!d) return bad_type("MPI_Type_size", datatype, "datatype");
   if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
-  *size = int(d->size);
+  *size = d->size > size_t(INT_MAX) ? MPI_UNDEFINED : int(d->size);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  const Datatype* d = lookup_datatype(datatype);
+  if (!d) return bad_type("MPI_Type_size_x", datatype, "datatype");
+  if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
+  *size = MPI_Count(d->size);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_get_extent", datatype, &d)) return rc;
+  if (!lb || !extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
+  *lb = d->lb;
+  *extent = d->extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_get_extent_x", datatype, &d)) return rc;
+  if (!lb || !extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_extent_x", "lb or extent is NULL");
+  *lb = d->lb;
+  *extent = d->extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_get_true_extent", datatype, &d)) return rc;
+  if (!true_lb || !true_extent)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent", "true_lb or true_extent is NULL");
+  *true_lb = d->true_lb;
+  *true_extent = d->true_extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_get_true_extent_x", datatype, &d)) return rc;
+  if (!true_lb || !true_extent)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent_x", "true_lb or true_extent is NULL");
+  *true_lb = d->true_lb;
+  *true_extent = d->true_extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_extent", datatype, &d)) return rc;
+  if (!extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_extent", "extent is NULL");
+  *extent = d->extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_lb", datatype, &d)) return rc;
+  if (!displacement) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_lb", "displacement is NULL");
+  *displacement = d->lb;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_ub", datatype, &d)) return rc;
+  if (!displacement) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_ub", "displacement is NULL");
+  *displacement = d->lb + d->extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
+                           int* combiner) {
+  const Datatype* d;
+  if (int rc = query_type("MPI_Type_get_envelope", datatype, &d)) return rc;
+  if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_envelope",
+                 "num_integers, num_addresses, num_datatypes or combiner is NULL");
+  *num_integers = int(d->ints.size());
+  *num_addresses = int(d->aints.size());
+  *num_datatypes = int(d->types.size());
+  *combiner = combiner_value(d->combiner);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int array_of_integers[], MPI_Aint array_of_addresses[],
+                           MPI_Datatype array_of_datatypes[]) {
+  const char* fn = "MPI_Type_get_contents";
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  if (d->combiner == Combiner::named)
+    return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "%s is a predefined datatype (combiner MPI_COMBINER_NAMED)",
+                 d->name.c_str());
+  if (max_integers < int(d->ints.size()) || max_addresses < int(d->aints.size()) ||
+      max_datatypes < int(d->types.size()))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn,
+                 "arrays too small: need max_integers >= %zu, max_addresses >= %zu, max_datatypes >= %zu",
+                 d->ints.size(), d->aints.size(), d->types.size());
+  if ((!d->ints.empty() && !array_of_integers) || (!d->aints.empty() && !array_of_addresses) ||
+      (!d->types.empty() && !array_of_datatypes))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_integers, array_of_addresses or array_of_datatypes is NULL");
+  for (size_t i = 0; i < d->ints.size(); ++i) array_of_integers[i] = int(d->ints[i]);
+  for (size_t i = 0; i < d->aints.size(); ++i) array_of_addresses[i] = MPI_Aint(d->aints[i]);
+  Tables& t = tables();
+  for (size_t i = 0; i < d->types.size(); ++i) {
+    const Datatype* c = d->types[i];
+    if (c->predefined) {  // the handle it was built from
+      if (c >= &t.pairs[0] && c < &t.pairs[5])
+        array_of_datatypes[i] = handle::make(handle::direct, handle::datatype, uint32_t(c - &t.pairs[0]));
+      else
+        array_of_datatypes[i] = t.handle_of[c - &t.by_index[0]];
+    } else {  // a new handle to the same (immutable) layout; the caller frees it
+      type_retain(c);
+      array_of_datatypes[i] = new_handle(const_cast<Datatype*>(c));
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  Datatype* d = lookup_mutable(datatype);
+  if (!d) return bad_type("MPI_Type_set_name", datatype, "datatype");
+  if (!type_name) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_set_name", "type_name is NULL");
+  d->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   const Datatype* d = lookup_datatype(datatype);
-  if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype 0x%x", unsigned(datatype));
+  if (!d) return bad_type("MPI_Type_get_name", datatype, "datatype");
   if (!type_name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_name", "type_name or resultlen is NULL");
   size_t n = std::min(d->name.size(), size_t(MPI_MAX_OBJECT_NAME - 1));
   memcpy(type_name, d->name.data(), n);
@@ -163,7 +690,158 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
+// ---- Addresses ----
+
+int PMPI_Get_address(const void* location, MPI_Aint* address) {
+  if (!address) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
+  *address = MPI_Aint(reinterpret_cast<uintptr_t>(location));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Address(void* location, MPI_Aint* address) {
+  if (!address) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Address", "address is NULL");
+  *address = MPI_Aint(reinterpret_cast<uintptr_t>(location));
+  return MPI_SUCCESS;
+}
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+  return MPI_Aint(uintptr_t(base) + uintptr_t(disp));
+}
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2));
+}
+
+// ---- Packing ----
+
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
+              MPI_Comm comm) {
+  const char* fn = "MPI_Pack";
+  WEFT_REQUIRE_INIT(fn);
+  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
+  if (incount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'incount')", incount);
+  const Datatype* d;
+  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
+  if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
+  if (outsize < 0) return raise(comm, MPI_ERR_ARG, fn, "negative outsize %d", outsize);
+  size_t bytes = packed_size(d, size_t(incount));
+  if (*position < 0 || size_t(*position) + bytes > size_t(outsize))
+    return raise(comm, MPI_ERR_TRUNCATE, fn,
+                 "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')", bytes, *position,
+                 outsize);
+  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  pack(d, inbuf, size_t(incount), static_cast<char*>(outbuf) + *position);
+  *position += int(bytes);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
+                MPI_Comm comm) {
+  const char* fn = "MPI_Unpack";
+  WEFT_REQUIRE_INIT(fn);
+  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
+  if (outcount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'outcount')", outcount);
+  const Datatype* d;
+  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
+  if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
+  if (insize < 0) return raise(comm, MPI_ERR_ARG, fn, "negative insize %d", insize);
+  size_t bytes = packed_size(d, size_t(outcount));
+  if (*position < 0 || size_t(*position) + bytes > size_t(insize))
+    return raise(comm, MPI_ERR_TRUNCATE, fn,
+                 "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')", bytes, *position,
+                 insize);
+  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(outcount));
+  *position += int(bytes);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  const char* fn = "MPI_Pack_size";
+  WEFT_REQUIRE_INIT(fn);
+  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
+  if (incount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'incount')", incount);
+  const Datatype* d = lookup_datatype(datatype);
+  if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(datatype));
+  if (!size) return raise(comm, MPI_ERR_ARG, fn, "size is NULL");
+  size_t bytes = packed_size(d, size_t(incount));
+  if (bytes > size_t(INT_MAX))
+    return raise(comm, MPI_ERR_COUNT, fn, "packed size %zu does not fit in an int", bytes);
+  *size = int(bytes);
+  return MPI_SUCCESS;
+}
+
+// ---- Elements in a status ----
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  const char* fn = "MPI_Get_elements_x";
+  if (!status || status == MPI_STATUS_IGNORE || !count)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status or count is NULL");
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  long long n = weft::mpi::count_basic_elements(d, read_status_bytes(status));
+  *count = n < 0 ? MPI_UNDEFINED : MPI_Count(n);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  const char* fn = "MPI_Status_set_elements_x";
+  if (!status || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status is NULL");
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %lld (argument 'count')", (long long)count);
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  write_status_bytes(status, bytes_of_basic_elements(d, size_t(count)));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  const char* fn = "MPI_Status_set_elements";
+  if (!status || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status is NULL");
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  write_status_bytes(status, bytes_of_basic_elements(d, size_t(count)));
+  return MPI_SUCCESS;
+}
+
 }  // extern "C"
 
+WEFT_PMPI_ALIAS(Type_contiguous)
+WEFT_PMPI_ALIAS(Type_vector)
+WEFT_PMPI_ALIAS(Type_hvector)
+WEFT_PMPI_ALIAS(Type_create_hvector)
+WEFT_PMPI_ALIAS(Type_indexed)
+WEFT_PMPI_ALIAS(Type_hindexed)
+WEFT_PMPI_ALIAS(Type_create_hindexed)
+WEFT_PMPI_ALIAS(Type_create_indexed_block)
+WEFT_PMPI_ALIAS(Type_create_hindexed_block)
+WEFT_PMPI_ALIAS(Type_create_struct)
+WEFT_PMPI_ALIAS(Type_struct)
+WEFT_PMPI_ALIAS(Type_create_resized)
+WEFT_PMPI_ALIAS(Type_create_subarray)
+WEFT_PMPI_ALIAS(Type_dup)
+WEFT_PMPI_ALIAS(Type_commit)
+WEFT_PMPI_ALIAS(Type_free)
 WEFT_PMPI_ALIAS(Type_size)
+WEFT_PMPI_ALIAS(Type_size_x)
+WEFT_PMPI_ALIAS(Type_get_extent)
+WEFT_PMPI_ALIAS(Type_get_extent_x)
+WEFT_PMPI_ALIAS(Type_get_true_extent)
+WEFT_PMPI_ALIAS(Type_get_true_extent_x)
+WEFT_PMPI_ALIAS(Type_extent)
+WEFT_PMPI_ALIAS(Type_lb)
+WEFT_PMPI_ALIAS(Type_ub)
+WEFT_PMPI_ALIAS(Type_get_envelope)
+WEFT_PMPI_ALIAS(Type_get_contents)
+WEFT_PMPI_ALIAS(Type_set_name)
 WEFT_PMPI_ALIAS(Type_get_name)
+WEFT_PMPI_ALIAS(Get_address)
+WEFT_PMPI_ALIAS(Address)
+WEFT_PMPI_ALIAS(Aint_add)
+WEFT_PMPI_ALIAS(Aint_diff)
+WEFT_PMPI_ALIAS(Pack)
+WEFT_PMPI_ALIAS(Unpack)
+WEFT_PMPI_ALIAS(Pack_size)
+WEFT_PMPI_ALIAS(Get_elements_x)
+WEFT_PMPI_ALIAS(Status_set_elements)
+WEFT_PMPI_ALIAS(Status_set_elements_x)

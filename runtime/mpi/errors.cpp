@@ -171,6 +171,12 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
 
 }  // namespace
 
+int last_used_error_code() {
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  return t.last_used_code;
+}
+
 int make_error_code(int error_class, const std::string& message) {
   ErrorTables& t = tables();
   std::lock_guard lock(t.mutex);
@@ -396,3 +402,20 @@ WEFT_PMPI_ALIAS(Comm_set_errhandler)
 WEFT_PMPI_ALIAS(Comm_get_errhandler)
 WEFT_PMPI_ALIAS(Comm_call_errhandler)
 WEFT_PMPI_ALIAS(Errhandler_free)
+
+// MPI-1 names of the communicator errhandler functions.
+extern "C" {
+int PMPI_Errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  return PMPI_Comm_create_errhandler(fn, errhandler);
+}
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+  return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Errhandler_create)
+WEFT_PMPI_ALIAS(Errhandler_set)
+WEFT_PMPI_ALIAS(Errhandler_get)

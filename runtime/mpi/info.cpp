@@ -1,0 +1,201 @@
+// Info objects: ordered (key, value) string pairs; MPI_INFO_ENV describes this process.
+#include <unistd.h>
+
+#include <cstring>
+
+#include "state.h"
+
+namespace weft::mpi {
+
+namespace {
+InfoEntries& env_info() {
+  static InfoEntries env;
+  if (env.empty() && g_state) {
+    char cwd[4096] = "";
+    if (!getcwd(cwd, sizeof(cwd))) cwd[0] = '\0';
+    const char* levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                            "MPI_THREAD_MULTIPLE"};
+    env = {{"maxprocs", std::to_string(g_state->boot->size())},
+           {"host", g_state->boot->hostname()},
+           {"wdir", cwd},
+           {"thread_level", levels[g_state->thread_level]},
+           {"mpi_memory_alloc_kinds", "system,mpi"}};
+  }
+  return env;
+}
+}  // namespace
+
+InfoEntries* lookup_info(MPI_Info h) {
+  if (!g_state) return nullptr;
+  if (h == MPI_INFO_ENV) return &env_info();
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::info) return nullptr;
+  uint32_t idx = handle::index_of(h);
+  return idx >= 2 ? g_state->infos.get(idx) : nullptr;
+}
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+namespace {
+
+int bad_info(const char* fn, MPI_Info info) {
+  return raise(MPI_COMM_NULL, MPI_ERR_INFO, fn, "invalid info 0x%x (argument 'info')", unsigned(info));
+}
+
+int check_key(const char* fn, const char* key) {
+  if (!key) return raise(MPI_COMM_NULL, MPI_ERR_INFO_KEY, fn, "key is NULL");
+  size_t n = strlen(key);
+  if (n == 0 || n > MPI_MAX_INFO_KEY)
+    return raise(MPI_COMM_NULL, MPI_ERR_INFO_KEY, fn, "key of %zu characters (1 to %d allowed)", n, MPI_MAX_INFO_KEY);
+  return MPI_SUCCESS;
+}
+
+InfoEntries::iterator find_key(InfoEntries& e, const char* key) {
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (it->first == key) return it;
+  return e.end();
+}
+
+// Copies value into a caller's buffer of valuelen characters plus the terminating NUL.
+void copy_out(const std::string& v, int valuelen, char* out) {
+  size_t n = std::min(v.size(), size_t(valuelen < 0 ? 0 : valuelen));
+  memcpy(out, v.data(), n);
+  out[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Info_create(MPI_Info* info) {
+  WEFT_REQUIRE_INIT("MPI_Info_create");
+  if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
+  *info = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>()));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  WEFT_REQUIRE_INIT("MPI_Info_set");
+  InfoEntries* e = lookup_info(info);
+  if (!e || info == MPI_INFO_ENV) return bad_info("MPI_Info_set", info);
+  int rc = check_key("MPI_Info_set", key);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!value || strlen(value) > MPI_MAX_INFO_VAL)
+    return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, "MPI_Info_set", "value is NULL or longer than MPI_MAX_INFO_VAL");
+  auto it = find_key(*e, key);
+  if (it != e->end()) it->second = value;
+  else e->emplace_back(key, value);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Info_get");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_get", info);
+  int rc = check_key("MPI_Info_get", key);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!flag || (!value && valuelen > 0)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get", "value or flag is NULL");
+  auto it = find_key(*e, key);
+  *flag = it != e->end();
+  if (*flag) copy_out(it->second, valuelen, value);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Info_get_valuelen");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_get_valuelen", info);
+  int rc = check_key("MPI_Info_get_valuelen", key);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!valuelen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen", "valuelen or flag is NULL");
+  auto it = find_key(*e, key);
+  *flag = it != e->end();
+  if (*flag) *valuelen = int(it->second.size());
+  return MPI_SUCCESS;
+}
+
+// MPI 4.0: buflen in, length of the value + 1 out; the value truncated to fit.
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Info_get_string");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_get_string", info);
+  int rc = check_key("MPI_Info_get_string", key);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!buflen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "buflen or flag is NULL");
+  auto it = find_key(*e, key);
+  *flag = it != e->end();
+  if (!*flag) return MPI_SUCCESS;
+  int room = *buflen;
+  if (room > 0 && value) {
+    size_t n = std::min(it->second.size(), size_t(room - 1));
+    memcpy(value, it->second.data(), n);
+    value[n] = '\0';
+  }
+  *buflen = int(it->second.size()) + 1;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  WEFT_REQUIRE_INIT("MPI_Info_get_nkeys");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_get_nkeys", info);
+  if (!nkeys) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys", "nkeys is NULL");
+  *nkeys = int(e->size());
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  WEFT_REQUIRE_INIT("MPI_Info_get_nthkey");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_get_nthkey", info);
+  if (!key) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "key is NULL");
+  if (n < 0 || n >= int(e->size()))
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "n %d out of range (%zu keys)", n, e->size());
+  copy_out((*e)[size_t(n)].first, MPI_MAX_INFO_KEY, key);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_delete(MPI_Info info, const char* key) {
+  WEFT_REQUIRE_INIT("MPI_Info_delete");
+  InfoEntries* e = lookup_info(info);
+  if (!e || info == MPI_INFO_ENV) return bad_info("MPI_Info_delete", info);
+  int rc = check_key("MPI_Info_delete", key);
+  if (rc != MPI_SUCCESS) return rc;
+  auto it = find_key(*e, key);
+  if (it == e->end()) return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "key '%s' is not set", key);
+  e->erase(it);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  WEFT_REQUIRE_INIT("MPI_Info_dup");
+  InfoEntries* e = lookup_info(info);
+  if (!e) return bad_info("MPI_Info_dup", info);
+  if (!newinfo) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup", "newinfo is NULL");
+  *newinfo = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>(*e)));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Info_free(MPI_Info* info) {
+  WEFT_REQUIRE_INIT("MPI_Info_free");
+  if (!info || !lookup_info(*info) || *info == MPI_INFO_ENV)
+    return bad_info("MPI_Info_free", info ? *info : MPI_INFO_NULL);
+  g_state->infos.remove(handle::index_of(*info));
+  *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Info_create)
+WEFT_PMPI_ALIAS(Info_set)
+WEFT_PMPI_ALIAS(Info_get)
+WEFT_PMPI_ALIAS(Info_get_valuelen)
+WEFT_PMPI_ALIAS(Info_get_string)
+WEFT_PMPI_ALIAS(Info_get_nkeys)
+WEFT_PMPI_ALIAS(Info_get_nthkey)
+WEFT_PMPI_ALIAS(Info_delete)
+WEFT_PMPI_ALIAS(Info_dup)
+WEFT_PMPI_ALIAS(Info_free)

@@ -33,6 +33,7 @@ int reap_orphans(void* ctx) {
   for (size_t i = 0; i < st->orphans.size();) {
     Request* r = st->orphans[i];
     if (r->complete) {
+      run_finish(r);  // a freed receive still delivers its data
       st->requests.release(r);
       st->orphans[i] = st->orphans.back();
       st->orphans.pop_back();
@@ -44,21 +45,22 @@ int reap_orphans(void* ctx) {
   return released;
 }
 
-std::unique_ptr<Comm> make_world_comm(const Bootstrap& b, uint32_t context, int handle_value,
-                                      const char* name, bool self) {
-  auto c = std::make_unique<Comm>();
-  c->context_id = context;
-  c->rank = self ? 0 : b.rank();
-  c->size = self ? 1 : b.size();
-  if (self) c->world_ranks = {b.rank()};
+std::unique_ptr<CommEntry> make_world_comm(const Bootstrap& b, uint32_t context,
+                                           int handle_value, const char* name, bool self) {
+  auto e = std::make_unique<CommEntry>();
+  Comm& c = e->comm;
+  c.context_id = context;
+  c.rank = self ? 0 : b.rank();
+  c.size = self ? 1 : b.size();
+  if (self) c.world_ranks = {b.rank()};
   else {
-    c->world_ranks.resize(size_t(b.size()));
-    for (int i = 0; i < b.size(); ++i) c->world_ranks[size_t(i)] = i;
+    c.world_ranks.resize(size_t(b.size()));
+    for (int i = 0; i < b.size(); ++i) c.world_ranks[size_t(i)] = i;
   }
-  c->name = name;
-  c->handle = handle_value;
-  c->errhandler = MPI_ERRORS_ARE_FATAL;
-  return c;
+  c.name = name;
+  c.handle = handle_value;
+  c.errhandler = MPI_ERRORS_ARE_FATAL;
+  return e;
 }
 
 int init_failure(const char* fn, Status s) {
@@ -132,9 +134,11 @@ int do_init(int required, int* provided, const char* fn) {
   state->allreduce_ring_min = cfg.size("WEFT_ALLREDUCE_RING_MIN");
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
-  // Context ids: world 0/1, self 2/3; communicators created later take the next even ids.
-  state->comms.push_back(make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
-  state->comms.push_back(make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
+  // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
+  // on free pairs (comm.cpp).
+  state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
+  state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
+  init_context_ids(*state);
 
   g_state = state.release();
   g_initialized = true;
@@ -144,15 +148,6 @@ int do_init(int required, int* provided, const char* fn) {
 }
 
 }  // namespace
-
-Comm* lookup_comm(MPI_Comm h) {
-  if (!g_state) return nullptr;
-  if (h == MPI_COMM_WORLD) return g_state->comms[0].get();
-  if (h == MPI_COMM_SELF) return g_state->comms[1].get();
-  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::comm) return nullptr;
-  uint32_t idx = handle::index_of(h);
-  return idx < g_state->comms.size() ? g_state->comms[idx].get() : nullptr;
-}
 
 Request* lookup_request(MPI_Request h) {
   if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::request) return nullptr;
@@ -350,3 +345,28 @@ WEFT_PMPI_ALIAS(Comm_rank)
 WEFT_PMPI_ALIAS(Comm_size)
 WEFT_PMPI_ALIAS(Comm_get_name)
 WEFT_PMPI_ALIAS(Comm_set_name)
+
+extern "C" {
+
+// Memory for MPI use: plain aligned host memory (no registration is needed by the transports).
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
+  WEFT_REQUIRE_INIT("MPI_Alloc_mem");
+  if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", long(size));
+  if (!baseptr) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr is NULL");
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, size_t(size ? size : 1)) != 0)
+    return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes", long(size));
+  *static_cast<void**>(baseptr) = p;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Free_mem(void* base) {
+  WEFT_REQUIRE_INIT("MPI_Free_mem");
+  free(base);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Alloc_mem)
+WEFT_PMPI_ALIAS(Free_mem)

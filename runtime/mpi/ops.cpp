@@ -1,0 +1,125 @@
+// User-defined reduction operations and the lookup of every op for the collectives.
+#include <climits>
+
+#include "state.h"
+
+namespace weft::mpi {
+
+const UserOp* lookup_user_op(MPI_Op h) {
+  if (!g_state || handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::op) return nullptr;
+  return g_state->ops.get(handle::index_of(h));
+}
+
+namespace {
+
+bool lookup_builtin_op(MPI_Op op, ReduceOp* out) {
+  uint32_t v = uint32_t(op);
+  if ((v & 0xffffff00u) != 0x58000000u) return false;
+  uint32_t idx = v & 0xff;
+  if (idx < 1 || idx > uint32_t(ReduceOp::no_op) + 1) return false;
+  *out = ReduceOp(idx - 1);
+  return true;
+}
+
+// Calls the user's function in chunks its int count can hold.
+Status call_user_op(const void* ctx, const void* in, void* inout, size_t count) {
+  const auto* call = static_cast<const UserOpCall*>(ctx);
+  const size_t extent = size_t(call->type->extent);
+  while (count > 0) {
+    int n = count > size_t(INT_MAX) ? INT_MAX : int(count);
+    MPI_Datatype dt = call->datatype;
+    call->op->fn(const_cast<void*>(in), inout, &n, &dt);
+    in = static_cast<const char*>(in) + size_t(n) * extent;
+    inout = static_cast<char*>(inout) + size_t(n) * extent;
+    count -= size_t(n);
+  }
+  return Status::ok;
+}
+
+}  // namespace
+
+int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, size_t count,
+                   UserOpCall* call, coll::Reduction* out) {
+  const Datatype* d = lookup_datatype(dt);
+  if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
+  coll::Reduction red;
+  red.elem_size = size_t(d->extent);
+  red.type = d->basic;
+  if (const UserOp* u = lookup_user_op(op)) {
+    *call = UserOpCall{u, dt, d};
+    red.user = call_user_op;
+    red.user_ctx = call;
+    red.commutative = u->commute;
+    *out = red;
+    return MPI_SUCCESS;
+  }
+  ReduceOp rop;
+  if (!lookup_builtin_op(op, &rop))
+    return raise(comm, MPI_ERR_OP, fn, "invalid operation 0x%x (argument 'op')", unsigned(op));
+  if (count > 0 && !reduce_op_supports(rop, d->basic))
+    return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop),
+                 d->name.empty() ? "this datatype" : d->name.c_str());
+  red.op = rop;
+  *out = red;
+  return MPI_SUCCESS;
+}
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+extern "C" {
+
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  WEFT_REQUIRE_INIT("MPI_Op_create");
+  if (!user_fn || !op) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_create", "user_fn or op is NULL");
+  auto u = std::make_unique<UserOp>();
+  u->fn = user_fn;
+  u->commute = commute != 0;
+  *op = handle::make(handle::direct, handle::op, g_state->ops.add(std::move(u)));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Op_free(MPI_Op* op) {
+  WEFT_REQUIRE_INIT("MPI_Op_free");
+  if (!op || !lookup_user_op(*op))
+    return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation (predefined ones cannot be freed)");
+  g_state->ops.remove(handle::index_of(*op));
+  *op = MPI_OP_NULL;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
+  WEFT_REQUIRE_INIT("MPI_Op_commutative");
+  if (!commute) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_commutative", "commute is NULL");
+  if (const UserOp* u = lookup_user_op(op)) {
+    *commute = u->commute;
+    return MPI_SUCCESS;
+  }
+  if ((uint32_t(op) & 0xffffff00u) == 0x58000000u && (op & 0xff) >= 1 && (op & 0xff) <= 0xe) {
+    *commute = 1;  // every predefined operation commutes
+    return MPI_SUCCESS;
+  }
+  return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation 0x%x", unsigned(op));
+}
+
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_local");
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count %d", count);
+  UserOpCall call;
+  coll::Reduction red;
+  int rc = make_reduction("MPI_Reduce_local", MPI_COMM_NULL, op, datatype, size_t(count), &call, &red);
+  if (rc != MPI_SUCCESS) return rc;
+  if (count > 0 && (!inbuf || !inoutbuf))
+    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Reduce_local", "NULL buffer with count %d", count);
+  Status s = red.apply(inbuf, inoutbuf, size_t(count));
+  return s == Status::ok ? MPI_SUCCESS : raise_status(MPI_COMM_NULL, s, "MPI_Reduce_local");
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Op_create)
+WEFT_PMPI_ALIAS(Op_free)
+WEFT_PMPI_ALIAS(Op_commutative)
+WEFT_PMPI_ALIAS(Reduce_local)

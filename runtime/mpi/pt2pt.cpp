@@ -1,6 +1,7 @@
 // Point-to-point bindings: validate, call the transport, map errors.
 #include <cstring>
 
+#include "datatype_api.h"
 #include "pt2pt/tag.h"
 #include "runtime/core/log.h"
 #include "state.h"
@@ -14,9 +15,40 @@ constexpr int kNoPeer = -1;  // MPI_PROC_NULL: the call completes at once
 struct Args {
   Comm* comm = nullptr;
   const Datatype* type = nullptr;
-  size_t bytes = 0;
+  size_t count = 0;
+  size_t bytes = 0;         // on the wire: the packed size
+  bool contiguous = true;   // the data is one run at buf + offset: no packing
+  ptrdiff_t offset = 0;
   int peer = kNoPeer;  // job rank of the peer; kNoPeer for MPI_PROC_NULL, -2 for any source
 };
+
+// The bytes to send: the user's buffer itself when contiguous, else packed into *owned.
+const void* send_data(const Args& a, const void* buf, std::unique_ptr<char[]>* owned) {
+  if (a.contiguous) return static_cast<const char*>(buf) + a.offset;
+  owned->reset(new char[a.bytes ? a.bytes : 1]);
+  pack(a.type, buf, a.count, owned->get());
+  return owned->get();
+}
+
+// Where to receive: the user's buffer when contiguous, else a staging buffer in *owned.
+void* recv_target(const Args& a, void* buf, std::unique_ptr<char[]>* owned) {
+  if (a.contiguous) return static_cast<char*>(buf) + a.offset;
+  owned->reset(new char[a.bytes ? a.bytes : 1]);
+  return owned->get();
+}
+
+// A non-contiguous receive unpacks from the request's staging buffer when the user completes it.
+void arm_unpack(Request* r, const Args& a, void* buf) {
+  if (a.contiguous) return;
+  const Datatype* d = a.type;
+  size_t count = a.count;
+  retain(d);
+  r->finish = [d, buf, count](Request& q) {
+    if (q.status.error == Status::ok || q.status.error == Status::truncated)
+      unpack(d, q.owned_buffer.get(), q.status.bytes, buf, count);
+    release(d);
+  };
+}
 
 int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MPI_Comm comm,
                  Args* a) {
@@ -26,12 +58,13 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
                  unsigned(comm));
   if (count < 0) [[unlikely]]
     return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  a->type = lookup_datatype(dt);
-  if (!a->type) [[unlikely]]
-    return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')",
-                 unsigned(dt));
-  a->bytes = size_t(count) * size_t(a->type->extent);  // predefined: padding travels too
-  if (!buf && a->bytes > 0) [[unlikely]]
+  int rc = check_datatype(comm, fn, dt, &a->type);
+  if (rc != MPI_SUCCESS) [[unlikely]] return rc;
+  a->count = size_t(count);
+  a->bytes = packed_size(a->type, a->count);  // predefined: count * extent, padding included
+  a->contiguous = contiguous_span(a->type, a->count, &a->offset);
+  // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
+  if (!buf && a->bytes > 0 && a->type->predefined) [[unlikely]]
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
   return MPI_SUCCESS;
 }
@@ -98,7 +131,9 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   int rc = check_send(fn, buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (a.peer == kNoPeer) return MPI_SUCCESS;
-  Status s = g_state->transport->send(buf, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
+  std::unique_ptr<char[]> packed;
+  const void* data = send_data(a, buf, &packed);
+  Status s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
 }
@@ -116,7 +151,8 @@ int do_isend(const char* fn, const void* buf, int count, MPI_Datatype dt, int de
   }
   Request* r = g_state->requests.alloc(RequestKind::send);
   r->owner = comm;
-  Status s = g_state->transport->isend(buf, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
+  const void* data = send_data(a, buf, &r->owned_buffer);
+  Status s = g_state->transport->isend(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
   if (s != Status::ok) [[unlikely]] {
     g_state->requests.release(r);
     return raise_status(comm, s, fn);
@@ -176,7 +212,11 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   uint64_t t, mask;
   recv_tag(*a.comm, source, tag, &t, &mask);
   MatchInfo info;
-  Status s = g_state->transport->recv(buf, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info);
+  std::unique_ptr<char[]> staging;
+  void* target = recv_target(a, buf, &staging);
+  Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info);
+  if (!a.contiguous && (s == Status::ok || s == Status::truncated))
+    unpack(a.type, staging.get(), info.bytes, buf, a.count);
   if (status != MPI_STATUS_IGNORE) {
     RequestStatus rs;
     rs.source = info.source;
@@ -203,7 +243,9 @@ int do_irecv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, 
   recv_tag(*a.comm, source, tag, &t, &mask);
   Request* r = g_state->requests.alloc(RequestKind::recv);
   r->owner = comm;
-  Status s = g_state->transport->irecv(buf, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, r);
+  void* target = recv_target(a, buf, &r->owned_buffer);
+  arm_unpack(r, a, buf);
+  Status s = g_state->transport->irecv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, r);
   if (s != Status::ok) [[unlikely]] {
     g_state->requests.release(r);
     return raise_status(comm, s, fn);
@@ -229,6 +271,11 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
   const size_t bytes = a.bytes;
   const int peer = a.peer;
   Comm* c = a.comm;
+  // The datatype stays alive while the request exists: the hold is released with the start
+  // function when the request is freed.
+  retain(a.type);
+  std::shared_ptr<const Datatype> hold(a.type, [](const Datatype* d) { release(d); });
+  const Args args = a;
   if (peer == kNoPeer) {
     r->start = [](Request& q) {
       q.complete = true;
@@ -240,15 +287,27 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
   } else if (kind == PersistentKind::recv) {
     uint64_t t, mask;
     recv_tag(*c, peer_rank, tag, &t, &mask);
-    r->start = [buf, bytes, peer, t, mask](Request& q) {
-      return g_state->transport->irecv(buf, bytes, peer == -2 ? -1 : peer, t, mask, &q);
+    r->start = [buf, bytes, peer, t, mask, args, hold](Request& q) {
+      void* target = args.contiguous ? static_cast<char*>(buf) + args.offset
+                                     : (q.owned_buffer ? q.owned_buffer.get() : recv_target(args, buf, &q.owned_buffer));
+      if (!args.contiguous) {
+        const Datatype* d = args.type;
+        size_t count = args.count;
+        q.finish = [d, buf, count](Request& done) {
+          if (done.status.error == Status::ok || done.status.error == Status::truncated)
+            unpack(d, done.owned_buffer.get(), done.status.bytes, buf, count);
+        };
+      }
+      return g_state->transport->irecv(target, bytes, peer == -2 ? -1 : peer, t, mask, &q);
     };
   } else if (kind == PersistentKind::bsend) {
     uint64_t t = send_tag(*c, tag);
     MPI_Comm ch = comm;
-    r->start = [buf, bytes, peer, t, ch](Request& q) {
+    r->start = [buf, bytes, peer, t, ch, args, hold](Request& q) {
       int code = MPI_SUCCESS;
-      WEFT_TRY(post_bsend(buf, bytes, peer, t, "MPI_Start", ch, &code));
+      std::unique_ptr<char[]> packed;
+      const void* data = send_data(args, buf, &packed);
+      WEFT_TRY(post_bsend(data, bytes, peer, t, "MPI_Start", ch, &code));
       q.complete = true;
       q.status = RequestStatus{};
       return Status::ok;
@@ -256,8 +315,12 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
   } else {
     uint64_t t = send_tag(*c, tag);
     SendMode mode = kind == PersistentKind::ssend ? SendMode::synchronous : SendMode::standard;
-    r->start = [buf, bytes, peer, t, mode](Request& q) {
-      return g_state->transport->isend(buf, bytes, peer, t, mode, &q);
+    r->start = [buf, bytes, peer, t, mode, args, hold](Request& q) {
+      // Packed again at every start: the user may change the data between starts.
+      if (!args.contiguous && !q.owned_buffer) q.owned_buffer.reset(new char[bytes ? bytes : 1]);
+      if (!args.contiguous) pack(args.type, buf, args.count, q.owned_buffer.get());
+      const void* data = args.contiguous ? static_cast<const char*>(buf) + args.offset : q.owned_buffer.get();
+      return g_state->transport->isend(data, bytes, peer, t, mode, &q);
     };
   }
   *request = request_handle(r);
@@ -315,7 +378,9 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, M
   Args a;
   int rc = check_send("MPI_Bsend", buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS || a.peer == kNoPeer) return rc;
-  (void)post_bsend(buf, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Bsend", comm, &rc);
+  std::unique_ptr<char[]> packed;
+  const void* data = send_data(a, buf, &packed);
+  (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Bsend", comm, &rc);
   return rc;
 }
 
@@ -342,7 +407,9 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, 
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
   if (a.peer != kNoPeer) {
-    (void)post_bsend(buf, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Ibsend", comm, &rc);
+    std::unique_ptr<char[]> packed;
+    const void* data = send_data(a, buf, &packed);
+    (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Ibsend", comm, &rc);
     if (rc != MPI_SUCCESS) return rc;
   }
   Request* r = g_state->requests.alloc(RequestKind::send);
@@ -407,13 +474,29 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Sendrecv_replace");
-  Args a;
-  int rc = check_common("MPI_Sendrecv_replace", buf, count, dt, comm, &a);
+  Args sa;
+  int rc = check_send("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, comm, &sa);
   if (rc != MPI_SUCCESS) return rc;
-  std::unique_ptr<char[]> copy(new char[a.bytes ? a.bytes : 1]);
-  if (a.bytes) memcpy(copy.get(), buf, a.bytes);
-  return PMPI_Sendrecv(copy.get(), count, dt, dest, sendtag, buf, count, dt, source, recvtag, comm,
-                       status);
+  // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
+  std::unique_ptr<char[]> copy(new char[sa.bytes ? sa.bytes : 1]);
+  if (sa.contiguous) {
+    if (sa.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + sa.offset, sa.bytes);
+  } else {
+    pack(sa.type, buf, sa.count, copy.get());
+  }
+  MPI_Request req;
+  rc = do_irecv("MPI_Sendrecv_replace", buf, count, dt, source, recvtag, comm, &req);
+  if (rc != MPI_SUCCESS) return rc;
+  if (sa.peer != kNoPeer) {
+    Status s = g_state->transport->send(copy.get(), sa.bytes, sa.peer, send_tag(*sa.comm, sendtag),
+                                        SendMode::standard);
+    if (s != Status::ok) {
+      PMPI_Cancel(&req);
+      PMPI_Request_free(&req);
+      return raise_status(comm, s, "MPI_Sendrecv_replace");
+    }
+  }
+  return PMPI_Wait(&req, status);
 }
 
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,

@@ -1,6 +1,7 @@
 // Completion (wait/test families), request management, probe and matched receives.
 #include <cstring>
 
+#include "datatype_api.h"
 #include "pt2pt/tag.h"
 #include "runtime/core/log.h"
 #include "state.h"
@@ -14,6 +15,7 @@ bool is_inert(MPI_Request h, Request* r) { return h == MPI_REQUEST_NULL || (r &&
 
 // Hands a completed request's result to the user and frees or deactivates it.
 int retire(MPI_Request* h, Request* r, MPI_Status* status) {
+  run_finish(r);
   fill_status(status, r->status);
   Status err = r->status.error;
   int owner = r->owner;
@@ -58,6 +60,7 @@ int retire_all(int count, MPI_Request reqs[], MPI_Status* statuses) {
       if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
       continue;
     }
+    run_finish(r);
     fill_status(st, r->status);
     Status err = r->status.error;
     if (st != MPI_STATUS_IGNORE)
@@ -98,6 +101,7 @@ int collect_some(int count, MPI_Request reqs[], int* outcount, int indices[], MP
     (void)resolve(reqs[i], &r);
     if (is_inert(reqs[i], r) || !r->complete) continue;
     MPI_Status* st = status_at(statuses, n);
+    run_finish(r);
     fill_status(st, r->status);
     Status err = r->status.error;
     if (st != MPI_STATUS_IGNORE)
@@ -392,7 +396,10 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   }
   if (!r->complete) g_state->progress.poll();
   *flag = r->complete;
-  if (r->complete) fill_status(status, r->status);
+  if (r->complete) {
+    run_finish(r);  // the data is the user's once the status says complete
+    fill_status(status, r->status);
+  }
   return MPI_SUCCESS;
 }
 
@@ -454,8 +461,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   WEFT_REQUIRE_INIT("MPI_Imrecv");
   if (!message || !request) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Imrecv", "message or request is NULL");
   if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Imrecv", "negative count %d", count);
-  const Datatype* d = lookup_datatype(dt);
-  if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Imrecv", "invalid datatype 0x%x", unsigned(dt));
+  const Datatype* d;
+  if (int rc = check_datatype(MPI_COMM_NULL, "MPI_Imrecv", dt, &d)) return rc;
   if (*message == MPI_MESSAGE_NO_PROC) {
     Request* r = g_state->requests.alloc(RequestKind::recv);
     r->complete = true;
@@ -468,11 +475,26 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   Request* r = lookup_request(*message);
   if (!r || !r->transport_handle || r->complete)
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message 0x%x", unsigned(*message));
-  size_t bytes = size_t(count) * size_t(d->extent);
-  if (!buf && bytes) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Imrecv", "NULL buffer with count %d", count);
+  size_t bytes = packed_size(d, size_t(count));
+  if (!buf && bytes && d->predefined) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Imrecv", "NULL buffer with count %d", count);
   void* msg = r->transport_handle;
   r->transport_handle = nullptr;
-  Status s = g_state->transport->mrecv(buf, bytes, msg, r);
+  ptrdiff_t offset = 0;
+  void* target;
+  if (contiguous_span(d, size_t(count), &offset)) {
+    target = static_cast<char*>(buf) + offset;
+  } else {  // received into a staging buffer, unpacked when the user completes the request
+    r->owned_buffer.reset(new char[bytes ? bytes : 1]);
+    target = r->owned_buffer.get();
+    retain(d);
+    size_t n = size_t(count);
+    r->finish = [d, buf, n](Request& q) {
+      if (q.status.error == Status::ok || q.status.error == Status::truncated)
+        unpack(d, q.owned_buffer.get(), q.status.bytes, buf, n);
+      release(d);
+    };
+  }
+  Status s = g_state->transport->mrecv(target, bytes, msg, r);
   if (s != Status::ok) return raise_status(r->owner, s, "MPI_Imrecv");
   *request = request_handle(r);
   *message = MPI_MESSAGE_NULL;
@@ -491,19 +513,17 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype dt, int* count) {
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
   const Datatype* d = lookup_datatype(dt);
   if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype 0x%x", unsigned(dt));
-  // Predefined types travel as count * extent bytes (the pair types include their padding).
-  size_t bytes = status_bytes(status), unit = size_t(d->extent);
-  if (unit == 0) *count = 0;
-  else if (bytes % unit != 0 || bytes / unit > size_t(INT32_MAX)) *count = MPI_UNDEFINED;
-  else *count = int(bytes / unit);
+  long long n = count_elements(d, status_bytes(status));  // packed bytes per element
+  *count = n < 0 || n > INT32_MAX ? MPI_UNDEFINED : int(n);
   return MPI_SUCCESS;
 }
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype dt, int* count) {
-  int rc = PMPI_Get_count(status, dt, count);
-  if (rc != MPI_SUCCESS || *count == MPI_UNDEFINED) return rc;
-  const Datatype* d = lookup_datatype(dt);
-  if (d->size != size_t(d->extent) || d->basic == BasicType::int_int) *count *= 2;  // (value, index) pairs
+  if (!count) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
+  MPI_Count n = 0;
+  int rc = PMPI_Get_elements_x(status, dt, &n);
+  if (rc != MPI_SUCCESS) return rc;
+  *count = n == MPI_UNDEFINED || n > INT32_MAX ? MPI_UNDEFINED : int(n);
   return MPI_SUCCESS;
 }
 
@@ -528,3 +548,24 @@ WEFT_PMPI_ALIAS(Imrecv)
 WEFT_PMPI_ALIAS(Mrecv)
 WEFT_PMPI_ALIAS(Get_count)
 WEFT_PMPI_ALIAS(Get_elements)
+
+extern "C" {
+
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  if (!status || status == MPI_STATUS_IGNORE)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL or MPI_STATUS_IGNORE");
+  status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  if (!status || status == MPI_STATUS_IGNORE || !flag)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "status or flag is NULL");
+  *flag = status->count_hi_and_cancelled & 1;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIAS(Status_set_cancelled)
+WEFT_PMPI_ALIAS(Test_cancelled)

@@ -4,8 +4,10 @@
 #include <mpi.h>
 
 #include <cstdarg>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/coll.h"
@@ -14,6 +16,7 @@
 #include "pt2pt/transport.h"
 #include "runtime/core/config.h"
 #include "runtime/core/datatype.h"
+#include "runtime/core/handles.h"
 #include "runtime/core/progress.h"
 #include "runtime/core/request.h"
 
@@ -24,7 +27,7 @@ namespace handle {
 inline constexpr uint32_t kKindShift = 30, kObjShift = 26, kIndexMask = (1u << 26) - 1;
 enum Kind : uint32_t { invalid = 0, builtin = 1, direct = 2, indirect = 3 };
 enum Obj : uint32_t { comm = 0x1, group = 0x2, datatype = 0x3, errhandler = 0x5, op = 0x6,
-                      info = 0x7, request = 0xb };
+                      info = 0x7, keyval = 0x9, request = 0xb };
 inline constexpr int make(Kind k, Obj o, uint32_t index) {
   return int((uint32_t(k) << kKindShift) | (uint32_t(o) << kObjShift) | (index & kIndexMask));
 }
@@ -36,6 +39,50 @@ inline constexpr uint32_t index_of(int h) { return uint32_t(h) & kIndexMask; }
 struct Errhandler {
   MPI_Comm_errhandler_function* fn = nullptr;
   int refs = 1;
+};
+
+// A group: an ordered set of job ranks.
+struct Group {
+  std::vector<int> world_ranks;
+};
+
+// Process topology attached to a communicator.
+struct Topology {
+  int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH
+  std::vector<int> dims, periods;               // cartesian
+  std::vector<int> index, edges;                // graph
+  std::vector<int> sources, source_weights;     // distributed graph (in-edges)
+  std::vector<int> dests, dest_weights;         // distributed graph (out-edges)
+  bool weighted = false;
+};
+
+using InfoEntries = std::vector<std::pair<std::string, std::string>>;
+
+struct Keyval {
+  MPI_Comm_copy_attr_function* copy = nullptr;
+  MPI_Comm_delete_attr_function* del = nullptr;
+  void* extra_state = nullptr;
+  int refs = 1;  // the user's handle, plus one per attribute set with it
+};
+
+// A communicator with what the MPI layer keeps beside the transport's view.
+struct CommEntry {
+  Comm comm;
+  std::map<int, void*> attrs;  // keyval handle -> value, in keyval creation order
+  InfoEntries info;
+  std::shared_ptr<const Topology> topo;
+};
+
+struct UserOp {
+  MPI_User_function* fn = nullptr;
+  bool commute = true;
+};
+
+// Context ids come in pairs (point-to-point, collectives). A communicator gets the lowest pair
+// free on every member, agreed with an allreduce of the members' free masks.
+inline constexpr uint32_t kContextPairs = 4096;
+struct ContextIds {
+  uint64_t free_mask[kContextPairs / 64];
 };
 
 struct BufferedSends {
@@ -51,7 +98,12 @@ struct State {
   Progress progress;
   RequestPool requests;
   std::unique_ptr<Transport> transport;
-  std::vector<std::unique_ptr<Comm>> comms;  // [0] world, [1] self, then user communicators
+  HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
+  HandleTable<Group> groups{1};     // [0] is reserved
+  HandleTable<InfoEntries> infos{2};
+  HandleTable<Keyval> keyvals{1};
+  HandleTable<UserOp> ops{1};
+  ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
   BufferedSends bsend;
@@ -67,6 +119,32 @@ extern bool g_initialized, g_finalized;
 
 // Handle lookups: nullptr for an invalid or freed handle.
 Comm* lookup_comm(MPI_Comm h);
+CommEntry* lookup_comm_entry(MPI_Comm h);
+Group* lookup_group(MPI_Group h);  // MPI_GROUP_EMPTY included
+const UserOp* lookup_user_op(MPI_Op h);
+
+// The arguments a user reduction function needs, kept alive for the collective's duration.
+struct UserOpCall {
+  const UserOp* op = nullptr;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  const Datatype* type = nullptr;
+};
+// Builds the reduction for (op, datatype): predefined op, or a user function through *call.
+int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, size_t count,
+                   UserOpCall* call, coll::Reduction* out);
+InfoEntries* lookup_info(MPI_Info h);  // MPI_INFO_ENV included (read-only by convention)
+
+// Communicator creation: agrees a context id among the members of parent (or of `members`,
+// a subset, for MPI_Comm_create_group) and registers the new communicator. world_ranks empty:
+// this rank is not a member (the call still takes part in the agreement); *out = COMM_NULL.
+int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
+                        std::shared_ptr<const Topology> topo, MPI_Comm* out);
+int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
+                              MPI_Comm* out);
+void init_context_ids(State& st);
+// Attribute copy on MPI_Comm_dup, delete on free.
+int copy_attributes(MPI_Comm from, MPI_Comm to);
+int delete_all_attributes(MPI_Comm comm);
 const Datatype* lookup_datatype(MPI_Datatype h);
 Request* lookup_request(MPI_Request h);
 inline MPI_Request request_handle(const Request* r) {

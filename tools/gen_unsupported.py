@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Generates the "declared but not supported yet" MPI bindings and the link test.
+
+weft declares in include/mpi.h more routines than it implements, so that common MPI programs
+and benchmark suites compile and link. This script writes:
+
+  runtime/mpi/unsupported.cpp  for every name in UNSUPPORTED: PMPI_X, which fails with
+                               MPI_ERR_UNSUPPORTED_OPERATION through the library's error path
+                               (the errhandler of the call's communicator argument, else of
+                               MPI_COMM_WORLD), the weak alias MPI_X, and the table
+                               weft_unsupported_functions[] that `weft_info --unsupported`
+                               prints. MPI_Pcontrol is defined there too, as the no-op it is.
+  tests/tools/link_all.c       a program that takes the address of every function declared in
+                               include/mpi.h, so that linking it proves libweft defines them all.
+
+Prototypes are read from include/mpi.h; only the list of names lives here. When a routine gets
+a real implementation, delete its name from UNSUPPORTED and run the script again. Both outputs
+are committed: the build does not need Python.
+
+  tools/gen_unsupported.py                 regenerate both files
+  tools/gen_unsupported.py --check         exit 1 if a committed output is out of date
+  tools/gen_unsupported.py --check-mpich [PROTO_H]
+                                           compare every prototype in include/mpi.h with MPICH's
+                                           (parameter types only; default: Debian's
+                                           mpich/mpi_proto.h)
+
+Python 3 standard library only.
+"""
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADER = os.path.join(ROOT, "include", "mpi.h")
+OUT_CPP = os.path.join(ROOT, "runtime", "mpi", "unsupported.cpp")
+OUT_LINK = os.path.join(ROOT, "tests", "tools", "link_all.c")
+MPICH_PROTO = "/usr/include/x86_64-linux-gnu/mpich/mpi_proto.h"
+
+# Declared in mpi.h, not implemented yet (without the MPI_ prefix), by topic.
+UNSUPPORTED = """
+    Gather Gatherv Scatter Scatterv Allgather Allgatherv Alltoall Alltoallv Alltoallw
+    Reduce_scatter Reduce_scatter_block Scan Exscan
+
+    Neighbor_allgather Neighbor_allgatherv Neighbor_alltoall Neighbor_alltoallv
+    Neighbor_alltoallw
+
+    Ibarrier Ibcast Igather Igatherv Iscatter Iscatterv Iallgather Iallgatherv Ialltoall
+    Ialltoallv Ialltoallw Ireduce Iallreduce Ireduce_scatter Ireduce_scatter_block Iscan Iexscan
+    Ineighbor_allgather Ineighbor_allgatherv Ineighbor_alltoall Ineighbor_alltoallv
+    Ineighbor_alltoallw
+
+    Barrier_init Bcast_init Gather_init Gatherv_init Scatter_init Scatterv_init Allgather_init
+    Allgatherv_init Alltoall_init Alltoallv_init Alltoallw_init Reduce_init Allreduce_init
+    Reduce_scatter_init Reduce_scatter_block_init Scan_init Exscan_init
+    Neighbor_allgather_init Neighbor_allgatherv_init Neighbor_alltoall_init
+    Neighbor_alltoallv_init Neighbor_alltoallw_init
+
+    Win_create Win_allocate Win_allocate_shared Win_shared_query Win_create_dynamic Win_attach
+    Win_detach Win_free
+    Win_create_keyval Win_free_keyval Win_set_attr Win_get_attr Win_delete_attr Win_set_name
+    Win_get_name Win_get_group Win_set_info Win_get_info Win_create_errhandler
+    Win_set_errhandler Win_get_errhandler Win_call_errhandler
+    Put Get Accumulate Get_accumulate Fetch_and_op Compare_and_swap Rput Rget Raccumulate
+    Rget_accumulate
+    Win_fence Win_post Win_start Win_complete Win_wait Win_test Win_lock Win_unlock
+    Win_lock_all Win_unlock_all Win_flush Win_flush_local Win_flush_all Win_flush_local_all
+    Win_sync
+
+    Type_create_keyval Type_free_keyval Type_set_attr Type_get_attr Type_delete_attr
+    Type_match_size
+
+    Comm_spawn Comm_get_parent Intercomm_create Intercomm_merge
+    Open_port Close_port Comm_accept Comm_connect Comm_disconnect
+    Grequest_start Grequest_complete
+""".split()
+
+# Defined in unsupported.cpp but implemented (as a no-op), so not in the unsupported table.
+NO_OPS = {"Pcontrol": "MPI_SUCCESS"}
+
+DETAIL = "not supported yet (declared so that programs link; see weft_info --unsupported)"
+
+
+def parse_header(text):
+    """Returns [(name, return type, [parameter text])] for each MPI routine declared in mpi.h,
+    in header order (typedefs and macros are skipped)."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"(?m)^\s*#.*$", " ", text)
+    out, seen = [], set()
+    decl = re.compile(r"(?m)^(int|double|MPI_Aint)\s+((?:P?MPIX?|MPIR)_[A-Za-z0-9_]+)\s*"
+                      r"\(([^;{()]*)\)\s*;")
+    for m in decl.finditer(text):
+        name = m.group(2)
+        if name in seen:
+            sys.exit(f"gen_unsupported: {name} is declared twice in include/mpi.h")
+        seen.add(name)
+        params = [" ".join(p.split()) for p in m.group(3).split(",")]
+        out.append((name, m.group(1), params))
+    return out
+
+
+def split_param(p):
+    """'const int array_of_x[]' -> ('const int', 'array_of_x', '[]')."""
+    if p in ("void", "..."):
+        return p, "", ""
+    arr = ""
+    m = re.match(r"^(.*?)\s*(\[\s*\])$", p)
+    if m:
+        p, arr = m.group(1), "[]"
+    m = re.match(r"^(.*?[\s\*])\s*([A-Za-z_][A-Za-z0-9_]*)$", p)
+    if not m:
+        return p, "", arr
+    return re.sub(r"\s*\*", "*", m.group(1).strip()), m.group(2), arr
+
+
+def type_only(p):
+    t, _, arr = split_param(p)
+    if t in ("void", "..."):
+        return t
+    t = re.sub(r"\s*\*\s*", "*", t)
+    return t + arr
+
+
+def wrap_signature(head, args, tail, width=100):
+    """Lays out 'head arg, arg, ... tail' over lines of at most width columns."""
+    lines, cur = [], head
+    for i, a in enumerate(args):
+        tok = a + ("," if i < len(args) - 1 else tail)
+        sep = "" if cur.endswith("(") or not cur.strip() else " "
+        if len(cur + sep + tok) > width and cur.strip() and not cur.endswith("("):
+            lines.append(cur)
+            cur = "    " + tok
+        else:
+            cur += sep + tok
+    if not args:
+        cur += tail
+    lines.append(cur)
+    return lines
+
+
+def gen_cpp(decls):
+    by_name = {n: (r, p) for n, r, p in decls}
+    missing = [n for n in UNSUPPORTED + list(NO_OPS)
+               if "MPI_" + n not in by_name or "PMPI_" + n not in by_name]
+    if missing:
+        sys.exit("gen_unsupported: not declared (MPI_ and PMPI_) in include/mpi.h: " +
+                 ", ".join(missing))
+    dup = {n for n in UNSUPPORTED if UNSUPPORTED.count(n) > 1}
+    if dup:
+        sys.exit("gen_unsupported: listed twice: " + ", ".join(sorted(dup)))
+
+    lines = [
+        "// Generated by tools/gen_unsupported.py from include/mpi.h; edit the script, not this file.",
+        "// MPI routines that are declared so that programs link but are not implemented yet: each",
+        "// fails with MPI_ERR_UNSUPPORTED_OPERATION through the usual error path.",
+        '#include "state.h"',
+        "",
+        "using namespace weft::mpi;",
+        "",
+        "namespace {",
+        "",
+        "int unsupported(MPI_Comm comm, const char* fn) {",
+        "  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,",
+        f'               "{DETAIL}");',
+        "}",
+        "",
+        "}  // namespace",
+        "",
+        "// Names of the routines below that are not supported yet (for weft_info), nullptr-terminated.",
+        'extern "C" __attribute__((visibility("default"))) const char* const weft_unsupported_functions[];',
+        "",
+        'extern "C" {',
+        "",
+    ]
+    for n in UNSUPPORTED:
+        ret, params = by_name["MPI_" + n]
+        comm = None
+        args = []
+        for p in params:
+            t, pname, arr = split_param(p)
+            if comm is None and t == "MPI_Comm" and not arr:
+                comm = pname
+                args.append(f"MPI_Comm {pname}")
+            else:
+                args.append(type_only(p))
+        if ret != "int":
+            sys.exit(f"gen_unsupported: MPI_{n} does not return int")
+        lines += wrap_signature(f"int PMPI_{n}(", args, ") {")
+        lines.append(f'  WEFT_REQUIRE_INIT("MPI_{n}");')
+        lines.append(f'  return unsupported({comm or "MPI_COMM_NULL"}, "MPI_{n}");')
+        lines.append("}")
+        lines.append(f"WEFT_PMPI_ALIAS({n})")
+        lines.append("")
+    for n, value in NO_OPS.items():
+        ret, params = by_name["MPI_" + n]
+        lines.append(f"// A no-op by definition (no profiling layer is built in).")
+        lines.append(f"int PMPI_{n}({', '.join(type_only(p) for p in params)}) {{ return {value}; }}")
+        lines.append(f"WEFT_PMPI_ALIAS({n})")
+        lines.append("")
+    lines.append("const char* const weft_unsupported_functions[] = {")
+    for n in UNSUPPORTED:
+        lines.append(f'    "MPI_{n}",')
+    lines.append("    nullptr};")
+    lines.append("")
+    lines.append('}  // extern "C"')
+    return "\n".join(lines) + "\n"
+
+
+LINK_MAIN = r"""
+int main(int argc, char **argv) {
+  int fail = 0, n = 0, rc, cls = -1, len = 0;
+  char msg[MPI_MAX_ERROR_STRING];
+  const char *probe = "MPI_Comm_spawn";
+  MPI_Comm inter = MPI_COMM_NULL;
+  for (size_t i = 0; i < sizeof(weft_link_all) / sizeof(weft_link_all[0]); ++i)
+    if (!weft_link_all[i]) { printf("FAIL: null address at %zu\n", i); fail = 1; }
+  MPI_Init(&argc, &argv);
+  for (n = 0; weft_unsupported_functions[n]; ++n) {}
+  printf("%zu functions referenced; %d declared but not supported yet\n",
+         sizeof(weft_link_all) / sizeof(weft_link_all[0]), n);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  rc = MPI_Pcontrol(1);
+  if (rc != MPI_SUCCESS) { printf("FAIL: MPI_Pcontrol returned %d\n", rc); fail = 1; }
+  int listed = 0;
+  for (int i = 0; i < n; ++i) listed |= !strcmp(weft_unsupported_functions[i], probe);
+  if (listed) {
+    rc = MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, msg, &len);
+    if (cls != MPI_ERR_UNSUPPORTED_OPERATION || !strstr(msg, probe) ||
+        !strstr(msg, "not supported yet")) {
+      printf("FAIL: %s returned class %d, message '%s'\n", probe, cls, msg);
+      fail = 1;
+    } else {
+      printf("ok: %s -> MPI_ERR_UNSUPPORTED_OPERATION: %s\n", probe, msg);
+    }
+  } else {
+    printf("skip: %s is supported now; no unsupported-call check\n", probe);
+  }
+  MPI_Finalize();
+  return fail;
+}
+"""
+
+
+def gen_link(decls):
+    names = [n for n, _, _ in decls]
+    lines = [
+        "/* Generated by tools/gen_unsupported.py from include/mpi.h; edit the script, not this file.",
+        " * Takes the address of every function declared in mpi.h, so that linking this program",
+        " * proves libweft defines them all; then checks, as a singleton, that a routine weft does",
+        " * not support yet fails with MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN.",
+        " * tests/tools/check_link_all.sh drops REF lines for names it is told to skip. */",
+        "#include <mpi.h>",
+        "#include <stdio.h>",
+        "#include <string.h>",
+        "",
+        "extern const char *const weft_unsupported_functions[];",
+        "",
+        "typedef void (*weft_fn)(void);",
+        "#define REF(f) (weft_fn)f,",
+        "",
+        "weft_fn const weft_link_all[] = {",
+    ]
+    lines += [f"    REF({n})" for n in names]
+    lines.append("};")
+    return "\n".join(lines) + "\n" + LINK_MAIN
+
+
+def check_mpich(decls, proto):
+    text = open(proto).read()
+    text = re.sub(r"MPICH_ATTR_[A-Z_]+\([^)]*\)|MPICH_API_PUBLIC", " ", text)
+    ref = {n: (r, [type_only(p) for p in ps]) for n, r, ps in
+           ((n, r, ps) for n, r, ps in parse_loose(text))}
+    bad = 0
+    for n, r, ps in decls:
+        if n not in ref:
+            print(f"{n}: not declared by MPICH")
+            continue
+        # T x[] and T *x are the same parameter type
+        mine = [t.replace("[]", "*") for t in (type_only(p) for p in ps)]
+        theirs = [t.replace("[]", "*") for t in ref[n][1]]
+        if (r, mine) != (ref[n][0], theirs):
+            bad += 1
+            print(f"{n}: weft ({', '.join(mine)}) -> {r}; MPICH ({', '.join(theirs)}) -> {ref[n][0]}")
+    print(f"{len(decls)} prototypes compared with {proto}: {bad} differ")
+    return bad == 0
+
+
+def parse_loose(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    for m in re.finditer(r"(?m)^(int|double|MPI_Aint)\s+((?:P?MPIX?|MPIR)_[A-Za-z0-9_]+)\s*"
+                         r"\(([^;{()]*)\)\s*;", text):
+        yield m.group(2), m.group(1), [" ".join(p.split()) for p in m.group(3).split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="fail if the outputs are out of date")
+    ap.add_argument("--check-mpich", nargs="?", const=MPICH_PROTO, metavar="PROTO_H",
+                    help="compare the prototypes in mpi.h with MPICH's")
+    a = ap.parse_args()
+    decls = parse_header(open(HEADER).read())
+    if a.check_mpich:
+        return 0 if check_mpich(decls, a.check_mpich) else 1
+    outputs = {OUT_CPP: gen_cpp(decls), OUT_LINK: gen_link(decls)}
+    stale = 0
+    for path, text in outputs.items():
+        old = open(path).read() if os.path.exists(path) else None
+        rel = os.path.relpath(path, ROOT)
+        if old == text:
+            continue
+        if a.check:
+            print(f"{rel} is out of date: run tools/gen_unsupported.py")
+            stale = 1
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+            print(f"wrote {rel}")
+    if not a.check:
+        print(f"{len(UNSUPPORTED)} routines declared but not supported yet; "
+              f"{len(decls)} functions in link_all.c")
+    return stale
+
+
+if __name__ == "__main__":
+    sys.exit(main())
