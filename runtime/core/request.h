@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "staging.h"
 #include "status.h"
 
 namespace weft {
@@ -32,7 +33,7 @@ struct Request {
   int peer = -1;                          // job rank of the peer; -1 when any source
   int owner = 0;                          // handle of the communicator (errors are raised there)
   void* transport_handle = nullptr;       // in-flight transport operation (for cancel)
-  std::unique_ptr<char[]> owned_buffer;   // e.g. the copy a buffered send owns
+  StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
   size_t owned_bytes = 0;
   std::function<Status(Request&)> start;  // persistent requests: posts the operation again
   // Runs once when the user learns of completion (wait, test, ...), e.g. to unpack a

@@ -23,17 +23,17 @@ struct Args {
 };
 
 // The bytes to send: the user's buffer itself when contiguous, else packed into *owned.
-const void* send_data(const Args& a, const void* buf, std::unique_ptr<char[]>* owned) {
+const void* send_data(const Args& a, const void* buf, StagingBuffer* owned) {
   if (a.contiguous) return static_cast<const char*>(buf) + a.offset;
-  owned->reset(new char[a.bytes ? a.bytes : 1]);
+  *owned = staging_buffer(a.bytes);
   pack(a.type, buf, a.count, owned->get());
   return owned->get();
 }
 
 // Where to receive: the user's buffer when contiguous, else a staging buffer in *owned.
-void* recv_target(const Args& a, void* buf, std::unique_ptr<char[]>* owned) {
+void* recv_target(const Args& a, void* buf, StagingBuffer* owned) {
   if (a.contiguous) return static_cast<char*>(buf) + a.offset;
-  owned->reset(new char[a.bytes ? a.bytes : 1]);
+  *owned = staging_buffer(a.bytes);
   return owned->get();
 }
 
@@ -131,7 +131,7 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   int rc = check_send(fn, buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (a.peer == kNoPeer) return MPI_SUCCESS;
-  std::unique_ptr<char[]> packed;
+  StagingBuffer packed;
   const void* data = send_data(a, buf, &packed);
   Status s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
@@ -184,7 +184,7 @@ Status post_bsend(const void* buf, size_t bytes, int peer, uint64_t t, const cha
     return Status::invalid_buffer;
   }
   Request* r = g_state->requests.alloc(RequestKind::send);
-  r->owned_buffer.reset(new char[bytes ? bytes : 1]);
+  r->owned_buffer = staging_buffer(bytes);
   r->owned_bytes = bytes;
   if (bytes) memcpy(r->owned_buffer.get(), buf, bytes);
   Status s = g_state->transport->isend(r->owned_buffer.get(), bytes, peer, t, SendMode::standard, r);
@@ -212,7 +212,7 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   uint64_t t, mask;
   recv_tag(*a.comm, source, tag, &t, &mask);
   MatchInfo info;
-  std::unique_ptr<char[]> staging;
+  StagingBuffer staging;
   void* target = recv_target(a, buf, &staging);
   Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info);
   if (!a.contiguous && (s == Status::ok || s == Status::truncated))
@@ -305,7 +305,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
     MPI_Comm ch = comm;
     r->start = [buf, bytes, peer, t, ch, args, hold](Request& q) {
       int code = MPI_SUCCESS;
-      std::unique_ptr<char[]> packed;
+      StagingBuffer packed;
       const void* data = send_data(args, buf, &packed);
       WEFT_TRY(post_bsend(data, bytes, peer, t, "MPI_Start", ch, &code));
       q.complete = true;
@@ -317,7 +317,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
     SendMode mode = kind == PersistentKind::ssend ? SendMode::synchronous : SendMode::standard;
     r->start = [buf, bytes, peer, t, mode, args, hold](Request& q) {
       // Packed again at every start: the user may change the data between starts.
-      if (!args.contiguous && !q.owned_buffer) q.owned_buffer.reset(new char[bytes ? bytes : 1]);
+      if (!args.contiguous && !q.owned_buffer) q.owned_buffer = staging_buffer(bytes);
       if (!args.contiguous) pack(args.type, buf, args.count, q.owned_buffer.get());
       const void* data = args.contiguous ? static_cast<const char*>(buf) + args.offset : q.owned_buffer.get();
       return g_state->transport->isend(data, bytes, peer, t, mode, &q);
@@ -378,7 +378,7 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, M
   Args a;
   int rc = check_send("MPI_Bsend", buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS || a.peer == kNoPeer) return rc;
-  std::unique_ptr<char[]> packed;
+  StagingBuffer packed;
   const void* data = send_data(a, buf, &packed);
   (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Bsend", comm, &rc);
   return rc;
@@ -407,7 +407,7 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, 
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
   if (a.peer != kNoPeer) {
-    std::unique_ptr<char[]> packed;
+    StagingBuffer packed;
     const void* data = send_data(a, buf, &packed);
     (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Ibsend", comm, &rc);
     if (rc != MPI_SUCCESS) return rc;
@@ -478,7 +478,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   int rc = check_send("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, comm, &sa);
   if (rc != MPI_SUCCESS) return rc;
   // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
-  std::unique_ptr<char[]> copy(new char[sa.bytes ? sa.bytes : 1]);
+  StagingBuffer copy = staging_buffer(sa.bytes);
   if (sa.contiguous) {
     if (sa.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + sa.offset, sa.bytes);
   } else {

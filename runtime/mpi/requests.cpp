@@ -484,7 +484,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   if (contiguous_span(d, size_t(count), &offset)) {
     target = static_cast<char*>(buf) + offset;
   } else {  // received into a staging buffer, unpacked when the user completes the request
-    r->owned_buffer.reset(new char[bytes ? bytes : 1]);
+    r->owned_buffer = staging_buffer(bytes);
     target = r->owned_buffer.get();
     retain(d);
     size_t n = size_t(count);

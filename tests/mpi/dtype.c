@@ -443,6 +443,7 @@ static void free_while_pending(void)
     MPI_Datatype v;
     int sb[40], rb[40];
     MPI_Request rq[2];
+    MPI_Status sts2[2];
     MPI_OK(MPI_Type_vector(5, 1, 3, MPI_INT, &v));
     MPI_OK(MPI_Type_commit(&v));
     for (int i = 0; i < 40; i++) {
@@ -453,7 +454,7 @@ static void free_while_pending(void)
     MPI_OK(MPI_Isend(sb, 2, v, right, 80, MPI_COMM_WORLD, &rq[1]));
     MPI_OK(MPI_Type_free(&v));
     CHECK(v == MPI_DATATYPE_NULL, "Type_free did not set MPI_DATATYPE_NULL");
-    MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Waitall(2, rq, sts2));
     /* vector(5,1,3) extent 13 ints: item 0 at 0,3,..12; item 1 at 13,16,..25 */
     for (int i = 0; i < 10; i++) {
         int e = left * 1000 + (i / 5) * 13 + (i % 5) * 3;
@@ -470,7 +471,7 @@ static void free_while_pending(void)
     MPI_OK(MPI_Irecv(rb, 2, v, left, 81, MPI_COMM_WORLD, &rq[0]));
     MPI_OK(MPI_Type_free(&v));
     MPI_OK(MPI_Isend(sb, 10, MPI_INT, right, 81, MPI_COMM_WORLD, &rq[1]));
-    MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Waitall(2, rq, sts2));
     for (int i = 0; i < 40; i++) {
         int j = i % 13, item = i / 13;
         int e = (j % 3 == 0 && j / 3 < 5 && item < 2) ? left * 1000 + item * 5 + j / 3 : -1;

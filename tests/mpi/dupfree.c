@@ -73,7 +73,8 @@ int main(int argc, char **argv)
                 FAIL("live communicator %d: expected %d from %d tag 9, got %d from %d tag %d", i,
                      i * 1000 + left, left, in[i], st.MPI_SOURCE, st.MPI_TAG);
         }
-        MPI_OK(MPI_Waitall(LIVE, rq, MPI_STATUSES_IGNORE));
+        MPI_Status sts[LIVE];
+        MPI_OK(MPI_Waitall(LIVE, rq, sts));
         for (int i = 0; i < LIVE; i += 10)
             ring_check(cs[i], 50000 + i, "live communicator");
         /* free in an interleaved order */

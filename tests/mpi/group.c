@@ -69,9 +69,12 @@ static void check_group(MPI_Group g, const int *exp, int k, const char *what)
     }
     MPI_OK(MPI_Group_translate_ranks(wg, n + 1, in, g, out));
     for (int i = 0; i <= n; i++) {
-        int e = i == n ? MPI_PROC_NULL : index_of(exp, k, i);
-        if (e == -1)
-            e = MPI_UNDEFINED;
+        int e = MPI_PROC_NULL;
+        if (i < n) {
+            e = index_of(exp, k, i);
+            if (e < 0)
+                e = MPI_UNDEFINED;
+        }
         if (k == 0 && in[i] == MPI_PROC_NULL)
             procnull_to_empty(out[i], what);
         else if (out[i] != e)
@@ -211,9 +214,12 @@ int main(int argc, char **argv)
             in[n] = MPI_PROC_NULL;
             MPI_OK(MPI_Group_translate_ranks(g, n + 1, in, h, out));
             for (int i = 0; i <= n; i++) {
-                int ex = i == n ? MPI_PROC_NULL : index_of(odd, ko, n - 1 - i);
-                if (ex == -1)
-                    ex = MPI_UNDEFINED;
+                int ex = MPI_PROC_NULL;
+                if (i < n) {
+                    ex = index_of(odd, ko, n - 1 - i);
+                    if (ex < 0)
+                        ex = MPI_UNDEFINED;
+                }
                 if (ko == 0 && i == n)
                     procnull_to_empty(out[i], "translate reversed -> odds");
                 else if (out[i] != ex)
