@@ -43,6 +43,9 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_SHM_SPLIT_MIN", ConfigType::size, "64k",
      "messages from this size up are copied by receiver and sender together (each copies half, "
      "on two cores); 0 turns it off", nullptr},
+    {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
+     "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
+     "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
     {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
      "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
      "recursive doubling (latency-optimal)", nullptr},

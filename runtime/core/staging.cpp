@@ -10,12 +10,12 @@ namespace {
 
 constexpr int kMinShift = 12;             // 4 KiB: smaller buffers come straight from malloc
 constexpr int kMaxShift = 26;             // 64 MiB: larger ones are not cached
-constexpr size_t kMaxCachedBytes = 256u << 20;
 
 struct Cache {
   std::mutex mutex;
   std::vector<char*> free_lists[kMaxShift - kMinShift + 1];
   size_t cached_bytes = 0;
+  size_t limit = size_t(1) << 30;
 };
 
 Cache& cache() {
@@ -39,12 +39,18 @@ void StagingDeleter::operator()(char* p) const {
   }
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  if (c.cached_bytes + capacity > kMaxCachedBytes) {
+  if (c.cached_bytes + capacity > c.limit) {
     free(p);
     return;
   }
   c.free_lists[size_class(capacity) - kMinShift].push_back(p);
   c.cached_bytes += capacity;
+}
+
+void staging_set_cache_limit(size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  c.limit = bytes;
 }
 
 StagingBuffer staging_buffer(size_t bytes) {

@@ -16,4 +16,8 @@ using StagingBuffer = std::unique_ptr<char[], StagingDeleter>;
 // A buffer of at least `bytes` bytes (contents undefined).
 StagingBuffer staging_buffer(size_t bytes);
 
+// How many bytes of released buffers are kept for reuse (WEFT_STAGING_CACHE). The cache only
+// ever holds what the program once had in flight at the same time.
+void staging_set_cache_limit(size_t bytes);
+
 }  // namespace weft

@@ -8,6 +8,7 @@
 
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
+#include "runtime/core/staging.h"
 #include "state.h"
 
 extern char** environ;
@@ -132,6 +133,7 @@ int do_init(int required, int* provided, const char* fn) {
   if (s != Status::ok) return init_failure(fn, s);
 
   state->allreduce_ring_min = cfg.size("WEFT_ALLREDUCE_RING_MIN");
+  staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
