@@ -1,6 +1,9 @@
 // User-defined reduction operations and the lookup of every op for the collectives.
 #include <climits>
 
+#include "runtime/core/staging.h"
+
+#include "datatype_api.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -39,28 +42,53 @@ Status call_user_op(const void* ctx, const void* in, void* inout, size_t count) 
 }  // namespace
 
 int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, size_t count,
-                   UserOpCall* call, coll::Reduction* out) {
+                   UserOpCall* call, coll::Reduction* out, ReductionLayout* layout) {
   const Datatype* d = lookup_datatype(dt);
   if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
+  if (!d->committed) return raise(comm, MPI_ERR_TYPE, fn, "datatype 0x%x is not committed", unsigned(dt));
+  ReductionLayout lay;
+  lay.type = d;
+  lay.count = count;
+  lay.contiguous = contiguous_span(d, count, &lay.offset);
   coll::Reduction red;
-  red.elem_size = size_t(d->extent);
-  red.type = d->basic;
   if (const UserOp* u = lookup_user_op(op)) {
+    // The user's function sees elements in the datatype's own layout.
+    if (!lay.contiguous && count > 0)
+      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                   "user-defined operations on non-contiguous datatypes are not supported yet");
     *call = UserOpCall{u, dt, d};
     red.user = call_user_op;
     red.user_ctx = call;
     red.commutative = u->commute;
+    red.elem_size = size_t(d->extent);
+    lay.reduce_count = count;
     *out = red;
+    if (layout) *layout = lay;
     return MPI_SUCCESS;
   }
   ReduceOp rop;
   if (!lookup_builtin_op(op, &rop))
     return raise(comm, MPI_ERR_OP, fn, "invalid operation 0x%x (argument 'op')", unsigned(op));
-  if (count > 0 && !reduce_op_supports(rop, d->basic))
+  if (d->predefined) {
+    red.type = d->basic;
+    red.elem_size = size_t(d->extent);
+    lay.reduce_count = count;
+  } else {
+    // A derived type reduces on its packed form, element by basic element: it must be made of
+    // one basic type.
+    red.type = d->elem_basic;
+    red.elem_size = basic_type_size(d->elem_basic);
+    if (red.elem_size == 0 && count > 0)
+      return raise(comm, MPI_ERR_OP, fn, "operation %s needs a datatype made of one basic type",
+                   reduce_op_name(rop));
+    lay.reduce_count = red.elem_size ? packed_size(d, count) / red.elem_size : 0;
+  }
+  if (count > 0 && !reduce_op_supports(rop, red.type))
     return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop),
-                 d->name.empty() ? "this datatype" : d->name.c_str());
+                 d->name.empty() ? basic_type_name(red.type) : d->name.c_str());
   red.op = rop;
   *out = red;
+  if (layout) *layout = lay;
   return MPI_SUCCESS;
 }
 
@@ -109,11 +137,23 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count %d", count);
   UserOpCall call;
   coll::Reduction red;
-  int rc = make_reduction("MPI_Reduce_local", MPI_COMM_NULL, op, datatype, size_t(count), &call, &red);
+  ReductionLayout lay;
+  int rc = make_reduction("MPI_Reduce_local", MPI_COMM_NULL, op, datatype, size_t(count), &call, &red, &lay);
   if (rc != MPI_SUCCESS) return rc;
-  if (count > 0 && (!inbuf || !inoutbuf))
+  if (count > 0 && lay.type->predefined && (!inbuf || !inoutbuf))
     return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Reduce_local", "NULL buffer with count %d", count);
-  Status s = red.apply(inbuf, inoutbuf, size_t(count));
+  Status s;
+  if (lay.contiguous) {
+    s = red.apply(static_cast<const char*>(inbuf) + lay.offset,
+                  static_cast<char*>(inoutbuf) + lay.offset, lay.reduce_count);
+  } else {  // on the packed forms
+    size_t bytes = packed_size(lay.type, lay.count);
+    StagingBuffer a = staging_buffer(bytes), b = staging_buffer(bytes);
+    pack(lay.type, inbuf, lay.count, a.get());
+    pack(lay.type, inoutbuf, lay.count, b.get());
+    s = red.apply(a.get(), b.get(), lay.reduce_count);
+    if (s == Status::ok) unpack(lay.type, b.get(), bytes, inoutbuf, lay.count);
+  }
   return s == Status::ok ? MPI_SUCCESS : raise_status(MPI_COMM_NULL, s, "MPI_Reduce_local");
 }
 

@@ -129,9 +129,19 @@ struct UserOpCall {
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   const Datatype* type = nullptr;
 };
-// Builds the reduction for (op, datatype): predefined op, or a user function through *call.
+// How reduction buffers of `count` elements of a datatype are laid out for the collectives:
+// contiguous ones are reduced in place at buf + offset, others on their packed form.
+struct ReductionLayout {
+  const Datatype* type = nullptr;
+  size_t count = 0;
+  bool contiguous = true;
+  ptrdiff_t offset = 0;
+  size_t reduce_count = 0;  // elements the reduction loop works on
+};
+// Builds the reduction for (op, datatype): a predefined op (on the basic type a derived type is
+// made of), or a user function through *call.
 int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, size_t count,
-                   UserOpCall* call, coll::Reduction* out);
+                   UserOpCall* call, coll::Reduction* out, ReductionLayout* layout = nullptr);
 InfoEntries* lookup_info(MPI_Info h);  // MPI_INFO_ENV included (read-only by convention)
 
 // Communicator creation: agrees a context id among the members of parent (or of `members`,
