@@ -3,6 +3,7 @@
 // simple size threshold used by allreduce here.
 #pragma once
 #include <cstddef>
+#include <memory>
 
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
@@ -32,17 +33,32 @@ struct CollContext {
   Transport& transport;
   const Comm& comm;
   size_t allreduce_ring_min;  // bytes from which allreduce uses the ring
+  bool dump = false;          // print every schedule before it runs (WEFT_COLL_DUMP)
 };
 
-Status barrier_dissemination(CollContext& c);
-Status bcast_binomial(CollContext& c, void* buf, size_t bytes, int root);
-// send == recv means in place. recv is significant at the root only.
-Status reduce_binomial(CollContext& c, const void* send, void* recv, size_t count,
-                       const Reduction& red, int root);
-Status allreduce_recursive_doubling(CollContext& c, void* buf, size_t count, const Reduction& red);
-Status allreduce_ring(CollContext& c, void* buf, size_t count, const Reduction& red);
+class Schedule;
 
-// Entry points used by the MPI bindings: pick an algorithm and log the choice at INFO.
+// Algorithms: each builds the schedule of one rank (coll/<collective>/<algorithm>.cpp).
+std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c);
+std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t bytes, int root);
+// send == recv means in place. recv is significant at the root only.
+std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send, void* recv,
+                                                size_t count, const Reduction& red, int root);
+std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void* buf, size_t count,
+                                                             const Reduction& red);
+std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t count,
+                                               const Reduction& red);
+
+// Selection: the schedule for a call, its choice logged at INFO. The same schedule runs
+// blocking (below), non-blocking or persistently (coll/schedule.h).
+std::shared_ptr<Schedule> plan_barrier(const CollContext& c);
+std::shared_ptr<Schedule> plan_bcast(const CollContext& c, void* buf, size_t bytes, int root);
+std::shared_ptr<Schedule> plan_reduce(const CollContext& c, const void* send, void* recv,
+                                      size_t count, const Reduction& red, int root);
+std::shared_ptr<Schedule> plan_allreduce(const CollContext& c, const void* send, void* recv,
+                                         size_t count, const Reduction& red);
+
+// Blocking entry points.
 Status barrier(CollContext& c);
 Status bcast(CollContext& c, void* buf, size_t bytes, int root);
 Status reduce(CollContext& c, const void* send, void* recv, size_t count, const Reduction& red,

@@ -14,6 +14,9 @@ struct Comm {
   std::string name;
   int handle = 0;       // the MPI handle (interpreted by runtime/mpi only)
   int errhandler = 0;   // the MPI errhandler handle (interpreted by runtime/mpi only)
+  // Collectives started on this communicator so far: every rank starts them in the same order,
+  // so the count tags each one's messages apart from the others'.
+  mutable uint32_t coll_seq = 0;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

@@ -1,35 +1,38 @@
 // Ring allreduce: reduce-scatter then allgather around the ring, 2(p-1) steps each moving
-// 1/p of the vector; bandwidth-optimal for large messages.
+// 1/p of the vector; bandwidth-optimal for large messages. Commutative operations only.
 #include <algorithm>
-#include <vector>
 
-#include "coll/p2p.h"
+#include "coll/schedule.h"
 
 namespace weft::coll {
 
-Status allreduce_ring(CollContext& c, void* buf, size_t count, const Reduction& red) {
-  const int p = c.comm.size, me = c.comm.rank;
-  if (p == 1 || count == 0) return Status::ok;
+std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t count,
+                                               const Reduction& red) {
+  auto s = std::make_shared<Schedule>("allreduce:ring");
+  s->set_reduction(red);
+  const int p = c.size, me = c.rank;
+  if (p == 1 || count == 0) return s;
   char* data = static_cast<char*>(buf);
   const size_t es = red.elem_size;
-  // Segment s covers elements [start(s), start(s+1)).
-  auto start = [&](int s) { return count / size_t(p) * size_t(s) + std::min<size_t>(size_t(s), count % size_t(p)); };
-  auto seg_count = [&](int s) { return start(s + 1) - start(s); };
+  // Segment k covers elements [start(k), start(k+1)).
+  auto start = [&](int k) { return count / size_t(p) * size_t(k) + std::min<size_t>(size_t(k), count % size_t(p)); };
+  auto seg_count = [&](int k) { return start(k + 1) - start(k); };
   const int right = (me + 1) % p, left = (me - 1 + p) % p;
-  std::vector<char> incoming((count / size_t(p) + 1) * es);
-
+  char* incoming = s->scratch((count / size_t(p) + 1) * es);
   for (int step = 0; step < p - 1; ++step) {
     int send_seg = (me - step + p) % p, recv_seg = (me - step - 1 + p) % p;
-    WEFT_TRY(sendrecv(c, data + start(send_seg) * es, seg_count(send_seg) * es, right,
-                      incoming.data(), seg_count(recv_seg) * es, left, kTagAllreduce));
-    WEFT_TRY(red.apply(incoming.data(), data + start(recv_seg) * es, seg_count(recv_seg)));
+    s->new_round();
+    s->send(right, data + start(send_seg) * es, seg_count(send_seg) * es);
+    s->recv(left, incoming, seg_count(recv_seg) * es);
+    s->reduce(incoming, data + start(recv_seg) * es, seg_count(recv_seg));
   }
   for (int step = 0; step < p - 1; ++step) {
     int send_seg = (me + 1 - step + p) % p, recv_seg = (me - step + p) % p;
-    WEFT_TRY(sendrecv(c, data + start(send_seg) * es, seg_count(send_seg) * es, right,
-                      data + start(recv_seg) * es, seg_count(recv_seg) * es, left, kTagAllreduce));
+    s->new_round();
+    s->send(right, data + start(send_seg) * es, seg_count(send_seg) * es);
+    s->recv(left, data + start(recv_seg) * es, seg_count(recv_seg) * es);
   }
-  return Status::ok;
+  return s;
 }
 
 }  // namespace weft::coll

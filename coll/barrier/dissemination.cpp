@@ -1,16 +1,18 @@
 // Dissemination barrier: ceil(log2 p) rounds; in round k each rank signals rank + 2^k and
 // waits for rank - 2^k. Works for any p.
-#include "coll/p2p.h"
+#include "coll/schedule.h"
 
 namespace weft::coll {
 
-Status barrier_dissemination(CollContext& c) {
-  const int p = c.comm.size, me = c.comm.rank;
+std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c) {
+  auto s = std::make_shared<Schedule>("barrier:dissemination");
+  const int p = c.size, me = c.rank;
   for (int dist = 1; dist < p; dist <<= 1) {
-    int to = (me + dist) % p, from = (me - dist + p) % p;
-    WEFT_TRY(sendrecv(c, nullptr, 0, to, nullptr, 0, from, kTagBarrier));
+    s->new_round();
+    s->recv((me - dist + p) % p, nullptr, 0);
+    s->send((me + dist) % p, nullptr, 0);
   }
-  return Status::ok;
+  return s;
 }
 
 }  // namespace weft::coll

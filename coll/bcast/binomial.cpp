@@ -1,23 +1,26 @@
-// Binomial-tree broadcast: log2 p rounds, latency-optimal for small messages.
-#include "coll/p2p.h"
+// Binomial-tree broadcast: log2 p levels, latency-optimal for small messages. A rank receives
+// from its parent (the rank that differs in its lowest set bit), then sends to its children.
+#include "coll/schedule.h"
 
 namespace weft::coll {
 
-Status bcast_binomial(CollContext& c, void* buf, size_t bytes, int root) {
-  const int p = c.comm.size;
-  const int rel = (c.comm.rank - root + p) % p;
+std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t bytes, int root) {
+  auto s = std::make_shared<Schedule>("bcast:binomial");
+  const int p = c.size;
+  const int rel = (c.rank - root + p) % p;
   int mask = 1;
-  while (mask < p) {  // receive from the parent: the rank that differs in our lowest set bit
+  while (mask < p) {
     if (rel & mask) {
-      WEFT_TRY(recv_from(c, buf, bytes, (rel - mask + root) % p, kTagBcast));
+      s->new_round();
+      s->recv((rel - mask + root) % p, buf, bytes);
       break;
     }
     mask <<= 1;
   }
-  for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (rel + mask < p) WEFT_TRY(send_to(c, buf, bytes, (rel + mask + root) % p, kTagBcast));
-  }
-  return Status::ok;
+  s->new_round();
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (rel + mask < p) s->send((rel + mask + root) % p, buf, bytes);
+  return s;
 }
 
 }  // namespace weft::coll

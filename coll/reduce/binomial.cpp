@@ -1,49 +1,58 @@
-// Binomial-tree reduce: log2 p rounds. Commutative operations use a tree rooted at the root.
+// Binomial-tree reduce: log2 p levels. Commutative operations use a tree rooted at the root.
 // Non-commutative ones use the tree rooted at rank 0, where every subtree is a contiguous range
 // of ranks combined in order, and rank 0 then sends the result to the root.
 #include <cstring>
-#include <vector>
 
-#include "coll/p2p.h"
+#include "coll/schedule.h"
 
 namespace weft::coll {
 
-Status reduce_binomial(CollContext& c, const void* send, void* recv, size_t count,
-                       const Reduction& red, int root) {
-  const int p = c.comm.size, me = c.comm.rank;
+std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send, void* recv,
+                                                size_t count, const Reduction& red, int root) {
+  auto s = std::make_shared<Schedule>("reduce:binomial");
+  s->set_reduction(red);
+  const int p = c.size, me = c.rank;
   const int tree_root = red.commutative ? root : 0;
   const int rel = (me - tree_root + p) % p;
   const size_t bytes = count * red.elem_size;
-  std::vector<char> acc_storage;
   char* acc;
+  s->new_round();
   if (me == root && tree_root == root) {
     acc = static_cast<char*>(recv);
-    if (send != recv) memcpy(acc, send, bytes);
+    if (send != recv) s->copy(send, acc, bytes);
   } else {
-    acc_storage.assign(static_cast<const char*>(send), static_cast<const char*>(send) + bytes);
-    acc = acc_storage.data();
+    acc = s->scratch(bytes);
+    s->copy(send, acc, bytes);
   }
-  std::vector<char> incoming(bytes);
+  char* incoming = s->scratch(bytes);
   for (int mask = 1; mask < p; mask <<= 1) {
     if (rel & mask) {
-      WEFT_TRY(send_to(c, acc, bytes, (rel - mask + tree_root) % p, kTagReduce));
+      s->new_round();
+      s->send((rel - mask + tree_root) % p, acc, bytes);
       break;
     }
     if (rel + mask < p) {
-      WEFT_TRY(recv_from(c, incoming.data(), bytes, (rel + mask + tree_root) % p, kTagReduce));
+      s->new_round();
+      s->recv((rel + mask + tree_root) % p, incoming, bytes);
       if (red.commutative) {
-        WEFT_TRY(red.apply(incoming.data(), acc, count));
+        s->reduce(incoming, acc, count);
       } else {  // acc holds the lower ranks
-        WEFT_TRY(red.apply(acc, incoming.data(), count));
-        memcpy(acc, incoming.data(), bytes);
+        s->reduce(acc, incoming, count);
+        s->copy(incoming, acc, bytes);
       }
     }
   }
   if (tree_root != root) {
-    if (me == tree_root) WEFT_TRY(send_to(c, acc, bytes, root, kTagReduce));
-    if (me == root) WEFT_TRY(recv_from(c, recv, bytes, tree_root, kTagReduce));
+    if (me == tree_root) {
+      s->new_round();
+      s->send(root, acc, bytes);
+    }
+    if (me == root) {
+      s->new_round();
+      s->recv(tree_root, recv, bytes);
+    }
   }
-  return Status::ok;
+  return s;
 }
 
 }  // namespace weft::coll

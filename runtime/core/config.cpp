@@ -46,6 +46,9 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
      "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
      "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
+    {"WEFT_COLL_DUMP", ConfigType::boolean, "0",
+     "print every collective schedule (its rounds of sends, receives, reductions and copies) to "
+     "stderr before it runs", nullptr},
     {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
      "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
      "recursive doubling (latency-optimal)", nullptr},

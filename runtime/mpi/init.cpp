@@ -133,6 +133,7 @@ int do_init(int required, int* provided, const char* fn) {
   if (s != Status::ok) return init_failure(fn, s);
 
   state->allreduce_ring_min = cfg.size("WEFT_ALLREDUCE_RING_MIN");
+  state->coll_dump = cfg.boolean("WEFT_COLL_DUMP");
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
@@ -159,7 +160,7 @@ Request* lookup_request(MPI_Request h) {
 }
 
 coll::CollContext coll_context(const Comm& c) {
-  return coll::CollContext{*g_state->transport, c, g_state->allreduce_ring_min};
+  return coll::CollContext{*g_state->transport, c, g_state->allreduce_ring_min, g_state->coll_dump};
 }
 
 }  // namespace weft::mpi

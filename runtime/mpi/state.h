@@ -109,6 +109,7 @@ struct State {
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
   size_t allreduce_ring_min = 64 * 1024;
+  bool coll_dump = false;
   bool require_fast_path = false;
   double wtime_origin = 0;
   unsigned long main_thread = 0;

@@ -1,0 +1,137 @@
+#include "schedule.h"
+
+#include <cstring>
+
+#include "pt2pt/tag.h"
+#include "runtime/core/log.h"
+
+namespace weft::coll {
+
+char* Schedule::scratch(size_t bytes) {
+  scratch_.push_back(staging_buffer(bytes));
+  return scratch_.back().get();
+}
+
+void Schedule::append(Schedule& other) {
+  for (auto& r : other.rounds_) rounds_.push_back(r);
+  for (auto& b : other.scratch_) scratch_.push_back(std::move(b));
+  other.scratch_.clear();
+}
+
+size_t Schedule::count(Step::Kind k) const {
+  size_t n = 0;
+  for (const auto& r : rounds_)
+    for (const Step& s : r) n += s.kind == k;
+  return n;
+}
+
+std::string Schedule::dump() const {
+  std::string out = std::string("schedule ") + name_ + ": " + std::to_string(rounds_.size()) + " rounds\n";
+  for (size_t i = 0; i < rounds_.size(); ++i) {
+    out += "  round " + std::to_string(i) + ":";
+    for (const Step& s : rounds_[i]) {
+      switch (s.kind) {
+        case Step::send: out += " send(" + std::to_string(s.peer) + "," + std::to_string(s.bytes) + "B)"; break;
+        case Step::recv: out += " recv(" + std::to_string(s.peer) + "," + std::to_string(s.bytes) + "B)"; break;
+        case Step::reduce: out += " reduce(" + std::to_string(s.count) + ")"; break;
+        case Step::copy: out += " copy(" + std::to_string(s.bytes) + "B)"; break;
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedule)
+    : ctx_(ctx), schedule_(std::move(schedule)) {}
+
+Status ScheduleRun::start() {
+  tag_ = ctx_.comm.coll_seq++ & uint32_t(tag::kTagMask);
+  round_ = 0;
+  done_ = false;
+  status_ = Status::ok;
+  if (ctx_.dump) fprintf(stderr, "[rank %d] %s", ctx_.comm.rank, schedule_->dump().c_str());
+  return post_round();
+}
+
+Status ScheduleRun::post_round() {
+  const auto& rounds = schedule_->rounds();
+  requests_.clear();
+  if (round_ >= rounds.size()) {
+    done_ = true;
+    return Status::ok;
+  }
+  const Comm& c = ctx_.comm;
+  size_t comm_steps = 0;
+  for (const Step& s : rounds[round_]) comm_steps += s.kind == Step::send || s.kind == Step::recv;
+  requests_.resize(comm_steps);
+  size_t i = 0;
+  // Receives first: a peer's message then finds its receive already posted.
+  for (const Step& s : rounds[round_]) {
+    if (s.kind != Step::recv) continue;
+    Request& r = requests_[i++];
+    r.kind = RequestKind::recv;
+    WEFT_TRY(ctx_.transport.irecv(s.dst, s.bytes, c.world_rank(s.peer),
+                                  tag::make(c.coll_context(), uint32_t(s.peer), tag_), ~0ull, &r));
+  }
+  for (const Step& s : rounds[round_]) {
+    if (s.kind != Step::send) continue;
+    Request& r = requests_[i++];
+    WEFT_TRY(ctx_.transport.isend(s.src, s.bytes, c.world_rank(s.peer),
+                                  tag::make(c.coll_context(), uint32_t(c.rank), tag_),
+                                  SendMode::standard, &r));
+  }
+  return Status::ok;
+}
+
+bool ScheduleRun::test() {
+  while (!done_) {
+    for (Request& r : requests_) {
+      if (!r.complete) return false;
+      if (r.status.error != Status::ok) {
+        status_ = r.status.error;
+        done_ = true;
+        return true;
+      }
+    }
+    for (const Step& s : schedule_->rounds()[round_]) {
+      if (s.kind == Step::reduce) {
+        Status st = schedule_->reduction().apply(s.src, s.dst, s.count);
+        if (st != Status::ok) {
+          status_ = st;
+          done_ = true;
+          return true;
+        }
+      } else if (s.kind == Step::copy && s.bytes) {
+        memmove(s.dst, s.src, s.bytes);
+      }
+    }
+    ++round_;
+    Status st = post_round();
+    if (st != Status::ok) {
+      status_ = st;
+      done_ = true;
+    }
+  }
+  return true;
+}
+
+Status ScheduleRun::wait() {
+  while (!test()) {
+    for (Request& r : requests_) {
+      if (!r.complete) {
+        ctx_.transport.wait(&r);
+        break;
+      }
+    }
+  }
+  return status_;
+}
+
+Status run(CollContext& ctx, std::shared_ptr<const Schedule> schedule) {
+  ScheduleRun r(ctx, std::move(schedule));
+  WEFT_TRY(r.start());
+  return r.wait();
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,83 @@
+// Collectives are schedules: rounds of point-to-point steps, each followed by local steps
+// (reduce, copy). One schedule runs blocking, non-blocking (as an MPI request) or persistently
+// (built once, started many times); WEFT_COLL_DUMP prints it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll.h"
+#include "runtime/core/staging.h"
+
+namespace weft::coll {
+
+struct Step {
+  enum Kind : uint8_t { send, recv, reduce, copy };
+  Kind kind;
+  int peer = -1;               // send / recv: communicator rank
+  const void* src = nullptr;   // send: data; reduce: `in`; copy: source
+  void* dst = nullptr;         // recv: buffer; reduce: `inout`; copy: destination
+  size_t bytes = 0;            // send / recv / copy
+  size_t count = 0;            // reduce: elements
+};
+
+class Schedule {
+ public:
+  explicit Schedule(const char* name) : name_(name) {}
+  // Rounds run in order; in a round, every send and receive is posted at once, and the local
+  // steps run once they have all completed.
+  void new_round() { rounds_.emplace_back(); }
+  void send(int peer, const void* buf, size_t bytes) { add({Step::send, peer, buf, nullptr, bytes, 0}); }
+  void recv(int peer, void* buf, size_t bytes) { add({Step::recv, peer, nullptr, buf, bytes, 0}); }
+  void reduce(const void* in, void* inout, size_t count) { add({Step::reduce, -1, in, inout, 0, count}); }
+  void copy(const void* src, void* dst, size_t bytes) { add({Step::copy, -1, src, dst, bytes, 0}); }
+  // Scratch memory that lives as long as the schedule.
+  char* scratch(size_t bytes);
+  void set_reduction(const Reduction& r) { reduction_ = r; }
+  // Appends another schedule's rounds after this one's (and takes over its scratch memory).
+  void append(Schedule& other);
+
+  const char* name() const { return name_; }
+  const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
+  const Reduction& reduction() const { return reduction_; }
+  std::string dump() const;
+  // Counts of (send, recv, reduce, copy) steps, for tests of schedule shapes.
+  size_t count(Step::Kind k) const;
+
+ private:
+  void add(const Step& s) {
+    if (rounds_.empty()) new_round();
+    rounds_.back().push_back(s);
+  }
+  const char* name_;
+  std::vector<std::vector<Step>> rounds_;
+  std::vector<StagingBuffer> scratch_;
+  Reduction reduction_{};
+};
+
+// Runs a schedule on a communicator. The tag (the communicator's collective sequence number)
+// keeps concurrent collectives on one communicator apart.
+class ScheduleRun {
+ public:
+  ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedule);
+  Status start();
+  // Advances as far as possible without waiting; true once finished (status() says how).
+  bool test();
+  Status wait();
+  Status status() const { return status_; }
+
+ private:
+  Status post_round();
+  CollContext ctx_;
+  std::shared_ptr<const Schedule> schedule_;
+  uint32_t tag_ = 0;
+  size_t round_ = 0;
+  std::vector<Request> requests_;
+  bool done_ = false;
+  Status status_ = Status::ok;
+};
+
+// Blocking execution: start and wait.
+Status run(CollContext& ctx, std::shared_ptr<const Schedule> schedule);
+
+}  // namespace weft::coll
