@@ -16,6 +16,8 @@ void Schedule::append(Schedule& other) {
   for (auto& r : other.rounds_) rounds_.push_back(r);
   for (auto& b : other.scratch_) scratch_.push_back(std::move(b));
   other.scratch_.clear();
+  for (auto& k : other.kept_) kept_.push_back(std::move(k));
+  other.kept_.clear();
 }
 
 size_t Schedule::count(Step::Kind k) const {

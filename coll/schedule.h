@@ -34,6 +34,8 @@ class Schedule {
   // Scratch memory that lives as long as the schedule.
   char* scratch(size_t bytes);
   void set_reduction(const Reduction& r) { reduction_ = r; }
+  // Keeps an object alive as long as the schedule (e.g. what a user reduction points to).
+  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
   // Appends another schedule's rounds after this one's (and takes over its scratch memory).
   void append(Schedule& other);
 
@@ -52,6 +54,7 @@ class Schedule {
   const char* name_;
   std::vector<std::vector<Step>> rounds_;
   std::vector<StagingBuffer> scratch_;
+  std::vector<std::shared_ptr<const void>> kept_;
   Reduction reduction_{};
 };
 

@@ -45,13 +45,13 @@ UNSUPPORTED = """
     Neighbor_allgather Neighbor_allgatherv Neighbor_alltoall Neighbor_alltoallv
     Neighbor_alltoallw
 
-    Ibarrier Ibcast Igather Igatherv Iscatter Iscatterv Iallgather Iallgatherv Ialltoall
-    Ialltoallv Ialltoallw Ireduce Iallreduce Ireduce_scatter Ireduce_scatter_block Iscan Iexscan
+    Igather Igatherv Iscatter Iscatterv Iallgather Iallgatherv Ialltoall
+    Ialltoallv Ialltoallw Ireduce_scatter Ireduce_scatter_block Iscan Iexscan
     Ineighbor_allgather Ineighbor_allgatherv Ineighbor_alltoall Ineighbor_alltoallv
     Ineighbor_alltoallw
 
-    Barrier_init Bcast_init Gather_init Gatherv_init Scatter_init Scatterv_init Allgather_init
-    Allgatherv_init Alltoall_init Alltoallv_init Alltoallw_init Reduce_init Allreduce_init
+    Gather_init Gatherv_init Scatter_init Scatterv_init Allgather_init
+    Allgatherv_init Alltoall_init Alltoallv_init Alltoallw_init
     Reduce_scatter_init Reduce_scatter_block_init Scan_init Exscan_init
     Neighbor_allgather_init Neighbor_allgatherv_init Neighbor_alltoall_init
     Neighbor_alltoallv_init Neighbor_alltoallw_init

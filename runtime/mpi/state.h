@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "coll/schedule.h"
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
@@ -106,6 +107,8 @@ struct State {
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
+  // Non-blocking and persistent collectives in flight, advanced by a progress poller.
+  std::vector<std::pair<Request*, std::shared_ptr<coll::ScheduleRun>>> active_colls;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
   size_t allreduce_ring_min = 64 * 1024;
@@ -179,6 +182,8 @@ void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_A
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 
 coll::CollContext coll_context(const Comm& c);
+// Progress poller of the collectives in flight.
+int progress_collectives(void* state);
 
 }  // namespace weft::mpi
 

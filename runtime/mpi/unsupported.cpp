@@ -137,18 +137,6 @@ int PMPI_Neighbor_alltoallw(const void*, const int[], const MPI_Aint[], const MP
 }
 WEFT_PMPI_ALIAS(Neighbor_alltoallw)
 
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Ibarrier");
-  return unsupported(comm, "MPI_Ibarrier");
-}
-WEFT_PMPI_ALIAS(Ibarrier)
-
-int PMPI_Ibcast(void*, int, MPI_Datatype, int, MPI_Comm comm, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Ibcast");
-  return unsupported(comm, "MPI_Ibcast");
-}
-WEFT_PMPI_ALIAS(Ibcast)
-
 int PMPI_Igather(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm comm,
     MPI_Request*) {
   WEFT_REQUIRE_INIT("MPI_Igather");
@@ -212,18 +200,6 @@ int PMPI_Ialltoallw(const void*, const int[], const int[], const MPI_Datatype[],
 }
 WEFT_PMPI_ALIAS(Ialltoallw)
 
-int PMPI_Ireduce(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm comm, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Ireduce");
-  return unsupported(comm, "MPI_Ireduce");
-}
-WEFT_PMPI_ALIAS(Ireduce)
-
-int PMPI_Iallreduce(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm comm, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Iallreduce");
-  return unsupported(comm, "MPI_Iallreduce");
-}
-WEFT_PMPI_ALIAS(Iallreduce)
-
 int PMPI_Ireduce_scatter(const void*, void*, const int[], MPI_Datatype, MPI_Op, MPI_Comm comm,
     MPI_Request*) {
   WEFT_REQUIRE_INIT("MPI_Ireduce_scatter");
@@ -284,18 +260,6 @@ int PMPI_Ineighbor_alltoallw(const void*, const int[], const MPI_Aint[], const M
   return unsupported(comm, "MPI_Ineighbor_alltoallw");
 }
 WEFT_PMPI_ALIAS(Ineighbor_alltoallw)
-
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Barrier_init");
-  return unsupported(comm, "MPI_Barrier_init");
-}
-WEFT_PMPI_ALIAS(Barrier_init)
-
-int PMPI_Bcast_init(void*, int, MPI_Datatype, int, MPI_Comm comm, MPI_Info, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Bcast_init");
-  return unsupported(comm, "MPI_Bcast_init");
-}
-WEFT_PMPI_ALIAS(Bcast_init)
 
 int PMPI_Gather_init(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm comm,
     MPI_Info, MPI_Request*) {
@@ -359,20 +323,6 @@ int PMPI_Alltoallw_init(const void*, const int[], const int[], const MPI_Datatyp
   return unsupported(comm, "MPI_Alltoallw_init");
 }
 WEFT_PMPI_ALIAS(Alltoallw_init)
-
-int PMPI_Reduce_init(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm comm, MPI_Info,
-    MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_init");
-  return unsupported(comm, "MPI_Reduce_init");
-}
-WEFT_PMPI_ALIAS(Reduce_init)
-
-int PMPI_Allreduce_init(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm comm, MPI_Info,
-    MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Allreduce_init");
-  return unsupported(comm, "MPI_Allreduce_init");
-}
-WEFT_PMPI_ALIAS(Allreduce_init)
 
 int PMPI_Reduce_scatter_init(const void*, void*, const int[], MPI_Datatype, MPI_Op, MPI_Comm comm,
     MPI_Info, MPI_Request*) {
@@ -853,8 +803,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Neighbor_alltoall",
     "MPI_Neighbor_alltoallv",
     "MPI_Neighbor_alltoallw",
-    "MPI_Ibarrier",
-    "MPI_Ibcast",
     "MPI_Igather",
     "MPI_Igatherv",
     "MPI_Iscatter",
@@ -864,8 +812,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Ialltoall",
     "MPI_Ialltoallv",
     "MPI_Ialltoallw",
-    "MPI_Ireduce",
-    "MPI_Iallreduce",
     "MPI_Ireduce_scatter",
     "MPI_Ireduce_scatter_block",
     "MPI_Iscan",
@@ -875,8 +821,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Ineighbor_alltoall",
     "MPI_Ineighbor_alltoallv",
     "MPI_Ineighbor_alltoallw",
-    "MPI_Barrier_init",
-    "MPI_Bcast_init",
     "MPI_Gather_init",
     "MPI_Gatherv_init",
     "MPI_Scatter_init",
@@ -886,8 +830,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Alltoall_init",
     "MPI_Alltoallv_init",
     "MPI_Alltoallw_init",
-    "MPI_Reduce_init",
-    "MPI_Allreduce_init",
     "MPI_Reduce_scatter_init",
     "MPI_Reduce_scatter_block_init",
     "MPI_Scan_init",
