@@ -32,40 +32,124 @@ Family family_of(BasicType t) {
   }
 }
 
-template <class T, class F>
-void apply(const void* in, void* inout, size_t n, F f) {
-  const T* __restrict a = static_cast<const T*>(in);
-  T* __restrict b = static_cast<T*>(inout);
-  for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+// Elementwise ops, each out = in op inout. Integer sum and prod run in unsigned arithmetic:
+// the same bits as the signed result, without signed overflow (or u16 * u16 promoted to int).
+template <class T, bool = std::is_integral_v<T>> struct WrapOf { using type = T; };
+template <class T> struct WrapOf<T, true> {
+  using type = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+};
+template <class T> using Wrap = typename WrapOf<T>::type;
+
+struct Sum { template <class T> static T f(T a, T b) { return T(Wrap<T>(a) + Wrap<T>(b)); } };
+struct Prod { template <class T> static T f(T a, T b) { return T(Wrap<T>(a) * Wrap<T>(b)); } };
+// max/min keep inout unless in compares greater/less: a NaN in inout stays, a NaN in in is
+// dropped, and of +0 and -0 inout's stays. x86 max/min instructions have the same rule.
+struct Max { template <class T> static T f(T a, T b) { return a > b ? a : b; } };
+struct Min { template <class T> static T f(T a, T b) { return a < b ? a : b; } };
+// Logical ops without && / || so there is no branch to if-convert.
+struct Land { template <class T> static T f(T a, T b) { return T((a != 0) & (b != 0)); } };
+struct Lor { template <class T> static T f(T a, T b) { return T((a != 0) | (b != 0)); } };
+struct Lxor { template <class T> static T f(T a, T b) { return T((a != 0) ^ (b != 0)); } };
+struct Band { template <class T> static T f(T a, T b) { return T(a & b); } };
+struct Bor { template <class T> static T f(T a, T b) { return T(a | b); } };
+struct Bxor { template <class T> static T f(T a, T b) { return T(a ^ b); } };
+
+// The vector loop runs over whole blocks with a fixed trip count, a multiple of every SIMD
+// width: GCC's -O2 cost model ("very cheap") vectorises only loops that need no scalar
+// epilogue and no runtime alias or alignment checks. The remainder runs scalar.
+constexpr size_t kBlockBytes = 64;
+
+template <class T, class Op>
+inline void blocks(const T* __restrict a, T* __restrict b, size_t n) {
+  constexpr size_t k = sizeof(T) >= kBlockBytes ? 1 : kBlockBytes / sizeof(T);
+  size_t i = 0;
+  for (; i + k <= n; i += k)
+    for (size_t j = 0; j < k; ++j) b[i + j] = Op::f(a[i + j], b[i + j]);
+  for (; i < n; ++i) b[i] = Op::f(a[i], b[i]);
+}
+
+// An AVX2 clone picked at load time where the CPU has it; the default clone is baseline x86-64.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define WEFT_SIMD_CLONES [[gnu::target_clones("avx2", "default")]]
+#else
+#define WEFT_SIMD_CLONES
+#endif
+
+template <class T, class Op>
+WEFT_SIMD_CLONES void simd_kernel(const T* __restrict a, T* __restrict b, size_t n) {
+  blocks<T, Op>(a, b, n);
+}
+
+template <class T, class Op>
+void plain_kernel(const T* __restrict a, T* __restrict b, size_t n) {
+  blocks<T, Op>(a, b, n);
+}
+
+// Overlapping buffers (in == inout included) take this loop: no restrict, in element order.
+template <class T, class Op>
+void overlap_kernel(const T* a, T* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) b[i] = Op::f(a[i], b[i]);
+}
+
+template <class T, class Op>
+Status run(const void* in, void* inout, size_t n) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  const auto ia = reinterpret_cast<uintptr_t>(a), ib = reinterpret_cast<uintptr_t>(b);
+  if (ia < ib + n * sizeof(T) && ib < ia + n * sizeof(T)) {
+    overlap_kernel<T, Op>(a, b, n);
+  } else if constexpr (std::is_arithmetic_v<T> && sizeof(T) <= 8) {
+    simd_kernel<T, Op>(a, b, n);
+  } else {
+    plain_kernel<T, Op>(a, b, n);  // long double and complex: no SIMD to gain
+  }
+  return Status::ok;
 }
 
 template <class T>
 Status reduce_arith(ReduceOp op, const void* in, void* inout, size_t n) {
   switch (op) {
-    case ReduceOp::sum: apply<T>(in, inout, n, [](T a, T b) { return T(a + b); }); return Status::ok;
-    case ReduceOp::prod: apply<T>(in, inout, n, [](T a, T b) { return T(a * b); }); return Status::ok;
+    case ReduceOp::sum: return run<T, Sum>(in, inout, n);
+    case ReduceOp::prod: return run<T, Prod>(in, inout, n);
     default: break;
   }
   if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>> &&
                 !std::is_same_v<T, std::complex<long double>>) {
     switch (op) {
-      case ReduceOp::max: apply<T>(in, inout, n, [](T a, T b) { return a > b ? a : b; }); return Status::ok;
-      case ReduceOp::min: apply<T>(in, inout, n, [](T a, T b) { return a < b ? a : b; }); return Status::ok;
-      case ReduceOp::land: apply<T>(in, inout, n, [](T a, T b) { return T(a && b); }); return Status::ok;
-      case ReduceOp::lor: apply<T>(in, inout, n, [](T a, T b) { return T(a || b); }); return Status::ok;
-      case ReduceOp::lxor: apply<T>(in, inout, n, [](T a, T b) { return T(!a != !b); }); return Status::ok;
+      case ReduceOp::max: return run<T, Max>(in, inout, n);
+      case ReduceOp::min: return run<T, Min>(in, inout, n);
       default: break;
     }
-    if constexpr (std::is_integral_v<T>) {
-      switch (op) {
-        case ReduceOp::band: apply<T>(in, inout, n, [](T a, T b) { return T(a & b); }); return Status::ok;
-        case ReduceOp::bor: apply<T>(in, inout, n, [](T a, T b) { return T(a | b); }); return Status::ok;
-        case ReduceOp::bxor: apply<T>(in, inout, n, [](T a, T b) { return T(a ^ b); }); return Status::ok;
-        default: break;
-      }
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case ReduceOp::land: return run<T, Land>(in, inout, n);
+      case ReduceOp::lor: return run<T, Lor>(in, inout, n);
+      case ReduceOp::lxor: return run<T, Lxor>(in, inout, n);
+      case ReduceOp::band: return run<T, Band>(in, inout, n);
+      case ReduceOp::bor: return run<T, Bor>(in, inout, n);
+      case ReduceOp::bxor: return run<T, Bxor>(in, inout, n);
+      default: break;
     }
   }
   return Status::invalid_op;
+}
+
+// C bool: only the logical ops are defined on it, and they give 0 or 1 on the byte values.
+Status reduce_bool(ReduceOp op, const void* in, void* inout, size_t n) {
+  switch (op) {
+    case ReduceOp::land: return run<uint8_t, Land>(in, inout, n);
+    case ReduceOp::lor: return run<uint8_t, Lor>(in, inout, n);
+    case ReduceOp::lxor: return run<uint8_t, Lxor>(in, inout, n);
+    default: return Status::invalid_op;
+  }
+}
+
+template <class T, class F>
+void apply(const void* in, void* inout, size_t n, F f) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
 }
 
 template <class V>
@@ -130,7 +214,7 @@ Status reduce_local(ReduceOp op, BasicType type, const void* in, void* inout, si
   switch (type) {
     case BasicType::i8: return reduce_arith<int8_t>(op, in, inout, count);
     case BasicType::u8: case BasicType::byte: return reduce_arith<uint8_t>(op, in, inout, count);
-    case BasicType::c_bool: return reduce_arith<bool>(op, in, inout, count);
+    case BasicType::c_bool: return reduce_bool(op, in, inout, count);
     case BasicType::i16: return reduce_arith<int16_t>(op, in, inout, count);
     case BasicType::u16: return reduce_arith<uint16_t>(op, in, inout, count);
     case BasicType::i32: return reduce_arith<int32_t>(op, in, inout, count);

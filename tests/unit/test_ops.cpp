@@ -1,7 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/core/datatype.h"
@@ -106,4 +113,204 @@ TEST(Reduce, ReplaceCopiesAndNoOpLeavesTheTarget) {
   EXPECT_EQ(b[0], 9);
   ASSERT_EQ(reduce_local(ReduceOp::replace, BasicType::i32, a, b, 3), Status::ok);
   EXPECT_EQ(b[2], 3);
+}
+
+// reduce_local against a per-element reference, on every length class the vector loops split
+// into (empty, tail only, whole blocks plus tail), at misaligned addresses and in place.
+namespace {
+
+template <class T, bool = std::is_integral_v<T>> struct WrapOf { using type = T; };
+template <class T> struct WrapOf<T, true> {
+  using type = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+};
+template <class T> using Wrap = typename WrapOf<T>::type;
+
+template <class T>
+T reference(ReduceOp op, T a, T b) {
+  switch (op) {
+    case ReduceOp::sum: return T(Wrap<T>(a) + Wrap<T>(b));
+    case ReduceOp::prod: return T(Wrap<T>(a) * Wrap<T>(b));
+    case ReduceOp::max: return a > b ? a : b;
+    case ReduceOp::min: return a < b ? a : b;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case ReduceOp::band: return T(a & b);
+      case ReduceOp::bor: return T(a | b);
+      case ReduceOp::bxor: return T(a ^ b);
+      case ReduceOp::land: return T(a && b);
+      case ReduceOp::lor: return T(a || b);
+      case ReduceOp::lxor: return T(!a != !b);
+      default: break;
+    }
+  }
+  ADD_FAILURE() << "no reference for " << reduce_op_name(op);
+  return b;
+}
+
+// Integers over their whole range (so sums and products wrap), a fair share of zeros for the
+// logical ops; floats mixed with the values min/max must order exactly: NaN, +-0, +-inf.
+template <class T>
+std::vector<T> random_values(size_t n, std::mt19937_64& rng, bool specials) {
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    const uint64_t r = rng();
+    if constexpr (std::is_integral_v<T>) {
+      x = (r & 7) == 0 ? T(0) : T(r >> 8);
+    } else {
+      x = T(int64_t(r % 2001) - 1000) / T(8);
+      if (specials) {
+        switch ((r >> 32) % 16) {
+          case 0: x = std::numeric_limits<T>::quiet_NaN(); break;
+          case 1: x = -std::numeric_limits<T>::quiet_NaN(); break;
+          case 2: x = T(0); break;
+          case 3: x = -T(0); break;
+          case 4: x = std::numeric_limits<T>::infinity(); break;
+          case 5: x = -std::numeric_limits<T>::infinity(); break;
+          default: break;
+        }
+      }
+    }
+  }
+  return v;
+}
+
+std::string bytes_of(const void* p, size_t n) {
+  std::string s;
+  char buf[4];
+  for (size_t i = 0; i < n; ++i) {
+    snprintf(buf, sizeof buf, "%02x", static_cast<const unsigned char*>(p)[i]);
+    s += buf;
+  }
+  return s;
+}
+
+// Bitwise comparison: NaN payloads and the sign of zero count.
+template <class T>
+void expect_same_bits(const T* got, const T* want, size_t n, const std::string& what) {
+  for (size_t i = 0; i < n; ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
+      ADD_FAILURE() << what << ": element " << i << " of " << n << " is " << bytes_of(&got[i], sizeof(T))
+                    << ", want " << bytes_of(&want[i], sizeof(T));
+      return;
+    }
+  }
+}
+
+constexpr size_t kLengths[] = {0, 1, 3, 17, 1023, 4097};
+
+template <class T>
+void check_against_reference(BasicType bt, std::initializer_list<ReduceOp> ops, bool specials = false) {
+  std::mt19937_64 rng(7);
+  for (ReduceOp op : ops) {
+    for (size_t n : kLengths) {
+      // Element offsets 0..3 into padded buffers: the two operands start at every mix of
+      // 16/32-byte alignments the vector loops can meet.
+      for (size_t off_in = 0; off_in < 4; ++off_in) {
+        for (size_t off_out = 0; off_out < 4; ++off_out) {
+          if (n > 17 && off_in != off_out && off_in + off_out != 3) continue;  // keep it quick
+          std::vector<T> in = random_values<T>(n + 4, rng, specials);
+          std::vector<T> inout = random_values<T>(n + 4, rng, specials);
+          std::vector<T> want = inout;
+          for (size_t i = 0; i < n; ++i)
+            want[off_out + i] = reference(op, in[off_in + i], inout[off_out + i]);
+          ASSERT_EQ(reduce_local(op, bt, in.data() + off_in, inout.data() + off_out, n), Status::ok);
+          const std::string what = std::string(reduce_op_name(op)) + " on " + basic_type_name(bt) +
+                                   ", n " + std::to_string(n) + ", offsets " + std::to_string(off_in) +
+                                   "/" + std::to_string(off_out);
+          expect_same_bits(inout.data(), want.data(), n + 4, what);  // padding untouched too
+        }
+      }
+      // in == inout, as MPI_IN_PLACE-style callers may pass.
+      std::vector<T> both = random_values<T>(n + 1, rng, specials);
+      std::vector<T> want = both;
+      for (size_t i = 0; i < n; ++i) want[1 + i] = reference(op, both[1 + i], both[1 + i]);
+      ASSERT_EQ(reduce_local(op, bt, both.data() + 1, both.data() + 1, n), Status::ok);
+      expect_same_bits(both.data(), want.data(), n + 1,
+                       std::string(reduce_op_name(op)) + " in place on " + basic_type_name(bt) +
+                           ", n " + std::to_string(n));
+    }
+  }
+}
+
+constexpr std::initializer_list<ReduceOp> kIntegerOps = {
+    ReduceOp::sum, ReduceOp::prod, ReduceOp::max, ReduceOp::min, ReduceOp::band,
+    ReduceOp::bor, ReduceOp::bxor, ReduceOp::land, ReduceOp::lor, ReduceOp::lxor};
+
+}  // namespace
+
+TEST(ReduceVector, IntegersMatchTheScalarReference) {
+  check_against_reference<int8_t>(BasicType::i8, kIntegerOps);
+  check_against_reference<uint8_t>(BasicType::u8, kIntegerOps);
+  check_against_reference<int16_t>(BasicType::i16, kIntegerOps);
+  check_against_reference<uint16_t>(BasicType::u16, kIntegerOps);
+  check_against_reference<int32_t>(BasicType::i32, kIntegerOps);
+  check_against_reference<uint32_t>(BasicType::u32, kIntegerOps);
+  check_against_reference<int64_t>(BasicType::i64, kIntegerOps);
+  check_against_reference<uint64_t>(BasicType::u64, kIntegerOps);
+  check_against_reference<uint8_t>(BasicType::byte, {ReduceOp::band, ReduceOp::bor, ReduceOp::bxor});
+}
+
+TEST(ReduceVector, FloatsMatchTheScalarReference) {
+  check_against_reference<float>(BasicType::f32, {ReduceOp::sum, ReduceOp::prod, ReduceOp::max, ReduceOp::min});
+  check_against_reference<double>(BasicType::f64, {ReduceOp::sum, ReduceOp::prod, ReduceOp::max, ReduceOp::min});
+  check_against_reference<long double>(BasicType::f80, {ReduceOp::sum, ReduceOp::max});
+}
+
+// max/min return inout unless in compares greater/less: a NaN in inout stays, a NaN in in is
+// dropped, and of +0 and -0 the one in inout stays.
+TEST(ReduceVector, FloatMinMaxKeepTheNaNAndSignedZeroRules) {
+  check_against_reference<float>(BasicType::f32, {ReduceOp::max, ReduceOp::min}, true);
+  check_against_reference<double>(BasicType::f64, {ReduceOp::max, ReduceOp::min}, true);
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> in(37, 1.0f), inout(37, 2.0f);
+  in[3] = nan;        // dropped: 2 stays
+  inout[20] = nan;    // kept
+  in[36] = -0.0f;     // 0 vs -0 compare equal: inout's +0 stays
+  inout[36] = 0.0f;
+  std::vector<float> mx = inout, mn = inout;
+  ASSERT_EQ(reduce_local(ReduceOp::max, BasicType::f32, in.data(), mx.data(), in.size()), Status::ok);
+  ASSERT_EQ(reduce_local(ReduceOp::min, BasicType::f32, in.data(), mn.data(), in.size()), Status::ok);
+  EXPECT_EQ(mx[3], 2.0f);
+  EXPECT_EQ(mn[3], 2.0f);
+  EXPECT_TRUE(std::isnan(mx[20]));
+  EXPECT_TRUE(std::isnan(mn[20]));
+  EXPECT_FALSE(std::signbit(mx[36]));
+  EXPECT_FALSE(std::signbit(mn[36]));
+  EXPECT_EQ(mx[0], 2.0f);
+  EXPECT_EQ(mn[0], 1.0f);
+}
+
+TEST(ReduceVector, BoolLogicalOpsGiveZeroOrOne) {
+  std::mt19937_64 rng(3);
+  for (size_t n : kLengths) {
+    std::vector<uint8_t> a(n), b(n);  // C bool bytes, 0 or 1
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = uint8_t(rng() & 1);
+      b[i] = uint8_t(rng() & 1);
+    }
+    for (ReduceOp op : {ReduceOp::land, ReduceOp::lor, ReduceOp::lxor}) {
+      std::vector<uint8_t> out = b;
+      ASSERT_EQ(reduce_local(op, BasicType::c_bool, a.data(), out.data(), n), Status::ok);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], reference<uint8_t>(op, a[i], b[i])) << i;
+    }
+  }
+  uint8_t x = 1, y = 1;
+  EXPECT_EQ(reduce_local(ReduceOp::sum, BasicType::c_bool, &x, &y, 1), Status::invalid_op);
+}
+
+// Overlap other than in == inout is outside MPI's rules, but must still behave as the plain
+// element-order loop does rather than as a vector loop that assumed no aliasing.
+TEST(ReduceVector, PartlyOverlappingBuffersRunInElementOrder) {
+  for (size_t shift : {1, 3, 8}) {
+    std::vector<int32_t> buf(1100), want;
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = int32_t(i * 3 + 1);
+    want = buf;
+    const size_t n = 1000;
+    for (size_t i = 0; i < n; ++i) want[shift + i] = want[i] + want[shift + i];
+    ASSERT_EQ(reduce_local(ReduceOp::sum, BasicType::i32, buf.data(), buf.data() + shift, n), Status::ok);
+    EXPECT_EQ(buf, want) << "inout = in + " << shift;
+  }
 }
