@@ -1,9 +1,13 @@
-// Collectives on host memory, blocking. Each algorithm lives in coll/<collective>/<name>.cpp.
-// These are the first algorithms; the schedule engine and cost-model selector replace the
-// simple size threshold used by allreduce here.
+// Collectives on host memory. A call is described by CollArgs; the selector (select.cpp) picks
+// an algorithm by the cost model (cost_model.h) and the user's overrides (tune.h), and the
+// algorithm builds a schedule (schedule.h) that runs blocking, non-blocking or persistently.
+// Each algorithm lives in coll/<collective>/<name>.cpp and is listed in registry.cpp.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
@@ -29,40 +33,75 @@ struct Reduction {
   }
 };
 
+enum class Collective : uint8_t {
+  barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, reduce_scatter,
+  scan, exscan, neighbor_allgather, neighbor_alltoall, count_
+};
+const char* collective_name(Collective c);
+
+// A rank's part of a buffer, in bytes.
+struct Block {
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+// One collective call, on contiguous byte buffers (runtime/mpi packs other layouts).
+struct CollArgs {
+  Collective coll = Collective::barrier;
+  const void* send = nullptr;  // in place: the rank's own block of recv (or recv itself)
+  void* recv = nullptr;        // bcast: the buffer
+  // The size selection sees, the same at every rank of a call: bcast/reduce/allreduce/scan the
+  // vector; allgather/gather/scatter/alltoall/reduce_scatter/neighbour the total over all
+  // blocks (v forms: what this rank knows).
+  size_t bytes = 0;
+  size_t own_bytes = 0;        // gather: bytes this rank sends; scatter: bytes it receives
+  size_t count = 0;            // reductions: elements
+  Reduction red{};             // reductions
+  int root = 0;                // rooted collectives
+  // allgather/gather/scatter: recv_blocks (gather, allgather) or send_blocks (scatter) per rank;
+  // alltoall: both. Known at every rank except gather(v)/scatter(v) off the root.
+  std::vector<Block> send_blocks, recv_blocks;
+  std::vector<size_t> counts;  // reduce_scatter: result elements per rank
+  bool uniform = true;         // every rank's block has the same size (not a v/w form)
+  // Neighbour collectives: the ranks received from and sent to, in order (-1: MPI_PROC_NULL),
+  // with recv_blocks per source and send_blocks per destination.
+  std::vector<int> sources, destinations;
+  bool cartesian = false;      // neighbours in (-1, +1) pairs per dimension
+};
+
+// alpha-beta-gamma: a message of n bytes costs alpha + n*beta; reducing n bytes costs n*gamma.
+struct CostModel {
+  double alpha_us = 0;
+  double beta_us_per_byte = 0;
+  double gamma_us_per_byte = 0;
+  const char* source = "unset";
+};
+
+class Tuning;
+
 struct CollContext {
   Transport& transport;
   const Comm& comm;
-  size_t allreduce_ring_min;  // bytes from which allreduce uses the ring
-  bool dump = false;          // print every schedule before it runs (WEFT_COLL_DUMP)
+  const CostModel& model;
+  const Tuning* tuning = nullptr;  // WEFT_COLL_TUNE rules, or none
+  bool dump = false;               // print every schedule before it runs (WEFT_COLL_DUMP)
 };
 
 class Schedule;
 
-// Algorithms: each builds the schedule of one rank (coll/<collective>/<algorithm>.cpp).
-std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c);
-std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t bytes, int root);
-// send == recv means in place. recv is significant at the root only.
-std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send, void* recv,
-                                                size_t count, const Reduction& red, int root);
-std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void* buf, size_t count,
-                                                             const Reduction& red);
-std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t count,
-                                               const Reduction& red);
+// The schedule for a call, from the algorithm the selector picks (logged at INFO once per
+// communicator, collective and size bucket). The same schedule runs blocking (run in
+// schedule.h), non-blocking or persistently.
+Status plan(const CollContext& c, const CollArgs& args, std::shared_ptr<Schedule>* out);
 
-// Selection: the schedule for a call, its choice logged at INFO. The same schedule runs
-// blocking (below), non-blocking or persistently (coll/schedule.h).
-std::shared_ptr<Schedule> plan_barrier(const CollContext& c);
-std::shared_ptr<Schedule> plan_bcast(const CollContext& c, void* buf, size_t bytes, int root);
-std::shared_ptr<Schedule> plan_reduce(const CollContext& c, const void* send, void* recv,
-                                      size_t count, const Reduction& red, int root);
-std::shared_ptr<Schedule> plan_allreduce(const CollContext& c, const void* send, void* recv,
-                                         size_t count, const Reduction& red);
+// Blocking allreduce for the runtime's own agreements (context ids, communicator splits).
+Status allreduce(const CollContext& c, const void* send, void* recv, size_t count, const Reduction& red);
 
-// Blocking entry points.
-Status barrier(CollContext& c);
-Status bcast(CollContext& c, void* buf, size_t bytes, int root);
-Status reduce(CollContext& c, const void* send, void* recv, size_t count, const Reduction& red,
-              int root);
-Status allreduce(CollContext& c, const void* send, void* recv, size_t count, const Reduction& red);
+// Measures the model between job ranks 0 and 1 (ping-pong) and rank 0's reduction speed, and
+// gives every rank of `world` rank 0's numbers, so that all ranks choose alike.
+Status calibrate(Transport& t, const Comm& world, CostModel* out);
+// Reads alpha_us, beta_us_per_byte and gamma_us_per_byte ("name = value" lines, '#' comments)
+// from a tuning file (WEFT_COLL_MODEL=file).
+Status load_cost_model(const char* path, CostModel* out, std::string* error);
 
 }  // namespace weft::coll

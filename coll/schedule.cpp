@@ -13,7 +13,15 @@ char* Schedule::scratch(size_t bytes) {
 }
 
 void Schedule::append(Schedule& other) {
-  for (auto& r : other.rounds_) rounds_.push_back(r);
+  const size_t call_base = calls_.size();
+  for (auto& f : other.calls_) calls_.push_back(std::move(f));
+  other.calls_.clear();
+  if (other.reduction_.elem_size) reduction_ = other.reduction_;
+  for (auto r : other.rounds_) {
+    for (Step& st : r)
+      if (st.kind == Step::call) st.count += call_base;
+    rounds_.push_back(std::move(r));
+  }
   for (auto& b : other.scratch_) scratch_.push_back(std::move(b));
   other.scratch_.clear();
   for (auto& k : other.kept_) kept_.push_back(std::move(k));
@@ -37,6 +45,7 @@ std::string Schedule::dump() const {
         case Step::recv: out += " recv(" + std::to_string(s.peer) + "," + std::to_string(s.bytes) + "B)"; break;
         case Step::reduce: out += " reduce(" + std::to_string(s.count) + ")"; break;
         case Step::copy: out += " copy(" + std::to_string(s.bytes) + "B)"; break;
+        case Step::call: out += " local"; break;
       }
     }
     out += "\n";
@@ -106,6 +115,13 @@ bool ScheduleRun::test() {
         }
       } else if (s.kind == Step::copy && s.bytes) {
         memmove(s.dst, s.src, s.bytes);
+      } else if (s.kind == Step::call) {
+        Status st = schedule_->run_call(s.count);
+        if (st != Status::ok) {
+          status_ = st;
+          done_ = true;
+          return true;
+        }
       }
     }
     ++round_;

@@ -2,6 +2,7 @@
 // (reduce, copy). One schedule runs blocking, non-blocking (as an MPI request) or persistently
 // (built once, started many times); WEFT_COLL_DUMP prints it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,18 +13,19 @@
 namespace weft::coll {
 
 struct Step {
-  enum Kind : uint8_t { send, recv, reduce, copy };
+  enum Kind : uint8_t { send, recv, reduce, copy, call };
   Kind kind;
   int peer = -1;               // send / recv: communicator rank
   const void* src = nullptr;   // send: data; reduce: `in`; copy: source
   void* dst = nullptr;         // recv: buffer; reduce: `inout`; copy: destination
   size_t bytes = 0;            // send / recv / copy
-  size_t count = 0;            // reduce: elements
+  size_t count = 0;            // reduce: elements; call: index of the function
 };
 
 class Schedule {
  public:
   explicit Schedule(const char* name) : name_(name) {}
+  void set_name(const char* name) { name_ = name; }
   // Rounds run in order; in a round, every send and receive is posted at once, and the local
   // steps run once they have all completed.
   void new_round() { rounds_.emplace_back(); }
@@ -31,17 +33,27 @@ class Schedule {
   void recv(int peer, void* buf, size_t bytes) { add({Step::recv, peer, nullptr, buf, bytes, 0}); }
   void reduce(const void* in, void* inout, size_t count) { add({Step::reduce, -1, in, inout, 0, count}); }
   void copy(const void* src, void* dst, size_t bytes) { add({Step::copy, -1, src, dst, bytes, 0}); }
+  // A local function (e.g. packing a non-contiguous buffer), run in order with the other
+  // local steps of its round.
+  void call(std::function<Status()> fn) {
+    calls_.push_back(std::move(fn));
+    add({Step::call, -1, nullptr, nullptr, 0, calls_.size() - 1});
+  }
+  // Starts a new round unless the last one is still empty.
+  void next_round() { if (rounds_.empty() || !rounds_.back().empty()) new_round(); }
   // Scratch memory that lives as long as the schedule.
   char* scratch(size_t bytes);
   void set_reduction(const Reduction& r) { reduction_ = r; }
   // Keeps an object alive as long as the schedule (e.g. what a user reduction points to).
   void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
-  // Appends another schedule's rounds after this one's (and takes over its scratch memory).
+  // Appends another schedule's rounds after this one's (and takes over its scratch memory,
+  // functions and kept objects).
   void append(Schedule& other);
 
   const char* name() const { return name_; }
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
   const Reduction& reduction() const { return reduction_; }
+  Status run_call(size_t index) const { return calls_[index](); }
   std::string dump() const;
   // Counts of (send, recv, reduce, copy) steps, for tests of schedule shapes.
   size_t count(Step::Kind k) const;
@@ -55,6 +67,7 @@ class Schedule {
   std::vector<std::vector<Step>> rounds_;
   std::vector<StagingBuffer> scratch_;
   std::vector<std::shared_ptr<const void>> kept_;
+  std::vector<std::function<Status()>> calls_;
   Reduction reduction_{};
 };
 

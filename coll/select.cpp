@@ -1,75 +1,133 @@
-// Algorithm choice: a size threshold for allreduce (from the config registry), one algorithm
-// for the others. Each choice is logged at INFO once per (collective, algorithm). The cost
-// model and override grammar replace the threshold when more algorithms exist.
+// Algorithm choice: the argmin of the candidates' cost estimates, unless WEFT_COLL_TUNE forces
+// or excludes one. The choice is cached per (communicator, collective, size bucket, kind of
+// operation) and logged at INFO with every candidate's estimate when first made.
+#include <cstdio>
+#include <limits>
 #include <string>
 
+#include "algorithm.h"
 #include "runtime/core/log.h"
-#include "schedule.h"
+#include "tune.h"
 
 namespace weft::coll {
 
 namespace {
-void log_choice(const char* coll, const char* algo, size_t bytes, int p) {
-  if (log_enabled(LogLevel::info, Subsys::coll) &&
-      log_first_time(std::string("coll:") + coll + ":" + algo))
-    log_write(LogLevel::info, Subsys::coll, "%s of %zu bytes on %d ranks: algorithm %s", coll,
-              bytes, p, algo);
+
+// Power-of-two size buckets: bucket b holds sizes in [2^(b-1), 2^b).
+unsigned size_bucket(size_t bytes) { return bytes == 0 ? 0 : 64 - unsigned(__builtin_clzll(bytes)); }
+
+uint32_t cache_key(const CollArgs& a) {
+  return uint32_t(a.coll) << 24 | size_bucket(a.bytes) << 16 | uint32_t(a.red.commutative) << 1 |
+         uint32_t(a.uniform);
 }
+
+void log_choice(const CollContext& c, const CollArgs& a, const Algorithm* chosen, const char* why) {
+  if (!log_enabled(LogLevel::info, Subsys::coll)) return;
+  std::string estimates;
+  char item[96];
+  for (const Algorithm* alg : algorithms()) {
+    if (alg->coll != a.coll) continue;
+    if (alg->supports(a, c.comm))
+      snprintf(item, sizeof item, "%s%s %.1f", estimates.empty() ? "" : ", ", alg->name,
+               alg->estimate_us(a, c.comm, c.model));
+    else
+      snprintf(item, sizeof item, "%s%s n/a", estimates.empty() ? "" : ", ", alg->name);
+    estimates += item;
+  }
+  const unsigned b = size_bucket(a.bytes);
+  const size_t lo = b == 0 ? 0 : size_t(1) << (b - 1), hi = b == 0 ? 0 : (size_t(1) << b) - 1;
+  log_write(LogLevel::info, Subsys::coll,
+            "%s on %s (%d ranks), %zu-%zu bytes: %s (%s; estimates in us: %s)",
+            collective_name(a.coll), c.comm.name.c_str(), c.comm.size, lo, hi, chosen->name, why,
+            estimates.c_str());
+}
+
+const Algorithm* argmin(const CollContext& c, const CollArgs& a, bool honour_exclusions) {
+  const Algorithm* best = nullptr;
+  double best_us = std::numeric_limits<double>::infinity();
+  for (const Algorithm* alg : algorithms()) {
+    if (alg->coll != a.coll || !alg->supports(a, c.comm)) continue;
+    if (honour_exclusions && c.tuning && c.tuning->excluded(*alg, a.bytes)) continue;
+    const double us = alg->estimate_us(a, c.comm, c.model);
+    if (!best || us < best_us) {
+      best = alg;
+      best_us = us;
+    }
+  }
+  return best;
+}
+
+const Algorithm* choose(const CollContext& c, const CollArgs& a) {
+  const uint32_t key = cache_key(a);
+  auto it = c.comm.coll_choices.find(key);
+  if (it != c.comm.coll_choices.end()) {
+    auto* cached = static_cast<const Algorithm*>(it->second);
+    if (cached->supports(a, c.comm)) return cached;
+  }
+  const Algorithm* chosen = nullptr;
+  const char* why = "lowest estimate";
+  const Algorithm* forced = c.tuning ? c.tuning->forced(a.coll, a.bytes) : nullptr;
+  if (forced && forced->supports(a, c.comm)) {
+    chosen = forced;
+    why = "forced by WEFT_COLL_TUNE";
+  } else {
+    if (forced && log_first_time(std::string("tune-unsupported:") + forced->name))
+      WEFT_WARN(Subsys::coll,
+                "WEFT_COLL_TUNE forces %s:%s, which cannot run this call (%zu bytes, %s "
+                "operation); choosing by the cost model",
+                collective_name(a.coll), forced->name, a.bytes,
+                a.red.commutative ? "commutative" : "non-commutative");
+    chosen = argmin(c, a, true);
+    if (!chosen) {
+      chosen = argmin(c, a, false);
+      if (chosen) {
+        why = "every other candidate cannot run this call";
+        WEFT_WARN(Subsys::coll, "WEFT_COLL_TUNE excludes every algorithm that can run %s of %zu bytes; using %s",
+                  collective_name(a.coll), a.bytes, chosen->name);
+      }
+    }
+  }
+  if (!chosen) return nullptr;
+  if (it == c.comm.coll_choices.end()) {
+    c.comm.coll_choices.emplace(key, chosen);
+    log_choice(c, a, chosen, why);
+  }
+  return chosen;
+}
+
 }  // namespace
 
-std::shared_ptr<Schedule> plan_barrier(const CollContext& c) {
-  log_choice("barrier", "dissemination", 0, c.comm.size);
-  return build_barrier_dissemination(c.comm);
-}
-
-std::shared_ptr<Schedule> plan_bcast(const CollContext& c, void* buf, size_t bytes, int root) {
-  log_choice("bcast", "binomial", bytes, c.comm.size);
-  return build_bcast_binomial(c.comm, buf, bytes, root);
-}
-
-std::shared_ptr<Schedule> plan_reduce(const CollContext& c, const void* send, void* recv,
-                                      size_t count, const Reduction& red, int root) {
-  log_choice("reduce", "binomial", count * red.elem_size, c.comm.size);
-  return build_reduce_binomial(c.comm, send, recv, count, red, root);
-}
-
-std::shared_ptr<Schedule> plan_allreduce(const CollContext& c, const void* send, void* recv,
-                                         size_t count, const Reduction& red) {
-  const size_t bytes = count * red.elem_size;
-  std::shared_ptr<Schedule> s;
-  // The ring reorders contributions: commutative operations only.
-  if (c.comm.size > 1 && bytes >= c.allreduce_ring_min && count >= size_t(c.comm.size) &&
-      red.commutative) {
-    log_choice("allreduce", "ring", bytes, c.comm.size);
-    s = build_allreduce_ring(c.comm, recv, count, red);
-  } else {
-    log_choice("allreduce", "recursive_doubling", bytes, c.comm.size);
-    s = build_allreduce_recursive_doubling(c.comm, recv, count, red);
+Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* out) {
+  const Algorithm* alg = choose(c, a);
+  if (!alg) {
+    WEFT_ERROR(Subsys::coll, "no %s algorithm supports this call", collective_name(a.coll));
+    return Status::not_supported;
   }
-  if (send != recv) {  // out of place: the first local step copies the input
+  std::shared_ptr<Schedule> s = alg->build(a, c.comm);
+  // Allreduce algorithms work in place on recv: out of place, the first step copies the input.
+  if (a.coll == Collective::allreduce && a.send != a.recv) {
     auto with_copy = std::make_shared<Schedule>(s->name());
-    with_copy->set_reduction(red);
-    with_copy->copy(send, recv, bytes);
+    with_copy->set_reduction(a.red);
+    with_copy->copy(a.send, a.recv, a.bytes);
     with_copy->append(*s);
-    return with_copy;
+    s = std::move(with_copy);
   }
-  return s;
+  *out = std::move(s);
+  return Status::ok;
 }
 
-Status barrier(CollContext& c) { return run(c, plan_barrier(c)); }
-
-Status bcast(CollContext& c, void* buf, size_t bytes, int root) {
-  if (c.comm.size == 1) return Status::ok;
-  return run(c, plan_bcast(c, buf, bytes, root));
-}
-
-Status reduce(CollContext& c, const void* send, void* recv, size_t count, const Reduction& red,
-              int root) {
-  return run(c, plan_reduce(c, send, recv, count, red, root));
-}
-
-Status allreduce(CollContext& c, const void* send, void* recv, size_t count, const Reduction& red) {
-  return run(c, plan_allreduce(c, send, recv, count, red));
+Status allreduce(const CollContext& c, const void* send, void* recv, size_t count, const Reduction& red) {
+  if (count == 0) return Status::ok;
+  CollArgs a{Collective::allreduce};
+  a.send = send;
+  a.recv = recv;
+  a.count = count;
+  a.bytes = count * red.elem_size;
+  a.red = red;
+  std::shared_ptr<Schedule> s;
+  WEFT_TRY(plan(c, a, &s));
+  CollContext ctx = c;
+  return run(ctx, s);
 }
 
 }  // namespace weft::coll

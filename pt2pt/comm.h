@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace weft {
@@ -17,6 +18,8 @@ struct Comm {
   // Collectives started on this communicator so far: every rank starts them in the same order,
   // so the count tags each one's messages apart from the others'.
   mutable uint32_t coll_seq = 0;
+  // Algorithm chosen per collective and size bucket (owned and interpreted by coll/).
+  mutable std::unordered_map<uint32_t, const void*> coll_choices;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

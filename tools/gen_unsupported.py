@@ -39,23 +39,6 @@ MPICH_PROTO = "/usr/include/x86_64-linux-gnu/mpich/mpi_proto.h"
 
 # Declared in mpi.h, not implemented yet (without the MPI_ prefix), by topic.
 UNSUPPORTED = """
-    Gather Gatherv Scatter Scatterv Allgather Allgatherv Alltoall Alltoallv Alltoallw
-    Reduce_scatter Reduce_scatter_block Scan Exscan
-
-    Neighbor_allgather Neighbor_allgatherv Neighbor_alltoall Neighbor_alltoallv
-    Neighbor_alltoallw
-
-    Igather Igatherv Iscatter Iscatterv Iallgather Iallgatherv Ialltoall
-    Ialltoallv Ialltoallw Ireduce_scatter Ireduce_scatter_block Iscan Iexscan
-    Ineighbor_allgather Ineighbor_allgatherv Ineighbor_alltoall Ineighbor_alltoallv
-    Ineighbor_alltoallw
-
-    Gather_init Gatherv_init Scatter_init Scatterv_init Allgather_init
-    Allgatherv_init Alltoall_init Alltoallv_init Alltoallw_init
-    Reduce_scatter_init Reduce_scatter_block_init Scan_init Exscan_init
-    Neighbor_allgather_init Neighbor_allgatherv_init Neighbor_alltoall_init
-    Neighbor_alltoallv_init Neighbor_alltoallw_init
-
     Win_create Win_allocate Win_allocate_shared Win_shared_query Win_create_dynamic Win_attach
     Win_detach Win_free
     Win_create_keyval Win_free_keyval Win_set_attr Win_get_attr Win_delete_attr Win_set_name

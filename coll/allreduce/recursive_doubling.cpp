@@ -3,7 +3,7 @@
 // into the odd one and waits for the result, leaving a power of two to run the rounds.
 // Every partial result covers a contiguous range of ranks, so non-commutative operations are
 // applied in rank order (the lower range on the left).
-#include "coll/schedule.h"
+#include "coll/algorithm.h"
 
 namespace weft::coll {
 
@@ -54,5 +54,21 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
   }
   return s;
 }
+
+namespace {
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const double n = double(a.bytes);
+  const int lg = c.size > 1 ? 31 - __builtin_clz(unsigned(c.size)) : 0;  // floor(log2 p)
+  double t = lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte));
+  if (!is_power_of_two(c.size)) t += 2 * (m.alpha_us + n * m.beta_us_per_byte) + n * m.gamma_us_per_byte;
+  return t;
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_allreduce_recursive_doubling(c, a.recv, a.count, a.red);
+}
+}  // namespace
+
+extern const Algorithm allreduce_recursive_doubling{"recursive_doubling", Collective::allreduce,
+                                                    always, estimate, build};
 
 }  // namespace weft::coll

@@ -2,7 +2,7 @@
 // 1/p of the vector; bandwidth-optimal for large messages. Commutative operations only.
 #include <algorithm>
 
-#include "coll/schedule.h"
+#include "coll/algorithm.h"
 
 namespace weft::coll {
 
@@ -34,5 +34,21 @@ std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t 
   }
   return s;
 }
+
+namespace {
+bool supports(const CollArgs& a, const Comm& c) {
+  return a.red.commutative && a.count >= size_t(c.size);
+}
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const double p = c.size, n = double(a.bytes);
+  return 2 * (p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte +
+         (p - 1) / p * n * m.gamma_us_per_byte;
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_allreduce_ring(c, a.recv, a.count, a.red);
+}
+}  // namespace
+
+extern const Algorithm allreduce_ring{"ring", Collective::allreduce, supports, estimate, build};
 
 }  // namespace weft::coll

@@ -1,6 +1,6 @@
 // Dissemination barrier: ceil(log2 p) rounds; in round k each rank signals rank + 2^k and
 // waits for rank - 2^k. Works for any p.
-#include "coll/schedule.h"
+#include "coll/algorithm.h"
 
 namespace weft::coll {
 
@@ -14,5 +14,12 @@ std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c) {
   }
   return s;
 }
+
+namespace {
+double estimate(const CollArgs&, const Comm& c, const CostModel& m) { return ceil_log2(c.size) * m.alpha_us; }
+std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) { return build_barrier_dissemination(c); }
+}  // namespace
+
+extern const Algorithm barrier_dissemination{"dissemination", Collective::barrier, always, estimate, build};
 
 }  // namespace weft::coll

@@ -1,6 +1,6 @@
 // Binomial-tree broadcast: log2 p levels, latency-optimal for small messages. A rank receives
 // from its parent (the rank that differs in its lowest set bit), then sends to its children.
-#include "coll/schedule.h"
+#include "coll/algorithm.h"
 
 namespace weft::coll {
 
@@ -22,5 +22,16 @@ std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t 
     if (rel + mask < p) s->send((rel + mask + root) % p, buf, bytes);
   return s;
 }
+
+namespace {
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  return ceil_log2(c.size) * (m.alpha_us + double(a.bytes) * m.beta_us_per_byte);
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_bcast_binomial(c, a.recv, a.bytes, a.root);
+}
+}  // namespace
+
+extern const Algorithm bcast_binomial{"binomial", Collective::bcast, always, estimate, build};
 
 }  // namespace weft::coll

@@ -3,7 +3,7 @@
 // of ranks combined in order, and rank 0 then sends the result to the root.
 #include <cstring>
 
-#include "coll/schedule.h"
+#include "coll/algorithm.h"
 
 namespace weft::coll {
 
@@ -54,5 +54,19 @@ std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send,
   }
   return s;
 }
+
+namespace {
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const double n = double(a.bytes);
+  double t = ceil_log2(c.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte));
+  if (!a.red.commutative && a.root != 0) t += m.alpha_us + n * m.beta_us_per_byte;
+  return t;
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_reduce_binomial(c, a.send, a.recv, a.count, a.red, a.root);
+}
+}  // namespace
+
+extern const Algorithm reduce_binomial{"binomial", Collective::reduce, always, estimate, build};
 
 }  // namespace weft::coll

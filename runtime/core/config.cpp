@@ -49,9 +49,14 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_COLL_DUMP", ConfigType::boolean, "0",
      "print every collective schedule (its rounds of sends, receives, reductions and copies) to "
      "stderr before it runs", nullptr},
-    {"WEFT_ALLREDUCE_RING_MIN", ConfigType::size, "64k",
-     "message size from which allreduce uses the ring algorithm (bandwidth-optimal) instead of "
-     "recursive doubling (latency-optimal)", nullptr},
+    {"WEFT_COLL_TUNE", ConfigType::string, "",
+     "collective algorithm overrides, e.g. allreduce:0-4k:@recursive_doubling#allreduce:4k-inf:@ring "
+     "('@name' forces, '^name' excludes; checked at init; weft_info --algorithms lists the names)",
+     nullptr},
+    {"WEFT_COLL_MODEL", ConfigType::string, "calibrate",
+     "where the collective cost model's alpha, beta and gamma come from: calibrate (measured at "
+     "init between ranks 0 and 1) or the path of a tuning file with lines 'alpha_us = ...', "
+     "'beta_us_per_byte = ...', 'gamma_us_per_byte = ...'", nullptr},
 };
 
 bool matches_choice(const char* choices, std::string_view v) {

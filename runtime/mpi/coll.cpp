@@ -1,36 +1,141 @@
-// Collective bindings: validate, pick the reduction, call coll/.
+// Collective bindings, part 1: the call machinery (coll_call.h) and the collectives that
+// reduce (Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each
+// blocking, non-blocking (MPI_I*) and persistent (MPI_*_init) from one planning function.
+#include "coll_call.h"
+
+#include <algorithm>
+
 #include "datatype_api.h"
-#include "runtime/core/staging.h"
-#include "state.h"
 
 namespace weft::mpi {
 
-namespace {
+// ---------------------------------------------------------------------------- call machinery
 
-int check_comm(const char* fn, MPI_Comm comm, Comm** c) {
+int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c) {
   *c = lookup_comm(comm);
   if (!*c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
   return MPI_SUCCESS;
 }
 
-int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype dt, MPI_Op op,
-                    const void* sendbuf, const void* recvbuf, bool need_recv, UserOpCall* call,
-                    coll::Reduction* red, ReductionLayout* layout) {
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  int rc = make_reduction(fn, comm, op, dt, size_t(count), call, red, layout);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count > 0 && layout->type->predefined && ((!sendbuf) || (need_recv && !recvbuf)))
-    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
+int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request) {
+  if (mode != CollMode::blocking && !request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   return MPI_SUCCESS;
 }
 
-// The reduction input as contiguous bytes: the buffer itself, or its packed form in *staging.
-const void* reduction_input(const ReductionLayout& l, const void* buf, StagingBuffer* staging) {
-  if (l.contiguous) return static_cast<const char*>(buf) + l.offset;
-  *staging = staging_buffer(packed_size(l.type, l.count));
-  pack(l.type, buf, l.count, staging->get());
-  return staging->get();
+int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
+  if (root < 0 || root >= c.size)
+    return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, c.name.c_str(), c.size);
+  return MPI_SUCCESS;
 }
+
+int check_count(const char* fn, MPI_Comm comm, int count, const char* arg) {
+  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, arg);
+  return MPI_SUCCESS;
+}
+
+int check_coll_type(const char* fn, MPI_Comm comm, MPI_Datatype dt, const Datatype** out, const char* arg) {
+  return check_datatype(comm, fn, dt, out, arg);
+}
+
+std::shared_ptr<const void> hold_type(const Datatype* d) {
+  if (!d || d->predefined) return nullptr;
+  retain(d);
+  return std::shared_ptr<const void>(d, [](const void* p) { release(static_cast<const Datatype*>(p)); });
+}
+
+char* CollCall::input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack) {
+  return lay_out(pieces, blocks, true, force_pack, -1);
+}
+
+char* CollCall::output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack) {
+  return lay_out(pieces, blocks, false, false, prepack);
+}
+
+char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks,
+                        bool is_input, bool force_pack, int prepack) {
+  const size_t n = pieces.size();
+  blocks->assign(n, coll::Block{});
+  std::vector<ptrdiff_t> offsets(n, 0);
+  bool in_place = !force_pack;
+  for (size_t i = 0; i < n && in_place; ++i)
+    if (pieces[i].count && !contiguous_span(pieces[i].type, pieces[i].count, &offsets[i])) in_place = false;
+  if (in_place) {  // every piece is one run of bytes: use the buffers as they are
+    const char* base = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count)) continue;
+      const char* at = static_cast<const char*>(pieces[i].buf) + offsets[i];
+      if (!base || at < base) base = at;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = pieces[i].count ? packed_size(pieces[i].type, pieces[i].count) : 0;
+      if (bytes) (*blocks)[i] = coll::Block{size_t(static_cast<const char*>(pieces[i].buf) + offsets[i] - base), bytes};
+    }
+    return const_cast<char*>(base);
+  }
+  // Packed: the pieces' packed forms back to back in scratch memory.
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bytes = pieces[i].count ? packed_size(pieces[i].type, pieces[i].count) : 0;
+    (*blocks)[i] = coll::Block{total, bytes};
+    total += bytes;
+    if (pieces[i].count) keep(hold_type(pieces[i].type));
+  }
+  char* staging = outer_->scratch(total + 1);
+  const std::vector<coll::Block> where = *blocks;
+  auto pack_piece = [pieces, where, staging](size_t i) {
+    if (where[i].bytes) pack(pieces[i].type, pieces[i].buf, pieces[i].count, staging + where[i].offset);
+  };
+  if (is_input) {
+    pre_.push_back([n, pack_piece] {
+      for (size_t i = 0; i < n; ++i) pack_piece(i);
+      return Status::ok;
+    });
+  } else {
+    if (prepack >= 0) {
+      pre_.push_back([prepack, pack_piece] {
+        pack_piece(size_t(prepack));
+        return Status::ok;
+      });
+    }
+    post_.push_back([pieces, where, staging] {
+      for (size_t i = 0; i < pieces.size(); ++i)
+        if (where[i].bytes)
+          unpack(pieces[i].type, staging + where[i].offset, where[i].bytes, const_cast<void*>(pieces[i].buf),
+                 pieces[i].count);
+      return Status::ok;
+    });
+  }
+  return staging;
+}
+
+int CollCall::plan(const coll::CollArgs& args) {
+  coll::CollContext ctx = coll_context(*c_);
+  std::shared_ptr<coll::Schedule> inner;
+  Status s = coll::plan(ctx, args, &inner);
+  if (s != Status::ok) return raise_status(comm_, s, fn_);
+  if (pre_.empty() && post_.empty()) {
+    for (auto& k : kept_) inner->keep(std::move(k));
+    planned_ = std::move(inner);
+    return MPI_SUCCESS;
+  }
+  outer_->set_name(inner->name());
+  if (!pre_.empty()) {
+    outer_->new_round();
+    for (auto& f : pre_) outer_->call(std::move(f));
+  }
+  outer_->append(*inner);
+  if (!post_.empty()) {
+    outer_->new_round();
+    for (auto& f : post_) outer_->call(std::move(f));
+  }
+  for (auto& k : kept_) outer_->keep(std::move(k));
+  planned_ = outer_;
+  return MPI_SUCCESS;
+}
+
+void CollCall::plan_nothing() { planned_ = outer_; }
+
+namespace {
 
 // Starts a schedule as request r; it completes through progress_collectives.
 int start_schedule(const char* fn, MPI_Comm comm, const Comm& c,
@@ -49,22 +154,26 @@ int start_schedule(const char* fn, MPI_Comm comm, const Comm& c,
   return MPI_SUCCESS;
 }
 
-// Returns the request for a non-blocking collective, or sets up a persistent one whose every
-// MPI_Start runs the same schedule again.
-int issue(const char* fn, MPI_Comm comm, const Comm& c, std::shared_ptr<const coll::Schedule> schedule,
-          bool persistent, MPI_Request* request) {
+}  // namespace
+
+int CollCall::execute(CollMode mode, MPI_Request* request) {
+  if (mode == CollMode::blocking) {
+    coll::CollContext ctx = coll_context(*c_);
+    Status s = coll::run(ctx, planned_);
+    return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
+  }
   Request* r = g_state->requests.alloc(RequestKind::coll);
-  r->owner = comm;
-  if (persistent) {
+  r->owner = comm_;
+  if (mode == CollMode::persistent) {
     r->persistent = true;
     r->complete = true;  // inactive until started
-    const Comm* cp = &c;
-    r->start = [fn, comm, cp, schedule](Request& q) {
+    const Comm* cp = c_;
+    r->start = [fn = fn_, comm = comm_, cp, schedule = planned_](Request& q) {
       int rc = start_schedule(fn, comm, *cp, schedule, &q);
       return rc == MPI_SUCCESS ? Status::ok : Status::internal;
     };
   } else {
-    int rc = start_schedule(fn, comm, c, schedule, r);
+    int rc = start_schedule(fn_, comm_, *c_, planned_, r);
     if (rc != MPI_SUCCESS) {
       g_state->requests.release(r);
       return rc;
@@ -73,88 +182,6 @@ int issue(const char* fn, MPI_Comm comm, const Comm& c, std::shared_ptr<const co
   *request = request_handle(r);
   return MPI_SUCCESS;
 }
-
-int contiguous_only(const char* fn, MPI_Comm comm, const ReductionLayout& lay) {
-  if (lay.contiguous) return MPI_SUCCESS;
-  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-               "non-contiguous datatypes in non-blocking and persistent collectives are not supported yet");
-}
-
-// The user reduction's arguments must outlive the call for a schedule that runs later.
-std::shared_ptr<UserOpCall> lasting_call(const UserOpCall& call, coll::Reduction* red) {
-  auto lasting = std::make_shared<UserOpCall>(call);
-  if (red->user) red->user_ctx = lasting.get();
-  return lasting;
-}
-
-int plan_allreduce_call(const char* fn, const void* sendbuf, void* recvbuf, int count,
-                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm, Comm** c,
-                        std::shared_ptr<coll::Schedule>* out) {
-  int rc = check_comm(fn, comm, c);
-  if (rc != MPI_SUCCESS) return rc;
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  coll::Reduction red;
-  UserOpCall call;
-  ReductionLayout lay;
-  rc = check_reduction(fn, comm, count, dt, op, send, recvbuf, true, &call, &red, &lay);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = contiguous_only(fn, comm, lay);
-  if (rc != MPI_SUCCESS) return rc;
-  auto lasting = lasting_call(call, &red);
-  coll::CollContext ctx = coll_context(**c);
-  *out = coll::plan_allreduce(ctx, static_cast<const char*>(send) + lay.offset,
-                              static_cast<char*>(recvbuf) + lay.offset, lay.reduce_count, red);
-  (*out)->keep(lasting);
-  return MPI_SUCCESS;
-}
-
-int plan_reduce_call(const char* fn, const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt,
-                     MPI_Op op, int root, MPI_Comm comm, Comm** c,
-                     std::shared_ptr<coll::Schedule>* out) {
-  int rc = check_comm(fn, comm, c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (root < 0 || root >= (*c)->size)
-    return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, (*c)->name.c_str(), (*c)->size);
-  const bool is_root = (*c)->rank == root;
-  if (sendbuf == MPI_IN_PLACE && !is_root)
-    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  coll::Reduction red;
-  UserOpCall call;
-  ReductionLayout lay;
-  rc = check_reduction(fn, comm, count, dt, op, send, recvbuf, is_root, &call, &red, &lay);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = contiguous_only(fn, comm, lay);
-  if (rc != MPI_SUCCESS) return rc;
-  auto lasting = lasting_call(call, &red);
-  coll::CollContext ctx = coll_context(**c);
-  const char* in = static_cast<const char*>(send) + lay.offset;
-  char* out_buf = is_root ? static_cast<char*>(recvbuf) + lay.offset : const_cast<char*>(in);
-  *out = coll::plan_reduce(ctx, in, out_buf, lay.reduce_count, red, root);
-  (*out)->keep(lasting);
-  return MPI_SUCCESS;
-}
-
-int plan_bcast_call(const char* fn, void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                    Comm** c, std::shared_ptr<coll::Schedule>* out) {
-  int rc = check_comm(fn, comm, c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  const Datatype* d;
-  rc = check_datatype(comm, fn, dt, &d);
-  if (rc != MPI_SUCCESS) return rc;
-  if (root < 0 || root >= (*c)->size)
-    return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, (*c)->name.c_str(), (*c)->size);
-  ptrdiff_t offset = 0;
-  if (!contiguous_span(d, size_t(count), &offset))
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "non-contiguous datatypes in non-blocking and persistent collectives are not supported yet");
-  coll::CollContext ctx = coll_context(**c);
-  *out = coll::plan_bcast(ctx, static_cast<char*>(buffer) + offset, packed_size(d, size_t(count)), root);
-  return MPI_SUCCESS;
-}
-
-}  // namespace
 
 int progress_collectives(void* state) {
   auto* st = static_cast<State*>(state);
@@ -175,197 +202,363 @@ int progress_collectives(void* state) {
   return done;
 }
 
+// ------------------------------------------------------------------------- the collectives
+
+namespace {
+
+int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = check_coll_comm(fn, comm, &c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  if (rc != MPI_SUCCESS) return rc;
+  CollCall call(fn, comm, c);
+  rc = call.plan(coll::CollArgs{coll::Collective::barrier});
+  return rc != MPI_SUCCESS ? rc : call.execute(mode, request);
+}
+
+int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
+               MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  const Datatype* d;
+  int rc = check_coll_comm(fn, comm, &c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
+  if (rc == MPI_SUCCESS) rc = check_coll_type(fn, comm, dt, &d, "datatype");
+  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
+  CollCall call(fn, comm, c);
+  std::vector<coll::Block> blocks;
+  const std::vector<Piece> piece{{buffer, size_t(count), d}};
+  char* base = c->rank == root ? call.input(piece, &blocks) : call.output(piece, &blocks);
+  coll::CollArgs a{coll::Collective::bcast};
+  a.recv = base + blocks[0].offset;
+  a.bytes = blocks[0].bytes;
+  a.root = root;
+  if (c->size == 1 || a.bytes == 0) call.plan_nothing();
+  else if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// What the reducing collectives share: the reduction for (op, datatype) over `count` elements,
+// with a user function's arguments kept alive as long as the schedule.
+struct ReductionSetup {
+  coll::Reduction red;
+  ReductionLayout lay;
+  size_t per_element = 0;  // elements the reduction loop sees per datatype element
+};
+
+int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count, MPI_Datatype dt,
+                    MPI_Op op, ReductionSetup* out) {
+  UserOpCall user;
+  int rc = make_reduction(fn, comm, op, dt, count, &user, &out->red, &out->lay);
+  if (rc != MPI_SUCCESS) return rc;
+  if (out->red.user) {
+    auto lasting = std::make_shared<UserOpCall>(user);
+    out->red.user_ctx = lasting.get();
+    call.keep(lasting);
+  }
+  out->per_element = count ? out->lay.reduce_count / count : 0;
+  return MPI_SUCCESS;
+}
+
+int check_buffers(const char* fn, MPI_Comm comm, const ReductionSetup& r, size_t count,
+                  const void* send, const void* recv, bool need_recv) {
+  if (count > 0 && r.lay.type->predefined && (!send || (need_recv && !recv)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", count);
+  return MPI_SUCCESS;
+}
+
+int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = check_coll_comm(fn, comm, &c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
+  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc != MPI_SUCCESS) return rc;
+  const bool is_root = c->rank == root, in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  CollCall call(fn, comm, c);
+  ReductionSetup r;
+  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
+  if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, is_root)) != MPI_SUCCESS)
+    return rc;
+  if (count == 0) {
+    call.plan_nothing();
+    return call.execute(mode, request);
+  }
+  std::vector<coll::Block> in_blocks, out_blocks;
+  const Piece result{recvbuf, size_t(count), r.lay.type};
+  const char* in;
+  char* out = nullptr;
+  if (in_place) {
+    out = call.output({result}, &out_blocks, 0) + out_blocks[0].offset;
+    in = out;
+  } else {
+    in = call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
+    if (is_root) out = call.output({result}, &out_blocks) + out_blocks[0].offset;
+  }
+  coll::CollArgs a{coll::Collective::reduce};
+  a.send = in;
+  a.recv = is_root ? out : const_cast<char*>(in);
+  a.count = r.lay.reduce_count;
+  a.bytes = a.count * r.red.elem_size;
+  a.red = r.red;
+  a.root = root;
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// Allreduce, Scan, Exscan: `count` elements in, `count` elements out at every rank.
+int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, const void* sendbuf,
+                          void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Request* request) {
+  Comm* c;
+  int rc = check_coll_comm(fn, comm, &c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
+  if (rc != MPI_SUCCESS) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  CollCall call(fn, comm, c);
+  ReductionSetup r;
+  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
+  if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, true)) != MPI_SUCCESS)
+    return rc;
+  if (count == 0) {
+    call.plan_nothing();
+    return call.execute(mode, request);
+  }
+  std::vector<coll::Block> in_blocks, out_blocks;
+  const Piece result{recvbuf, size_t(count), r.lay.type};
+  char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
+  const char* in = in_place ? out : call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
+  coll::CollArgs a{kind};
+  a.send = in;
+  a.recv = out;
+  a.count = r.lay.reduce_count;
+  a.bytes = a.count * r.red.elem_size;
+  a.red = r.red;
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// Reduce_scatter (recvcounts) and Reduce_scatter_block (`block`: recvcount for every rank).
+int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* sendbuf, void* recvbuf,
+                        const int* recvcounts, int recvcount, MPI_Datatype dt, MPI_Op op,
+                        MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = check_coll_comm(fn, comm, &c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  if (rc != MPI_SUCCESS) return rc;
+  const int p = c->size;
+  if (!block && !recvcounts) return raise(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+  if (block && recvcount < 0) return check_count(fn, comm, recvcount, "recvcount");
+  std::vector<size_t> counts(static_cast<size_t>(p));
+  size_t total = 0;
+  for (int q = 0; q < p; ++q) {
+    const int n = block ? recvcount : recvcounts[q];
+    if (n < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d for rank %d (argument 'recvcounts')", n, q);
+    counts[size_t(q)] = size_t(n);
+    total += size_t(n);
+  }
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  CollCall call(fn, comm, c);
+  ReductionSetup r;
+  if ((rc = setup_reduction(fn, comm, call, total, dt, op, &r)) != MPI_SUCCESS) return rc;
+  const size_t mine = counts[size_t(c->rank)];
+  if (r.lay.type->predefined && ((total && !(in_place ? recvbuf : sendbuf)) || (mine && !recvbuf)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
+  if (total == 0) {
+    call.plan_nothing();
+    return call.execute(mode, request);
+  }
+  std::vector<coll::Block> in_blocks, out_blocks;
+  const char* in = call.input({Piece{in_place ? recvbuf : sendbuf, total, r.lay.type}}, &in_blocks) + in_blocks[0].offset;
+  char* out = call.output({Piece{recvbuf, mine, r.lay.type}}, &out_blocks) + out_blocks[0].offset;
+  coll::CollArgs a{coll::Collective::reduce_scatter};
+  a.send = in;
+  a.recv = out;
+  a.count = total * r.per_element;
+  a.bytes = a.count * r.red.elem_size;
+  a.red = r.red;
+  a.uniform = block;
+  for (size_t& n : counts) n *= r.per_element;
+  a.counts = std::move(counts);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+}  // namespace
+
 }  // namespace weft::mpi
 
 using namespace weft;
 using namespace weft::mpi;
+using weft::coll::Collective;
 
 extern "C" {
 
 int PMPI_Barrier(MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Barrier");
-  Comm* c;
-  int rc = check_comm("MPI_Barrier", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  coll::CollContext ctx = coll_context(*c);
-  Status s = coll::barrier(ctx);
-  return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, "MPI_Barrier");
+  return barrier_call("MPI_Barrier", CollMode::blocking, comm, nullptr);
+}
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ibarrier");
+  return barrier_call("MPI_Ibarrier", CollMode::nonblocking, comm, request);
+}
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Barrier_init");
+  return barrier_call("MPI_Barrier_init", CollMode::persistent, comm, request);
 }
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Bcast");
-  Comm* c;
-  int rc = check_comm("MPI_Bcast", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, "MPI_Bcast", "negative count %d (argument 'count')", count);
-  const Datatype* d = lookup_datatype(dt);
-  if (!d) return raise(comm, MPI_ERR_TYPE, "MPI_Bcast", "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
-  if (root < 0 || root >= c->size)
-    return raise(comm, MPI_ERR_ROOT, "MPI_Bcast", "invalid root %d (argument 'root'; %s has %d ranks)", root, c->name.c_str(), c->size);
-  if (!d->committed) return raise(comm, MPI_ERR_TYPE, "MPI_Bcast", "datatype 0x%x is not committed", unsigned(dt));
-  size_t bytes = packed_size(d, size_t(count));
-  if (!buffer && bytes && d->predefined) return raise(comm, MPI_ERR_BUFFER, "MPI_Bcast", "NULL buffer with count %d", count);
-  coll::CollContext ctx = coll_context(*c);
-  ptrdiff_t offset = 0;
-  Status s;
-  if (contiguous_span(d, size_t(count), &offset)) {
-    s = coll::bcast(ctx, static_cast<char*>(buffer) + offset, bytes, root);
-  } else {  // non-contiguous: the packed form travels
-    StagingBuffer staging = staging_buffer(bytes);
-    if (c->rank == root) pack(d, buffer, size_t(count), staging.get());
-    s = coll::bcast(ctx, staging.get(), bytes, root);
-    if (s == Status::ok && c->rank != root) unpack(d, staging.get(), bytes, buffer, size_t(count));
-  }
-  return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, "MPI_Bcast");
+  return bcast_call("MPI_Bcast", CollMode::blocking, buffer, count, dt, root, comm, nullptr);
+}
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ibcast");
+  return bcast_call("MPI_Ibcast", CollMode::nonblocking, buffer, count, dt, root, comm, request);
+}
+int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info,
+                    MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Bcast_init");
+  return bcast_call("MPI_Bcast_init", CollMode::persistent, buffer, count, dt, root, comm, request);
 }
 
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                 MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Reduce");
-  Comm* c;
-  int rc = check_comm("MPI_Reduce", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (root < 0 || root >= c->size)
-    return raise(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root %d (argument 'root'; %s has %d ranks)", root, c->name.c_str(), c->size);
-  const bool is_root = c->rank == root;
-  if (sendbuf == MPI_IN_PLACE && !is_root)
-    return raise(comm, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE is only valid at the root");
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  coll::Reduction red;
-  UserOpCall call;
-  ReductionLayout lay;
-  rc = check_reduction("MPI_Reduce", comm, count, dt, op, send, recvbuf, is_root, &call, &red, &lay);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count == 0) return MPI_SUCCESS;
-  coll::CollContext ctx = coll_context(*c);
-  StagingBuffer in_staging, out_staging;
-  const void* in = reduction_input(lay, send, &in_staging);
-  void* out = nullptr;
-  if (is_root) {
-    if (lay.contiguous) out = static_cast<char*>(recvbuf) + lay.offset;
-    else out = (out_staging = staging_buffer(packed_size(lay.type, lay.count))).get();
-  }
-  Status s = coll::reduce(ctx, in, is_root ? out : const_cast<void*>(in), lay.reduce_count, red, root);
-  if (s == Status::ok && is_root && !lay.contiguous)
-    unpack(lay.type, out, packed_size(lay.type, lay.count), recvbuf, lay.count);
-  return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, "MPI_Reduce");
+  return reduce_call("MPI_Reduce", CollMode::blocking, sendbuf, recvbuf, count, dt, op, root, comm, nullptr);
+}
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ireduce");
+  return reduce_call("MPI_Ireduce", CollMode::nonblocking, sendbuf, recvbuf, count, dt, op, root, comm, request);
+}
+int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_init");
+  return reduce_call("MPI_Reduce_init", CollMode::persistent, sendbuf, recvbuf, count, dt, op, root, comm, request);
 }
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Allreduce");
-  Comm* c;
-  int rc = check_comm("MPI_Allreduce", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  coll::Reduction red;
-  UserOpCall call;
-  ReductionLayout lay;
-  rc = check_reduction("MPI_Allreduce", comm, count, dt, op, send, recvbuf, true, &call, &red, &lay);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count == 0) return MPI_SUCCESS;
-  coll::CollContext ctx = coll_context(*c);
-  Status s;
-  if (lay.contiguous) {
-    s = coll::allreduce(ctx, static_cast<const char*>(send) + lay.offset,
-                        static_cast<char*>(recvbuf) + lay.offset, lay.reduce_count, red);
-  } else {  // reduce the packed form, then unpack the result
-    StagingBuffer staging;
-    void* packed = const_cast<void*>(reduction_input(lay, send, &staging));
-    s = coll::allreduce(ctx, packed, packed, lay.reduce_count, red);
-    if (s == Status::ok) unpack(lay.type, packed, packed_size(lay.type, lay.count), recvbuf, lay.count);
-  }
-  return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, "MPI_Allreduce");
+  return vector_reduction_call("MPI_Allreduce", Collective::allreduce, CollMode::blocking, sendbuf,
+                               recvbuf, count, dt, op, comm, nullptr);
 }
-
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ibarrier");
-  Comm* c;
-  int rc = check_comm("MPI_Ibarrier", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
-  return issue("MPI_Ibarrier", comm, *c, coll::plan_barrier(coll_context(*c)), false, request);
-}
-
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Barrier_init");
-  Comm* c;
-  int rc = check_comm("MPI_Barrier_init", comm, &c);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Barrier_init", "request is NULL");
-  return issue("MPI_Barrier_init", comm, *c, coll::plan_barrier(coll_context(*c)), true, request);
-}
-
-int PMPI_Ibcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ibcast");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibcast", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_bcast_call("MPI_Ibcast", buffer, count, dt, root, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Ibcast", comm, *c, s, false, request);
-}
-
-int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info,
-                    MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Bcast_init");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Bcast_init", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_bcast_call("MPI_Bcast_init", buffer, count, dt, root, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Bcast_init", comm, *c, s, true, request);
-}
-
-int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                 MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ireduce");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ireduce", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_reduce_call("MPI_Ireduce", sendbuf, recvbuf, count, dt, op, root, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Ireduce", comm, *c, s, false, request);
-}
-
-int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_init");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Reduce_init", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_reduce_call("MPI_Reduce_init", sendbuf, recvbuf, count, dt, op, root, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Reduce_init", comm, *c, s, true, request);
-}
-
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                     MPI_Comm comm, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Iallreduce");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Iallreduce", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_allreduce_call("MPI_Iallreduce", sendbuf, recvbuf, count, dt, op, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Iallreduce", comm, *c, s, false, request);
+  return vector_reduction_call("MPI_Iallreduce", Collective::allreduce, CollMode::nonblocking,
+                               sendbuf, recvbuf, count, dt, op, comm, request);
 }
-
 int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm, MPI_Info, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Allreduce_init");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Allreduce_init", "request is NULL");
-  Comm* c;
-  std::shared_ptr<coll::Schedule> s;
-  int rc = plan_allreduce_call("MPI_Allreduce_init", sendbuf, recvbuf, count, dt, op, comm, &c, &s);
-  return rc != MPI_SUCCESS ? rc : issue("MPI_Allreduce_init", comm, *c, s, true, request);
+  return vector_reduction_call("MPI_Allreduce_init", Collective::allreduce, CollMode::persistent,
+                               sendbuf, recvbuf, count, dt, op, comm, request);
+}
+
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Scan");
+  return vector_reduction_call("MPI_Scan", Collective::scan, CollMode::blocking, sendbuf, recvbuf,
+                               count, dt, op, comm, nullptr);
+}
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iscan");
+  return vector_reduction_call("MPI_Iscan", Collective::scan, CollMode::nonblocking, sendbuf,
+                               recvbuf, count, dt, op, comm, request);
+}
+int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Scan_init");
+  return vector_reduction_call("MPI_Scan_init", Collective::scan, CollMode::persistent, sendbuf,
+                               recvbuf, count, dt, op, comm, request);
+}
+
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Exscan");
+  return vector_reduction_call("MPI_Exscan", Collective::exscan, CollMode::blocking, sendbuf,
+                               recvbuf, count, dt, op, comm, nullptr);
+}
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iexscan");
+  return vector_reduction_call("MPI_Iexscan", Collective::exscan, CollMode::nonblocking, sendbuf,
+                               recvbuf, count, dt, op, comm, request);
+}
+int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Exscan_init");
+  return vector_reduction_call("MPI_Exscan_init", Collective::exscan, CollMode::persistent,
+                               sendbuf, recvbuf, count, dt, op, comm, request);
+}
+
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_scatter");
+  return reduce_scatter_call("MPI_Reduce_scatter", CollMode::blocking, false, sendbuf, recvbuf, recvcounts,
+                             0, dt, op, comm, nullptr);
+}
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ireduce_scatter");
+  return reduce_scatter_call("MPI_Ireduce_scatter", CollMode::nonblocking, false, sendbuf, recvbuf,
+                             recvcounts, 0, dt, op, comm, request);
+}
+int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_init");
+  return reduce_scatter_call("MPI_Reduce_scatter_init", CollMode::persistent, false, sendbuf, recvbuf,
+                             recvcounts, 0, dt, op, comm, request);
+}
+
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_block");
+  return reduce_scatter_call("MPI_Reduce_scatter_block", CollMode::blocking, true, sendbuf, recvbuf,
+                             nullptr, recvcount, dt, op, comm, nullptr);
+}
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
+                               MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ireduce_scatter_block");
+  return reduce_scatter_call("MPI_Ireduce_scatter_block", CollMode::nonblocking, true, sendbuf, recvbuf,
+                             nullptr, recvcount, dt, op, comm, request);
+}
+int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info,
+                                   MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_block_init");
+  return reduce_scatter_call("MPI_Reduce_scatter_block_init", CollMode::persistent, true, sendbuf,
+                             recvbuf, nullptr, recvcount, dt, op, comm, request);
 }
 
 }  // extern "C"
 
+WEFT_PMPI_ALIAS(Barrier)
 WEFT_PMPI_ALIAS(Ibarrier)
 WEFT_PMPI_ALIAS(Barrier_init)
+WEFT_PMPI_ALIAS(Bcast)
 WEFT_PMPI_ALIAS(Ibcast)
 WEFT_PMPI_ALIAS(Bcast_init)
+WEFT_PMPI_ALIAS(Reduce)
 WEFT_PMPI_ALIAS(Ireduce)
 WEFT_PMPI_ALIAS(Reduce_init)
+WEFT_PMPI_ALIAS(Allreduce)
 WEFT_PMPI_ALIAS(Iallreduce)
 WEFT_PMPI_ALIAS(Allreduce_init)
-WEFT_PMPI_ALIAS(Barrier)
-WEFT_PMPI_ALIAS(Bcast)
-WEFT_PMPI_ALIAS(Reduce)
-WEFT_PMPI_ALIAS(Allreduce)
+WEFT_PMPI_ALIAS(Scan)
+WEFT_PMPI_ALIAS(Iscan)
+WEFT_PMPI_ALIAS(Scan_init)
+WEFT_PMPI_ALIAS(Exscan)
+WEFT_PMPI_ALIAS(Iexscan)
+WEFT_PMPI_ALIAS(Exscan_init)
+WEFT_PMPI_ALIAS(Reduce_scatter)
+WEFT_PMPI_ALIAS(Ireduce_scatter)
+WEFT_PMPI_ALIAS(Reduce_scatter_init)
+WEFT_PMPI_ALIAS(Reduce_scatter_block)
+WEFT_PMPI_ALIAS(Ireduce_scatter_block)
+WEFT_PMPI_ALIAS(Reduce_scatter_block_init)

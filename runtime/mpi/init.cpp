@@ -132,7 +132,19 @@ int do_init(int required, int* provided, const char* fn) {
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
 
-  state->allreduce_ring_min = cfg.size("WEFT_ALLREDUCE_RING_MIN");
+  {
+    std::string error;
+    if (coll::Tuning::parse(cfg.value("WEFT_COLL_TUNE"), &state->coll_tuning, &error) != Status::ok) {
+      set_error_detail(error);
+      return init_failure(fn, Status::invalid_arg);
+    }
+    std::string_view model = cfg.value("WEFT_COLL_MODEL");
+    if (model != "calibrate" &&
+        coll::load_cost_model(std::string(model).c_str(), &state->coll_model, &error) != Status::ok) {
+      set_error_detail(error);
+      return init_failure(fn, Status::invalid_arg);
+    }
+  }
   state->coll_dump = cfg.boolean("WEFT_COLL_DUMP");
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
@@ -143,6 +155,13 @@ int do_init(int required, int* provided, const char* fn) {
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
   state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
   init_context_ids(*state);
+  if (cfg.value("WEFT_COLL_MODEL") == "calibrate") {
+    s = coll::calibrate(*state->transport, state->comms.get(0)->comm, &state->coll_model);
+    if (s != Status::ok) return init_failure(fn, s);
+  }
+  WEFT_INFO(Subsys::coll, "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB (%s)",
+            state->coll_model.alpha_us, state->coll_model.beta_us_per_byte * 1024,
+            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.source);
 
   g_state = state.release();
   g_initialized = true;
@@ -161,7 +180,8 @@ Request* lookup_request(MPI_Request h) {
 }
 
 coll::CollContext coll_context(const Comm& c) {
-  return coll::CollContext{*g_state->transport, c, g_state->allreduce_ring_min, g_state->coll_dump};
+  return coll::CollContext{*g_state->transport, c, g_state->coll_model, &g_state->coll_tuning,
+                           g_state->coll_dump};
 }
 
 }  // namespace weft::mpi

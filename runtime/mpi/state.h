@@ -12,6 +12,7 @@
 
 #include "coll/coll.h"
 #include "coll/schedule.h"
+#include "coll/tune.h"
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
@@ -111,7 +112,8 @@ struct State {
   std::vector<std::pair<Request*, std::shared_ptr<coll::ScheduleRun>>> active_colls;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
-  size_t allreduce_ring_min = 64 * 1024;
+  coll::CostModel coll_model;  // WEFT_COLL_MODEL: measured at init or from a tuning file
+  coll::Tuning coll_tuning;    // WEFT_COLL_TUNE
   bool coll_dump = false;
   bool require_fast_path = false;
   double wtime_origin = 0;

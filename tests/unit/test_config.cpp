@@ -39,25 +39,25 @@ TEST(Config, DefaultsApplyWhenUnset) {
   ASSERT_EQ(Config::load(env, &cfg), Status::ok);
   EXPECT_EQ(cfg.value("WEFT_DEBUG"), "WARN");
   EXPECT_FALSE(cfg.is_set("WEFT_DEBUG"));
-  EXPECT_EQ(cfg.size("WEFT_ALLREDUCE_RING_MIN"), 65536u);
+  EXPECT_EQ(cfg.size("WEFT_SHM_SPLIT_MIN"), 65536u);
   EXPECT_EQ(cfg.integer("WEFT_SPIN_COUNT"), 2000);
 }
 
 TEST(Config, ReadsValuesFromTheEnvironment) {
-  const char* env[] = {"WEFT_DEBUG=info", "WEFT_ALLREDUCE_RING_MIN=1M", "WEFT_SPIN_COUNT=7",
+  const char* env[] = {"WEFT_DEBUG=info", "WEFT_SHM_SPLIT_MIN=1M", "WEFT_SPIN_COUNT=7",
                        "WEFT_REQUIRE_FAST_PATH=1", nullptr};
   Config cfg;
   ASSERT_EQ(Config::load(env, &cfg), Status::ok);
   EXPECT_EQ(cfg.value("WEFT_DEBUG"), "info");
   EXPECT_TRUE(cfg.is_set("WEFT_DEBUG"));
-  EXPECT_EQ(cfg.size("WEFT_ALLREDUCE_RING_MIN"), 1u << 20);
+  EXPECT_EQ(cfg.size("WEFT_SHM_SPLIT_MIN"), 1u << 20);
   EXPECT_EQ(cfg.integer("WEFT_SPIN_COUNT"), 7);
   EXPECT_TRUE(cfg.boolean("WEFT_REQUIRE_FAST_PATH"));
 }
 
 TEST(Config, RejectsMalformedValuesNamingTheVariable) {
   for (const char* bad : {"WEFT_SPIN_COUNT=fast", "WEFT_WAIT_POLICY=sometimes",
-                          "WEFT_ALLREDUCE_RING_MIN=big", "WEFT_REQUIRE_FAST_PATH=perhaps"}) {
+                          "WEFT_SHM_SPLIT_MIN=big", "WEFT_REQUIRE_FAST_PATH=perhaps"}) {
     const char* env[] = {bad, nullptr};
     Config cfg;
     EXPECT_EQ(Config::load(env, &cfg), Status::invalid_arg) << bad;

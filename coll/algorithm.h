@@ -1,0 +1,72 @@
+// One collective algorithm: its name, what it supports, its cost estimate and its builder.
+// Every algorithm is listed in registry.cpp; select.cpp takes the argmin of the estimates.
+#pragma once
+#include <span>
+#include <string_view>
+
+#include "schedule.h"
+
+namespace weft::coll {
+
+struct Algorithm {
+  const char* name;
+  Collective coll;
+  // Whether the algorithm handles this call (e.g. commutative operations only).
+  bool (*supports)(const CollArgs& a, const Comm& c);
+  // Predicted time of the call in microseconds; pure, so every rank predicts alike.
+  double (*estimate_us)(const CollArgs& a, const Comm& c, const CostModel& m);
+  std::shared_ptr<Schedule> (*build)(const CollArgs& a, const Comm& c);
+};
+
+std::span<const Algorithm* const> algorithms();
+const Algorithm* find_algorithm(Collective coll, std::string_view name);
+
+// Helpers for estimates and predicates.
+int ceil_log2(int p);
+inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+inline bool always(const CollArgs&, const Comm&) { return true; }
+
+// Builders with explicit arguments (unit tests call them directly).
+std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c);
+std::shared_ptr<Schedule> build_barrier_tree(const Comm& c);
+std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t bytes, int root);
+std::shared_ptr<Schedule> build_bcast_scatter_allgather(const Comm& c, void* buf, size_t bytes, int root);
+// segment: bytes per pipeline step (the last may be shorter); bcast_chain_segment picks it.
+std::shared_ptr<Schedule> build_bcast_chain(const Comm& c, void* buf, size_t bytes, int root,
+                                            size_t segment);
+size_t bcast_chain_segment(size_t bytes, int p);
+// send == recv means in place. recv is significant at the root only.
+std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send, void* recv,
+                                                size_t count, const Reduction& red, int root);
+// Commutative operations only; count >= the largest power of two <= p.
+std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* send, void* recv,
+                                                    size_t count, const Reduction& red, int root);
+std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void* buf, size_t count,
+                                                             const Reduction& red);
+std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t count,
+                                               const Reduction& red);
+// Commutative operations only; count >= the largest power of two <= p.
+std::shared_ptr<Schedule> build_allreduce_rabenseifner(const Comm& c, void* buf, size_t count,
+                                                       const Reduction& red);
+std::shared_ptr<Schedule> build_allreduce_reduce_bcast(const Comm& c, void* buf, size_t count,
+                                                       const Reduction& red);
+// blocks[r]: where rank r's block lies in the receive (or send) buffer.
+std::shared_ptr<Schedule> build_allgather_ring(const Comm& c, const void* mine, char* recv,
+                                               const std::vector<Block>& blocks);
+std::shared_ptr<Schedule> build_gather_linear(const Comm& c, const void* mine, size_t mine_bytes,
+                                              char* recv, const std::vector<Block>& blocks, int root);
+std::shared_ptr<Schedule> build_scatter_linear(const Comm& c, const char* send,
+                                               const std::vector<Block>& blocks, void* mine,
+                                               size_t mine_bytes, int root);
+std::shared_ptr<Schedule> build_alltoall_pairwise(const Comm& c, const char* send,
+                                                  const std::vector<Block>& send_blocks, char* recv,
+                                                  const std::vector<Block>& recv_blocks);
+// counts[r]: elements of the result that rank r receives.
+std::shared_ptr<Schedule> build_reduce_scatter_ring(const Comm& c, const void* send, void* recv,
+                                                    const std::vector<size_t>& counts,
+                                                    const Reduction& red);
+std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const void* send, void* recv,
+                                                        size_t count, const Reduction& red,
+                                                        bool exclusive);
+
+}  // namespace weft::coll

@@ -1,0 +1,123 @@
+// Where the alpha-beta-gamma model's numbers come from: a short measurement at init (job ranks 0
+// and 1 ping-pong a small and a large message; rank 0 times a local reduction; rank 0's numbers
+// are broadcast so that every rank estimates alike), or a tuning file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "algorithm.h"
+#include "runtime/core/log.h"
+
+namespace weft::coll {
+
+namespace {
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Round trips of `bytes` between ranks 0 and 1; every rank runs one schedule (empty on the
+// others) so that the communicator's collective sequence stays in step.
+Status ping_pong(Transport& t, const Comm& world, size_t bytes, int trips, double* us_per_trip) {
+  auto s = std::make_shared<Schedule>("calibration");
+  char* buf = s->scratch(bytes + 1);
+  memset(buf, 0, bytes + 1);
+  const int me = world.rank;
+  for (int i = 0; i < trips && me < 2; ++i) {
+    s->new_round();
+    if (me == 0) s->send(1, buf, bytes); else s->recv(0, buf, bytes);
+    s->new_round();
+    if (me == 0) s->recv(1, buf, bytes); else s->send(0, buf, bytes);
+  }
+  CostModel unused;
+  CollContext ctx{t, world, unused};
+  const double t0 = now_us();
+  WEFT_TRY(run(ctx, s));
+  *us_per_trip = (now_us() - t0) / trips;
+  return Status::ok;
+}
+
+double reduction_us_per_byte() {
+  std::vector<float> in(16384, 1.0f), inout(16384, 2.0f);
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    const double t0 = now_us();
+    (void)reduce_local(ReduceOp::sum, BasicType::f32, in.data(), inout.data(), in.size());
+    best = std::min(best, now_us() - t0);
+  }
+  return best / double(in.size() * sizeof(float));
+}
+
+}  // namespace
+
+Status calibrate(Transport& t, const Comm& world, CostModel* out) {
+  if (world.size < 2) {
+    out->alpha_us = 1;
+    out->beta_us_per_byte = 1e-4;
+    out->gamma_us_per_byte = reduction_us_per_byte();
+    out->source = "single rank (no peer to measure; every collective is local)";
+    return Status::ok;
+  }
+  constexpr size_t kSmall = 8, kLarge = 256 * 1024;
+  double small_us = 0, large_us = 0, warm = 0;
+  WEFT_TRY(ping_pong(t, world, kSmall, 4, &warm));
+  WEFT_TRY(ping_pong(t, world, kSmall, 32, &small_us));
+  WEFT_TRY(ping_pong(t, world, kLarge, 8, &large_us));
+  double numbers[3] = {small_us / 2, std::max(1e-7, (large_us - small_us) / 2 / double(kLarge - kSmall)),
+                       reduction_us_per_byte()};
+  CostModel unused;
+  CollContext ctx{t, world, unused};
+  WEFT_TRY(run(ctx, build_bcast_binomial(world, numbers, sizeof numbers, 0)));
+  out->alpha_us = numbers[0];
+  out->beta_us_per_byte = numbers[1];
+  out->gamma_us_per_byte = numbers[2];
+  out->source = "measured at init between ranks 0 and 1";
+  return Status::ok;
+}
+
+Status load_cost_model(const char* path, CostModel* out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = std::string("WEFT_COLL_MODEL: cannot open '") + path + "'";
+    return Status::invalid_arg;
+  }
+  bool seen[3] = {false, false, false};
+  double* fields[3] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte};
+  static constexpr const char* kNames[3] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte"};
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    char name[64];
+    double value;
+    if (sscanf(line.c_str(), " %63[a-z_] = %lf", name, &value) != 2 || !(value >= 0)) {
+      *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
+               ": expected 'name = non-negative number'";
+      return Status::invalid_arg;
+    }
+    int i = 0;
+    while (i < 3 && strcmp(name, kNames[i]) != 0) ++i;
+    if (i == 3) {
+      *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
+               ": unknown parameter '" + name + "' (alpha_us, beta_us_per_byte, gamma_us_per_byte)";
+      return Status::invalid_arg;
+    }
+    *fields[i] = value;
+    seen[i] = true;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!seen[i]) {
+      *error = std::string("WEFT_COLL_MODEL: ") + path + " does not set " + kNames[i];
+      return Status::invalid_arg;
+    }
+  }
+  out->source = "tuning file (WEFT_COLL_MODEL)";
+  return Status::ok;
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,112 @@
+// Rabenseifner reduce: a reduce-scatter by recursive halving (each of log2 p' steps exchanges
+// half of the remaining range with a partner and reduces the half kept), then a binomial gather
+// of the reduced pieces to the root. A rank sends about (p-1)/p of the vector in each phase
+// and reduces (p-1)/p of it once, where the binomial tree moves and reduces up to log2 p whole
+// vectors, so it wins for large vectors.
+// Commutative operations only: the halving combines ranks out of order. Ranks are numbered
+// relative to the root; with p not a power of two, the odd ranks among the first 2*rem fold
+// their vector into the even rank below them and leave, so the root (relative rank 0) always
+// takes part and no final hop is needed. Needs count >= p' (a piece per remaining rank).
+#include <algorithm>
+
+#include "coll/algorithm.h"
+
+namespace weft::coll {
+
+namespace {
+int floor_pof2(int p) {
+  int pof2 = 1;
+  while (pof2 * 2 <= p) pof2 *= 2;
+  return pof2;
+}
+}  // namespace
+
+std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* send, void* recv,
+                                                    size_t count, const Reduction& red, int root) {
+  auto s = std::make_shared<Schedule>("reduce:rabenseifner");
+  s->set_reduction(red);
+  const int p = c.size;
+  const int rel = (c.rank - root + p) % p;
+  auto real = [&](int r) { return (r + root) % p; };
+  const size_t es = red.elem_size, bytes = count * es;
+  const int pof2 = floor_pof2(p), rem = p - pof2;
+
+  if (rel < 2 * rem && rel % 2 == 1) {  // folded out: contribute and leave
+    s->new_round();
+    s->send(real(rel - 1), send, bytes);
+    return s;
+  }
+  char* acc;
+  if (rel == 0) {
+    acc = static_cast<char*>(recv);
+    if (send != recv) s->copy(send, acc, bytes);
+  } else {
+    acc = s->scratch(bytes);
+    s->copy(send, acc, bytes);
+  }
+  if (p == 1) return s;
+  char* incoming = s->scratch(bytes);
+  int vrank;  // rank among the pof2 that take part
+  if (rel < 2 * rem) {
+    s->next_round();
+    s->recv(real(rel + 1), incoming, bytes);
+    s->reduce(incoming, acc, count);
+    vrank = rel / 2;
+  } else {
+    vrank = rel - rem;
+  }
+  auto peer_of = [&](int v) { return real(v < rem ? v * 2 : v + rem); };
+  // Piece k (ending up at vrank k) covers elements [start(k), start(k + 1)).
+  auto start = [&](int k) {
+    return count / size_t(pof2) * size_t(k) + std::min<size_t>(size_t(k), count % size_t(pof2));
+  };
+
+  // Reduce-scatter by recursive halving over pieces [lo, hi).
+  int lo = 0, hi = pof2;
+  for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+    const int mid = lo + mask;
+    const bool lower = (vrank & mask) == 0;
+    const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
+    const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
+    const int peer = peer_of(vrank ^ mask);
+    s->next_round();
+    s->send(peer, acc + start(give_lo) * es, (start(give_hi) - start(give_lo)) * es);
+    s->recv(peer, incoming, (start(keep_hi) - start(keep_lo)) * es);
+    s->reduce(incoming, acc + start(keep_lo) * es, start(keep_hi) - start(keep_lo));
+    lo = keep_lo;
+    hi = keep_hi;
+  }
+
+  // Binomial gather to vrank 0: take the children's pieces (one round), pass mine and theirs up.
+  int low = 1;
+  while (low < pof2 && !(vrank & low)) low <<= 1;
+  s->next_round();
+  for (int m = 1; m < low; m <<= 1)
+    s->recv(peer_of(vrank + m), acc + start(vrank + m) * es, (start(vrank + 2 * m) - start(vrank + m)) * es);
+  if (vrank != 0) {
+    s->next_round();
+    s->send(peer_of(vrank - low), acc + start(vrank) * es, (start(vrank + low) - start(vrank)) * es);
+  }
+  return s;
+}
+
+namespace {
+bool supports(const CollArgs& a, const Comm& c) {
+  return a.red.commutative && a.count >= size_t(floor_pof2(c.size));
+}
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const int pof2 = floor_pof2(c.size);
+  const double q = pof2, n = double(a.bytes);
+  double t = 2 * ceil_log2(pof2) * m.alpha_us + 2 * (q - 1) / q * n * m.beta_us_per_byte +
+             (q - 1) / q * n * m.gamma_us_per_byte;
+  if (pof2 != c.size) t += m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte);  // the fold
+  return t;
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_reduce_rabenseifner(c, a.send, a.recv, a.count, a.red, a.root);
+}
+}  // namespace
+
+extern const Algorithm reduce_rabenseifner{"rabenseifner", Collective::reduce, supports, estimate, build};
+
+}  // namespace weft::coll

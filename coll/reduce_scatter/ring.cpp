@@ -1,0 +1,54 @@
+// Ring reduce-scatter: p-1 rounds, each reducing one segment as it travels, so that rank r
+// ends with the full reduction of segment r. Commutative operations only (the ring does not
+// combine in rank order). Works on a scratch copy of the input.
+#include <cstring>
+
+#include "coll/algorithm.h"
+
+namespace weft::coll {
+
+std::shared_ptr<Schedule> build_reduce_scatter_ring(const Comm& c, const void* send, void* recv,
+                                                    const std::vector<size_t>& counts,
+                                                    const Reduction& red) {
+  auto s = std::make_shared<Schedule>("reduce_scatter:ring");
+  s->set_reduction(red);
+  const int p = c.size, me = c.rank;
+  const size_t es = red.elem_size;
+  std::vector<size_t> start(size_t(p) + 1, 0);
+  size_t largest = 0;
+  for (int r = 0; r < p; ++r) {
+    start[size_t(r) + 1] = start[size_t(r)] + counts[size_t(r)];
+    largest = std::max(largest, counts[size_t(r)]);
+  }
+  const size_t total = start[size_t(p)];
+  char* work = s->scratch(total * es);
+  char* incoming = s->scratch(largest * es + 1);
+  s->new_round();
+  s->copy(send, work, total * es);
+  const int right = (me + 1) % p, left = (me - 1 + p) % p;
+  for (int step = 0; step < p - 1; ++step) {
+    int out = (me - step - 1 + p) % p, in = (me - step - 2 + p) % p;
+    s->new_round();
+    s->send(right, work + start[size_t(out)] * es, counts[size_t(out)] * es);
+    s->recv(left, incoming, counts[size_t(in)] * es);
+    s->reduce(incoming, work + start[size_t(in)] * es, counts[size_t(in)]);
+  }
+  s->new_round();
+  s->copy(work + start[size_t(me)] * es, recv, counts[size_t(me)] * es);
+  return s;
+}
+
+namespace {
+bool supports(const CollArgs& a, const Comm&) { return a.red.commutative; }
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const double p = c.size, n = double(a.bytes);
+  return (p - 1) * (m.alpha_us + n / p * (m.beta_us_per_byte + m.gamma_us_per_byte));
+}
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_reduce_scatter_ring(c, a.send, a.recv, a.counts, a.red);
+}
+}  // namespace
+
+extern const Algorithm reduce_scatter_ring{"ring", Collective::reduce_scatter, supports, estimate, build};
+
+}  // namespace weft::coll

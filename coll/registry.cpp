@@ -1,0 +1,60 @@
+// The algorithms the selector chooses from, one entry per coll/<collective>/<name>.cpp.
+#include <array>
+
+#include "algorithm.h"
+
+namespace weft::coll {
+
+extern const Algorithm barrier_dissemination, barrier_tree;
+extern const Algorithm bcast_binomial, bcast_scatter_allgather, bcast_chain;
+extern const Algorithm reduce_binomial, reduce_rabenseifner;
+extern const Algorithm allreduce_recursive_doubling, allreduce_ring, allreduce_rabenseifner,
+    allreduce_reduce_bcast;
+extern const Algorithm allgather_ring, allgather_recursive_doubling, allgather_bruck;
+extern const Algorithm gather_linear, gather_binomial;
+extern const Algorithm scatter_linear, scatter_binomial;
+extern const Algorithm alltoall_pairwise, alltoall_bruck;
+extern const Algorithm reduce_scatter_ring, reduce_scatter_recursive_halving,
+    reduce_scatter_reduce_scatterv;
+extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
+extern const Algorithm neighbor_allgather_linear, neighbor_alltoall_linear;
+
+namespace {
+const std::array kAlgorithms{
+    &barrier_dissemination, &barrier_tree,
+    &bcast_binomial, &bcast_scatter_allgather, &bcast_chain,
+    &reduce_binomial, &reduce_rabenseifner,
+    &allreduce_recursive_doubling, &allreduce_ring, &allreduce_rabenseifner, &allreduce_reduce_bcast,
+    &allgather_ring, &allgather_recursive_doubling, &allgather_bruck,
+    &gather_linear, &gather_binomial,
+    &scatter_linear, &scatter_binomial,
+    &alltoall_pairwise, &alltoall_bruck,
+    &reduce_scatter_ring, &reduce_scatter_recursive_halving, &reduce_scatter_reduce_scatterv,
+    &scan_recursive_doubling, &exscan_recursive_doubling,
+    &neighbor_allgather_linear, &neighbor_alltoall_linear,
+};
+}  // namespace
+
+std::span<const Algorithm* const> algorithms() { return kAlgorithms; }
+
+const Algorithm* find_algorithm(Collective coll, std::string_view name) {
+  for (const Algorithm* a : kAlgorithms)
+    if (a->coll == coll && name == a->name) return a;
+  return nullptr;
+}
+
+const char* collective_name(Collective c) {
+  static constexpr const char* kNames[] = {
+      "barrier", "bcast",  "reduce", "allreduce", "allgather", "alltoall", "gather",
+      "scatter", "reduce_scatter", "scan", "exscan", "neighbor_allgather", "neighbor_alltoall"};
+  static_assert(std::size(kNames) == size_t(Collective::count_));
+  return kNames[size_t(c)];
+}
+
+int ceil_log2(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
+
+}  // namespace weft::coll

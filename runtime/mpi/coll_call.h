@@ -1,0 +1,75 @@
+// Shared by the collective bindings (coll.cpp, coll_data.cpp): turning an MPI collective call
+// into a schedule, and running that schedule blocking, non-blocking or persistently.
+//
+// A call's buffers are described per rank as pieces (pointer, count, datatype). Contiguous
+// pieces are used in place; otherwise the call packs its inputs into scratch memory in a first
+// round and unpacks its outputs in a last one, around the algorithm's rounds, so every
+// datatype works in every mode.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "coll/schedule.h"
+#include "state.h"
+
+namespace weft::mpi {
+
+enum class CollMode { blocking, nonblocking, persistent };
+
+struct Piece {
+  const void* buf = nullptr;
+  size_t count = 0;
+  const Datatype* type = nullptr;
+};
+
+class CollCall {
+ public:
+  CollCall(const char* fn, MPI_Comm comm, Comm* c) : fn_(fn), comm_(comm), c_(c) {}
+
+  // Lays out one side of the call; returns the base its blocks' offsets refer to. Inputs are
+  // packed before the algorithm runs, outputs unpacked after it. `prepack`: an output piece
+  // that also holds this rank's input (in place) and is packed first. `force_pack`: always
+  // copy into scratch (in-place alltoall reads its input from there).
+  char* input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack = false);
+  char* output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack = -1);
+
+  // Keeps an object alive as long as the schedule.
+  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+
+  // Plans the algorithm for `args` and wraps it with the packing rounds.
+  int plan(const coll::CollArgs& args);
+  // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
+  void plan_nothing();
+
+  // Runs the planned call in `mode`; *request receives the request for the non-blocking and
+  // persistent modes.
+  int execute(CollMode mode, MPI_Request* request);
+
+  const Comm& comm() const { return *c_; }
+
+ private:
+  char* lay_out(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool is_input,
+                bool force_pack, int prepack);
+  const char* fn_;
+  MPI_Comm comm_;
+  Comm* c_;
+  std::shared_ptr<coll::Schedule> outer_ = std::make_shared<coll::Schedule>("call");
+  std::vector<std::function<Status()>> pre_, post_;
+  std::vector<std::shared_ptr<const void>> kept_;
+  std::shared_ptr<coll::Schedule> planned_;
+};
+
+// Argument checks shared by the bindings: MPI_SUCCESS or the raised error code.
+int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
+int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request);
+int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
+int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
+// A datatype argument that is significant: valid and committed.
+int check_coll_type(const char* fn, MPI_Comm comm, MPI_Datatype dt, const Datatype** out,
+                    const char* arg);
+
+// Keeps a derived datatype alive as long as the schedule that uses it.
+std::shared_ptr<const void> hold_type(const Datatype* d);
+
+}  // namespace weft::mpi

@@ -1,0 +1,641 @@
+// Collective bindings, part 2: the collectives that move data without reducing it: Gather(v),
+// Scatter(v), Allgather(v), Alltoall(v,w) and the neighbourhood collectives, each blocking,
+// non-blocking and persistent from one planning function (see coll_call.h).
+#include <numeric>
+
+#include "coll_call.h"
+#include "datatype_api.h"
+
+namespace weft::mpi {
+
+namespace {
+
+using coll::Block;
+using coll::Collective;
+
+// How one side of a call is given: one count for every rank, or counts and displacements in
+// elements (v forms), or counts, byte displacements and one type per rank (w forms).
+struct SideSpec {
+  const void* buf = nullptr;
+  int count = 0;
+  const int* counts = nullptr;
+  const int* displs = nullptr;      // in extents of `type`
+  const MPI_Aint* byte_displs = nullptr;
+  const int* int_byte_displs = nullptr;  // Alltoallw: int byte displacements
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const MPI_Datatype* types = nullptr;
+  const char* what = "send";        // "send" or "recv", for messages
+  bool per_rank = false;            // a v or w form (its arrays may be NULL where not significant)
+};
+
+// The pieces of n blocks described by spec, validated.
+int pieces_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, std::vector<Piece>* out) {
+  out->assign(size_t(n), Piece{});
+  const bool per_rank_counts = s.per_rank;
+  if (!per_rank_counts && s.count < 0)
+    return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d", s.what, s.count);
+  if (per_rank_counts && n > 0 && (!s.counts || !(s.types || s.displs || s.byte_displs || s.int_byte_displs)))
+    return raise(comm, MPI_ERR_ARG, fn, "%scounts or its displacements are NULL", s.what);
+  if (per_rank_counts && n > 0 && s.types == nullptr && s.type == MPI_DATATYPE_NULL && !s.displs)
+    return raise(comm, MPI_ERR_TYPE, fn, "%stypes is NULL", s.what);
+  const Datatype* common = nullptr;
+  if (!s.types) {
+    int rc = check_datatype(comm, fn, s.type, &common, s.what[0] == 's' ? "sendtype" : "recvtype");
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  for (int r = 0; r < n; ++r) {
+    Piece& p = (*out)[size_t(r)];
+    const int count = per_rank_counts ? s.counts[r] : s.count;
+    if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d for rank %d", s.what, count, r);
+    const Datatype* d = common;
+    if (s.types) {
+      int rc = check_datatype(comm, fn, s.types[r], &d, s.what[0] == 's' ? "sendtypes" : "recvtypes");
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    ptrdiff_t at;
+    if (s.byte_displs) at = ptrdiff_t(s.byte_displs[r]);
+    else if (s.int_byte_displs) at = ptrdiff_t(s.int_byte_displs[r]);
+    else if (s.displs) at = ptrdiff_t(s.displs[r]) * d->extent;
+    else at = ptrdiff_t(r) * ptrdiff_t(count) * d->extent;
+    p = Piece{static_cast<const char*>(s.buf) + at, size_t(count), d};
+    if (count && !s.buf && d->predefined && packed_size(d, size_t(count)))
+      return raise(comm, MPI_ERR_BUFFER, fn, "NULL %sbuf with a non-zero count", s.what);
+  }
+  return MPI_SUCCESS;
+}
+
+size_t total_bytes(const std::vector<Block>& blocks) {
+  size_t n = 0;
+  for (const Block& b : blocks) n += b.bytes;
+  return n;
+}
+
+int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request, Comm** c) {
+  int rc = check_coll_comm(fn, comm, c);
+  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  return rc;
+}
+
+// Gather and Gatherv (recv.counts set).
+int gather_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc != MPI_SUCCESS) return rc;
+  const int p = c->size;
+  const bool is_root = c->rank == root, in_place = send.buf == MPI_IN_PLACE;
+  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  CollCall call(fn, comm, c);
+  coll::CollArgs a{Collective::gather};
+  a.root = root;
+  a.uniform = !recv.per_rank;
+  if (is_root) {
+    std::vector<Piece> pieces;
+    if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
+    a.recv = call.output(pieces, &a.recv_blocks, in_place ? root : -1);
+  }
+  if (in_place) {
+    a.send = static_cast<char*>(a.recv) + a.recv_blocks[size_t(root)].offset;
+    a.own_bytes = a.recv_blocks[size_t(root)].bytes;
+  } else {
+    std::vector<Piece> mine;
+    std::vector<Block> blocks;
+    if ((rc = pieces_of(fn, comm, send, 1, &mine)) != MPI_SUCCESS) return rc;
+    a.send = call.input(mine, &blocks) + blocks[0].offset;
+    a.own_bytes = blocks[0].bytes;
+  }
+  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.recv_blocks) : a.own_bytes);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// Scatter and Scatterv (send.counts set).
+int scatter_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc != MPI_SUCCESS) return rc;
+  const int p = c->size;
+  const bool is_root = c->rank == root, in_place = recv.buf == MPI_IN_PLACE;
+  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  CollCall call(fn, comm, c);
+  coll::CollArgs a{Collective::scatter};
+  a.root = root;
+  a.uniform = !send.per_rank;
+  if (is_root) {
+    std::vector<Piece> pieces;
+    if ((rc = pieces_of(fn, comm, send, p, &pieces)) != MPI_SUCCESS) return rc;
+    a.send = call.input(pieces, &a.send_blocks);
+  }
+  if (in_place) {
+    a.recv = static_cast<char*>(const_cast<void*>(a.send)) + a.send_blocks[size_t(root)].offset;
+    a.own_bytes = a.send_blocks[size_t(root)].bytes;
+  } else {
+    std::vector<Piece> mine;
+    std::vector<Block> blocks;
+    if ((rc = pieces_of(fn, comm, recv, 1, &mine)) != MPI_SUCCESS) return rc;
+    a.recv = call.output(mine, &blocks) + blocks[0].offset;
+    a.own_bytes = blocks[0].bytes;
+  }
+  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.send_blocks) : a.own_bytes);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// Allgather and Allgatherv (recv.counts set).
+int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv,
+                   MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc != MPI_SUCCESS) return rc;
+  const int p = c->size, me = c->rank;
+  const bool in_place = send.buf == MPI_IN_PLACE;
+  CollCall call(fn, comm, c);
+  coll::CollArgs a{Collective::allgather};
+  a.uniform = !recv.per_rank;
+  std::vector<Piece> pieces;
+  if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
+  a.recv = call.output(pieces, &a.recv_blocks, in_place ? me : -1);
+  if (in_place) {
+    a.send = static_cast<char*>(a.recv) + a.recv_blocks[size_t(me)].offset;
+  } else {
+    std::vector<Piece> mine;
+    std::vector<Block> blocks;
+    if ((rc = pieces_of(fn, comm, send, 1, &mine)) != MPI_SUCCESS) return rc;
+    if (packed_size(mine[0].type, mine[0].count) != a.recv_blocks[size_t(me)].bytes)
+      return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", me,
+                   packed_size(mine[0].type, mine[0].count), a.recv_blocks[size_t(me)].bytes);
+    a.send = call.input(mine, &blocks) + blocks[0].offset;
+  }
+  a.own_bytes = a.recv_blocks[size_t(me)].bytes;
+  a.bytes = total_bytes(a.recv_blocks);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// Alltoall, Alltoallv, Alltoallw.
+int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv,
+                  MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc != MPI_SUCCESS) return rc;
+  const int p = c->size;
+  const bool in_place = send.buf == MPI_IN_PLACE;
+  CollCall call(fn, comm, c);
+  coll::CollArgs a{Collective::alltoall};
+  a.uniform = !recv.per_rank;
+  std::vector<Piece> out, in;
+  if ((rc = pieces_of(fn, comm, recv, p, &out)) != MPI_SUCCESS) return rc;
+  if (in_place) {
+    in = out;  // the input is read from a copy of the receive buffer
+  } else if ((rc = pieces_of(fn, comm, send, p, &in)) != MPI_SUCCESS) {
+    return rc;
+  }
+  a.send = call.input(in, &a.send_blocks, in_place);
+  a.recv = call.output(out, &a.recv_blocks);
+  a.bytes = total_bytes(a.send_blocks);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+// The neighbours of this rank in comm's topology; -1 for MPI_PROC_NULL.
+int neighbours(const char* fn, MPI_Comm comm, const Comm& c, std::vector<int>* sources,
+               std::vector<int>* dests, bool* cartesian) {
+  CommEntry* e = lookup_comm_entry(comm);
+  if (!e->topo) return raise(comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no process topology");
+  const Topology& t = *e->topo;
+  *cartesian = t.kind == MPI_CART;
+  sources->clear();
+  dests->clear();
+  if (t.kind == MPI_CART) {
+    for (int d = 0; d < int(t.dims.size()); ++d) {
+      int minus, plus;
+      int rc = PMPI_Cart_shift(comm, d, 1, &minus, &plus);
+      if (rc != MPI_SUCCESS) return rc;
+      for (int r : {minus, plus}) {
+        sources->push_back(r == MPI_PROC_NULL ? -1 : r);
+        dests->push_back(r == MPI_PROC_NULL ? -1 : r);
+      }
+    }
+  } else if (t.kind == MPI_GRAPH) {
+    const int begin = c.rank ? t.index[size_t(c.rank) - 1] : 0, end = t.index[size_t(c.rank)];
+    sources->assign(t.edges.begin() + begin, t.edges.begin() + end);
+    *dests = *sources;
+  } else {
+    *sources = t.sources;
+    *dests = t.dests;
+  }
+  return MPI_SUCCESS;
+}
+
+// Neighbor_allgather(v) (kind neighbor_allgather) and Neighbor_alltoall(v,w).
+int neighbor_call(const char* fn, Collective kind, CollMode mode, const SideSpec& send,
+                  const SideSpec& recv, MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc != MPI_SUCCESS) return rc;
+  if (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE)
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid in neighbourhood collectives");
+  CollCall call(fn, comm, c);
+  coll::CollArgs a{kind};
+  a.uniform = !recv.per_rank;
+  if ((rc = neighbours(fn, comm, *c, &a.sources, &a.destinations, &a.cartesian)) != MPI_SUCCESS) return rc;
+  std::vector<Piece> out, in;
+  if ((rc = pieces_of(fn, comm, recv, int(a.sources.size()), &out)) != MPI_SUCCESS) return rc;
+  a.recv = call.output(out, &a.recv_blocks);
+  if (kind == Collective::neighbor_allgather) {
+    std::vector<Block> one;
+    if ((rc = pieces_of(fn, comm, send, 1, &in)) != MPI_SUCCESS) return rc;
+    a.send = call.input(in, &one);
+    a.send_blocks.assign(a.destinations.size(), one[0]);
+  } else {
+    if ((rc = pieces_of(fn, comm, send, int(a.destinations.size()), &in)) != MPI_SUCCESS) return rc;
+    a.send = call.input(in, &a.send_blocks);
+  }
+  a.bytes = total_bytes(a.send_blocks) + total_bytes(a.recv_blocks);
+  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  return call.execute(mode, request);
+}
+
+SideSpec uniform_side(const void* buf, int count, MPI_Datatype type, const char* what) {
+  SideSpec s;
+  s.buf = buf;
+  s.count = count;
+  s.type = type;
+  s.what = what;
+  return s;
+}
+
+SideSpec v_side(const void* buf, const int* counts, const int* displs, MPI_Datatype type, const char* what) {
+  SideSpec s = uniform_side(buf, 0, type, what);
+  s.counts = counts;
+  s.displs = displs;
+  s.per_rank = true;
+  return s;
+}
+
+SideSpec w_side(const void* buf, const int* counts, const int* int_displs, const MPI_Aint* aint_displs,
+                const MPI_Datatype* types, const char* what) {
+  SideSpec s = uniform_side(buf, 0, MPI_DATATYPE_NULL, what);
+  s.counts = counts;
+  s.int_byte_displs = int_displs;
+  s.byte_displs = aint_displs;
+  s.types = types;
+  s.per_rank = true;
+  return s;
+}
+
+}  // namespace
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+using weft::coll::Collective;
+
+#define WEFT_SEND_U uniform_side(sendbuf, sendcount, sendtype, "send")
+#define WEFT_RECV_U uniform_side(recvbuf, recvcount, recvtype, "recv")
+
+extern "C" {
+
+// Gather, Gatherv
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Gather");
+  return gather_call("MPI_Gather", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
+}
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Igather");
+  return gather_call("MPI_Igather", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+}
+int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                     MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Gather_init");
+  return gather_call("MPI_Gather_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+}
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Gatherv");
+  return gather_call("MPI_Gatherv", CollMode::blocking, WEFT_SEND_U,
+                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, nullptr);
+}
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Igatherv");
+  return gather_call("MPI_Igatherv", CollMode::nonblocking, WEFT_SEND_U,
+                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
+}
+int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Gatherv_init");
+  return gather_call("MPI_Gatherv_init", CollMode::persistent, WEFT_SEND_U,
+                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
+}
+
+// Scatter, Scatterv
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Scatter");
+  return scatter_call("MPI_Scatter", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
+}
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iscatter");
+  return scatter_call("MPI_Iscatter", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+}
+int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                      MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Scatter_init");
+  return scatter_call("MPI_Scatter_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+}
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Scatterv");
+  return scatter_call("MPI_Scatterv", CollMode::blocking, v_side(sendbuf, sendcounts, displs, sendtype, "send"),
+                      WEFT_RECV_U, root, comm, nullptr);
+}
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iscatterv");
+  return scatter_call("MPI_Iscatterv", CollMode::nonblocking,
+                      v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
+}
+int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Scatterv_init");
+  return scatter_call("MPI_Scatterv_init", CollMode::persistent,
+                      v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
+}
+
+// Allgather, Allgatherv
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Allgather");
+  return allgather_call("MPI_Allgather", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
+}
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iallgather");
+  return allgather_call("MPI_Iallgather", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Allgather_init");
+  return allgather_call("MPI_Allgather_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Allgatherv");
+  return allgather_call("MPI_Allgatherv", CollMode::blocking, WEFT_SEND_U,
+                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, nullptr);
+}
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Iallgatherv");
+  return allgather_call("MPI_Iallgatherv", CollMode::nonblocking, WEFT_SEND_U,
+                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
+}
+int PMPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Allgatherv_init");
+  return allgather_call("MPI_Allgatherv_init", CollMode::persistent, WEFT_SEND_U,
+                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
+}
+
+// Alltoall, Alltoallv, Alltoallw
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Alltoall");
+  return alltoall_call("MPI_Alltoall", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
+}
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ialltoall");
+  return alltoall_call("MPI_Ialltoall", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Alltoall_init");
+  return alltoall_call("MPI_Alltoall_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Alltoallv");
+  return alltoall_call("MPI_Alltoallv", CollMode::blocking, v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, nullptr);
+}
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ialltoallv");
+  return alltoall_call("MPI_Ialltoallv", CollMode::nonblocking,
+                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
+}
+int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Alltoallv_init");
+  return alltoall_call("MPI_Alltoallv_init", CollMode::persistent,
+                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
+}
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Alltoallw");
+  return alltoall_call("MPI_Alltoallw", CollMode::blocking,
+                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, nullptr);
+}
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ialltoallw");
+  return alltoall_call("MPI_Ialltoallw", CollMode::nonblocking,
+                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, request);
+}
+int PMPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
+                        MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Alltoallw_init");
+  return alltoall_call("MPI_Alltoallw_init", CollMode::persistent,
+                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, request);
+}
+
+// Neighbourhood collectives
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_allgather");
+  return neighbor_call("MPI_Neighbor_allgather", Collective::neighbor_allgather, CollMode::blocking,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
+}
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ineighbor_allgather");
+  return neighbor_call("MPI_Ineighbor_allgather", Collective::neighbor_allgather, CollMode::nonblocking,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_allgather_init");
+  return neighbor_call("MPI_Neighbor_allgather_init", Collective::neighbor_allgather, CollMode::persistent,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                             MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_allgatherv");
+  return neighbor_call("MPI_Neighbor_allgatherv", Collective::neighbor_allgather, CollMode::blocking,
+                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, nullptr);
+}
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ineighbor_allgatherv");
+  return neighbor_call("MPI_Ineighbor_allgatherv", Collective::neighbor_allgather, CollMode::nonblocking,
+                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
+}
+int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_allgatherv_init");
+  return neighbor_call("MPI_Neighbor_allgatherv_init", Collective::neighbor_allgather, CollMode::persistent,
+                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
+}
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoall");
+  return neighbor_call("MPI_Neighbor_alltoall", Collective::neighbor_alltoall, CollMode::blocking,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
+}
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoall");
+  return neighbor_call("MPI_Ineighbor_alltoall", Collective::neighbor_alltoall, CollMode::nonblocking,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoall_init");
+  return neighbor_call("MPI_Neighbor_alltoall_init", Collective::neighbor_alltoall, CollMode::persistent,
+                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
+}
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallv");
+  return neighbor_call("MPI_Neighbor_alltoallv", Collective::neighbor_alltoall, CollMode::blocking,
+                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, nullptr);
+}
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoallv");
+  return neighbor_call("MPI_Ineighbor_alltoallv", Collective::neighbor_alltoall, CollMode::nonblocking,
+                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
+}
+int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                 MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallv_init");
+  return neighbor_call("MPI_Neighbor_alltoallv_init", Collective::neighbor_alltoall, CollMode::persistent,
+                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
+                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
+}
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallw");
+  return neighbor_call("MPI_Neighbor_alltoallw", Collective::neighbor_alltoall, CollMode::blocking,
+                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, nullptr);
+}
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoallw");
+  return neighbor_call("MPI_Ineighbor_alltoallw", Collective::neighbor_alltoall, CollMode::nonblocking,
+                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, request);
+}
+int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                 MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallw_init");
+  return neighbor_call("MPI_Neighbor_alltoallw_init", Collective::neighbor_alltoall, CollMode::persistent,
+                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
+                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, request);
+}
+
+}  // extern "C"
+
+#undef WEFT_SEND_U
+#undef WEFT_RECV_U
+
+WEFT_PMPI_ALIAS(Gather)
+WEFT_PMPI_ALIAS(Igather)
+WEFT_PMPI_ALIAS(Gather_init)
+WEFT_PMPI_ALIAS(Gatherv)
+WEFT_PMPI_ALIAS(Igatherv)
+WEFT_PMPI_ALIAS(Gatherv_init)
+WEFT_PMPI_ALIAS(Scatter)
+WEFT_PMPI_ALIAS(Iscatter)
+WEFT_PMPI_ALIAS(Scatter_init)
+WEFT_PMPI_ALIAS(Scatterv)
+WEFT_PMPI_ALIAS(Iscatterv)
+WEFT_PMPI_ALIAS(Scatterv_init)
+WEFT_PMPI_ALIAS(Allgather)
+WEFT_PMPI_ALIAS(Iallgather)
+WEFT_PMPI_ALIAS(Allgather_init)
+WEFT_PMPI_ALIAS(Allgatherv)
+WEFT_PMPI_ALIAS(Iallgatherv)
+WEFT_PMPI_ALIAS(Allgatherv_init)
+WEFT_PMPI_ALIAS(Alltoall)
+WEFT_PMPI_ALIAS(Ialltoall)
+WEFT_PMPI_ALIAS(Alltoall_init)
+WEFT_PMPI_ALIAS(Alltoallv)
+WEFT_PMPI_ALIAS(Ialltoallv)
+WEFT_PMPI_ALIAS(Alltoallv_init)
+WEFT_PMPI_ALIAS(Alltoallw)
+WEFT_PMPI_ALIAS(Ialltoallw)
+WEFT_PMPI_ALIAS(Alltoallw_init)
+WEFT_PMPI_ALIAS(Neighbor_allgather)
+WEFT_PMPI_ALIAS(Ineighbor_allgather)
+WEFT_PMPI_ALIAS(Neighbor_allgather_init)
+WEFT_PMPI_ALIAS(Neighbor_allgatherv)
+WEFT_PMPI_ALIAS(Ineighbor_allgatherv)
+WEFT_PMPI_ALIAS(Neighbor_allgatherv_init)
+WEFT_PMPI_ALIAS(Neighbor_alltoall)
+WEFT_PMPI_ALIAS(Ineighbor_alltoall)
+WEFT_PMPI_ALIAS(Neighbor_alltoall_init)
+WEFT_PMPI_ALIAS(Neighbor_alltoallv)
+WEFT_PMPI_ALIAS(Ineighbor_alltoallv)
+WEFT_PMPI_ALIAS(Neighbor_alltoallv_init)
+WEFT_PMPI_ALIAS(Neighbor_alltoallw)
+WEFT_PMPI_ALIAS(Ineighbor_alltoallw)
+WEFT_PMPI_ALIAS(Neighbor_alltoallw_init)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Collective selection is visible and steerable: the cost model and every choice (with each
+# candidate's estimate) are logged at INFO; WEFT_COLL_TUNE forces algorithms; bad rules and bad
+# tuning files stop MPI_Init with a message naming the problem.
+#   check_coll_tune.sh LAUNCH_SH COLL_MATRIX_PROGRAM
+set -uo pipefail
+launch=$1
+prog=$2
+fail=0
+expect() {  # expect DESCRIPTION OUTPUT PATTERN
+  if echo "$2" | grep -q -- "$3"; then echo "ok: $1"; else echo "FAIL: $1: no line matches '$3'"; echo "$2" | tail -20; fail=1; fi
+}
+
+out=$(WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=coll "$launch" 4 "$prog" Allreduce Alltoall 2>&1)
+expect "run succeeds" "$out" "coll_matrix: OK (np 4)"
+expect "model logged" "$out" "cost model: alpha [0-9.]* us, beta [0-9.]* us/KiB, gamma [0-9.]* us/KiB (measured at init"
+expect "choice logged with estimates" "$out" "allreduce on MPI_COMM_WORLD (4 ranks), 1024-2047 bytes: [a-z_]* (lowest estimate; estimates in us: recursive_doubling [0-9.]*, ring [0-9.]*"
+expect "alltoall choice logged" "$out" "alltoall on MPI_COMM_WORLD (4 ranks), .*estimates in us: pairwise"
+
+out=$(WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=coll WEFT_COLL_TUNE='allreduce:0-4k:@recursive_doubling#allreduce:4k-inf:@ring' \
+      "$launch" 4 "$prog" Allreduce 2>&1)
+expect "forced run succeeds" "$out" "coll_matrix: OK (np 4)"
+expect "small sizes forced" "$out" "allreduce on MPI_COMM_WORLD (4 ranks), 16-31 bytes: recursive_doubling (forced by WEFT_COLL_TUNE"
+expect "large sizes forced" "$out" "allreduce on MPI_COMM_WORLD (4 ranks), 4096-8191 bytes: ring (forced by WEFT_COLL_TUNE"
+
+model=$(mktemp)
+printf '# measured elsewhere\nalpha_us = 3.5\nbeta_us_per_byte = 0.0002\ngamma_us_per_byte = 0.0001\n' > "$model"
+out=$(WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=coll WEFT_COLL_MODEL="$model" "$launch" 2 "$prog" Barrier 2>&1)
+expect "tuning file used" "$out" "cost model: alpha 3.50 us, beta 0.205 us/KiB, gamma 0.102 us/KiB (tuning file"
+printf 'alpha_us = 3.5\ndelta = 1\n' > "$model"
+out=$(WEFT_COLL_MODEL="$model" "$launch" 2 "$prog" Barrier 2>&1)
+expect "bad tuning file refused" "$out" "unknown parameter 'delta'"
+rm -f "$model"
+
+bad() {  # bad RULE EXPECTED_MESSAGE
+  local o
+  o=$(WEFT_COLL_TUNE="$1" "$launch" 2 "$prog" Barrier 2>&1)
+  if echo "$o" | grep -q "coll_matrix: OK"; then echo "FAIL: '$1' was accepted"; fail=1; return; fi
+  expect "'$1' refused" "$o" "$2"
+}
+bad 'allreduce:@bogus' "'bogus' is not an algorithm of allreduce (known: recursive_doubling"
+bad 'barrier:@ring' "'ring' is not an algorithm of barrier"
+bad 'allreduc:@ring' "unknown collective 'allreduc'"
+bad 'allreduce:4k-1k:@ring' "bad size range '4k-1k'"
+bad 'allreduce:ring' "must be @algorithm or ^algorithm"
+bad 'barrier:^dissemination,^tree' "excludes every algorithm of barrier"
+exit $fail
