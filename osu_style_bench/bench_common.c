@@ -27,6 +27,12 @@ static const char *kind_title(bench_kind k)
     case BENCH_BW: return "Bandwidth";
     case BENCH_BIBW: return "Bi-Directional Bandwidth";
     case BENCH_ALLREDUCE: return "Allreduce Latency";
+    case BENCH_BARRIER: return "Barrier Latency";
+    case BENCH_BCAST: return "Broadcast Latency";
+    case BENCH_REDUCE: return "Reduce Latency";
+    case BENCH_ALLGATHER: return "Allgather Latency";
+    case BENCH_ALLTOALL: return "All-to-All Personalized Exchange Latency";
+    case BENCH_IALLREDUCE: return "Non-blocking Allreduce Latency";
     }
     return "?";
 }
@@ -38,6 +44,12 @@ static const char *kind_prog(bench_kind k)
     case BENCH_BW: return "osu_bw";
     case BENCH_BIBW: return "osu_bibw";
     case BENCH_ALLREDUCE: return "osu_allreduce";
+    case BENCH_BARRIER: return "osu_barrier";
+    case BENCH_BCAST: return "osu_bcast";
+    case BENCH_REDUCE: return "osu_reduce";
+    case BENCH_ALLGATHER: return "osu_allgather";
+    case BENCH_ALLTOALL: return "osu_alltoall";
+    case BENCH_IALLREDUCE: return "osu_iallreduce";
     }
     return "osu_bench";
 }
@@ -45,6 +57,35 @@ static const char *kind_prog(bench_kind k)
 static int is_pt2pt(bench_kind k)
 {
     return k == BENCH_LATENCY || k == BENCH_BW || k == BENCH_BIBW;
+}
+
+/* Collectives whose messages are MPI_FLOAT: sizes start at one float. */
+static int is_float_kind(bench_kind k)
+{
+    return k == BENCH_ALLREDUCE || k == BENCH_REDUCE || k == BENCH_IALLREDUCE;
+}
+
+/* Collectives whose buffers hold one `size` block per rank. */
+static int is_per_rank_kind(bench_kind k)
+{
+    return k == BENCH_ALLGATHER || k == BENCH_ALLTOALL;
+}
+
+/* What the value printed by --csv is. */
+static const char *csv_value(bench_kind k)
+{
+    switch (k) {
+    case BENCH_BW:
+    case BENCH_BIBW:
+        return "bandwidth in MB/s";
+    case BENCH_BARRIER:
+        return "average latency in us; the size field is always 0";
+    case BENCH_IALLREDUCE:
+        return "overall, compute and pure collective time in us, overlap in %;\n"
+               "                  the line is \"size,overall,compute,comm,overlap\"";
+    default:
+        return "average latency in us";
+    }
 }
 
 static void set_defaults(bench_opts *o, bench_kind kind)
@@ -75,12 +116,33 @@ static void set_defaults(bench_opts *o, bench_kind kind)
         o->warmup_large = 2;
         break;
     case BENCH_ALLREDUCE:
+    case BENCH_REDUCE:
+    case BENCH_IALLREDUCE:
         o->min_size = sizeof(float);
         o->max_size = (size_t)1 << 20;
         o->iters = 1000;
         o->warmup = 100;
         o->iters_large = 100;
         o->warmup_large = 10;
+        break;
+    case BENCH_BCAST:
+    case BENCH_ALLGATHER:
+    case BENCH_ALLTOALL:
+        o->min_size = 1;
+        o->max_size = (size_t)1 << 20;
+        o->iters = 1000;
+        o->warmup = 100;
+        o->iters_large = 100;
+        o->warmup_large = 10;
+        break;
+    case BENCH_BARRIER:
+        /* No message: a single row, always run with the small-size counts. */
+        o->min_size = 0;
+        o->max_size = 0;
+        o->iters = 1000;
+        o->warmup = 100;
+        o->iters_large = 1000;
+        o->warmup_large = 100;
         break;
     }
 }
@@ -93,13 +155,23 @@ static void print_usage(const bench_opts *o)
            is_pt2pt(o->kind) ? " [SRC DST]" : " [BUF]");
     printf("weft OSU-style MPI %s Test\n\n", kind_title(o->kind));
     printf("Options:\n");
-    printf("  -m [MIN:]MAX    message sizes in bytes, doubling from MIN to MAX\n");
-    printf("                  (\"-m MAX\" sets only the maximum, \"-m MIN:\" only the\n");
-    printf("                  minimum; default %zu:%zu)\n", d.min_size, d.max_size);
-    printf("  -i N            timed iterations per size (default %d, %d above %zu bytes)\n",
-           d.iters, d.iters_large, d.large_threshold);
-    printf("  -x N            warm-up iterations per size (default %d, %d above %zu bytes)\n",
-           d.warmup, d.warmup_large, d.large_threshold);
+    if (o->kind == BENCH_BARRIER) {
+        printf("  -m [MIN:]MAX    accepted and ignored (the barrier moves no data)\n");
+        printf("  -i N            timed iterations (default %d)\n", d.iters);
+        printf("  -x N            warm-up iterations (default %d)\n", d.warmup);
+    } else {
+        printf("  -m [MIN:]MAX    message sizes in bytes, doubling from MIN to MAX\n");
+        printf("                  (\"-m MAX\" sets only the maximum, \"-m MIN:\" only the\n");
+        printf("                  minimum; default %zu:%zu)\n", d.min_size, d.max_size);
+        if (o->kind == BENCH_ALLGATHER)
+            printf("                  size = bytes contributed by each rank\n");
+        else if (o->kind == BENCH_ALLTOALL)
+            printf("                  size = bytes sent from each rank to each rank\n");
+        printf("  -i N            timed iterations per size (default %d, %d above %zu bytes)\n",
+               d.iters, d.iters_large, d.large_threshold);
+        printf("  -x N            warm-up iterations per size (default %d, %d above %zu bytes)\n",
+               d.warmup, d.warmup_large, d.large_threshold);
+    }
     if (is_pt2pt(o->kind)) {
         printf("  -t LAYOUT       message layout: 'contig' (default, MPI_CHAR) or 'vector'\n");
         printf("                  (size/8 doubles at stride 2: one MPI_Type_vector; sizes\n");
@@ -111,14 +183,15 @@ static void print_usage(const bench_opts *o)
     printf("  -d TYPE         use accelerator buffers, TYPE 'cuda' or 'managed'\n");
     printf("                  (not supported by this build: host buffers only)\n");
     printf("  --csv           print \"size,value\" lines instead of the table\n");
-    printf("                  (value: %s)\n",
-           (o->kind == BENCH_BW || o->kind == BENCH_BIBW) ? "bandwidth in MB/s"
-                                                         : "average latency in us");
+    printf("                  (value: %s)\n", csv_value(o->kind));
     printf("  -h, --help      print this help and exit\n\n");
     if (is_pt2pt(o->kind)) {
         printf("Buffer placement (after the options), OSU style: SRC DST, each one of\n");
         printf("  H (host), D (device), M (managed); e.g. \"-d cuda D D\" or \"H D\".\n");
         printf("This test needs exactly 2 ranks.\n");
+    } else if (o->kind == BENCH_BARRIER) {
+        printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
+        printf("Runs on any number of ranks.\n");
     } else {
         printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
         printf("Runs on any number of ranks; the result of the first iteration of\n");
@@ -305,6 +378,9 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     o->place[0] = places[0];
     o->place[1] = places[1];
 
+    if (kind == BENCH_BARRIER)
+        o->min_size = o->max_size = 0; /* -m is accepted and ignored */
+
     if (o->min_size > o->max_size) {
         if (o->rank == 0)
             fprintf(stderr, "%s: minimum message size %zu is larger than maximum %zu\n",
@@ -317,14 +393,21 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
                     kind_prog(kind), o->max_size, INT_MAX);
         bench_exit(1);
     }
-    if (kind == BENCH_ALLREDUCE && o->max_size < sizeof(float)) {
+    if (is_float_kind(kind) && o->max_size < sizeof(float)) {
         if (o->rank == 0)
             fprintf(stderr, "%s: maximum message size must be at least %zu bytes (one float)\n",
                     kind_prog(kind), sizeof(float));
         bench_exit(1);
     }
-    if (kind == BENCH_ALLREDUCE && o->min_size < sizeof(float))
+    if (is_float_kind(kind) && o->min_size < sizeof(float))
         o->min_size = sizeof(float);
+    if (is_per_rank_kind(kind) && o->max_size > (size_t)INT_MAX / (size_t)o->nranks) {
+        /* The buffers hold one block per rank. */
+        if (o->rank == 0)
+            fprintf(stderr, "%s: maximum message size %zu times %d ranks exceeds %d bytes\n",
+                    kind_prog(kind), o->max_size, o->nranks, INT_MAX);
+        bench_exit(1);
+    }
     if (o->layout == BENCH_LAYOUT_VECTOR) {
         /* One double per element: sizes start at 8 and stay multiples of 8. */
         if (o->max_size < sizeof(double)) {
@@ -536,6 +619,10 @@ void bench_print_header(const bench_opts *o)
     printf("# %s\n", n > 0 ? version : "(unknown MPI library)");
     if (o->layout == BENCH_LAYOUT_VECTOR)
         printf("# Datatype: vector of MPI_DOUBLE, blocklength 1, stride 2 (size = payload bytes)\n");
+    if (o->kind == BENCH_ALLGATHER)
+        printf("# Size: bytes contributed by each rank (%d ranks)\n", o->nranks);
+    else if (o->kind == BENCH_ALLTOALL)
+        printf("# Size: bytes sent from each rank to each rank (%d ranks)\n", o->nranks);
     switch (o->kind) {
     case BENCH_LATENCY:
         printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Latency (us)");
@@ -545,9 +632,25 @@ void bench_print_header(const bench_opts *o)
         printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Bandwidth (MB/s)");
         break;
     case BENCH_ALLREDUCE:
+    case BENCH_BCAST:
+    case BENCH_REDUCE:
+    case BENCH_ALLGATHER:
+    case BENCH_ALLTOALL:
         printf("%-*s%*s%*s%*s%*s\n", BENCH_SIZE_WIDTH, "# Size",
                BENCH_FIELD_WIDTH, "Avg Latency(us)", BENCH_FIELD_WIDTH, "Min Latency(us)",
                BENCH_FIELD_WIDTH, "Max Latency(us)", BENCH_ITER_WIDTH, "Iterations");
+        break;
+    case BENCH_BARRIER:
+        printf("%-*s%*s%*s%*s\n", BENCH_FIELD_WIDTH, "# Avg Latency(us)",
+               BENCH_FIELD_WIDTH, "Min Latency(us)", BENCH_FIELD_WIDTH, "Max Latency(us)",
+               BENCH_ITER_WIDTH, "Iterations");
+        break;
+    case BENCH_IALLREDUCE:
+        printf("%-*s%*s%*s%*s%*s%*s%*s%*s\n", BENCH_SIZE_WIDTH, "# Size",
+               BENCH_FIELD_WIDTH, "Overall(us)", BENCH_FIELD_WIDTH, "Compute(us)",
+               BENCH_FIELD_WIDTH, "Pure Comm.(us)", BENCH_FIELD_WIDTH, "Min Comm.(us)",
+               BENCH_FIELD_WIDTH, "Max Comm.(us)", BENCH_FIELD_WIDTH, "Overlap(%)",
+               BENCH_ITER_WIDTH, "Iterations");
         break;
     }
     fflush(stdout);
@@ -570,12 +673,51 @@ void bench_print_coll_row(const bench_opts *o, size_t size, double avg_us,
     if (o->rank != 0)
         return;
     if (o->csv)
-        printf("%zu,%.*f\n", size, BENCH_PRECISION, avg_us);
+        printf("%zu,%.*f\n", o->kind == BENCH_BARRIER ? (size_t)0 : size,
+               BENCH_PRECISION, avg_us);
+    else if (o->kind == BENCH_BARRIER)
+        printf("%*.*f%*.*f%*.*f%*d\n",
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, avg_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, min_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, max_us,
+               BENCH_ITER_WIDTH, iterations);
     else
         printf("%-*zu%*.*f%*.*f%*.*f%*d\n", BENCH_SIZE_WIDTH, size,
                BENCH_FIELD_WIDTH, BENCH_PRECISION, avg_us,
                BENCH_FIELD_WIDTH, BENCH_PRECISION, min_us,
                BENCH_FIELD_WIDTH, BENCH_PRECISION, max_us,
+               BENCH_ITER_WIDTH, iterations);
+    fflush(stdout);
+}
+
+double bench_overlap_percent(double overall_us, double compute_us, double comm_us)
+{
+    double overlap;
+    if (!(comm_us > 0.0))
+        return 0.0;
+    overlap = 100.0 * (1.0 - (overall_us - compute_us) / comm_us);
+    return overlap > 0.0 ? overlap : 0.0;
+}
+
+void bench_print_nbc_row(const bench_opts *o, size_t size, double overall_us,
+                         double compute_us, double comm_us, double min_comm_us,
+                         double max_comm_us, int iterations)
+{
+    const double overlap = bench_overlap_percent(overall_us, compute_us, comm_us);
+    if (o->rank != 0)
+        return;
+    if (o->csv)
+        printf("%zu,%.*f,%.*f,%.*f,%.*f\n", size, BENCH_PRECISION, overall_us,
+               BENCH_PRECISION, compute_us, BENCH_PRECISION, comm_us,
+               BENCH_PRECISION, overlap);
+    else
+        printf("%-*zu%*.*f%*.*f%*.*f%*.*f%*.*f%*.*f%*d\n", BENCH_SIZE_WIDTH, size,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, overall_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, compute_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, comm_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, min_comm_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, max_comm_us,
+               BENCH_FIELD_WIDTH, BENCH_PRECISION, overlap,
                BENCH_ITER_WIDTH, iterations);
     fflush(stdout);
 }

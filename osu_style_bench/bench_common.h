@@ -23,7 +23,13 @@ typedef enum {
     BENCH_LATENCY = 0,
     BENCH_BW,
     BENCH_BIBW,
-    BENCH_ALLREDUCE
+    BENCH_ALLREDUCE,
+    BENCH_BARRIER,      /* no message: one row, sizes (-m) are ignored */
+    BENCH_BCAST,        /* size = bytes broadcast */
+    BENCH_REDUCE,       /* size = bytes of MPI_FLOAT reduced */
+    BENCH_ALLGATHER,    /* size = bytes contributed by each rank */
+    BENCH_ALLTOALL,     /* size = bytes sent from each rank to each rank */
+    BENCH_IALLREDUCE    /* size = bytes of MPI_FLOAT reduced; overlap test */
 } bench_kind;
 
 /* Where a buffer lives.  Only host memory is implemented for now. */
@@ -134,11 +140,30 @@ bench_placement bench_my_placement(const bench_opts *opts);
 /* Wall-clock time in seconds (MPI_Wtime). */
 double bench_now(void);
 
-/* Output (rank 0 only; other ranks return immediately). */
+/*
+ * Output (rank 0 only; other ranks return immediately).
+ *
+ * bench_print_coll_row: one row of a blocking collective (average, minimum
+ * and maximum over the ranks of the per-rank average latency).  For
+ * BENCH_BARRIER the table has no size column and --csv prints "0,avg".
+ *
+ * bench_print_nbc_row: one row of a non-blocking collective overlap test.
+ * overall_us: post + compute + wait; compute_us: the compute part; comm_us,
+ * min_comm_us, max_comm_us: the pure collective time (post + wait, no
+ * compute) averaged, minimised and maximised over the ranks.  The overlap is
+ * bench_overlap_percent(overall_us, compute_us, comm_us).  --csv prints
+ * "size,overall,compute,comm,overlap".
+ */
 void bench_print_header(const bench_opts *opts);
 void bench_print_row(const bench_opts *opts, size_t size, double value);
 void bench_print_coll_row(const bench_opts *opts, size_t size, double avg_us,
                           double min_us, double max_us, int iterations);
+void bench_print_nbc_row(const bench_opts *opts, size_t size, double overall_us,
+                         double compute_us, double comm_us, double min_comm_us,
+                         double max_comm_us, int iterations);
+
+/* OSU overlap: max(0, 100 * (1 - (overall - compute) / comm)); 0 if comm <= 0. */
+double bench_overlap_percent(double overall_us, double compute_us, double comm_us);
 
 #ifdef __cplusplus
 }

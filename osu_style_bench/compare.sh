@@ -4,10 +4,12 @@
 #
 #   osu_style_bench/compare.sh BUILD_DIR [NP]
 #
-# BUILD_DIR  weft build directory; its bin/ holds osu_latency, osu_bw,
-#            osu_bibw and osu_allreduce built against weft.
-# NP         ranks for osu_allreduce (default 2); the point-to-point tests
-#            always run on exactly 2 ranks.
+# BUILD_DIR  weft build directory; its bin/ holds the programs built against
+#            weft: the point-to-point tests osu_latency, osu_bw, osu_bibw and
+#            the collective tests osu_allreduce, osu_barrier, osu_bcast,
+#            osu_reduce, osu_allgather, osu_alltoall, osu_iallreduce.
+# NP         ranks for the collective tests (default 2); the point-to-point
+#            tests always run on exactly 2 ranks.
 #
 # What it does:
 #   1. compiles the benchmark sources with `mpicc.openmpi -O2` into
@@ -20,10 +22,17 @@
 #      (program,size,weft,ompi,ratio).  Raw outputs are kept in
 #      BUILD_DIR/compare/raw/.
 #
+# The value compared is the one the program prints with --csv: bandwidth for
+# osu_bw and osu_bibw, average latency for the others (osu_barrier has one
+# row, size 0), and for osu_iallreduce the overall time of the overlap pass
+# (its raw CSV also holds the compute time, the pure collective time and the
+# overlap %; the overlap % of both builds is printed below its table).
+#
 # Environment:
 #   BENCH_ARGS     extra benchmark options for every run, e.g. "-m 1:65536 -i 1000 -x 10";
 #                  with a layout option ("-t vector") only the point-to-point programs
-#                  run (osu_allreduce has no -t)
+#                  run (the collective tests have no -t)
+#   BENCH_PROGS    programs to build and run, space separated (default: all of the above)
 #   MPIRUN         launcher for both runs (default: mpirun)
 #   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
 #   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
@@ -60,11 +69,32 @@ MPICC=${MPICC:-mpicc.openmpi}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a EXTRA <<< "${BENCH_ARGS:-}"
 
-PROGS=(osu_latency osu_bw osu_bibw osu_allreduce)
+PT2PT_PROGS=(osu_latency osu_bw osu_bibw)
+COLL_PROGS=(osu_allreduce osu_barrier osu_bcast osu_reduce osu_allgather osu_alltoall
+            osu_iallreduce)
+is_pt2pt() {
+    local p
+    for p in "${PT2PT_PROGS[@]}"; do [ "$p" = "$1" ] && return 0; done
+    return 1
+}
+PROGS=("${PT2PT_PROGS[@]}" "${COLL_PROGS[@]}")
+if [ -n "${BENCH_PROGS:-}" ]; then
+    read -r -a WANT <<< "$BENCH_PROGS"
+    for w in "${WANT[@]}"; do
+        case " ${PROGS[*]} " in
+            *" $w "*) ;;
+            *) echo "compare.sh: unknown program '$w' in BENCH_PROGS (known: ${PROGS[*]})" >&2
+               exit 2 ;;
+        esac
+    done
+    PROGS=("${WANT[@]}")
+fi
 for arg in "${EXTRA[@]}"; do
     case "$arg" in
-        -t*) PROGS=(osu_latency osu_bw osu_bibw)
-             echo "# BENCH_ARGS selects a message layout: osu_allreduce is left out" ;;
+        -t*) SEL=()
+             for p in "${PROGS[@]}"; do is_pt2pt "$p" && SEL+=("$p"); done
+             PROGS=("${SEL[@]}")
+             echo "# BENCH_ARGS selects a message layout: the collective programs are left out" ;;
     esac
 done
 OUT=$BUILD_DIR/compare
@@ -132,6 +162,13 @@ print_table() {
         osu_bw)        what="bandwidth (MB/s)"; better="higher is better" ;;
         osu_bibw)      what="bi-directional bandwidth (MB/s)"; better="higher is better" ;;
         osu_allreduce) what="allreduce average latency (us)"; better="lower is better" ;;
+        osu_barrier)   what="barrier average latency (us)"; better="lower is better" ;;
+        osu_bcast)     what="broadcast average latency (us)"; better="lower is better" ;;
+        osu_reduce)    what="reduce average latency (us)"; better="lower is better" ;;
+        osu_allgather) what="allgather average latency (us), size per rank"; better="lower is better" ;;
+        osu_alltoall)  what="alltoall average latency (us), size per rank pair"; better="lower is better" ;;
+        osu_iallreduce) what="iallreduce overall time with overlapped compute (us)"; better="lower is better" ;;
+        *)             what="value"; better="see the program" ;;
     esac
     echo
     echo "== $prog, np=$np: $what; ratio = weft/open-mpi, $better"
@@ -175,11 +212,42 @@ print_table() {
         }' "$wcsv" "$ocsv"
 }
 
+# print_overlap WEFT_CSV OMPI_CSV: osu_iallreduce's overlap % (5th CSV field) side by side.
+print_overlap() {
+    echo "-- overlap of computation and communication (%; higher is better)"
+    awk -F, '
+        function isnum(s) { return s ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
+        FILENAME == ARGV[1] && /^[0-9]+,/ && isnum($5) {
+            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
+            w[$1] = $5; next
+        }
+        FILENAME == ARGV[2] && /^[0-9]+,/ && isnum($5) {
+            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
+            o[$1] = $5; next
+        }
+        END {
+            for (i = 1; i < n; i++) {
+                v = order[i]
+                for (j = i - 1; j >= 0 && order[j] > v; j--) order[j + 1] = order[j]
+                order[j + 1] = v
+            }
+            printf "%-10s | %14s | %14s\n", "size", "weft", "open-mpi"
+            printf "%-10s-+-%14s-+-%14s\n", "----------", "--------------", "--------------"
+            for (i = 0; i < n; i++) {
+                s = order[i] ""
+                printf "%-10s | %14s | %14s\n", s, ((s in w) ? w[s] : "-"),
+                       ((s in o) ? o[s] : "-")
+            }
+            if (n == 0)
+                print "(no results)"
+        }' "$1" "$2"
+}
+
 echo "program,size,weft,ompi,ratio" >"$RESULTS"
 
 for prog in "${PROGS[@]}"; do
-    np=2
-    [ "$prog" = osu_allreduce ] && np=$NP
+    np=$NP
+    is_pt2pt "$prog" && np=2
     wcsv=$RAW/$prog.weft.csv
     ocsv=$RAW/$prog.ompi.csv
     : >"$wcsv"
@@ -199,6 +267,9 @@ for prog in "${PROGS[@]}"; do
     fi
 
     print_table "$prog" "$np" "$wcsv" "$ocsv"
+    if [ "$prog" = osu_iallreduce ]; then
+        print_overlap "$wcsv" "$ocsv"
+    fi
 done
 
 echo

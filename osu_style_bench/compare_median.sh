@@ -5,8 +5,11 @@
 #
 #   osu_style_bench/compare_median.sh BUILD_DIR [RUNS] [NP]
 #
+# RUNS defaults to 5. NP (default 2) is the number of ranks of the collective programs
+# (osu_allreduce, osu_barrier, osu_bcast, osu_reduce, osu_allgather, osu_alltoall,
+# osu_iallreduce); the point-to-point programs always run on 2 ranks.
 # Writes BUILD_DIR/compare/median.csv (program,size,weft,ompi,ratio) and prints a table.
-# Environment is passed to compare.sh (BENCH_ARGS, ...).
+# Environment is passed to compare.sh (BENCH_ARGS, BENCH_PROGS to pick programs, ...).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -18,6 +21,7 @@ for i in $(seq 1 "$runs"); do
   echo "# run $i of $runs" >&2
   bash "$here/compare.sh" "$build" "$np" > "$build/compare/run$i.log" 2>&1 || {
     echo "compare_median.sh: run $i failed, see $build/compare/run$i.log" >&2
+    echo "compare_median.sh: (BENCH_PROGS=\"...\" limits the runs to the programs that work)" >&2
     exit 1
   }
   tail -n +2 "$build/compare/results.csv" >> "$all"
