@@ -7,9 +7,27 @@
 
 namespace weft::coll {
 
+namespace {
+constexpr size_t kPage = 4096;
+constexpr size_t kAlignFrom = 16 * 1024;  // smaller scratch is not worth a page of padding
+thread_local size_t scratch_page_offset = 0;
+}  // namespace
+
+ScratchAlignment::ScratchAlignment(const void* like) : previous_(scratch_page_offset) {
+  scratch_page_offset = reinterpret_cast<uintptr_t>(like) & (kPage - 1);
+}
+
+ScratchAlignment::~ScratchAlignment() { scratch_page_offset = previous_; }
+
 char* Schedule::scratch(size_t bytes) {
-  scratch_.push_back(staging_buffer(bytes));
-  return scratch_.back().get();
+  if (bytes < kAlignFrom) {
+    scratch_.push_back(staging_buffer(bytes));
+    return scratch_.back().get();
+  }
+  scratch_.push_back(staging_buffer(bytes + 2 * kPage));
+  uintptr_t at = reinterpret_cast<uintptr_t>(scratch_.back().get());
+  at = (at + kPage - 1) / kPage * kPage + ((scratch_page_offset + kPage / 2) & (kPage - 1));
+  return reinterpret_cast<char*>(at);
 }
 
 void Schedule::append(Schedule& other) {
@@ -147,9 +165,14 @@ Status ScheduleRun::wait() {
 }
 
 Status run(CollContext& ctx, std::shared_ptr<const Schedule> schedule) {
+  // Blocking runs never nest: one request array serves them all without allocating.
+  static thread_local std::vector<Request> spare;
   ScheduleRun r(ctx, std::move(schedule));
-  WEFT_TRY(r.start());
-  return r.wait();
+  r.adopt_requests(std::move(spare));
+  Status s = r.start();
+  if (s == Status::ok) s = r.wait();
+  if (s == Status::ok) spare = r.release_requests();  // after an error requests may still be posted
+  return s;
 }
 
 }  // namespace weft::coll

@@ -103,6 +103,7 @@ Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* 
     WEFT_ERROR(Subsys::coll, "no %s algorithm supports this call", collective_name(a.coll));
     return Status::not_supported;
   }
+  ScratchAlignment align(a.recv ? a.recv : a.send);
   std::shared_ptr<Schedule> s = alg->build(a, c.comm);
   // Allreduce algorithms work in place on recv: out of place, the first step copies the input.
   if (a.coll == Collective::allreduce && a.send != a.recv) {

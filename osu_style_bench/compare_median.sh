@@ -15,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 runs=${2:-5}
 np=${3:-2}
+mkdir -p "$build/compare"
 all=$build/compare/all_runs.csv
 : > "$all"
 for i in $(seq 1 "$runs"); do

@@ -43,6 +43,11 @@ std::shared_ptr<const void> hold_type(const Datatype* d) {
   return std::shared_ptr<const void>(d, [](const void* p) { release(static_cast<const Datatype*>(p)); });
 }
 
+coll::Schedule& CollCall::outer() {
+  if (!outer_) outer_ = std::make_shared<coll::Schedule>("call");
+  return *outer_;
+}
+
 char* CollCall::input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack) {
   return lay_out(pieces, blocks, true, force_pack, -1);
 }
@@ -80,7 +85,7 @@ char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Bloc
     total += bytes;
     if (pieces[i].count) keep(hold_type(pieces[i].type));
   }
-  char* staging = outer_->scratch(total + 1);
+  char* staging = outer().scratch(total + 1);
   const std::vector<coll::Block> where = *blocks;
   auto pack_piece = [pieces, where, staging](size_t i) {
     if (where[i].bytes) pack(pieces[i].type, pieces[i].buf, pieces[i].count, staging + where[i].offset);
@@ -118,22 +123,52 @@ int CollCall::plan(const coll::CollArgs& args) {
     planned_ = std::move(inner);
     return MPI_SUCCESS;
   }
-  outer_->set_name(inner->name());
+  coll::Schedule& o = outer();
+  o.set_name(inner->name());
   if (!pre_.empty()) {
-    outer_->new_round();
-    for (auto& f : pre_) outer_->call(std::move(f));
+    o.new_round();
+    for (auto& f : pre_) o.call(std::move(f));
   }
-  outer_->append(*inner);
+  o.append(*inner);
   if (!post_.empty()) {
-    outer_->new_round();
-    for (auto& f : post_) outer_->call(std::move(f));
+    o.new_round();
+    for (auto& f : post_) o.call(std::move(f));
   }
-  for (auto& k : kept_) outer_->keep(std::move(k));
+  for (auto& k : kept_) o.keep(std::move(k));
   planned_ = outer_;
   return MPI_SUCCESS;
 }
 
-void CollCall::plan_nothing() { planned_ = outer_; }
+void CollCall::plan_nothing() {
+  outer();
+  planned_ = outer_;
+}
+
+namespace {
+constexpr size_t kCollPlanCache = 8;  // per communicator
+}  // namespace
+
+bool CollCall::reuse(CollMode mode, const CollPlanKey& key) {
+  if (mode != CollMode::blocking) return false;
+  CommEntry* e = lookup_comm_entry(comm_);
+  if (!e) return false;
+  for (size_t i = 0; i < e->plans.size(); ++i) {
+    if (!(e->plans[i].key == key)) continue;
+    planned_ = std::const_pointer_cast<coll::Schedule>(e->plans[i].schedule);
+    if (i) std::swap(e->plans[i], e->plans[0]);
+    return true;
+  }
+  return false;
+}
+
+void CollCall::remember(CollMode mode, const CollPlanKey& key) {
+  if (mode != CollMode::blocking || !planned_) return;
+  CommEntry* e = lookup_comm_entry(comm_);
+  if (!e) return;
+  if (e->plans.size() >= kCollPlanCache) e->plans.pop_back();
+  e->plans.insert(e->plans.begin(),
+                  CollPlan{key, planned_, hold_type(key.send_type), hold_type(key.recv_type)});
+}
 
 namespace {
 
@@ -212,8 +247,12 @@ int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* requ
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
   if (rc != MPI_SUCCESS) return rc;
   CollCall call(fn, comm, c);
+  const CollPlanKey key{int(coll::Collective::barrier)};
+  if (call.reuse(mode, key)) return call.execute(mode, request);
   rc = call.plan(coll::CollArgs{coll::Collective::barrier});
-  return rc != MPI_SUCCESS ? rc : call.execute(mode, request);
+  if (rc != MPI_SUCCESS) return rc;
+  call.remember(mode, key);
+  return call.execute(mode, request);
 }
 
 int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
@@ -228,6 +267,8 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (rc != MPI_SUCCESS) return rc;
   if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
   CollCall call(fn, comm, c);
+  const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
+  if (call.reuse(mode, key)) return call.execute(mode, request);
   std::vector<coll::Block> blocks;
   const std::vector<Piece> piece{{buffer, size_t(count), d}};
   char* base = c->rank == root ? call.input(piece, &blocks) : call.output(piece, &blocks);
@@ -237,6 +278,7 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   a.root = root;
   if (c->size == 1 || a.bytes == 0) call.plan_nothing();
   else if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  call.remember(mode, key);
   return call.execute(mode, request);
 }
 
@@ -288,6 +330,9 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
     call.plan_nothing();
     return call.execute(mode, request);
   }
+  const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, r.lay.type, r.lay.type, op, root};
+  const bool cacheable = !r.red.user;
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   const char* in;
@@ -307,6 +352,7 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   a.red = r.red;
   a.root = root;
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 
@@ -329,6 +375,9 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
     call.plan_nothing();
     return call.execute(mode, request);
   }
+  const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, r.lay.type, r.lay.type, op, 0};
+  const bool cacheable = !r.red.user;
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
@@ -340,6 +389,7 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   a.bytes = a.count * r.red.elem_size;
   a.red = r.red;
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 

@@ -46,6 +46,11 @@ class CollCall {
   // persistent modes.
   int execute(CollMode mode, MPI_Request* request);
 
+  // Blocking calls: reuse the schedule of an identical earlier call (true: planned), or
+  // remember this call's schedule once planned. No-ops in the other modes.
+  bool reuse(CollMode mode, const CollPlanKey& key);
+  void remember(CollMode mode, const CollPlanKey& key);
+
   const Comm& comm() const { return *c_; }
 
  private:
@@ -54,7 +59,8 @@ class CollCall {
   const char* fn_;
   MPI_Comm comm_;
   Comm* c_;
-  std::shared_ptr<coll::Schedule> outer_ = std::make_shared<coll::Schedule>("call");
+  coll::Schedule& outer();  // made on first use: cached and contiguous calls never need it
+  std::shared_ptr<coll::Schedule> outer_;
   std::vector<std::function<Status()>> pre_, post_;
   std::vector<std::shared_ptr<const void>> kept_;
   std::shared_ptr<coll::Schedule> planned_;

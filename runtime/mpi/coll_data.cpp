@@ -70,6 +70,14 @@ size_t total_bytes(const std::vector<Block>& blocks) {
   return n;
 }
 
+// The cache key of a call whose both sides are uniform (v and w forms are not cached).
+bool plan_key(Collective kind, const SideSpec& send, const SideSpec& recv, int root, CollPlanKey* key) {
+  if (send.per_rank || recv.per_rank) return false;
+  *key = CollPlanKey{int(kind), send.buf, recv.buf, send.count, recv.count, lookup_datatype(send.type),
+                     lookup_datatype(recv.type), MPI_OP_NULL, root};
+  return true;
+}
+
 int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request, Comm** c) {
   int rc = check_coll_comm(fn, comm, c);
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
@@ -87,6 +95,9 @@ int gather_call(const char* fn, CollMode mode, const SideSpec& send, const SideS
   const bool is_root = c->rank == root, in_place = send.buf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c);
+  CollPlanKey key;
+  const bool cacheable = plan_key(Collective::gather, send, recv, root, &key);
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   coll::CollArgs a{Collective::gather};
   a.root = root;
   a.uniform = !recv.per_rank;
@@ -107,6 +118,7 @@ int gather_call(const char* fn, CollMode mode, const SideSpec& send, const SideS
   }
   a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.recv_blocks) : a.own_bytes);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 
@@ -121,6 +133,9 @@ int scatter_call(const char* fn, CollMode mode, const SideSpec& send, const Side
   const bool is_root = c->rank == root, in_place = recv.buf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c);
+  CollPlanKey key;
+  const bool cacheable = plan_key(Collective::scatter, send, recv, root, &key);
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   coll::CollArgs a{Collective::scatter};
   a.root = root;
   a.uniform = !send.per_rank;
@@ -141,6 +156,7 @@ int scatter_call(const char* fn, CollMode mode, const SideSpec& send, const Side
   }
   a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.send_blocks) : a.own_bytes);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 
@@ -153,6 +169,9 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   const int p = c->size, me = c->rank;
   const bool in_place = send.buf == MPI_IN_PLACE;
   CollCall call(fn, comm, c);
+  CollPlanKey key;
+  const bool cacheable = plan_key(Collective::allgather, send, recv, 0, &key);
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   coll::CollArgs a{Collective::allgather};
   a.uniform = !recv.per_rank;
   std::vector<Piece> pieces;
@@ -172,6 +191,7 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   a.own_bytes = a.recv_blocks[size_t(me)].bytes;
   a.bytes = total_bytes(a.recv_blocks);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 
@@ -184,6 +204,9 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   const int p = c->size;
   const bool in_place = send.buf == MPI_IN_PLACE;
   CollCall call(fn, comm, c);
+  CollPlanKey key;
+  const bool cacheable = plan_key(Collective::alltoall, send, recv, 0, &key);
+  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   coll::CollArgs a{Collective::alltoall};
   a.uniform = !recv.per_rank;
   std::vector<Piece> out, in;
@@ -197,6 +220,7 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   a.recv = call.output(out, &a.recv_blocks);
   a.bytes = total_bytes(a.send_blocks);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+  if (cacheable) call.remember(mode, key);
   return call.execute(mode, request);
 }
 

@@ -67,9 +67,31 @@ struct Keyval {
   int refs = 1;  // the user's handle, plus one per attribute set with it
 };
 
+// The arguments of a blocking collective call whose schedule can be reused when the same call
+// comes again (same buffers, counts, datatypes, operation and root): repeated calls then skip
+// planning. Datatypes are compared by object and held by the cache, so a freed and recreated
+// type never matches a stale entry; calls with user operations and v/w forms are not cached.
+struct CollPlanKey {
+  int coll = -1;
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  long long send_count = 0, recv_count = 0;
+  const Datatype* send_type = nullptr;
+  const Datatype* recv_type = nullptr;
+  MPI_Op op = MPI_OP_NULL;
+  int root = 0;
+  bool operator==(const CollPlanKey&) const = default;
+};
+struct CollPlan {
+  CollPlanKey key;
+  std::shared_ptr<const coll::Schedule> schedule;
+  std::shared_ptr<const void> send_hold, recv_hold;  // keep the key's datatypes alive
+};
+
 // A communicator with what the MPI layer keeps beside the transport's view.
 struct CommEntry {
   Comm comm;
+  std::vector<CollPlan> plans;  // most recently used first, at most kCollPlanCache
   std::map<int, void*> attrs;  // keyval handle -> value, in keyval creation order
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
