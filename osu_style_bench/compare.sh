@@ -34,6 +34,8 @@
 #                  run (the collective tests have no -t)
 #   BENCH_PROGS    programs to build and run, space separated (default: all of the above)
 #   MPIRUN         launcher for both runs (default: mpirun)
+#   BENCH_BIND     mpirun --bind-to value for both runs (default: none; e.g. core when the
+#                  ranks do not outnumber the cores)
 #   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
 #   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
 #
@@ -139,7 +141,7 @@ done
 run_one() {
     local label=$1 np=$2 out=$3 err=$4
     shift 5
-    local cmd=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np "$np" --bind-to none "$@")
+    local cmd=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np "$np" --bind-to "${BENCH_BIND:-none}" "$@")
     echo "# [$label] ${cmd[*]}"
     "${cmd[@]}" </dev/null >"$out" 2>"$err"
     local rc=$?

@@ -37,9 +37,10 @@ constexpr ConfigVar kVars[] = {
      "ucx, or shm (fail at init if it cannot be used)", "auto|ucx|shm"},
     {"WEFT_SHM_CELLS", ConfigType::integer, "16",
      "cells in each shared-memory ring (one ring per sender and receiver on a node)", nullptr},
-    {"WEFT_SHM_CELL_SIZE", ConfigType::size, "4k",
+    {"WEFT_SHM_CELL_SIZE", ConfigType::size, "16k",
      "bytes per shared-memory cell (64-byte header included); messages up to the rest go eager, "
-     "larger ones are copied once with cma", nullptr},
+     "larger ones are copied once with cma. Unset, it is 4k when more than 32 ranks share a "
+     "node (ring memory grows with the square of the local ranks)", nullptr},
     {"WEFT_SHM_SPLIT_MIN", ConfigType::size, "64k",
      "messages from this size up are copied by receiver and sender together (each copies half, "
      "on two cores); 0 turns it off", nullptr},

@@ -127,7 +127,14 @@ int do_init(int required, int* provided, const char* fn) {
   std::string_view path = cfg.value("WEFT_PT2PT");
   topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
   topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));
+  // 16 KiB cells keep messages up to 16 KiB eager (one copy, no cma system call); rings take
+  // cells x size per pair of local ranks, so crowded nodes fall back to 4 KiB cells.
+  constexpr int kLargeCellsUpTo = 32;
   topts.shm_cell_size = uint32_t(cfg.size("WEFT_SHM_CELL_SIZE"));
+  if (!cfg.is_set("WEFT_SHM_CELL_SIZE") && boot.local_size() > kLargeCellsUpTo) {
+    topts.shm_cell_size = 4096;
+    WEFT_INFO(Subsys::init, "%d ranks on this node: 4 KiB shared-memory cells", boot.local_size());
+  }
   topts.shm_split_min = cfg.size("WEFT_SHM_SPLIT_MIN");
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
