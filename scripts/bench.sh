@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (as root), builds weft and runs the 2-rank OSU-style sweep
-# (latency, bandwidth, bidirectional bandwidth, allreduce) under mpirun, printing the tables.
+# (latency, bandwidth, bidirectional bandwidth and the collectives) under mpirun, printing the tables.
 # With --compare, also runs the same benchmark sources built against Open MPI, side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
