@@ -322,6 +322,10 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   const bool is_root = c->rank == root, in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c);
+  // An identical earlier call was valid (its datatype object and built-in op are the same).
+  const Datatype* d = lookup_datatype(dt);
+  const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, d, d, op, root};
+  if (count > 0 && call.reuse(mode, key)) return call.execute(mode, request);
   ReductionSetup r;
   if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
   if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, is_root)) != MPI_SUCCESS)
@@ -330,9 +334,7 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
     call.plan_nothing();
     return call.execute(mode, request);
   }
-  const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, r.lay.type, r.lay.type, op, root};
   const bool cacheable = !r.red.user;
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   const char* in;
@@ -367,6 +369,9 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   if (rc != MPI_SUCCESS) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CollCall call(fn, comm, c);
+  const Datatype* d = lookup_datatype(dt);
+  const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, d, d, op, 0};
+  if (count > 0 && call.reuse(mode, key)) return call.execute(mode, request);
   ReductionSetup r;
   if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
   if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, true)) != MPI_SUCCESS)
@@ -375,9 +380,7 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
     call.plan_nothing();
     return call.execute(mode, request);
   }
-  const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, r.lay.type, r.lay.type, op, 0};
   const bool cacheable = !r.red.user;
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
