@@ -225,7 +225,10 @@ Status ShmEngine::map_peer(int dest, Segment** seg) {
 namespace {
 inline ShmEngine::Cell* cell_at(char* base, size_t ring_offset, uint64_t ticket, uint32_t cells,
                                 uint32_t cell_size) {
-  return reinterpret_cast<ShmEngine::Cell*>(base + ring_offset + size_t(ticket % cells) * cell_size);
+  // progress() looks at every peer's ring on each poll: no 64-bit division for the usual
+  // power-of-two cell counts.
+  const uint64_t index = (cells & (cells - 1)) == 0 ? ticket & (cells - 1) : ticket % cells;
+  return reinterpret_cast<ShmEngine::Cell*>(base + ring_offset + size_t(index) * cell_size);
 }
 }  // namespace
 
