@@ -363,6 +363,22 @@ bool ShmEngine::try_send_now(const void* buf, size_t bytes, int dest, uint64_t t
   return try_place(dest, kEager, 0, tag, buf, bytes, 0, &st) && st == Status::ok;
 }
 
+std::unique_ptr<ShmEngine::Unexpected> ShmEngine::take_unexpected(const Unexpected& view) {
+  if (spare_unexpected_.empty()) return std::make_unique<Unexpected>(view);
+  std::unique_ptr<Unexpected> u = std::move(spare_unexpected_.back());
+  spare_unexpected_.pop_back();
+  std::vector<char> keep = std::move(u->payload);  // reuse its buffer
+  *u = view;
+  u->payload = std::move(keep);
+  u->payload.clear();
+  return u;
+}
+
+void ShmEngine::recycle(std::unique_ptr<Unexpected> u) {
+  constexpr size_t kSpares = 64;
+  if (spare_unexpected_.size() < kSpares) spare_unexpected_.push_back(std::move(u));
+}
+
 Status ShmEngine::irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask,
                         Request* r) {
   r->peer = source;
@@ -373,6 +389,7 @@ Status ShmEngine::irecv(void* buf, size_t bytes, int source, uint64_t tag, uint6
     std::unique_ptr<Unexpected> u = std::move(*it);
     unexpected_.erase(it);
     complete_receive(*u, buf, bytes, r);
+    recycle(std::move(u));
     return Status::ok;
   }
   posted_.push_back(PostedRecv{r, buf, bytes, tag, mask});
@@ -506,7 +523,7 @@ void ShmEngine::handle(Cell& c) {
     complete_receive(view, p.buf, p.bytes, p.request, &c);
     return;
   }
-  auto u = std::make_unique<Unexpected>(view);
+  std::unique_ptr<Unexpected> u = take_unexpected(view);
   u->payload_ptr = nullptr;
   if (c.kind == kEager) {
     u->payload.assign(c.payload(), c.payload() + c.len);

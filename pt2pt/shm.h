@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -128,8 +127,13 @@ class ShmEngine {
   std::vector<uint64_t> recv_ticket_;  // next consumer ticket, by local index
   std::vector<std::deque<Pending>> pending_;  // by job rank
   size_t pending_count_ = 0;
-  std::list<PostedRecv> posted_;
-  std::list<std::unique_ptr<Unexpected>> unexpected_;
+  // Deques and a pool of spent messages: the common path (the first entry matches) allocates
+  // nothing per message, where list nodes and fresh buffers cost a malloc and free each.
+  std::deque<PostedRecv> posted_;
+  std::deque<std::unique_ptr<Unexpected>> unexpected_;
+  std::vector<std::unique_ptr<Unexpected>> spare_unexpected_;
+  std::unique_ptr<Unexpected> take_unexpected(const Unexpected& view);
+  void recycle(std::unique_ptr<Unexpected> u);
 };
 
 }  // namespace weft
