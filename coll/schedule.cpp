@@ -83,9 +83,20 @@ Status ScheduleRun::start() {
   return post_round();
 }
 
+namespace {
+// Readies a request of an earlier round for reuse: what the transports read and set.
+void reset(Request& r, RequestKind kind) {
+  r.kind = kind;
+  r.complete = false;
+  r.status = RequestStatus{};
+  r.peer = -1;
+  r.transport_handle = nullptr;
+}
+}  // namespace
+
 Status ScheduleRun::post_round() {
   const auto& rounds = schedule_->rounds();
-  requests_.clear();
+  active_ = 0;
   if (round_ >= rounds.size()) {
     done_ = true;
     return Status::ok;
@@ -93,19 +104,20 @@ Status ScheduleRun::post_round() {
   const Comm& c = ctx_.comm;
   size_t comm_steps = 0;
   for (const Step& s : rounds[round_]) comm_steps += s.kind == Step::send || s.kind == Step::recv;
-  requests_.resize(comm_steps);
-  size_t i = 0;
+  if (requests_.size() < comm_steps) requests_.resize(comm_steps);
+  size_t& i = active_;
   // Receives first: a peer's message then finds its receive already posted.
   for (const Step& s : rounds[round_]) {
     if (s.kind != Step::recv) continue;
     Request& r = requests_[i++];
-    r.kind = RequestKind::recv;
+    reset(r, RequestKind::recv);
     WEFT_TRY(ctx_.transport.irecv(s.dst, s.bytes, c.world_rank(s.peer),
                                   tag::make(c.coll_context(), uint32_t(s.peer), tag_), ~0ull, &r));
   }
   for (const Step& s : rounds[round_]) {
     if (s.kind != Step::send) continue;
     Request& r = requests_[i++];
+    reset(r, RequestKind::send);
     WEFT_TRY(ctx_.transport.isend(s.src, s.bytes, c.world_rank(s.peer),
                                   tag::make(c.coll_context(), uint32_t(c.rank), tag_),
                                   SendMode::standard, &r));
@@ -115,7 +127,8 @@ Status ScheduleRun::post_round() {
 
 bool ScheduleRun::test() {
   while (!done_) {
-    for (Request& r : requests_) {
+    for (size_t k = 0; k < active_; ++k) {
+      const Request& r = requests_[k];
       if (!r.complete) return false;
       if (r.status.error != Status::ok) {
         status_ = r.status.error;
@@ -154,7 +167,8 @@ bool ScheduleRun::test() {
 
 Status ScheduleRun::wait() {
   while (!test()) {
-    for (Request& r : requests_) {
+    for (size_t k = 0; k < active_; ++k) {
+      Request& r = requests_[k];
       if (!r.complete) {
         ctx_.transport.wait(&r);
         break;

@@ -97,7 +97,10 @@ class ScheduleRun {
   Status wait();
   Status status() const { return status_; }
   // Lends the run a request array to reuse (blocking runs recycle one), and takes it back.
-  void adopt_requests(std::vector<Request>&& spare) { requests_ = std::move(spare); requests_.clear(); }
+  void adopt_requests(std::vector<Request>&& spare) {
+    requests_ = std::move(spare);
+    active_ = 0;
+  }
   std::vector<Request> release_requests() { return std::move(requests_); }
 
  private:
@@ -106,7 +109,8 @@ class ScheduleRun {
   std::shared_ptr<const Schedule> schedule_;
   uint32_t tag_ = 0;
   size_t round_ = 0;
-  std::vector<Request> requests_;
+  std::vector<Request> requests_;  // [0, active_) belong to the current round; kept between rounds
+  size_t active_ = 0;
   bool done_ = false;
   Status status_ = Status::ok;
 };
