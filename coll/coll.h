@@ -47,7 +47,8 @@ struct Block {
 
 // One collective call, on contiguous byte buffers (runtime/mpi packs other layouts).
 struct CollArgs {
-  Collective coll = Collective::barrier;
+  explicit CollArgs(Collective c = Collective::barrier) : coll(c) {}
+  Collective coll;
   const void* send = nullptr;  // in place: the rank's own block of recv (or recv itself)
   void* recv = nullptr;        // bcast: the buffer
   // The size selection sees, the same at every rank of a call: bcast/reduce/allreduce/scan the

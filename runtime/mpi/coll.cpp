@@ -33,10 +33,6 @@ int check_count(const char* fn, MPI_Comm comm, int count, const char* arg) {
   return MPI_SUCCESS;
 }
 
-int check_coll_type(const char* fn, MPI_Comm comm, MPI_Datatype dt, const Datatype** out, const char* arg) {
-  return check_datatype(comm, fn, dt, out, arg);
-}
-
 std::shared_ptr<const void> hold_type(const Datatype* d) {
   if (!d || d->predefined) return nullptr;
   retain(d);
@@ -262,7 +258,7 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   int rc = check_coll_comm(fn, comm, &c);
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
-  if (rc == MPI_SUCCESS) rc = check_coll_type(fn, comm, dt, &d, "datatype");
+  if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, dt, &d, "datatype");
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
   if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);

@@ -71,9 +71,6 @@ int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
 int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request);
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
-// A datatype argument that is significant: valid and committed.
-int check_coll_type(const char* fn, MPI_Comm comm, MPI_Datatype dt, const Datatype** out,
-                    const char* arg);
 
 // Keeps a derived datatype alive as long as the schedule that uses it.
 std::shared_ptr<const void> hold_type(const Datatype* d);

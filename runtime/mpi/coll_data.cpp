@@ -26,18 +26,20 @@ struct SideSpec {
   const MPI_Datatype* types = nullptr;
   const char* what = "send";        // "send" or "recv", for messages
   bool per_rank = false;            // a v or w form (its arrays may be NULL where not significant)
+  bool per_rank_types = false;      // a w form: one datatype per rank
 };
 
 // The pieces of n blocks described by spec, validated.
 int pieces_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, std::vector<Piece>* out) {
   out->assign(size_t(n), Piece{});
-  const bool per_rank_counts = s.per_rank;
-  if (!per_rank_counts && s.count < 0)
+  if (!s.per_rank && s.count < 0)
     return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d", s.what, s.count);
-  if (per_rank_counts && n > 0 && (!s.counts || !(s.types || s.displs || s.byte_displs || s.int_byte_displs)))
-    return raise(comm, MPI_ERR_ARG, fn, "%scounts or its displacements are NULL", s.what);
-  if (per_rank_counts && n > 0 && s.types == nullptr && s.type == MPI_DATATYPE_NULL && !s.displs)
-    return raise(comm, MPI_ERR_TYPE, fn, "%stypes is NULL", s.what);
+  if (s.per_rank && n > 0) {
+    if (!s.counts) return raise(comm, MPI_ERR_ARG, fn, "%scounts is NULL", s.what);
+    if (!s.displs && !s.byte_displs && !s.int_byte_displs)
+      return raise(comm, MPI_ERR_ARG, fn, "%s displacements are NULL", s.what);
+    if (s.per_rank_types && !s.types) return raise(comm, MPI_ERR_TYPE, fn, "%stypes is NULL", s.what);
+  }
   const Datatype* common = nullptr;
   if (!s.types) {
     int rc = check_datatype(comm, fn, s.type, &common, s.what[0] == 's' ? "sendtype" : "recvtype");
@@ -45,7 +47,7 @@ int pieces_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, std::vect
   }
   for (int r = 0; r < n; ++r) {
     Piece& p = (*out)[size_t(r)];
-    const int count = per_rank_counts ? s.counts[r] : s.count;
+    const int count = s.per_rank ? s.counts[r] : s.count;
     if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d for rank %d", s.what, count, r);
     const Datatype* d = common;
     if (s.types) {
@@ -308,6 +310,7 @@ SideSpec w_side(const void* buf, const int* counts, const int* int_displs, const
   s.byte_displs = aint_displs;
   s.types = types;
   s.per_rank = true;
+  s.per_rank_types = true;
   return s;
 }
 

@@ -54,7 +54,7 @@ static int send_block_for_slot(const topo_t *t, int slot) { return t->cart ? (sl
 
 static void run(const topo_t *t, int kind, int mode)
 {
-    int scount[16], sdispl[16], rcount[16], rdispl[16], sbytes[16], rbytes[16];
+    int scount[16], sdispl[16], rcount[16], rdispl[16];
     MPI_Aint sadispl[16], radispl[16];
     MPI_Datatype stypes[16], rtypes[16];
     int stotal = 0, rtotal = 0;
@@ -68,7 +68,7 @@ static void run(const topo_t *t, int kind, int mode)
     for (int k = 0; k < t->indeg; k++) {
         /* the sender's block size for this slot */
         int b = send_block_for_slot(t, k);
-        rcount[k] = (kind == K_ALLTOALLV || kind == K_ALLTOALLW) ? N + b : (kind == K_ALLGATHERV ? N : N);
+        rcount[k] = (kind == K_ALLTOALLV || kind == K_ALLTOALLW) ? N + b : N;
         rtotal += rcount[k] + 2;
     }
     /* receive blocks in reverse order with gaps */
@@ -80,11 +80,7 @@ static void run(const topo_t *t, int kind, int mode)
         stypes[k] = rtypes[k] = MPI_INT;
         sadispl[k] = (MPI_Aint)sdispl[k] * (MPI_Aint)sizeof(int);
         radispl[k] = (MPI_Aint)rdispl[k] * (MPI_Aint)sizeof(int);
-        sbytes[k] = sdispl[k] * (int)sizeof(int);
-        rbytes[k] = rdispl[k] * (int)sizeof(int);
     }
-    (void)sbytes;
-    (void)rbytes;
     int *sbuf = malloc(sizeof(int) * (size_t)(stotal + 1));
     int *rbuf = malloc(sizeof(int) * (size_t)(rtotal + 1));
     for (int k = 0; k < nsend; k++)

@@ -35,7 +35,7 @@ Status cat_op(const void*, const void* in, void* inout, size_t count) {
 }
 Cat cat_value(int rank, size_t i) { return Cat{1, uint32_t(rank * 7 + i % 13 + 1)}; }
 Cat cat_combine(Cat a, Cat b) {
-  cat_op(nullptr, &a, &b, 1);
+  (void)cat_op(nullptr, &a, &b, 1);  // always ok
   return b;
 }
 
