@@ -71,10 +71,15 @@ struct CollArgs {
 };
 
 // alpha-beta-gamma: a message of n bytes costs alpha + n*beta; reducing n bytes costs n*gamma.
+// The shared-memory collectives (coll/shm) have their own pair: a flag seen by another core
+// costs shm_alpha, copying n bytes through the segment n*shm_beta. shm_alpha 0 means unknown
+// (a tuning file without it): those algorithms are then never chosen by estimate.
 struct CostModel {
   double alpha_us = 0;
   double beta_us_per_byte = 0;
   double gamma_us_per_byte = 0;
+  double shm_alpha_us = 0;
+  double shm_beta_us_per_byte = 0;
   const char* source = "unset";
 };
 

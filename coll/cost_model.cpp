@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithm.h"
+#include "shm/segment.h"
 #include "runtime/core/log.h"
 
 namespace weft::coll {
@@ -75,12 +76,21 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out) {
   WEFT_TRY(ping_pong(t, world, kLarge, 4, 3, &large_us));
   double numbers[3] = {small_us / 2, std::max(1e-7, (large_us - small_us) / 2 / double(kLarge - kSmall)),
                        reduction_us_per_byte()};
+  double shm_numbers[2] = {0, 0};
+  // The shared-memory collectives' flag hand-off, where ranks 0 and 1 share a node.
+  uint32_t node0 = 0, node1 = 1;
+  WEFT_TRY(t.boot().node_of(world.world_rank(0), &node0));
+  WEFT_TRY(t.boot().node_of(world.world_rank(1), &node1));
+  if (node0 == node1) WEFT_TRY(shm::measure(t, world, &shm_numbers[0], &shm_numbers[1]));
+  double all[5] = {numbers[0], numbers[1], numbers[2], shm_numbers[0], shm_numbers[1]};
   CostModel unused;
   CollContext ctx{t, world, unused};
-  WEFT_TRY(run(ctx, build_bcast_binomial(world, numbers, sizeof numbers, 0)));
-  out->alpha_us = numbers[0];
-  out->beta_us_per_byte = numbers[1];
-  out->gamma_us_per_byte = numbers[2];
+  WEFT_TRY(run(ctx, build_bcast_binomial(world, all, sizeof all, 0)));
+  out->alpha_us = all[0];
+  out->beta_us_per_byte = all[1];
+  out->gamma_us_per_byte = all[2];
+  out->shm_alpha_us = all[3];
+  out->shm_beta_us_per_byte = all[4];
   out->source = "measured at init between ranks 0 and 1";
   return Status::ok;
 }
@@ -91,9 +101,14 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
     *error = std::string("WEFT_COLL_MODEL: cannot open '") + path + "'";
     return Status::invalid_arg;
   }
-  bool seen[3] = {false, false, false};
-  double* fields[3] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte};
-  static constexpr const char* kNames[3] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte"};
+  // The first three are required; without the shared-memory pair those algorithms are only
+  // used where forced.
+  constexpr int kFields = 5, kRequired = 3;
+  bool seen[kFields] = {};
+  double* fields[kFields] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte,
+                             &out->shm_alpha_us, &out->shm_beta_us_per_byte};
+  static constexpr const char* kNames[kFields] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte",
+                                                  "shm_alpha_us", "shm_beta_us_per_byte"};
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {
@@ -108,16 +123,17 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
       return Status::invalid_arg;
     }
     int i = 0;
-    while (i < 3 && strcmp(name, kNames[i]) != 0) ++i;
-    if (i == 3) {
+    while (i < kFields && strcmp(name, kNames[i]) != 0) ++i;
+    if (i == kFields) {
       *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
-               ": unknown parameter '" + name + "' (alpha_us, beta_us_per_byte, gamma_us_per_byte)";
+               ": unknown parameter '" + name +
+               "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte)";
       return Status::invalid_arg;
     }
     *fields[i] = value;
     seen[i] = true;
   }
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kRequired; ++i) {
     if (!seen[i]) {
       *error = std::string("WEFT_COLL_MODEL: ") + path + " does not set " + kNames[i];
       return Status::invalid_arg;

@@ -31,13 +31,16 @@ char* Schedule::scratch(size_t bytes) {
 }
 
 void Schedule::append(Schedule& other) {
-  const size_t call_base = calls_.size();
+  const size_t call_base = calls_.size(), poll_base = polls_.size();
   for (auto& f : other.calls_) calls_.push_back(std::move(f));
   other.calls_.clear();
+  for (auto& f : other.polls_) polls_.push_back(std::move(f));
+  other.polls_.clear();
   if (other.reduction_.elem_size) reduction_ = other.reduction_;
   for (auto r : other.rounds_) {
     for (Step& st : r)
       if (st.kind == Step::call) st.count += call_base;
+      else if (st.kind == Step::poll) st.count += poll_base;
     rounds_.push_back(std::move(r));
   }
   for (auto& b : other.scratch_) scratch_.push_back(std::move(b));
@@ -64,6 +67,7 @@ std::string Schedule::dump() const {
         case Step::reduce: out += " reduce(" + std::to_string(s.count) + ")"; break;
         case Step::copy: out += " copy(" + std::to_string(s.bytes) + "B)"; break;
         case Step::call: out += " local"; break;
+        case Step::poll: out += " wait(shared memory)"; break;
       }
     }
     out += "\n";
@@ -77,6 +81,7 @@ ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedu
 Status ScheduleRun::start() {
   tag_ = ctx_.comm.coll_seq++ & uint32_t(tag::kTagMask);
   round_ = 0;
+  next_local_ = 0;
   done_ = false;
   status_ = Status::ok;
   if (ctx_.dump) fprintf(stderr, "[rank %d] %s", ctx_.comm.rank, schedule_->dump().c_str());
@@ -126,54 +131,55 @@ Status ScheduleRun::post_round() {
 }
 
 bool ScheduleRun::test() {
+  auto fail = [this](Status st) {
+    status_ = st;
+    done_ = true;
+    return true;
+  };
   while (!done_) {
-    for (size_t k = 0; k < active_; ++k) {
-      const Request& r = requests_[k];
-      if (!r.complete) return false;
-      if (r.status.error != Status::ok) {
-        status_ = r.status.error;
-        done_ = true;
-        return true;
+    if (next_local_ == 0) {
+      for (size_t k = 0; k < active_; ++k) {
+        const Request& r = requests_[k];
+        if (!r.complete) return false;
+        if (r.status.error != Status::ok) return fail(r.status.error);
       }
     }
-    for (const Step& s : schedule_->rounds()[round_]) {
+    const auto& steps = schedule_->rounds()[round_];
+    for (; next_local_ < steps.size(); ++next_local_) {
+      const Step& s = steps[next_local_];
       if (s.kind == Step::reduce) {
         Status st = schedule_->reduction().apply(s.src, s.dst, s.count);
-        if (st != Status::ok) {
-          status_ = st;
-          done_ = true;
-          return true;
-        }
+        if (st != Status::ok) return fail(st);
       } else if (s.kind == Step::copy && s.bytes) {
         memmove(s.dst, s.src, s.bytes);
       } else if (s.kind == Step::call) {
         Status st = schedule_->run_call(s.count);
-        if (st != Status::ok) {
-          status_ = st;
-          done_ = true;
-          return true;
-        }
+        if (st != Status::ok) return fail(st);
+      } else if (s.kind == Step::poll) {
+        Status st = schedule_->run_poll(s.count, ctx_);
+        if (st == Status::pending) return false;
+        if (st != Status::ok) return fail(st);
       }
     }
+    next_local_ = 0;
     ++round_;
     Status st = post_round();
-    if (st != Status::ok) {
-      status_ = st;
-      done_ = true;
-    }
+    if (st != Status::ok) return fail(st);
   }
   return true;
 }
 
 Status ScheduleRun::wait() {
+  Progress& progress = ctx_.transport.progress_engine();
+  uint32_t idle = 0;
   while (!test()) {
-    for (size_t k = 0; k < active_; ++k) {
-      Request& r = requests_[k];
-      if (!r.complete) {
-        ctx_.transport.wait(&r);
-        break;
-      }
+    Request* open = nullptr;
+    if (next_local_ == 0) {
+      for (size_t k = 0; k < active_ && !open; ++k)
+        if (!requests_[k].complete) open = &requests_[k];
     }
+    if (open) ctx_.transport.wait(open);
+    else progress.pass(&idle);  // a poll step waits on other ranks: keep everything moving
   }
   return status_;
 }

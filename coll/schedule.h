@@ -13,13 +13,13 @@
 namespace weft::coll {
 
 struct Step {
-  enum Kind : uint8_t { send, recv, reduce, copy, call };
+  enum Kind : uint8_t { send, recv, reduce, copy, call, poll };
   Kind kind;
   int peer = -1;               // send / recv: communicator rank
   const void* src = nullptr;   // send: data; reduce: `in`; copy: source
   void* dst = nullptr;         // recv: buffer; reduce: `inout`; copy: destination
   size_t bytes = 0;            // send / recv / copy
-  size_t count = 0;            // reduce: elements; call: index of the function
+  size_t count = 0;            // reduce: elements; call / poll: index of the function
 };
 
 class Schedule {
@@ -39,6 +39,14 @@ class Schedule {
     calls_.push_back(std::move(fn));
     add({Step::call, -1, nullptr, nullptr, 0, calls_.size() - 1});
   }
+  // A local step that waits without blocking (e.g. on flags in shared memory): it returns
+  // Status::pending until done, and runs again on later tests from where it left off. Later
+  // steps of its round wait for it.
+  using PollFn = std::function<Status(const CollContext&)>;
+  void poll(PollFn fn) {
+    polls_.push_back(std::move(fn));
+    add({Step::poll, -1, nullptr, nullptr, 0, polls_.size() - 1});
+  }
   // Starts a new round unless the last one is still empty.
   void next_round() { if (rounds_.empty() || !rounds_.back().empty()) new_round(); }
   // Scratch memory that lives as long as the schedule. Large scratch starts at the same offset
@@ -56,6 +64,7 @@ class Schedule {
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
   const Reduction& reduction() const { return reduction_; }
   Status run_call(size_t index) const { return calls_[index](); }
+  Status run_poll(size_t index, const CollContext& ctx) const { return polls_[index](ctx); }
   std::string dump() const;
   // Counts of (send, recv, reduce, copy) steps, for tests of schedule shapes.
   size_t count(Step::Kind k) const;
@@ -70,6 +79,7 @@ class Schedule {
   std::vector<StagingBuffer> scratch_;
   std::vector<std::shared_ptr<const void>> kept_;
   std::vector<std::function<Status()>> calls_;
+  std::vector<PollFn> polls_;
   Reduction reduction_{};
 };
 
@@ -109,6 +119,7 @@ class ScheduleRun {
   std::shared_ptr<const Schedule> schedule_;
   uint32_t tag_ = 0;
   size_t round_ = 0;
+  size_t next_local_ = 0;  // where the current round's local steps resume (after a pending poll)
   std::vector<Request> requests_;  // [0, active_) belong to the current round; kept between rounds
   size_t active_ = 0;
   bool done_ = false;

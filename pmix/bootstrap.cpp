@@ -103,12 +103,16 @@ Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
   b->hostname_ = host;
   if (getenv("PMIX_RANK") == nullptr) {
     WEFT_INFO(Subsys::init, "no launcher found (PMIX_RANK unset): running as a singleton");
+    b->job_id_ = "single" + std::to_string(getpid());
   } else {
     WEFT_TRY(b->init_pmix());
     // Published with the modex so node-local peers can check that this process still exists.
     uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
     WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
   }
+  b->local_mask_.assign(size_t(b->size_), false);
+  for (int r : b->local_peers_)
+    if (r >= 0 && r < b->size_) b->local_mask_[size_t(r)] = true;
   b->failed_.reset(new std::atomic<bool>[size_t(b->size_)]);
   for (int i = 0; i < b->size_; ++i) b->failed_[size_t(i)] = false;
   *out = std::move(b);
@@ -125,6 +129,7 @@ Status Bootstrap::init_pmix() {
                                                                           : "pmix";
   if (getenv("OMPI_COMM_WORLD_SIZE")) launcher_ = "mpirun (pmix)";
   rank_ = int(proc_->self.rank);
+  job_id_ = proc_->self.nspace;
 
   pmix_proc_t job;
   PMIX_PROC_CONSTRUCT(&job);

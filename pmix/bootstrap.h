@@ -27,8 +27,13 @@ class Bootstrap {
   uint32_t node_id() const { return node_id_; }
   const std::string& hostname() const { return hostname_; }
   const std::vector<int>& local_peers() const { return local_peers_; }
+  // Whether a job rank runs on this node.
+  bool is_local(int rank) const { return rank >= 0 && rank < size_ && local_mask_[size_t(rank)]; }
   bool singleton() const { return singleton_; }
   const char* launcher() const { return launcher_; }
+  // Names this job among the jobs of the host (the PMIx namespace; a singleton's pid), for
+  // names of node-wide resources such as shared-memory files.
+  const std::string& job_id() const { return job_id_; }
 
   // Modex: publish a blob, make every rank's blobs visible, read a peer's blob.
   Status put(std::string_view key, const void* data, size_t len);
@@ -60,7 +65,9 @@ class Bootstrap {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   uint32_t node_id_ = 0;
   std::string hostname_;
+  std::string job_id_;
   std::vector<int> local_peers_{0};
+  std::vector<bool> local_mask_;
   bool singleton_ = true;
   bool pmix_initialised_ = false;
   const char* launcher_ = "none (singleton)";

@@ -1,6 +1,7 @@
 // A communicator as the transport and collective layers see it.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,10 @@ struct Comm {
   mutable uint32_t coll_seq = 0;
   // Algorithm chosen per collective and size bucket (owned and interpreted by coll/).
   mutable std::unordered_map<uint32_t, const void*> coll_choices;
+  // Every member runs on this process's node (the shared-memory collectives need it).
+  bool single_node = false;
+  // The shared-memory collective segment, made on first use (owned and interpreted by coll/).
+  mutable std::shared_ptr<void> coll_shm;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

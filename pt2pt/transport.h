@@ -70,6 +70,8 @@ class Transport {
   static std::string available_transports();
 
   RequestPool& pool() { return pool_; }
+  Bootstrap& boot() { return boot_; }
+  Progress& progress_engine() { return progress_; }
   // The path point-to-point messages take, for logs and weft_info.
   std::string path_description() const;
 

@@ -47,6 +47,13 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
      "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
      "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
+    {"WEFT_COLL_SHM_SLOT", ConfigType::size, "8k",
+     "largest contribution per rank that the shared-memory collectives carry (bcast, reduce, "
+     "allreduce: the vector; allgather: a block); each communicator of one node maps ranks x "
+     "WEFT_COLL_SHM_SLOTS x this", nullptr},
+    {"WEFT_COLL_SHM_SLOTS", ConfigType::integer, "4",
+     "shared-memory collectives a rank may run ahead of the slowest rank of its communicator "
+     "(slots per rank, at least 2)", nullptr},
     {"WEFT_COLL_DUMP", ConfigType::boolean, "0",
      "print every collective schedule (its rounds of sends, receives, reductions and copies) to "
      "stderr before it runs", nullptr},

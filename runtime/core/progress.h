@@ -25,16 +25,21 @@ class Progress {
     return events;
   }
 
+  // One pass of a wait loop: polls, and yields after spin_count idle passes in a row.
+  void pass(uint32_t* idle) {
+    if (poll() == 0 && ++*idle >= spin_limit_) {
+      sched_yield();
+      *idle = 0;
+    }
+  }
+  // Whether waits yield at once (ranks outnumber cores).
+  bool yields_at_once() const { return spin_limit_ <= 1; }
+
   // Polls until done() holds.
   template <class Done>
   void wait(Done&& done) {
     uint32_t idle = 0;
-    while (!done()) {
-      if (poll() == 0 && ++idle >= spin_limit_) {
-        sched_yield();
-        idle = 0;
-      }
-    }
+    while (!done()) pass(&idle);
   }
 
  private:

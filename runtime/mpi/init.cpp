@@ -4,11 +4,13 @@
 #include <ucp/api/ucp_version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "runtime/core/staging.h"
+#include "coll/shm/segment.h"
 #include "state.h"
 
 extern char** environ;
@@ -59,6 +61,7 @@ std::unique_ptr<CommEntry> make_world_comm(const Bootstrap& b, uint32_t context,
     for (int i = 0; i < b.size(); ++i) c.world_ranks[size_t(i)] = i;
   }
   c.name = name;
+  c.single_node = self || b.local_size() == b.size();
   c.handle = handle_value;
   c.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
@@ -153,6 +156,8 @@ int do_init(int required, int* provided, const char* fn) {
     }
   }
   state->coll_dump = cfg.boolean("WEFT_COLL_DUMP");
+  coll::shm::geometry().slot_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SLOT"), 64);
+  coll::shm::geometry().slots = uint32_t(std::max<int64_t>(cfg.integer("WEFT_COLL_SHM_SLOTS"), 2));
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
@@ -166,9 +171,12 @@ int do_init(int required, int* provided, const char* fn) {
     s = coll::calibrate(*state->transport, state->comms.get(0)->comm, &state->coll_model);
     if (s != Status::ok) return init_failure(fn, s);
   }
-  WEFT_INFO(Subsys::coll, "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB (%s)",
+  WEFT_INFO(Subsys::coll,
+            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB; shared memory: alpha "
+            "%.3f us, beta %.3f us/KiB (%s)",
             state->coll_model.alpha_us, state->coll_model.beta_us_per_byte * 1024,
-            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.source);
+            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.shm_alpha_us,
+            state->coll_model.shm_beta_us_per_byte * 1024, state->coll_model.source);
 
   g_state = state.release();
   g_initialized = true;

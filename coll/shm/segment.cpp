@@ -1,0 +1,375 @@
+#include "segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "coll/algorithm.h"
+#include "runtime/core/log.h"
+
+namespace weft::coll::shm {
+
+namespace {
+
+constexpr uint32_t kReady = 0x77636f6c;  // "wcol": the creator finished laying the segment out
+constexpr size_t kLine = 64;
+constexpr size_t kPage = 4096;
+// Spins on a flag before a wait reports pending: a flag usually turns within a few hundred
+// nanoseconds, and going back through the schedule costs more than that.
+constexpr int kSpins = 64;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+struct Header {
+  std::atomic<uint32_t> ready;
+  std::atomic<uint32_t> attached;
+  uint32_t ranks, slots;
+  uint64_t slot_bytes;
+};
+
+// Shared-memory names allow no '/' after the first character.
+std::string file_name(const char* kind, const std::string& job, int leader, uint32_t context) {
+  std::string clean;
+  for (char ch : job.substr(0, 96)) clean += isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return std::string("/weft-") + kind + "-" + clean + "-" + std::to_string(leader) + "-" +
+         std::to_string(context);
+}
+
+Status fail(const std::string& msg) {
+  WEFT_ERROR(Subsys::coll, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::transport;
+}
+
+// Creates and maps a zeroed shared file; a stale one of the same name (from a job that died)
+// is replaced.
+Status create_file(const std::string& name, size_t bytes, char** out) {
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    shm_unlink(name.c_str());
+    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  }
+  if (fd < 0) return fail("shm_open " + name + ": " + strerror(errno));
+  // Reserve the pages now: a full /dev/shm would otherwise kill a rank with SIGBUS later.
+  int err = posix_fallocate(fd, 0, off_t(bytes));
+  if (err != 0) {
+    close(fd);
+    shm_unlink(name.c_str());
+    return fail("cannot reserve " + std::to_string(bytes) + " bytes in /dev/shm for collectives: " +
+                strerror(err) + " (lower WEFT_COLL_SHM_SLOT)");
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return fail("mmap of " + name + ": " + strerror(errno));
+  }
+  *out = static_cast<char*>(p);
+  return Status::ok;
+}
+
+// Maps a file another rank creates: pending while it does not exist yet or is still short.
+Status open_file(const std::string& name, size_t bytes, char** out) {
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) return errno == ENOENT ? Status::pending : fail("shm_open " + name + ": " + strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || size_t(st.st_size) < bytes) {
+    close(fd);
+    return Status::pending;
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return fail("mmap of " + name + ": " + strerror(errno));
+  *out = static_cast<char*>(p);
+  return Status::ok;
+}
+
+}  // namespace
+
+Geometry& geometry() {
+  static Geometry g;
+  return g;
+}
+
+struct Segment::Line {
+  std::atomic<uint64_t> op;   // the last operation published through this line
+  char inline_data[kLine - sizeof(uint64_t)];
+};
+static_assert(sizeof(std::atomic<uint64_t>) == 8 && kInlineBytes == kLine - 8);
+
+Segment::Segment(const Comm& c, const Geometry& g)
+    : comm_(c), geometry_(g), rank_(c.rank), size_(c.size) {
+  const size_t p = size_t(size_), k = geometry_.slots;
+  flags_at_ = kPage;
+  done_at_ = flags_at_ + p * k * kLine;
+  slots_at_ = round_up(done_at_ + p * 2 * kLine, kPage);  // done lines 128 bytes apart
+  bytes_ = slots_at_ + p * k * round_up(geometry_.slot_bytes, kLine);
+}
+
+Segment::~Segment() {
+  if (base_) munmap(base_, bytes_);
+  if (rank_ == 0 && base_ && !unlinked_) shm_unlink(name_.c_str());
+}
+
+Segment::Line& Segment::flag(int r, uint64_t op) const {
+  return *reinterpret_cast<Line*>(base_ + flags_at_ + (size_t(r) * geometry_.slots + op % geometry_.slots) * kLine);
+}
+
+std::atomic<uint64_t>& Segment::done_of(int r) const {
+  return *reinterpret_cast<std::atomic<uint64_t>*>(base_ + done_at_ + size_t(r) * 2 * kLine);
+}
+
+char* Segment::data(int r, uint64_t op, size_t bytes) {
+  if (bytes <= kInlineBytes) return flag(r, op).inline_data;
+  return base_ + slots_at_ + (size_t(r) * geometry_.slots + op % geometry_.slots) * round_up(geometry_.slot_bytes, kLine);
+}
+
+Status Segment::attach(const CollContext& ctx) {
+  if (name_.empty())
+    name_ = file_name("coll", ctx.transport.boot().job_id(), comm_.world_rank(0), comm_.context_id);
+  auto* h = reinterpret_cast<Header*>(base_);
+  if (!base_) {
+    if (rank_ == 0) {
+      WEFT_TRY(create_file(name_, bytes_, &base_));
+      h = reinterpret_cast<Header*>(base_);
+      h->ranks = uint32_t(size_);
+      h->slots = geometry_.slots;
+      h->slot_bytes = geometry_.slot_bytes;
+      h->attached.store(1, std::memory_order_relaxed);
+      h->ready.store(kReady, std::memory_order_release);
+      WEFT_INFO(Subsys::coll, "%s: shared-memory collective segment %s (%zu bytes)", comm_.name.c_str(),
+                 name_.c_str(), bytes_);
+      return Status::ok;
+    }
+    Status s = open_file(name_, bytes_, &base_);
+    if (s != Status::ok) return s;
+    h = reinterpret_cast<Header*>(base_);
+  }
+  if (h->ready.load(std::memory_order_acquire) != kReady) return Status::pending;
+  if (h->ranks != uint32_t(size_) || h->slots != geometry_.slots || h->slot_bytes != geometry_.slot_bytes) {
+    munmap(base_, bytes_);
+    base_ = nullptr;
+    return fail("the ranks of " + comm_.name + " disagree on the shared-memory collective geometry "
+                "(set WEFT_COLL_SHM_SLOT and WEFT_COLL_SHM_SLOTS alike on every rank)");
+  }
+  h->attached.fetch_add(1, std::memory_order_acq_rel);
+  unlinked_ = true;  // only rank 0 removes the name
+  return Status::ok;
+}
+
+Status Segment::check_peers(const CollContext& ctx, int waiting_for) {
+  Bootstrap& boot = ctx.transport.boot();
+  boot.poll_local_liveness();
+  if (boot.failures_seen() == 0) [[likely]] return Status::pending;
+  int dead = -1;
+  if (waiting_for >= 0 && boot.peer_failed(comm_.world_rank(waiting_for))) dead = waiting_for;
+  for (int r = 0; r < size_ && dead < 0; ++r)
+    if (boot.peer_failed(comm_.world_rank(r))) dead = r;
+  if (dead < 0) return Status::pending;
+  std::string msg = "rank " + std::to_string(dead) + " of " + comm_.name + " (job rank " +
+                    std::to_string(comm_.world_rank(dead)) +
+                    ") terminated during a shared-memory collective";
+  WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::peer_failed;
+}
+
+Status Segment::begin(const CollContext& ctx, uint64_t op, bool publishes) {
+  if (!base_ || (rank_ != 0 && !unlinked_)) {
+    Status s = attach(ctx);
+    if (s == Status::pending) return check_peers(ctx, 0);
+    WEFT_TRY(s);
+  }
+  // Operations finish in order here; an earlier one still running holds this one back.
+  if (finished_ + 1 != op) return check_peers(ctx, -1);
+  if (!publishes || op <= geometry_.slots) return Status::ok;
+  const uint64_t needed = op - geometry_.slots;  // the operation that used op's slot last
+  if (all_done_ >= needed) return Status::ok;
+  uint64_t least = UINT64_MAX;
+  for (int r = 0; r < size_; ++r) {
+    const uint64_t d = done_of(r).load(std::memory_order_acquire);
+    if (d < needed) return check_peers(ctx, r);
+    least = std::min(least, d);
+  }
+  all_done_ = least;
+  return Status::ok;
+}
+
+void Segment::publish(uint64_t op) { flag(rank_, op).op.store(op, std::memory_order_release); }
+
+Status Segment::wait_for(const CollContext& ctx, int r, uint64_t op) {
+  std::atomic<uint64_t>& f = flag(r, op).op;
+  for (int i = 0; i < kSpins; ++i)
+    if (f.load(std::memory_order_acquire) >= op) return Status::ok;
+  return check_peers(ctx, r);
+}
+
+Status Segment::wait_for_all(const CollContext& ctx, uint64_t op, int* next) {
+  for (; *next < size_; ++*next) {
+    Status s = wait_for(ctx, *next, op);
+    if (s != Status::ok) return s;
+  }
+  // Each rank publishes op only after finishing op - 1, so all of them are done with it.
+  all_done_ = std::max(all_done_, op - 1);
+  return Status::ok;
+}
+
+Status Segment::finish(const CollContext& ctx, uint64_t op) {
+  if (rank_ == 0 && !unlinked_) {
+    // Removing the name before every rank has mapped the file would strand the late ones.
+    auto* h = reinterpret_cast<Header*>(base_);
+    if (h->attached.load(std::memory_order_acquire) < uint32_t(size_)) return check_peers(ctx, -1);
+    shm_unlink(name_.c_str());
+    unlinked_ = true;
+  }
+  done_of(rank_).store(op, std::memory_order_release);
+  finished_ = op;
+  return Status::ok;
+}
+
+std::shared_ptr<Segment> segment_of(const Comm& c) {
+  if (!c.coll_shm) c.coll_shm = std::make_shared<Segment>(c, geometry());
+  return std::static_pointer_cast<Segment>(c.coll_shm);
+}
+
+void add_operation(Schedule& s, const Comm& c, Operation o) {
+  struct State {
+    enum Phase : uint8_t { idle, joining, collecting, finishing } phase = idle;
+    uint64_t op = 0;
+    int next = 0;
+    Status error = Status::ok;  // a failed read: reported once the operation is finished
+  };
+  auto seg = segment_of(c);
+  auto state = std::make_shared<State>();
+  s.poll([seg, state, o = std::move(o)](const CollContext& ctx) -> Status {
+    Segment& g = *seg;
+    State& st = *state;
+    Status result = Status::ok;
+    switch (st.phase) {
+      case State::idle:
+        st.op = g.claim();
+        st.phase = State::joining;
+        [[fallthrough]];
+      case State::joining:
+        result = g.begin(ctx, st.op, o.publishes);
+        if (result != Status::ok) break;
+        if (o.publishes) {
+          if (o.write) o.write(g, st.op);
+          g.publish(st.op);
+        }
+        st.phase = State::collecting;
+        st.next = 0;
+        [[fallthrough]];
+      case State::collecting:
+        if (o.waits) {
+          result = o.wait_rank >= 0 ? g.wait_for(ctx, o.wait_rank, st.op) : g.wait_for_all(ctx, st.op, &st.next);
+          if (result != Status::ok) break;
+        }
+        if (o.read) st.error = o.read(g, st.op);
+        st.phase = State::finishing;
+        [[fallthrough]];
+      case State::finishing:
+        result = g.finish(ctx, st.op);
+        if (result == Status::ok) {
+          st.phase = State::idle;
+          result = std::exchange(st.error, Status::ok);
+        }
+        break;
+    }
+    if (result != Status::ok && result != Status::pending) st.phase = State::idle;
+    return result;
+  });
+}
+
+bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }
+
+double flag_exchange_us(const CostModel& m, int ranks) {
+  return m.shm_alpha_us * double(1 + ceil_log2(ranks));
+}
+
+// ------------------------------------------------------------------------------ calibration
+
+namespace {
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double copy_us_per_byte() {
+  std::vector<char> from(64 * 1024, 1), to(64 * 1024, 0);
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    const double t0 = now_us();
+    memcpy(to.data(), from.data(), from.size());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    best = std::min(best, now_us() - t0);
+  }
+  return best / double(from.size());
+}
+
+}  // namespace
+
+Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_us_per_byte) {
+  *alpha_us = 0;
+  *beta_us_per_byte = copy_us_per_byte();
+  // Rank 0 creates the file, then tells rank 1 (every rank runs the schedule to keep the
+  // collective sequence in step).
+  const int me = world.rank;
+  const std::string name = file_name("cal", t.boot().job_id(), world.world_rank(0), world.context_id);
+  constexpr size_t kBytes = kPage;
+  char* base = nullptr;
+  if (me == 0) WEFT_TRY(create_file(name, kBytes, &base));
+  auto s = std::make_shared<Schedule>("calibration");
+  char token = 0;
+  if (me == 0) s->send(1, &token, 1);
+  else if (me == 1) s->recv(0, &token, 1);
+  CostModel unused;
+  CollContext ctx{t, world, unused};
+  Status st = run(ctx, s);
+  if (st == Status::ok && me == 1) st = open_file(name, kBytes, &base);
+  if (st == Status::pending) st = fail("the calibration file " + name + " did not appear");
+  if (st != Status::ok || me > 1) {
+    if (base) munmap(base, kBytes);
+    if (me == 0) shm_unlink(name.c_str());
+    return st;
+  }
+  auto* ping = reinterpret_cast<std::atomic<uint64_t>*>(base);
+  auto* pong = reinterpret_cast<std::atomic<uint64_t>*>(base + 2 * kLine);
+  const bool yield = t.progress_engine().yields_at_once();
+  auto await = [yield](std::atomic<uint64_t>* f, uint64_t v) {
+    while (f->load(std::memory_order_acquire) != v)
+      if (yield) sched_yield();
+  };
+  constexpr int kTrips = 200, kBatches = 4;
+  double best = 1e30;
+  uint64_t n = 0;
+  for (int b = 0; b <= kBatches; ++b) {  // batch 0 warms up
+    const double t0 = now_us();
+    for (int i = 0; i < kTrips; ++i) {
+      ++n;
+      if (me == 0) {
+        ping->store(n, std::memory_order_release);
+        await(pong, n);
+      } else {
+        await(ping, n);
+        pong->store(n, std::memory_order_release);
+      }
+    }
+    if (b > 0) best = std::min(best, (now_us() - t0) / kTrips);
+    if (b == 0 && me == 0) shm_unlink(name.c_str());  // rank 1 has it mapped: it answered
+  }
+  munmap(base, kBytes);
+  *alpha_us = best / 2;
+  return Status::ok;
+}
+
+}  // namespace weft::coll::shm

@@ -1,0 +1,112 @@
+// The shared-memory collective engine: collectives among the ranks of one node through one
+// segment per communicator, with no point-to-point messages. Each rank owns, per slot, a
+// 64-byte line (the operation number it posted, plus up to 56 bytes of data inline) and a data
+// slot for larger contributions, and one "done" line. An operation writes its data, publishes
+// its number, and reads what the other ranks published.
+//
+// Operations take consecutive numbers in the order the ranks start them, and each rank
+// finishes them in that order. Operation n uses slot n % slots, so a rank may publish into a
+// slot only once every rank has finished the operation that used it before (their done lines
+// say so; after an operation every rank published in, that is known without looking).
+//
+// The segment is made on first use: communicator rank 0 creates the file, the others open it
+// once it exists, and rank 0 removes the name once everyone has it mapped. Waits never block:
+// they return Status::pending, and the schedule runs them again (schedule.h, Schedule::poll).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <functional>
+
+#include "coll/coll.h"
+
+namespace weft::coll::shm {
+
+struct Geometry {
+  size_t slot_bytes = 8192;  // largest contribution of one rank
+  uint32_t slots = 4;        // operations in flight before a rank must wait for the slowest
+};
+// Read by every communicator's segment when first used; runtime/mpi sets it at init.
+Geometry& geometry();
+
+constexpr size_t kInlineBytes = 56;  // data that travels in the flag's own cache line
+
+class Segment {
+ public:
+  Segment(const Comm& c, const Geometry& g);
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  size_t slot_bytes() const { return geometry_.slot_bytes; }
+
+  // Numbers the next operation; called when the operation starts.
+  uint64_t claim() { return ++claimed_; }
+  // Pending until this rank may take part in operation op: the segment is mapped and this
+  // rank finished the operations before op. With `publishes`, also until every rank finished
+  // the operation that last used op's slot.
+  Status begin(const CollContext& ctx, uint64_t op, bool publishes);
+  // Where rank r's data for op lies (inline for small contributions).
+  char* data(int r, uint64_t op, size_t bytes);
+  // Makes this rank's data for op visible to the others.
+  void publish(uint64_t op);
+  // Pending until rank r published op.
+  Status wait_for(const CollContext& ctx, int r, uint64_t op);
+  // Pending until every rank from *next on published op; *next keeps the progress made.
+  Status wait_for_all(const CollContext& ctx, uint64_t op, int* next);
+  // Records that this rank is done with op (its reads of others' data included).
+  Status finish(const CollContext& ctx, uint64_t op);
+
+ private:
+  struct Line;
+  Status attach(const CollContext& ctx);
+  Status check_peers(const CollContext& ctx, int waiting_for);
+  Line& flag(int r, uint64_t op) const;
+  std::atomic<uint64_t>& done_of(int r) const;
+
+  const Comm& comm_;
+  Geometry geometry_;
+  int rank_, size_;
+  std::string name_;
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  size_t flags_at_ = 0, done_at_ = 0, slots_at_ = 0;
+  bool unlinked_ = false;
+  uint64_t claimed_ = 0;     // the last operation number handed out here
+  uint64_t finished_ = 0;    // the last operation this rank finished
+  uint64_t all_done_ = 0;    // every rank is known to have finished up to here
+};
+
+// The communicator's segment (made, not yet mapped, on first call).
+std::shared_ptr<Segment> segment_of(const Comm& c);
+
+// One rank's part in a shared-memory collective: whether it publishes (after write() fills its
+// data), whose publications it waits for (-1: every rank's), and read(), which uses them.
+struct Operation {
+  bool publishes = true;
+  bool waits = true;
+  int wait_rank = -1;
+  std::function<void(Segment&, uint64_t op)> write;
+  std::function<Status(Segment&, uint64_t op)> read;
+};
+// Appends the operation to s as one poll step (the schedule runs one call at a time, so the
+// step keeps the state of the call in progress).
+void add_operation(Schedule& s, const Comm& c, Operation op);
+
+// The modelled time of one flag exchange among `ranks` ranks: the last rank's flag reaches
+// the others (one hand-off), then each reads every other rank's line. Misses on lines that are
+// already written overlap, so the reads grow like log2 of the ranks rather than linearly.
+double flag_exchange_us(const CostModel& m, int ranks);
+// Unknown shared-memory parameters (a tuning file without them): such estimates are infinite.
+bool model_known(const CostModel& m);
+
+// One-way hand-off of a flag between job ranks 0 and 1 through a shared file, in us, and the
+// cost per byte of a copy. Every rank calls it; ranks other than 0 and 1 return at once.
+Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_us_per_byte);
+
+}  // namespace weft::coll::shm
