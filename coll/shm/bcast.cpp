@@ -1,5 +1,6 @@
-// Shared-memory broadcast: the root copies the buffer into its slot and publishes it; every
-// other rank waits for that one flag and copies the data out. Up to one slot of data.
+// Shared-memory broadcast: the root copies the buffer into its slots a slot at a time and
+// publishes each piece; every other rank waits for that one flag and copies the piece out. The
+// root runs up to `slots` pieces ahead of the slowest reader, so copying in and out overlap.
 #include <cstring>
 #include <limits>
 
@@ -9,28 +10,38 @@
 namespace weft::coll {
 
 namespace {
-bool supports(const CollArgs& a, const Comm& c) {
-  return c.single_node && c.size > 1 && a.bytes <= shm::geometry().slot_bytes;
-}
-double estimate(const CollArgs& a, const Comm&, const CostModel& m) {
+bool supports(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
+double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  return m.shm_alpha_us + 2 * double(a.bytes) * m.shm_beta_us_per_byte;
+  const size_t slot = shm::geometry().slot_bytes;
+  const double pieces = double(std::max<size_t>(1, (a.bytes + slot - 1) / slot));
+  const double piece = double(std::min(a.bytes, slot));
+  // One hand-off and one copy per piece, pipelined; the root checks every reader's progress
+  // once per round of slots.
+  return (pieces + 1) * (m.shm_alpha_us + piece * m.shm_beta_us_per_byte) +
+         pieces / shm::geometry().slots * shm::flag_exchange_us(m, c.size);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("bcast:shm");
   char* buf = static_cast<char*>(a.recv);
-  const size_t bytes = a.bytes;
   const int root = a.root;
-  shm::Operation o;
-  o.publishes = c.rank == root;
-  o.waits = c.rank != root;
-  o.wait_rank = root;
-  o.write = [buf, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), buf, bytes); };
-  o.read = [buf, bytes, root](shm::Segment& g, uint64_t op) {
-    if (g.rank() != root) memcpy(buf, g.data(root, op, bytes), bytes);
-    return Status::ok;
-  };
-  shm::add_operation(*s, c, std::move(o));
+  const size_t slot = shm::geometry().slot_bytes;
+  std::vector<shm::Operation> pieces;
+  for (size_t at = 0; at < a.bytes || pieces.empty(); at += slot) {
+    const size_t bytes = std::min(slot, a.bytes - at);
+    char* piece = buf + at;
+    shm::Operation o;
+    o.publishes = c.rank == root;
+    o.waits = c.rank != root;
+    o.wait_rank = root;
+    o.write = [piece, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), piece, bytes); };
+    o.read = [piece, bytes, root](shm::Segment& g, uint64_t op) {
+      if (g.rank() != root) memcpy(piece, g.data(root, op, bytes), bytes);
+      return Status::ok;
+    };
+    pieces.push_back(std::move(o));
+  }
+  shm::add_operations(*s, c, std::move(pieces));
   return s;
 }
 }  // namespace

@@ -241,7 +241,7 @@ std::shared_ptr<Segment> segment_of(const Comm& c) {
   return std::static_pointer_cast<Segment>(c.coll_shm);
 }
 
-void add_operation(Schedule& s, const Comm& c, Operation o) {
+void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
   struct State {
     enum Phase : uint8_t { idle, joining, collecting, finishing } phase = idle;
     uint64_t op = 0;
@@ -249,45 +249,50 @@ void add_operation(Schedule& s, const Comm& c, Operation o) {
     Status error = Status::ok;  // a failed read: reported once the operation is finished
   };
   auto seg = segment_of(c);
-  auto state = std::make_shared<State>();
-  s.poll([seg, state, o = std::move(o)](const CollContext& ctx) -> Status {
-    Segment& g = *seg;
-    State& st = *state;
-    Status result = Status::ok;
-    switch (st.phase) {
-      case State::idle:
-        st.op = g.claim();
-        st.phase = State::joining;
-        [[fallthrough]];
-      case State::joining:
-        result = g.begin(ctx, st.op, o.publishes);
-        if (result != Status::ok) break;
-        if (o.publishes) {
-          if (o.write) o.write(g, st.op);
-          g.publish(st.op);
-        }
-        st.phase = State::collecting;
-        st.next = 0;
-        [[fallthrough]];
-      case State::collecting:
-        if (o.waits) {
-          result = o.wait_rank >= 0 ? g.wait_for(ctx, o.wait_rank, st.op) : g.wait_for_all(ctx, st.op, &st.next);
+  auto first = std::make_shared<uint64_t>(0);  // the call's first operation number
+  const uint64_t count = ops.size();
+  for (uint64_t index = 0; index < count; ++index) {
+    auto state = std::make_shared<State>();
+    s.poll([seg, state, first, index, count, o = std::move(ops[index])](const CollContext& ctx) -> Status {
+      Segment& g = *seg;
+      State& st = *state;
+      Status result = Status::ok;
+      switch (st.phase) {
+        case State::idle:
+          if (index == 0) *first = g.claim(count);
+          st.op = *first + index;
+          st.phase = State::joining;
+          [[fallthrough]];
+        case State::joining:
+          result = g.begin(ctx, st.op, o.publishes);
           if (result != Status::ok) break;
-        }
-        if (o.read) st.error = o.read(g, st.op);
-        st.phase = State::finishing;
-        [[fallthrough]];
-      case State::finishing:
-        result = g.finish(ctx, st.op);
-        if (result == Status::ok) {
-          st.phase = State::idle;
-          result = std::exchange(st.error, Status::ok);
-        }
-        break;
-    }
-    if (result != Status::ok && result != Status::pending) st.phase = State::idle;
-    return result;
-  });
+          if (o.publishes) {
+            if (o.write) o.write(g, st.op);
+            g.publish(st.op);
+          }
+          st.phase = State::collecting;
+          st.next = 0;
+          [[fallthrough]];
+        case State::collecting:
+          if (o.waits) {
+            result = o.wait_rank >= 0 ? g.wait_for(ctx, o.wait_rank, st.op) : g.wait_for_all(ctx, st.op, &st.next);
+            if (result != Status::ok) break;
+          }
+          if (o.read) st.error = o.read(g, st.op);
+          st.phase = State::finishing;
+          [[fallthrough]];
+        case State::finishing:
+          result = g.finish(ctx, st.op);
+          if (result == Status::ok) {
+            st.phase = State::idle;
+            result = std::exchange(st.error, Status::ok);
+          }
+          break;
+      }
+      if (result != Status::ok && result != Status::pending) st.phase = State::idle;
+      return result;
+    });
+  }
 }
 
 bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <functional>
 
@@ -45,8 +46,12 @@ class Segment {
   int size() const { return size_; }
   size_t slot_bytes() const { return geometry_.slot_bytes; }
 
-  // Numbers the next operation; called when the operation starts.
-  uint64_t claim() { return ++claimed_; }
+  // Numbers the next n operations (the first is returned); called when a call starts.
+  uint64_t claim(uint64_t n = 1) {
+    const uint64_t first = claimed_ + 1;
+    claimed_ += n;
+    return first;
+  }
   // Pending until this rank may take part in operation op: the segment is mapped and this
   // rank finished the operations before op. With `publishes`, also until every rank finished
   // the operation that last used op's slot.
@@ -94,9 +99,15 @@ struct Operation {
   std::function<void(Segment&, uint64_t op)> write;
   std::function<Status(Segment&, uint64_t op)> read;
 };
-// Appends the operation to s as one poll step (the schedule runs one call at a time, so the
-// step keeps the state of the call in progress).
-void add_operation(Schedule& s, const Comm& c, Operation op);
+// Appends the operations to s, one poll step each, run in turn; they take consecutive numbers
+// when the first starts. (A schedule runs one call at a time, so each step keeps the state of
+// the call in progress.)
+void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops);
+inline void add_operation(Schedule& s, const Comm& c, Operation op) {
+  std::vector<Operation> one;
+  one.push_back(std::move(op));
+  add_operations(s, c, std::move(one));
+}
 
 // The modelled time of one flag exchange among `ranks` ranks: the last rank's flag reaches
 // the others (one hand-off), then each reads every other rank's line. Misses on lines that are
