@@ -74,10 +74,13 @@ struct CollArgs {
 // The shared-memory collectives (coll/shm) have their own pair: a flag seen by another core
 // costs shm_alpha, copying n bytes through the segment n*shm_beta. shm_alpha 0 means unknown
 // (a tuning file without it): those algorithms are then never chosen by estimate.
+// gap: the time between back-to-back small sends to one peer (LogGP's g), what a message costs
+// its sender when nothing waits for an answer; 0 means unknown.
 struct CostModel {
   double alpha_us = 0;
   double beta_us_per_byte = 0;
   double gamma_us_per_byte = 0;
+  double gap_us = 0;
   double shm_alpha_us = 0;
   double shm_beta_us_per_byte = 0;
   const char* source = "unset";

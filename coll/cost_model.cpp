@@ -47,6 +47,35 @@ Status ping_pong(Transport& t, const Comm& world, size_t bytes, int trips, int b
   return Status::ok;
 }
 
+// `count` small messages from rank 0 to rank 1 back to back, then one answer; the fastest of
+// `batches` (like ping_pong, every rank runs the schedules).
+Status burst(Transport& t, const Comm& world, int count, int batches, double* us) {
+  auto s = std::make_shared<Schedule>("calibration");
+  constexpr size_t kBytes = 8;
+  char* buf = s->scratch(kBytes * size_t(count) + 1);
+  memset(buf, 0, kBytes * size_t(count) + 1);
+  const int me = world.rank;
+  if (me < 2) {
+    s->new_round();
+    for (int i = 0; i < count; ++i) {
+      if (me == 0) s->send(1, buf + kBytes * size_t(i), kBytes);
+      else s->recv(0, buf + kBytes * size_t(i), kBytes);
+    }
+    s->new_round();
+    if (me == 0) s->recv(1, buf, kBytes); else s->send(0, buf, kBytes);
+  }
+  CostModel unused;
+  CollContext ctx{t, world, unused};
+  double best = 1e30;
+  for (int b = 0; b < batches; ++b) {
+    const double t0 = now_us();
+    WEFT_TRY(run(ctx, s));
+    best = std::min(best, now_us() - t0);
+  }
+  *us = best;
+  return Status::ok;
+}
+
 double reduction_us_per_byte() {
   std::vector<float> in(16384, 1.0f), inout(16384, 2.0f);
   double best = 1e30;
@@ -74,15 +103,20 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out) {
   WEFT_TRY(ping_pong(t, world, kLarge, 2, 1, &warm));
   WEFT_TRY(ping_pong(t, world, kSmall, 16, 6, &small_us));
   WEFT_TRY(ping_pong(t, world, kLarge, 4, 3, &large_us));
+  constexpr int kBurst = 32;
+  double burst_us = 0;
+  WEFT_TRY(burst(t, world, kBurst, 5, &burst_us));
   double numbers[3] = {small_us / 2, std::max(1e-7, (large_us - small_us) / 2 / double(kLarge - kSmall)),
                        reduction_us_per_byte()};
+  // The burst's messages follow each other at the gap; the first and the answer take a latency each.
+  const double gap_us = std::max(1e-3, (burst_us - small_us) / kBurst);
   double shm_numbers[2] = {0, 0};
   // The shared-memory collectives' flag hand-off, where ranks 0 and 1 share a node.
   uint32_t node0 = 0, node1 = 1;
   WEFT_TRY(t.boot().node_of(world.world_rank(0), &node0));
   WEFT_TRY(t.boot().node_of(world.world_rank(1), &node1));
   if (node0 == node1) WEFT_TRY(shm::measure(t, world, &shm_numbers[0], &shm_numbers[1]));
-  double all[5] = {numbers[0], numbers[1], numbers[2], shm_numbers[0], shm_numbers[1]};
+  double all[6] = {numbers[0], numbers[1], numbers[2], shm_numbers[0], shm_numbers[1], gap_us};
   CostModel unused;
   CollContext ctx{t, world, unused};
   WEFT_TRY(run(ctx, build_bcast_binomial(world, all, sizeof all, 0)));
@@ -91,6 +125,7 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out) {
   out->gamma_us_per_byte = all[2];
   out->shm_alpha_us = all[3];
   out->shm_beta_us_per_byte = all[4];
+  out->gap_us = all[5];
   out->source = "measured at init between ranks 0 and 1";
   return Status::ok;
 }
@@ -103,12 +138,12 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
   }
   // The first three are required; without the shared-memory pair those algorithms are only
   // used where forced.
-  constexpr int kFields = 5, kRequired = 3;
+  constexpr int kFields = 6, kRequired = 3;
   bool seen[kFields] = {};
   double* fields[kFields] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte,
-                             &out->shm_alpha_us, &out->shm_beta_us_per_byte};
+                             &out->shm_alpha_us, &out->shm_beta_us_per_byte, &out->gap_us};
   static constexpr const char* kNames[kFields] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte",
-                                                  "shm_alpha_us", "shm_beta_us_per_byte"};
+                                                  "shm_alpha_us", "shm_beta_us_per_byte", "gap_us"};
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {
@@ -127,7 +162,7 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
     if (i == kFields) {
       *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
                ": unknown parameter '" + name +
-               "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte)";
+               "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte, gap_us)";
       return Status::invalid_arg;
     }
     *fields[i] = value;

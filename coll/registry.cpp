@@ -13,7 +13,7 @@ extern const Algorithm allreduce_recursive_doubling, allreduce_ring, allreduce_r
 extern const Algorithm allgather_ring, allgather_recursive_doubling, allgather_bruck;
 extern const Algorithm gather_linear, gather_binomial;
 extern const Algorithm scatter_linear, scatter_binomial;
-extern const Algorithm alltoall_pairwise, alltoall_bruck;
+extern const Algorithm alltoall_pairwise, alltoall_bruck, alltoall_linear;
 extern const Algorithm reduce_scatter_ring, reduce_scatter_recursive_halving,
     reduce_scatter_reduce_scatterv;
 extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
@@ -29,7 +29,7 @@ const std::array kAlgorithms{
     &allgather_ring, &allgather_recursive_doubling, &allgather_bruck,
     &gather_linear, &gather_binomial,
     &scatter_linear, &scatter_binomial,
-    &alltoall_pairwise, &alltoall_bruck,
+    &alltoall_pairwise, &alltoall_bruck, &alltoall_linear,
     &reduce_scatter_ring, &reduce_scatter_recursive_halving, &reduce_scatter_reduce_scatterv,
     &scan_recursive_doubling, &exscan_recursive_doubling,
     &neighbor_allgather_linear, &neighbor_alltoall_linear,

@@ -29,6 +29,16 @@ constexpr int kSpins = 64;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+// Spinning on a line another core will write: pause between loads, so that many spinners do
+// not starve the writer of the line (and a sibling hyperthread of the core).
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 struct Header {
   std::atomic<uint32_t> ready;
   std::atomic<uint32_t> attached;
@@ -208,14 +218,18 @@ void Segment::publish(uint64_t op) { flag(rank_, op).op.store(op, std::memory_or
 
 Status Segment::wait_for(const CollContext& ctx, int r, uint64_t op) {
   std::atomic<uint64_t>& f = flag(r, op).op;
-  for (int i = 0; i < kSpins; ++i)
+  for (int i = 0; i < kSpins; ++i) {
     if (f.load(std::memory_order_acquire) >= op) return Status::ok;
+    relax();
+  }
   return check_peers(ctx, r);
 }
 
 Status Segment::wait_for_all(const CollContext& ctx, uint64_t op, int* next) {
+  // Each rank starts with its right neighbour: the spinners spread over the lines instead of
+  // all waiting on rank 0's.
   for (; *next < size_; ++*next) {
-    Status s = wait_for(ctx, *next, op);
+    Status s = wait_for(ctx, (rank_ + 1 + *next) % size_, op);
     if (s != Status::ok) return s;
   }
   // Each rank publishes op only after finishing op - 1, so all of them are done with it.

@@ -172,10 +172,11 @@ int do_init(int required, int* provided, const char* fn) {
     if (s != Status::ok) return init_failure(fn, s);
   }
   WEFT_INFO(Subsys::coll,
-            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB; shared memory: alpha "
-            "%.3f us, beta %.3f us/KiB (%s)",
+            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; shared "
+            "memory: alpha %.3f us, beta %.3f us/KiB (%s)",
             state->coll_model.alpha_us, state->coll_model.beta_us_per_byte * 1024,
-            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.shm_alpha_us,
+            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.gap_us,
+            state->coll_model.shm_alpha_us,
             state->coll_model.shm_beta_us_per_byte * 1024, state->coll_model.source);
 
   g_state = state.release();
