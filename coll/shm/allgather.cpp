@@ -1,5 +1,6 @@
-// Shared-memory allgather(v): every rank publishes its block, then copies every other rank's
-// block out of the segment. Blocks of up to one slot each.
+// Shared-memory allgather(v): every rank publishes its block a slot-sized piece at a time; for
+// each piece every rank waits for all the others' and copies them out. A call of n pieces
+// (the largest block's) takes n consecutive operation numbers when it starts.
 #include <cstring>
 #include <limits>
 
@@ -15,33 +16,47 @@ size_t largest_block(const CollArgs& a) {
   return most;
 }
 bool supports(const CollArgs& a, const Comm& c) {
-  return c.single_node && c.size > 1 && a.recv_blocks.size() == size_t(c.size) &&
-         largest_block(a) <= shm::geometry().slot_bytes;
+  return c.single_node && c.size > 1 && a.recv_blocks.size() == size_t(c.size);
 }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const double block = double(largest_block(a));
-  return shm::flag_exchange_us(m, c.size) + (c.size + 1) * block * m.shm_beta_us_per_byte;
+  const size_t slot = shm::slot_bytes(c.size), block = largest_block(a);
+  const double pieces = double(std::max<size_t>(1, (block + slot - 1) / slot));
+  const double piece = double(std::min(block, slot));
+  return pieces * (shm::flag_exchange_us(m, c.size) + (c.size + 1) * piece * m.shm_beta_us_per_byte);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allgather:shm");
   const char* mine = static_cast<const char*>(a.send);  // in place: inside recv
   char* recv = static_cast<char*>(a.recv);
-  const std::vector<Block> blocks = a.recv_blocks;
-  shm::Operation o;
-  o.write = [mine, recv, blocks](shm::Segment& g, uint64_t op) {
-    const Block& b = blocks[size_t(g.rank())];
-    if (b.bytes) memcpy(g.data(g.rank(), op, b.bytes), mine, b.bytes);
-    if (mine != recv + b.offset) memcpy(recv + b.offset, mine, b.bytes);
+  auto blocks = std::make_shared<const std::vector<Block>>(a.recv_blocks);
+  const size_t slot = shm::slot_bytes(c.size), block = largest_block(a);
+  // The part of rank r's block that piece k carries.
+  auto part = [slot](const Block& b, size_t k) {
+    const size_t at = std::min(b.bytes, k * slot);
+    return Block{b.offset + at, std::min(slot, b.bytes - at)};
   };
-  o.read = [recv, blocks](shm::Segment& g, uint64_t op) {
-    for (int r = 0; r < g.size(); ++r) {
-      const Block& b = blocks[size_t(r)];
-      if (r != g.rank() && b.bytes) memcpy(recv + b.offset, g.data(r, op, b.bytes), b.bytes);
-    }
-    return Status::ok;
-  };
-  shm::add_operation(*s, c, std::move(o));
+  std::vector<shm::Operation> pieces;
+  for (size_t k = 0; k * slot < block || pieces.empty(); ++k) {
+    shm::Operation o;
+    o.write = [mine, recv, blocks, part, k](shm::Segment& g, uint64_t op) {
+      const Block& own = (*blocks)[size_t(g.rank())];
+      const Block b = part(own, k);
+      const char* from = mine + (b.offset - own.offset);
+      if (b.bytes) memcpy(g.data(g.rank(), op, b.bytes), from, b.bytes);
+      if (b.bytes && from != recv + b.offset) memcpy(recv + b.offset, from, b.bytes);
+    };
+    o.read = [recv, blocks, part, k](shm::Segment& g, uint64_t op) {
+      for (int i = 1; i < g.size(); ++i) {
+        const int r = (g.rank() + i) % g.size();
+        const Block b = part((*blocks)[size_t(r)], k);
+        if (b.bytes) memcpy(recv + b.offset, g.data(r, op, b.bytes), b.bytes);
+      }
+      return Status::ok;
+    };
+    pieces.push_back(std::move(o));
+  }
+  shm::add_operations(*s, c, std::move(pieces));
   return s;
 }
 }  // namespace

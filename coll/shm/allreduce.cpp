@@ -11,7 +11,7 @@ namespace weft::coll {
 
 namespace {
 bool supports(const CollArgs& a, const Comm& c) {
-  return c.single_node && c.size > 1 && a.bytes <= shm::geometry().slot_bytes;
+  return c.single_node && c.size > 1 && a.bytes <= shm::slot_bytes(c.size);
 }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();

@@ -13,7 +13,7 @@ namespace {
 bool supports(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const size_t slot = shm::geometry().slot_bytes;
+  const size_t slot = shm::slot_bytes(c.size);
   const double pieces = double(std::max<size_t>(1, (a.bytes + slot - 1) / slot));
   const double piece = double(std::min(a.bytes, slot));
   // One hand-off and one copy per piece, pipelined; the root checks every reader's progress
@@ -25,7 +25,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("bcast:shm");
   char* buf = static_cast<char*>(a.recv);
   const int root = a.root;
-  const size_t slot = shm::geometry().slot_bytes;
+  const size_t slot = shm::slot_bytes(c.size);
   std::vector<shm::Operation> pieces;
   for (size_t at = 0; at < a.bytes || pieces.empty(); at += slot) {
     const size_t bytes = std::min(slot, a.bytes - at);

@@ -75,7 +75,7 @@ Status create_file(const std::string& name, size_t bytes, char** out) {
     close(fd);
     shm_unlink(name.c_str());
     return fail("cannot reserve " + std::to_string(bytes) + " bytes in /dev/shm for collectives: " +
-                strerror(err) + " (lower WEFT_COLL_SHM_SLOT)");
+                strerror(err) + " (lower WEFT_COLL_SHM_SEGMENT)");
   }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
@@ -110,6 +110,14 @@ Geometry& geometry() {
   return g;
 }
 
+size_t slot_bytes(int ranks) {
+  const Geometry& g = geometry();
+  if (g.slot_bytes) return round_up(g.slot_bytes, kLine);
+  constexpr size_t kMost = 64 * 1024, kLeast = 4 * 1024;
+  const size_t share = g.segment_bytes / (size_t(std::max(ranks, 1)) * g.slots);
+  return std::clamp(share, kLeast, kMost) / kLine * kLine;
+}
+
 struct Segment::Line {
   std::atomic<uint64_t> op;   // the last operation published through this line
   char inline_data[kLine - sizeof(uint64_t)];
@@ -118,6 +126,7 @@ static_assert(sizeof(std::atomic<uint64_t>) == 8 && kInlineBytes == kLine - 8);
 
 Segment::Segment(const Comm& c, const Geometry& g)
     : comm_(c), geometry_(g), rank_(c.rank), size_(c.size) {
+  geometry_.slot_bytes = shm::slot_bytes(size_);
   const size_t p = size_t(size_), k = geometry_.slots;
   flags_at_ = kPage;
   done_at_ = flags_at_ + p * k * kLine;
@@ -169,7 +178,7 @@ Status Segment::attach(const CollContext& ctx) {
     munmap(base_, bytes_);
     base_ = nullptr;
     return fail("the ranks of " + comm_.name + " disagree on the shared-memory collective geometry "
-                "(set WEFT_COLL_SHM_SLOT and WEFT_COLL_SHM_SLOTS alike on every rank)");
+                "(set WEFT_COLL_SHM_SLOT, WEFT_COLL_SHM_SEGMENT and WEFT_COLL_SHM_SLOTS alike on every rank)");
   }
   h->attached.fetch_add(1, std::memory_order_acq_rel);
   unlinked_ = true;  // only rank 0 removes the name

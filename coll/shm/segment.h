@@ -27,11 +27,15 @@
 namespace weft::coll::shm {
 
 struct Geometry {
-  size_t slot_bytes = 8192;  // largest contribution of one rank
-  uint32_t slots = 4;        // operations in flight before a rank must wait for the slowest
+  size_t slot_bytes = 0;                // a rank's largest piece; 0: derived from segment_bytes
+  size_t segment_bytes = 4 << 20;       // data slots of one communicator, all ranks together
+  uint32_t slots = 4;                   // operations in flight before a rank must wait for the slowest
 };
 // Read by every communicator's segment when first used; runtime/mpi sets it at init.
 Geometry& geometry();
+// The slot size of a communicator of `ranks` ranks: the configured one, or the segment's data
+// bytes shared out (64 KiB at most, so that a piece stays in cache; 4 KiB at least).
+size_t slot_bytes(int ranks);
 
 constexpr size_t kInlineBytes = 56;  // data that travels in the flag's own cache line
 

@@ -47,10 +47,14 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
      "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
      "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
-    {"WEFT_COLL_SHM_SLOT", ConfigType::size, "8k",
-     "largest contribution per rank that the shared-memory collectives carry (bcast, reduce, "
-     "allreduce: the vector; allgather: a block); each communicator of one node maps ranks x "
-     "WEFT_COLL_SHM_SLOTS x this", nullptr},
+    {"WEFT_COLL_SHM_SEGMENT", ConfigType::size, "4m",
+     "data slots of one communicator's shared-memory collective segment (made on the first "
+     "shared-memory collective of a communicator whose ranks share a node); a rank's slot is "
+     "this / (ranks x WEFT_COLL_SHM_SLOTS), between 4 KiB and 64 KiB", nullptr},
+    {"WEFT_COLL_SHM_SLOT", ConfigType::size, "0",
+     "a rank's slot in the shared-memory collectives, overriding the share of "
+     "WEFT_COLL_SHM_SEGMENT (0: that share): the largest reduce/allreduce vector they carry, "
+     "and the piece size of their bcast and allgather", nullptr},
     {"WEFT_COLL_SHM_SLOTS", ConfigType::integer, "4",
      "shared-memory collectives a rank may run ahead of the slowest rank of its communicator "
      "(slots per rank, at least 2)", nullptr},

@@ -156,7 +156,8 @@ int do_init(int required, int* provided, const char* fn) {
     }
   }
   state->coll_dump = cfg.boolean("WEFT_COLL_DUMP");
-  coll::shm::geometry().slot_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SLOT"), 64);
+  coll::shm::geometry().slot_bytes = cfg.size("WEFT_COLL_SHM_SLOT");
+  coll::shm::geometry().segment_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SEGMENT"), 4096);
   coll::shm::geometry().slots = uint32_t(std::max<int64_t>(cfg.integer("WEFT_COLL_SHM_SLOTS"), 2));
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
