@@ -18,7 +18,8 @@ extern const Algorithm reduce_scatter_ring, reduce_scatter_recursive_halving,
     reduce_scatter_reduce_scatterv;
 extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
 extern const Algorithm neighbor_allgather_linear, neighbor_alltoall_linear;
-extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allgather_shm;
+extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allreduce_shm_two_shot,
+    allgather_shm;
 
 namespace {
 const std::array kAlgorithms{
@@ -33,7 +34,7 @@ const std::array kAlgorithms{
     &reduce_scatter_ring, &reduce_scatter_recursive_halving, &reduce_scatter_reduce_scatterv,
     &scan_recursive_doubling, &exscan_recursive_doubling,
     &neighbor_allgather_linear, &neighbor_alltoall_linear,
-    &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allgather_shm,
+    &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
 };
 }  // namespace
 

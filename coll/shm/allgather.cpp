@@ -45,6 +45,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
       const char* from = mine + (b.offset - own.offset);
       if (b.bytes) memcpy(g.data(g.rank(), op, b.bytes), from, b.bytes);
       if (b.bytes && from != recv + b.offset) memcpy(recv + b.offset, from, b.bytes);
+      return Status::ok;
     };
     o.read = [recv, blocks, part, k](shm::Segment& g, uint64_t op) {
       for (int i = 1; i < g.size(); ++i) {

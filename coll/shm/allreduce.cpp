@@ -27,7 +27,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   const size_t bytes = a.bytes, count = a.count;
   const Reduction red = a.red;
   shm::Operation o;
-  o.write = [buf, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), buf, bytes); };
+  o.write = [buf, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), buf, bytes); return Status::ok; };
   o.read = [buf, bytes, count, red](shm::Segment& g, uint64_t op) {
     const int p = g.size();
     memcpy(buf, g.data(p - 1, op, bytes), bytes);

@@ -34,7 +34,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     o.publishes = c.rank == root;
     o.waits = c.rank != root;
     o.wait_rank = root;
-    o.write = [piece, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), piece, bytes); };
+    o.write = [piece, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), piece, bytes); return Status::ok; };
     o.read = [piece, bytes, root](shm::Segment& g, uint64_t op) {
       if (g.rank() != root) memcpy(piece, g.data(root, op, bytes), bytes);
       return Status::ok;

@@ -28,7 +28,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   const int root = a.root;
   shm::Operation o;
   o.waits = c.rank == root;
-  o.write = [send, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), send, bytes); };
+  o.write = [send, bytes](shm::Segment& g, uint64_t op) { memcpy(g.data(g.rank(), op, bytes), send, bytes); return Status::ok; };
   o.read = [recv, bytes, count, red, root](shm::Segment& g, uint64_t op) {
     if (g.rank() != root) return Status::ok;
     const int p = g.size();

@@ -120,12 +120,14 @@ size_t slot_bytes(int ranks) {
 
 struct Segment::Line {
   std::atomic<uint64_t> op;   // the last operation published through this line
-  char inline_data[kLine - sizeof(uint64_t)];
+  uint64_t unused;            // keeps the data 16-byte aligned (long double, pair types)
+  alignas(16) char inline_data[kInlineBytes];
 };
-static_assert(sizeof(std::atomic<uint64_t>) == 8 && kInlineBytes == kLine - 8);
+
 
 Segment::Segment(const Comm& c, const Geometry& g)
     : comm_(c), geometry_(g), rank_(c.rank), size_(c.size) {
+  static_assert(sizeof(Line) == kLine);
   geometry_.slot_bytes = shm::slot_bytes(size_);
   const size_t p = size_t(size_), k = geometry_.slots;
   flags_at_ = kPage;
@@ -290,7 +292,8 @@ void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
           result = g.begin(ctx, st.op, o.publishes);
           if (result != Status::ok) break;
           if (o.publishes) {
-            if (o.write) o.write(g, st.op);
+            // The others wait for the flag even when writing failed; the error comes at the end.
+            if (o.write) st.error = o.write(g, st.op);
             g.publish(st.op);
           }
           st.phase = State::collecting;
@@ -301,7 +304,10 @@ void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
             result = o.wait_rank >= 0 ? g.wait_for(ctx, o.wait_rank, st.op) : g.wait_for_all(ctx, st.op, &st.next);
             if (result != Status::ok) break;
           }
-          if (o.read) st.error = o.read(g, st.op);
+          if (o.read) {
+            Status r = o.read(g, st.op);
+            if (st.error == Status::ok) st.error = r;
+          }
           st.phase = State::finishing;
           [[fallthrough]];
         case State::finishing:

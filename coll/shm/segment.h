@@ -1,6 +1,6 @@
 // The shared-memory collective engine: collectives among the ranks of one node through one
 // segment per communicator, with no point-to-point messages. Each rank owns, per slot, a
-// 64-byte line (the operation number it posted, plus up to 56 bytes of data inline) and a data
+// 64-byte line (the operation number it posted, plus up to 48 bytes of data inline) and a data
 // slot for larger contributions, and one "done" line. An operation writes its data, publishes
 // its number, and reads what the other ranks published.
 //
@@ -37,7 +37,7 @@ Geometry& geometry();
 // bytes shared out (64 KiB at most, so that a piece stays in cache; 4 KiB at least).
 size_t slot_bytes(int ranks);
 
-constexpr size_t kInlineBytes = 56;  // data that travels in the flag's own cache line
+constexpr size_t kInlineBytes = 48;  // data that travels in the flag's own cache line (16-aligned)
 
 class Segment {
  public:
@@ -100,7 +100,7 @@ struct Operation {
   bool publishes = true;
   bool waits = true;
   int wait_rank = -1;
-  std::function<void(Segment&, uint64_t op)> write;
+  std::function<Status(Segment&, uint64_t op)> write;  // an error is reported once the call ends
   std::function<Status(Segment&, uint64_t op)> read;
 };
 // Appends the operations to s, one poll step each, run in turn; they take consecutive numbers
