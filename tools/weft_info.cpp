@@ -1,6 +1,7 @@
 // weft_info: version, build options, configuration variables, available transports, and the MPI
 // routines declared but not supported yet.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "pt2pt/transport.h"
 #include "runtime/core/config.h"
 #include "runtime/core/memkind.h"
+#include "topo/topology.h"
 
 extern char** environ;
 
@@ -66,17 +68,45 @@ void print_unsupported() {
   for (int i = 0; i < n; ++i) printf("%s\n", weft_unsupported_functions[i]);
 }
 
+// This machine's topology (or WEFT_TOPO_FILE's), as a tree or as JSON, and this process's binding.
+int print_topology(bool json) {
+  weft::topo::NodeTopology t;
+  std::string error;
+  const char* file = getenv("WEFT_TOPO_FILE");
+  weft::Status s = file && *file ? weft::topo::load_file(file, &t, &error) : weft::topo::load_machine(true, &t, &error);
+  if (s != weft::Status::ok) {
+    fprintf(stderr, "weft_info: %s\n", error.c_str());
+    return 1;
+  }
+  if (json) {
+    fputs(weft::topo::to_json(t).c_str(), stdout);
+    return 0;
+  }
+  fputs(weft::topo::to_text(t).c_str(), stdout);
+  weft::topo::Binding b;
+  if (weft::topo::current_binding(&b, &error) == weft::Status::ok)
+    printf("this process: %s cpus %s\n", b.bound ? "bound to" : "not bound, may run on", b.cpus.c_str());
+  return 0;
+}
+
 void usage() {
   printf("usage: weft_info [--all | --version | --config | --transports | --cuda |"
-         " --unsupported]\n");
+         " --unsupported | --topology [--json]]\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool all = argc == 1;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json = json || !strcmp(argv[i], "--json");
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
+    if (!strcmp(a, "--json")) continue;
+    if (!strcmp(a, "--topology")) {
+      if (int rc = print_topology(json)) return rc;
+      continue;
+    }
     if (!strcmp(a, "--all")) all = true;
     else if (!strcmp(a, "--version")) print_version();
     else if (!strcmp(a, "--config")) print_config();

@@ -47,6 +47,12 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
      "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
      "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
+    {"WEFT_TOPO_FILE", ConfigType::string, "",
+     "use the node topology this file describes (weft JSON, or hwloc XML) instead of reading the "
+     "machine through hwloc", nullptr},
+    {"WEFT_TOPO_DUMP", ConfigType::string, "",
+     "write the node topology and this rank's place in it as JSON to this file at init (%h host, "
+     "%r rank, %p pid; without %r only each node's first rank writes)", nullptr},
     {"WEFT_COLL_SHM_SEGMENT", ConfigType::size, "4m",
      "data slots of one communicator's shared-memory collective segment (made on the first "
      "shared-memory collective of a communicator whose ranks share a node); a rank's slot is "

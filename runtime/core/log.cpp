@@ -164,4 +164,10 @@ bool log_first_time(std::string_view key) {
   return s.seen_keys.emplace(key).second;
 }
 
+std::string expand_file_pattern(const std::string& pattern, int rank) {
+  char host[64] = "?";
+  gethostname(host, sizeof(host) - 1);
+  return expand_pattern(pattern, host, rank);
+}
+
 }  // namespace weft

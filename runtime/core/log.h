@@ -29,6 +29,8 @@ void log_configure(const LogSettings& settings, int rank);
 void log_shutdown();
 
 bool log_enabled(LogLevel level, Subsys subsys);
+// A file name pattern with %h (host), %p (pid) and %r (rank) replaced.
+std::string expand_file_pattern(const std::string& pattern, int rank);
 void log_write(LogLevel level, Subsys subsys, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

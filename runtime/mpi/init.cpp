@@ -123,6 +123,8 @@ int do_init(int required, int* provided, const char* fn) {
   }
   state->thread_level = level;
 
+  if (!init_topology(*state)) return init_failure(fn, Status::invalid_arg);
+
   TransportOptions topts;
   topts.thread_multiple = false;
   topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";

@@ -16,6 +16,7 @@
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
+#include "topo/topology.h"
 #include "runtime/core/config.h"
 #include "runtime/core/datatype.h"
 #include "runtime/core/handles.h"
@@ -122,6 +123,8 @@ struct State {
   Progress progress;
   RequestPool requests;
   std::unique_ptr<Transport> transport;
+  // The node's topology: read at init only when WEFT_TOPO_FILE or WEFT_TOPO_DUMP asks for it.
+  std::shared_ptr<const topo::NodeTopology> node_topology;
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
   HandleTable<InfoEntries> infos{2};
@@ -208,6 +211,9 @@ void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 coll::CollContext coll_context(const Comm& c);
 // Progress poller of the collectives in flight.
 int progress_collectives(void* state);
+// Topology at init (topo_init.cpp): reads WEFT_TOPO_FILE, writes WEFT_TOPO_DUMP, reports the
+// binding at INFO and warns when it is far from the rank's GPU. Returns false on a bad file.
+bool init_topology(State& st);
 
 }  // namespace weft::mpi
 
