@@ -20,6 +20,20 @@ double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Runs s `batches` times on every rank and keeps the fastest (interference only ever adds time).
+Status fastest_run(Transport& t, const Comm& world, const std::shared_ptr<Schedule>& s, int batches, double* us) {
+  CostModel unused;
+  CollContext ctx{t, world, unused};
+  double best = 1e30;
+  for (int b = 0; b < batches; ++b) {
+    const double t0 = now_us();
+    WEFT_TRY(run(ctx, s));
+    best = std::min(best, now_us() - t0);
+  }
+  *us = best;
+  return Status::ok;
+}
+
 // Round trips of `bytes` between ranks 0 and 1, in `batches` schedules of `trips` each; the
 // fastest batch counts (interference only ever adds time). Every rank runs the same schedules
 // (empty off ranks 0 and 1) so that the communicator's collective sequence stays in step.
@@ -35,15 +49,9 @@ Status ping_pong(Transport& t, const Comm& world, size_t bytes, int trips, int b
     s->new_round();
     if (me == 0) s->recv(1, buf, bytes); else s->send(0, buf, bytes);
   }
-  CostModel unused;
-  CollContext ctx{t, world, unused};
-  double best = 1e30;
-  for (int b = 0; b < batches; ++b) {
-    const double t0 = now_us();
-    WEFT_TRY(run(ctx, s));
-    best = std::min(best, (now_us() - t0) / trips);
-  }
-  *us_per_trip = best;
+  double us = 0;
+  WEFT_TRY(fastest_run(t, world, s, batches, &us));
+  *us_per_trip = us / trips;
   return Status::ok;
 }
 
@@ -64,16 +72,7 @@ Status burst(Transport& t, const Comm& world, int count, int batches, double* us
     s->new_round();
     if (me == 0) s->recv(1, buf, kBytes); else s->send(0, buf, kBytes);
   }
-  CostModel unused;
-  CollContext ctx{t, world, unused};
-  double best = 1e30;
-  for (int b = 0; b < batches; ++b) {
-    const double t0 = now_us();
-    WEFT_TRY(run(ctx, s));
-    best = std::min(best, now_us() - t0);
-  }
-  *us = best;
-  return Status::ok;
+  return fastest_run(t, world, s, batches, us);
 }
 
 double reduction_us_per_byte() {

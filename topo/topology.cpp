@@ -2,6 +2,7 @@
 
 #include <hwloc.h>
 #include <hwloc/distances.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -271,6 +272,36 @@ Status current_binding(Binding* out, std::string* error) {
   }
   hwloc_bitmap_free(set);
   hwloc_bitmap_free(nodes);
+  return s;
+}
+
+Status binding_instance(const std::string& type, int* index, std::string* error) {
+  hwloc_obj_type_t obj_type;
+  union hwloc_obj_attr_u attr;
+  // hwloc also accepts abbreviations; only its own full names count here.
+  if (hwloc_type_sscanf(type.c_str(), &obj_type, &attr, sizeof attr) != 0 ||
+      strcasecmp(type.c_str(), hwloc_obj_type_string(obj_type)) != 0 || hwloc_obj_type_is_io(obj_type) ||
+      (hwloc_obj_type_is_memory(obj_type) && obj_type != HWLOC_OBJ_NUMANODE) || obj_type == HWLOC_OBJ_MISC)
+    return fail(error, "'" + type + "' is not a hardware resource type hwloc knows (e.g. NUMANode, Package, L3Cache, Core)");
+  Hwloc h;
+  if (hwloc_topology_init(&h.t) != 0 || hwloc_topology_load(h.t) != 0) return fail(error, "hwloc cannot read this machine");
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  Status s = Status::ok;
+  *index = -1;
+  if (hwloc_get_cpubind(h.t, set, HWLOC_CPUBIND_PROCESS) != 0) {
+    s = fail(error, "hwloc_get_cpubind failed");
+  } else {
+    const int n = hwloc_get_nbobjs_by_type(h.t, obj_type);
+    int holding = 0;
+    for (int i = 0; i < n; ++i) {
+      hwloc_obj_t o = hwloc_get_obj_by_type(h.t, obj_type, unsigned(i));
+      if (!o->cpuset || !hwloc_bitmap_intersects(o->cpuset, set)) continue;
+      ++holding;
+      if (hwloc_bitmap_isincluded(set, o->cpuset)) *index = int(o->logical_index);
+    }
+    if (holding != 1) *index = -1;
+  }
+  hwloc_bitmap_free(set);
   return s;
 }
 

@@ -64,6 +64,11 @@ Status load_file(const std::string& path, NodeTopology* out, std::string* error)
 // The calling process's binding, as hwloc sees it.
 Status current_binding(Binding* out, std::string* error);
 
+// The instance of an hwloc object type ("NUMANode", "Package", "L3Cache", "Core", "Machine",
+// ...) that holds the calling process's whole binding: its logical index, or -1 when the
+// binding spans several instances. Status::invalid_arg for a type hwloc does not know.
+Status binding_instance(const std::string& type, int* index, std::string* error);
+
 std::string to_json(const NodeTopology& t);
 // Validates and converts a parsed weft JSON topology.
 Status from_json_text(const std::string& text, NodeTopology* out, std::string* error);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -325,6 +326,23 @@ void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
 }
 
 bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }
+
+bool fits_one_slot(const CollArgs& a, const Comm& c) {
+  return c.single_node && c.size > 1 && a.bytes <= slot_bytes(c.size);
+}
+
+double one_shot_us(const CollArgs& a, const Comm& c, const CostModel& m) {
+  if (!model_known(m)) return std::numeric_limits<double>::infinity();
+  const double n = double(a.bytes);
+  return flag_exchange_us(m, c.size) + n * m.shm_beta_us_per_byte +
+         c.size * n * (m.shm_beta_us_per_byte + m.gamma_us_per_byte);
+}
+
+Status reduce_published(Segment& g, uint64_t op, size_t bytes, size_t count, const Reduction& red, void* dst) {
+  memcpy(dst, g.data(g.size() - 1, op, bytes), bytes);
+  for (int r = g.size() - 2; r >= 0; --r) WEFT_TRY(red.apply(g.data(r, op, bytes), dst, count));
+  return Status::ok;
+}
 
 double flag_exchange_us(const CostModel& m, int ranks) {
   return m.shm_alpha_us * double(1 + ceil_log2(ranks));

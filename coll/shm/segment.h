@@ -113,6 +113,14 @@ inline void add_operation(Schedule& s, const Comm& c, Operation op) {
   add_operations(s, c, std::move(one));
 }
 
+// One-shot reductions (reduce, allreduce): the communicator is on one node and the vector fits
+// a slot; their time: a flag exchange, then every rank's vector read and reduced.
+bool fits_one_slot(const CollArgs& a, const Comm& c);
+double one_shot_us(const CollArgs& a, const Comm& c, const CostModel& m);
+// dst = the vectors all ranks published for op, combined in rank order (so that every rank
+// that does it gets the same bits, and non-commutative operations are honoured).
+Status reduce_published(Segment& g, uint64_t op, size_t bytes, size_t count, const Reduction& red, void* dst);
+
 // The modelled time of one flag exchange among `ranks` ranks: the last rank's flag reaches
 // the others (one hand-off), then each reads every other rank's line. Misses on lines that are
 // already written overlap, so the reads grow like log2 of the ranks rather than linearly.

@@ -200,21 +200,45 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return create_communicator("MPI_Comm_split", comm, members, nullptr, newcomm);
 }
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   WEFT_REQUIRE_INIT("MPI_Comm_split_type");
   Comm* c = lookup_comm(comm);
   if (!c) return bad_comm("MPI_Comm_split_type", comm);
+  uint32_t node = 0;
+  Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
+  if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
+  // Colours: the node in the high bits, the instance of a finer resource in the low ones.
+  constexpr int kInstances = 1 << 16;
   int color;
   if (split_type == MPI_UNDEFINED) {
     color = MPI_UNDEFINED;
-  } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_GUIDED ||
-             split_type == MPI_COMM_TYPE_HW_UNGUIDED || split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
-    // Shared memory reaches every rank of a node; finer hardware levels (NUMA, caches) are
-    // not distinguished yet, so every hardware-guided split is by node.
-    uint32_t node = 0;
-    Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
-    if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
-    color = int(node);
+  } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    // The resource named by the info key "mpi_hw_resource_type": "mpi_shared_memory" (the
+    // node) or an hwloc type name. A process whose binding spans several instances of it, or
+    // that names none or an unknown one, gets MPI_COMM_NULL, as the standard says.
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    if (info != MPI_INFO_NULL) {
+      int rc = PMPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, value, &flag);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    color = MPI_UNDEFINED;
+    if (flag && !strcmp(value, "mpi_shared_memory")) {
+      color = int(node) * kInstances;
+    } else if (flag) {
+      int instance = -1;
+      std::string error;
+      if (topo::binding_instance(value, &instance, &error) == Status::ok) {
+        if (instance >= 0 && instance < kInstances) color = int(node) * kInstances + instance;
+      } else {
+        WEFT_INFO(Subsys::topo, "MPI_Comm_split_type: %s; returning MPI_COMM_NULL", error.c_str());
+      }
+    }
+  } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_UNGUIDED ||
+             split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
+    // Shared memory reaches every rank of a node. The unguided and neighbourhood kinds split
+    // by node too (finer unguided levels are not chosen yet).
+    color = int(node) * kInstances;
   } else {
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }

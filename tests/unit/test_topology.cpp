@@ -148,3 +148,17 @@ TEST(Topology, AdvisesAgainstABindingFarFromTheGpu) {
   const std::string advice = binding_advice(t, far, 1);
   EXPECT_NE(advice.find("gpu 1 (cuda1) hangs off NUMA 0"), std::string::npos) << advice;
 }
+
+TEST(Topology, FindsTheResourceHoldingTheBinding) {
+  int index = -2;
+  std::string error;
+  ASSERT_EQ(binding_instance("Machine", &index, &error), Status::ok) << error;
+  EXPECT_EQ(index, 0);
+  ASSERT_EQ(binding_instance("numanode", &index, &error), Status::ok) << error;  // any case
+  Binding b;
+  ASSERT_EQ(current_binding(&b, &error), Status::ok) << error;
+  EXPECT_EQ(index >= 0, b.numa.size() == 1);
+  EXPECT_EQ(binding_instance("no_such_resource", &index, &error), Status::invalid_arg);
+  EXPECT_NE(error.find("not a hardware resource type"), std::string::npos);
+  EXPECT_EQ(binding_instance("PCIDev", &index, &error), Status::invalid_arg);
+}
