@@ -1,5 +1,7 @@
 #include "bootstrap.h"
 
+#include <algorithm>
+
 #include <pmix.h>
 #include <signal.h>
 #include <time.h>
@@ -109,6 +111,7 @@ Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
     // Published with the modex so node-local peers can check that this process still exists.
     uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
     WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
+    if (const char* fake = getenv("WEFT_FAKE_NODES"); fake && *fake) WEFT_TRY(b->split_into_fake_nodes(fake));
   }
   b->local_mask_.assign(size_t(b->size_), false);
   for (int r : b->local_peers_)
@@ -237,9 +240,46 @@ Status Bootstrap::get(int rank, std::string_view key, std::vector<char>* out) {
   return Status::ok;
 }
 
+Status Bootstrap::split_into_fake_nodes(const char* value) {
+  char* end = nullptr;
+  const long n = strtol(value, &end, 10);
+  auto fail = [](const std::string& msg) {
+    WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::invalid_arg;
+  };
+  if (!end || *end || n < 1) return fail(std::string("WEFT_FAKE_NODES='") + value + "' is not a positive number");
+  if (n == 1) return Status::ok;
+  if (local_size_ != size_)
+    return fail("WEFT_FAKE_NODES splits the ranks of one host, and this job spans several nodes");
+  if (n > size_)
+    return fail("WEFT_FAKE_NODES=" + std::to_string(n) + " asks for more virtual nodes than the job's " +
+                std::to_string(size_) + " ranks");
+  // Consecutive blocks of the host's ranks (in local-rank order) form the virtual nodes.
+  std::vector<int> host = local_peers_;
+  std::sort(host.begin(), host.end());
+  fake_node_.assign(size_t(size_), 0);
+  for (size_t i = 0; i < host.size(); ++i)
+    if (host[i] >= 0 && host[i] < size_) fake_node_[size_t(host[i])] = uint32_t(i * size_t(n) / host.size());
+  node_id_ = fake_node_[size_t(rank_)];
+  local_peers_.clear();
+  for (int r : host)
+    if (fake_node_[size_t(r)] == node_id_) local_peers_.push_back(r);
+  local_rank_ = int(std::find(local_peers_.begin(), local_peers_.end(), rank_) - local_peers_.begin());
+  local_size_ = int(local_peers_.size());
+  WEFT_INFO(Subsys::init, "WEFT_FAKE_NODES=%ld: rank %d is local rank %d of %d on virtual node %u", n, rank_,
+            local_rank_, local_size_, node_id_);
+  return Status::ok;
+}
+
 Status Bootstrap::node_of(int rank, uint32_t* node) {
   if (singleton_ || rank == rank_) {
     *node = node_id_;
+    return Status::ok;
+  }
+  if (!fake_node_.empty()) {
+    if (rank < 0 || rank >= size_) return Status::invalid_rank;
+    *node = fake_node_[size_t(rank)];
     return Status::ok;
   }
   pmix_proc_t peer;

@@ -30,6 +30,9 @@ class Bootstrap {
   // Whether a job rank runs on this node.
   bool is_local(int rank) const { return rank >= 0 && rank < size_ && local_mask_[size_t(rank)]; }
   bool singleton() const { return singleton_; }
+  // WEFT_FAKE_NODES split this host into virtual nodes (traffic between them must not use
+  // shared memory).
+  bool fake_nodes() const { return !fake_node_.empty(); }
   const char* launcher() const { return launcher_; }
   // Names this job among the jobs of the host (the PMIx namespace; a singleton's pid), for
   // names of node-wide resources such as shared-memory files.
@@ -61,6 +64,8 @@ class Bootstrap {
  private:
   Bootstrap() = default;
   Status init_pmix();
+  // WEFT_FAKE_NODES: one host's ranks split into virtual nodes (node ids, local peers).
+  Status split_into_fake_nodes(const char* value);
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   uint32_t node_id_ = 0;
@@ -68,6 +73,7 @@ class Bootstrap {
   std::string job_id_;
   std::vector<int> local_peers_{0};
   std::vector<bool> local_mask_;
+  std::vector<uint32_t> fake_node_;  // virtual node of every rank, with WEFT_FAKE_NODES
   bool singleton_ = true;
   bool pmix_initialised_ = false;
   const char* launcher_ = "none (singleton)";

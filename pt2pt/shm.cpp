@@ -581,6 +581,21 @@ Status ShmEngine::mrecv(void* buf, size_t bytes, void* message, Request* r) {
   return Status::ok;
 }
 
+bool ShmEngine::withdraw(Request* r) {
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (it->request != r) continue;
+    posted_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+bool ShmEngine::is_posted(const Request* r) const {
+  for (const PostedRecv& p : posted_)
+    if (p.request == r) return true;
+  return false;
+}
+
 void ShmEngine::cancel(Request* r) {
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
     if (it->request != r) continue;

@@ -45,6 +45,10 @@ class ShmEngine {
   // Removes a posted receive that has not matched yet (it completes as cancelled), or a send
   // still queued for a full ring.
   void cancel(Request* r);
+  // Takes back a posted receive that has not matched yet, without completing it: true if it was
+  // still posted (another engine matched the message instead).
+  bool withdraw(Request* r);
+  bool is_posted(const Request* r) const;
 
   int progress();
   // True when no cell waits for room in a peer's ring.

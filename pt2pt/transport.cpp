@@ -86,6 +86,12 @@ Status Transport::init(const TransportOptions& options) {
   if (boot_.local_size() == boot_.size() && getenv("UCX_NET_DEVICES") == nullptr) {
     (void)ucp_config_modify(config, "NET_DEVICES", "lo");
   }
+  // Virtual nodes of one host must talk over a network transport, as real nodes do: tcp on
+  // the loopback device, never shared memory.
+  if (boot_.fake_nodes()) {
+    (void)ucp_config_modify(config, "TLS", "tcp");
+    (void)ucp_config_modify(config, "NET_DEVICES", "lo");
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_ESTIMATED_NUM_PPN;
@@ -128,22 +134,30 @@ Status Transport::init(const TransportOptions& options) {
   eps_.assign(size_t(boot_.size()), nullptr);
   if (shm_) {
     WEFT_TRY(shm_->map_all_and_unlink());
-    progress_.add_poller([](void* e) { return static_cast<ShmEngine*>(e)->progress(); }, shm_.get());
-  } else {
-    progress_.add_poller(poll_worker, worker_);
+  } else if (boot_.size() > 1 && options.path != Pt2ptPath::ucx) {
+    // Ranks of other nodes may use shared memory (a node where this rank is alone, or where it
+    // cannot be used); their mapping ends in a job-wide barrier, which every rank joins.
+    WEFT_TRY(boot_.barrier());
   }
+  if (shm_) {
+    progress_.add_poller([](void* e) { return static_cast<ShmEngine*>(e)->progress(); }, shm_.get());
+  }
+  if (!shm_ || hybrid_) progress_.add_poller(poll_worker, worker_);
+  if (hybrid_) progress_.add_poller([](void* t) { return static_cast<Transport*>(t)->resolve_watched(); }, this);
   WEFT_INFO(Subsys::pt2pt, "point-to-point path: %s", path_description().c_str());
   WEFT_INFO(Subsys::pt2pt, "ucx %s ready, worker address %zu bytes, thread mode %s",
             ucp_get_version_string(), addr_len, options.thread_multiple ? "multi" : "single");
   return Status::ok;
 }
 
-// One path for the whole job, decided identically on every rank from facts they share: weft's
-// shared memory when every rank is on this node (it matches messages itself, so a wildcard
-// receive never has to watch two channels), else UCX for every peer.
+// Decided identically on every rank from facts they share: weft's shared memory for this
+// node's ranks when it can be used, and UCX for ranks on other nodes (hybrid; a wildcard
+// receive then watches both, see resolve_watched). WEFT_PT2PT=ucx: UCX for every peer.
 Status Transport::choose_path(const TransportOptions& options, bool* use_shm) {
   const bool one_node = boot_.local_size() == boot_.size();
-  std::string reason = one_node ? shm_unavailable_reason() : "ranks span several nodes";
+  std::string reason = shm_unavailable_reason();
+  if (reason.empty() && !one_node && boot_.local_size() == 1) reason = "no other rank on this node";
+  hybrid_ = false;
   switch (options.path) {
     case Pt2ptPath::ucx:
       *use_shm = false;
@@ -156,12 +170,14 @@ Status Transport::choose_path(const TransportOptions& options, bool* use_shm) {
         return Status::not_supported;
       }
       *use_shm = true;
+      hybrid_ = !one_node;
       return Status::ok;
     case Pt2ptPath::automatic:
       break;
   }
   *use_shm = reason.empty();
-  if (one_node && !reason.empty()) {
+  hybrid_ = *use_shm && !one_node;
+  if (!reason.empty() && boot_.local_size() > 1) {
     // A slower path for node-local messages: never silent, and an error on request.
     std::string msg = "node-local messages go through ucx instead of weft shared memory: " + reason;
     if (options.require_fast_path) {
@@ -175,6 +191,9 @@ Status Transport::choose_path(const TransportOptions& options, bool* use_shm) {
 }
 
 std::string Transport::path_description() const {
+  if (hybrid_)
+    return shm_->describe() + " for the " + std::to_string(boot_.local_size()) +
+           " ranks of this node; ucx for the others" + (boot_.fake_nodes() ? " (tcp on lo: virtual nodes)" : "");
   if (shm_) return shm_->describe();
   return "ucx for every peer (transports per peer are logged when connected)";
 }
@@ -232,7 +251,7 @@ Status Transport::connect(int dest, void** ep) {
 }
 
 std::string Transport::transports_to(int dest) {
-  if (shm_) return shm_->describe();
+  if (via_shm(dest)) return shm_->describe();
   void* ep = eps_[size_t(dest)];
   if (!ep) return "(not connected)";
   char* buf = nullptr;
@@ -292,13 +311,69 @@ void Transport::quiesce() {
 }
 
 int Transport::progress() {
+  if (hybrid_) return shm_->progress() + int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_))) + resolve_watched();
   if (shm_) return shm_->progress();
   return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_)));
 }
 
+int Transport::resolve_watched() {
+  if (watched_.empty()) [[likely]] return 0;
+  auto worker = static_cast<ucp_worker_h>(worker_);
+  int events = 0;
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    Watched& w = *it;
+    if (w.wildcard && !shm_->is_posted(w.request)) {  // weft shared memory matched it (or it was cancelled)
+      --pending_wildcards_;
+      it = watched_.erase(it);
+      ++events;
+      continue;
+    }
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker, w.tag, w.mask, 1, &info);
+    if (!msg) {
+      ++it;
+      continue;
+    }
+    if (w.wildcard) {
+      shm_->withdraw(w.request);
+      --pending_wildcards_;
+    }
+    Request* r = w.request;
+    void* buf = w.buf;
+    const size_t bytes = w.bytes;
+    it = watched_.erase(it);
+    ++events;
+    if (ucx_recv_message(buf, bytes, msg, r) != Status::ok) {
+      r->status.error = Status::transport;
+      r->complete = true;
+    }
+  }
+  // No wildcard left ahead of them: the held receives go to UCX, in order.
+  while (pending_wildcards_ == 0 && !watched_.empty()) {
+    Watched w = watched_.front();
+    watched_.pop_front();
+    Status st = irecv(w.buf, w.bytes, w.request->peer, w.tag, w.mask, w.request);
+    if (st != Status::ok) {
+      w.request->status.error = st;
+      w.request->complete = true;
+    }
+  }
+  return events;
+}
+
+bool Transport::forget_watched(Request* r) {
+  for (auto it = watched_.begin(); it != watched_.end(); ++it) {
+    if (it->request != r) continue;
+    if (it->wildcard) --pending_wildcards_;
+    watched_.erase(it);
+    return true;
+  }
+  return false;
+}
+
 Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
                         Request* r) {
-  if (shm_) return shm_->isend(buf, bytes, dest, t, mode, r);
+  if (via_shm(dest)) return shm_->isend(buf, bytes, dest, t, mode, r);
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
   r->peer = dest;
@@ -322,7 +397,26 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
 
 Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
                         Request* r) {
-  if (shm_) return shm_->irecv(buf, bytes, source, t, mask, r);
+  if (!hybrid_ && shm_) return shm_->irecv(buf, bytes, source, t, mask, r);
+  if (hybrid_) {
+    if (source >= 0 && boot_.is_local(source)) return shm_->irecv(buf, bytes, source, t, mask, r);
+    if (source < 0) {
+      WEFT_TRY(shm_->irecv(buf, bytes, source, t, mask, r));
+      if (shm_->is_posted(r)) {
+        watched_.push_back(Watched{r, buf, bytes, t, mask, true});
+        ++pending_wildcards_;
+      }
+      return Status::ok;
+    }
+    if (pending_wildcards_ > 0) {
+      r->peer = source;
+      r->complete = false;
+      r->status = RequestStatus{};
+      r->status.bytes = bytes;
+      watched_.push_back(Watched{r, buf, bytes, t, mask, false});
+      return Status::ok;
+    }
+  }
   r->peer = source;
   r->complete = false;
   r->status = RequestStatus{};
@@ -340,8 +434,15 @@ Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_
   return Status::ok;
 }
 
+// In hybrid mode, probe marks UCX's message handles with the low bit (handles are aligned).
 Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
+  const auto bits = reinterpret_cast<uintptr_t>(message);
+  if (hybrid_ && (bits & 1)) return ucx_recv_message(buf, bytes, reinterpret_cast<void*>(bits & ~uintptr_t(1)), r);
   if (shm_) return shm_->mrecv(buf, bytes, message, r);
+  return ucx_recv_message(buf, bytes, message, r);
+}
+
+Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Request* r) {
   r->complete = false;
   r->status = RequestStatus{};
   r->status.bytes = bytes;
@@ -358,7 +459,7 @@ Status Transport::mrecv(void* buf, size_t bytes, void* message, Request* r) {
 }
 
 Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode) {
-  if (shm_) {
+  if (via_shm(dest)) {
     if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
       return Status::ok;
     Request r;
@@ -409,7 +510,8 @@ Status Transport::recv(void* buf, size_t bytes, int source, uint64_t t, uint64_t
 }
 
 bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, void** message) {
-  if (shm_) return shm_->probe(t, mask, remove, info, message);
+  if (shm_ && shm_->probe(t, mask, remove, info, message)) return true;
+  if (shm_ && !hybrid_) return false;
   auto worker = static_cast<ucp_worker_h>(worker_);
   ucp_worker_progress(worker);
   ucp_tag_recv_info_t ri;
@@ -418,13 +520,18 @@ bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, v
   info->source = tag::source_of(ri.sender_tag);
   info->tag = tag::user_tag_of(ri.sender_tag);
   info->bytes = ri.length;
-  if (message) *message = msg;
+  if (message) *message = hybrid_ ? reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(msg) | 1) : msg;
   return true;
 }
 
 Status Transport::cancel(Request* r) {
   if (r->complete) return Status::ok;
-  if (shm_) {
+  if (hybrid_ && forget_watched(r) && !shm_->is_posted(r)) {  // a held receive
+    r->status.cancelled = true;
+    r->complete = true;
+    return Status::ok;
+  }
+  if (shm_ && !r->transport_handle) {
     shm_->cancel(r);
     return Status::ok;
   }
@@ -442,7 +549,8 @@ bool Transport::check_peer_failure(Request* r) {
                                  : std::string("a rank of the job terminated during a wildcard receive");
   WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
-  if (shm_) {
+  if (hybrid_) forget_watched(r);
+  if (shm_ && !r->transport_handle) {
     shm_->cancel(r);
   } else if (r->transport_handle) {
     // The UCX request is cancelled and freed by its callback.

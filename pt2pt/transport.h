@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,8 +90,27 @@ class Transport {
   void* worker_ = nullptr;   // ucp_worker_h
   std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
   bool peer_error_mode_ = false;
-  std::unique_ptr<ShmEngine> shm_;  // set when every message goes through weft's shared memory
+  std::unique_ptr<ShmEngine> shm_;  // weft's shared memory, for this node's ranks
+  bool hybrid_ = false;             // shm_ for this node's ranks, UCX for the others
+  // Whether messages to or from a job rank go through weft's shared memory.
+  bool via_shm(int rank) const { return shm_ && (!hybrid_ || boot_.is_local(rank)); }
   Status choose_path(const TransportOptions& options, bool* use_shm);
+  Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);
+
+  // Hybrid mode: a wildcard receive is posted to the shared-memory engine and watched on UCX
+  // (probed in posting order); receives from other nodes posted after a pending wildcard are
+  // watched too instead of posted, so that a message both could take goes to the earlier one.
+  struct Watched {
+    Request* request;
+    void* buf;
+    size_t bytes;
+    uint64_t tag, mask;
+    bool wildcard;
+  };
+  std::deque<Watched> watched_;
+  size_t pending_wildcards_ = 0;
+  int resolve_watched();
+  bool forget_watched(Request* r);
 };
 
 }  // namespace weft

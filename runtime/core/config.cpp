@@ -47,6 +47,10 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_STAGING_CACHE", ConfigType::size, "1g",
      "bytes of packing and buffered-send buffers kept for reuse once released (it never holds "
      "more than was once in flight at the same time); 0 returns every buffer at once", nullptr},
+    {"WEFT_FAKE_NODES", ConfigType::integer, "1",
+     "split one host's ranks into this many virtual nodes (consecutive blocks of local ranks): "
+     "ranks of different virtual nodes talk over UCX tcp on the loopback device, never shared "
+     "memory, so multi-node paths run on one machine", nullptr},
     {"WEFT_TOPO_FILE", ConfigType::string, "",
      "use the node topology this file describes (weft JSON, or hwloc XML) instead of reading the "
      "machine through hwloc", nullptr},
