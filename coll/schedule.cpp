@@ -49,6 +49,13 @@ void Schedule::append(Schedule& other) {
   other.kept_.clear();
 }
 
+void Schedule::append_mapped(Schedule& other, const std::vector<int>& ranks) {
+  for (auto& round : other.rounds_)
+    for (Step& st : round)
+      if (st.kind == Step::send || st.kind == Step::recv) st.peer = ranks[size_t(st.peer)];
+  append(other);
+}
+
 size_t Schedule::count(Step::Kind k) const {
   size_t n = 0;
   for (const auto& r : rounds_)

@@ -59,6 +59,9 @@ class Schedule {
   // Appends another schedule's rounds after this one's (and takes over its scratch memory,
   // functions and kept objects).
   void append(Schedule& other);
+  // The same, for a schedule built on a group of this communicator's ranks: its peers are
+  // group ranks, translated through ranks[group rank] (compositions such as coll/hier).
+  void append_mapped(Schedule& other, const std::vector<int>& ranks);
 
   const char* name() const { return name_; }
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }

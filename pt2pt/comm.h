@@ -23,6 +23,8 @@ struct Comm {
   mutable std::unordered_map<uint32_t, const void*> coll_choices;
   // Every member runs on this process's node (the shared-memory collectives need it).
   bool single_node = false;
+  // Node id of every member, by communicator rank (virtual nodes with WEFT_FAKE_NODES).
+  std::vector<uint32_t> nodes;
   // The shared-memory collective segment, made on first use (owned and interpreted by coll/).
   mutable std::shared_ptr<void> coll_shm;
 

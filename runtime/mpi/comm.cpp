@@ -60,6 +60,7 @@ int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
   e->comm.rank = int(pos - world_ranks.begin());
   e->comm.single_node = std::all_of(world_ranks.begin(), world_ranks.end(),
                                     [](int w) { return g_state->boot->is_local(w); });
+  e->comm.nodes = node_ids(*g_state->boot, world_ranks);
   e->comm.errhandler = parent_comm.errhandler;  // inherited, as the standard says
   if (handle::kind_of(e->comm.errhandler) == handle::direct)
     ++g_state->errhandlers[handle::index_of(e->comm.errhandler)]->refs;

@@ -48,7 +48,7 @@ int reap_orphans(void* ctx) {
   return released;
 }
 
-std::unique_ptr<CommEntry> make_world_comm(const Bootstrap& b, uint32_t context,
+std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context,
                                            int handle_value, const char* name, bool self) {
   auto e = std::make_unique<CommEntry>();
   Comm& c = e->comm;
@@ -62,6 +62,7 @@ std::unique_ptr<CommEntry> make_world_comm(const Bootstrap& b, uint32_t context,
   }
   c.name = name;
   c.single_node = self || b.local_size() == b.size();
+  c.nodes = node_ids(b, c.world_ranks);
   c.handle = handle_value;
   c.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
@@ -196,6 +197,13 @@ Request* lookup_request(MPI_Request h) {
   uint32_t idx = handle::index_of(h);
   if (!g_state->requests.is_live(idx)) return nullptr;
   return g_state->requests.at(idx);
+}
+
+std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks) {
+  std::vector<uint32_t> nodes(world_ranks.size(), 0);
+  for (size_t i = 0; i < world_ranks.size(); ++i)
+    if (boot.node_of(world_ranks[i], &nodes[i]) != Status::ok) return {};  // unknown: no hierarchy
+  return nodes;
 }
 
 coll::CollContext coll_context(const Comm& c) {

@@ -209,6 +209,8 @@ void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_A
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 
 coll::CollContext coll_context(const Comm& c);
+// The node id of each job rank (empty if the bootstrap cannot tell).
+std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
 // Progress poller of the collectives in flight.
 int progress_collectives(void* state);
 // Topology at init (topo_init.cpp): reads WEFT_TOPO_FILE, writes WEFT_TOPO_DUMP, reports the
