@@ -44,13 +44,17 @@ bool supports(const CollArgs& a, const Comm& c) {
 
 // The model has one alpha and beta for every pair of ranks, so it cannot yet see why leaving
 // the node fewer times pays: a tree on each node, log2(nodes) rounds between leaders, a tree
-// back. With one level this never beats the flat recursive doubling, so until each level has
-// its own parameters the algorithm runs where WEFT_COLL_TUNE forces it.
+// back. With one level it ties the flat recursive doubling at best, so until each level has
+// its own parameters it is chosen only on such ties' rounding, or where WEFT_COLL_TUNE forces it.
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!supports(a, c)) return std::numeric_limits<double>::infinity();
-  const Groups g = groups_of(c);
+  // Every rank must estimate alike (each chooses on its own): use the largest node's size.
+  std::map<uint32_t, int> ranks_on;
+  for (uint32_t n : c.nodes) ++ranks_on[n];
+  int largest = 0;
+  for (const auto& [node, count] : ranks_on) largest = std::max(largest, count);
   const double n = double(a.bytes), step = m.alpha_us + n * m.beta_us_per_byte;
-  const int within = ceil_log2(int(g.node.size())), across = ceil_log2(int(g.leaders.size()));
+  const int within = ceil_log2(largest), across = ceil_log2(int(ranks_on.size()));
   return 2 * within * step + within * n * m.gamma_us_per_byte + across * (step + n * m.gamma_us_per_byte);
 }
 
