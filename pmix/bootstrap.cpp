@@ -258,13 +258,14 @@ Status Bootstrap::split_into_fake_nodes(const char* value) {
   // Consecutive blocks of the host's ranks (in local-rank order) form the virtual nodes.
   std::vector<int> host = local_peers_;
   std::sort(host.begin(), host.end());
-  fake_node_.assign(size_t(size_), 0);
+  node_ids_.assign(size_t(size_), 0);
   for (size_t i = 0; i < host.size(); ++i)
-    if (host[i] >= 0 && host[i] < size_) fake_node_[size_t(host[i])] = uint32_t(i * size_t(n) / host.size());
-  node_id_ = fake_node_[size_t(rank_)];
+    if (host[i] >= 0 && host[i] < size_) node_ids_[size_t(host[i])] = uint32_t(i * size_t(n) / host.size());
+  fake_nodes_ = true;
+  node_id_ = node_ids_[size_t(rank_)];
   local_peers_.clear();
   for (int r : host)
-    if (fake_node_[size_t(r)] == node_id_) local_peers_.push_back(r);
+    if (node_ids_[size_t(r)] == node_id_) local_peers_.push_back(r);
   local_rank_ = int(std::find(local_peers_.begin(), local_peers_.end(), rank_) - local_peers_.begin());
   local_size_ = int(local_peers_.size());
   WEFT_INFO(Subsys::init, "WEFT_FAKE_NODES=%ld: rank %d is local rank %d of %d on virtual node %u", n, rank_,
@@ -277,15 +278,19 @@ Status Bootstrap::node_of(int rank, uint32_t* node) {
     *node = node_id_;
     return Status::ok;
   }
-  if (!fake_node_.empty()) {
-    if (rank < 0 || rank >= size_) return Status::invalid_rank;
-    *node = fake_node_[size_t(rank)];
-    return Status::ok;
+  if (rank < 0 || rank >= size_) return Status::invalid_rank;
+  if (node_ids_.empty()) node_ids_.assign(size_t(size_), kUnknownNode);
+  uint32_t& known = node_ids_[size_t(rank)];
+  if (known == kUnknownNode) {
+    pmix_proc_t peer;
+    PMIX_PROC_CONSTRUCT(&peer);
+    PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
+    uint32_t id = 0;
+    WEFT_TRY(get_u32(peer, PMIX_NODEID, &id));
+    known = id;
   }
-  pmix_proc_t peer;
-  PMIX_PROC_CONSTRUCT(&peer);
-  PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
-  return get_u32(peer, PMIX_NODEID, node);
+  *node = known;
+  return Status::ok;
 }
 
 Status Bootstrap::barrier() {

@@ -32,7 +32,7 @@ class Bootstrap {
   bool singleton() const { return singleton_; }
   // WEFT_FAKE_NODES split this host into virtual nodes (traffic between them must not use
   // shared memory).
-  bool fake_nodes() const { return !fake_node_.empty(); }
+  bool fake_nodes() const { return fake_nodes_; }
   const char* launcher() const { return launcher_; }
   // Names this job among the jobs of the host (the PMIx namespace; a singleton's pid), for
   // names of node-wide resources such as shared-memory files.
@@ -73,7 +73,11 @@ class Bootstrap {
   std::string job_id_;
   std::vector<int> local_peers_{0};
   std::vector<bool> local_mask_;
-  std::vector<uint32_t> fake_node_;  // virtual node of every rank, with WEFT_FAKE_NODES
+  // Node id of every rank, read from PMIx once each (kUnknownNode until then); with
+  // WEFT_FAKE_NODES, the virtual nodes, all set at init.
+  static constexpr uint32_t kUnknownNode = UINT32_MAX;
+  std::vector<uint32_t> node_ids_;
+  bool fake_nodes_ = false;
   bool singleton_ = true;
   bool pmix_initialised_ = false;
   const char* launcher_ = "none (singleton)";
