@@ -19,6 +19,8 @@ struct Algorithm {
 };
 
 std::span<const Algorithm* const> algorithms();
+// The algorithm the cost model alone picks for a call on c (no WEFT_COLL_TUNE rules).
+const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m);
 const Algorithm* find_algorithm(Collective coll, std::string_view name);
 
 // Helpers for estimates and predicates.
@@ -45,6 +47,15 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
                                                              const Reduction& red);
 std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t count,
                                                const Reduction& red);
+// The ring allreduce's halves: after the reduce-scatter, rank r holds the full reduction of
+// segment ring_owned_segment(r, p), elements [ring_segment_start(k), ring_segment_start(k+1));
+// the allgather then circulates every segment from its owner.
+std::shared_ptr<Schedule> build_ring_reduce_scatter_in_place(const Comm& c, void* buf, size_t count,
+                                                             const Reduction& red);
+std::shared_ptr<Schedule> build_ring_allgather_in_place(const Comm& c, void* buf, size_t count,
+                                                        size_t elem_size);
+size_t ring_segment_start(size_t count, int p, int k);
+inline int ring_owned_segment(int rank, int p) { return (rank + 1) % p; }
 // Commutative operations only; count >= the largest power of two <= p.
 std::shared_ptr<Schedule> build_allreduce_rabenseifner(const Comm& c, void* buf, size_t count,
                                                        const Reduction& red);

@@ -76,15 +76,27 @@ struct CollArgs {
 // (a tuning file without it): those algorithms are then never chosen by estimate.
 // gap: the time between back-to-back small sends to one peer (LogGP's g), what a message costs
 // its sender when nothing waits for an answer; 0 means unknown.
+// Point-to-point has one pair per level: node_alpha/node_beta between ranks of one node,
+// net_alpha/net_beta between nodes (0: unknown). alpha/beta is the link a flat algorithm
+// crosses: the selector sets it per communicator (model_for), the network's where the
+// communicator spans nodes; the hierarchical algorithms (coll/hier) cost each level apart.
 struct CostModel {
   double alpha_us = 0;
   double beta_us_per_byte = 0;
+  double node_alpha_us = 0;
+  double node_beta_us_per_byte = 0;
+  double net_alpha_us = 0;
+  double net_beta_us_per_byte = 0;
   double gamma_us_per_byte = 0;
   double gap_us = 0;
   double shm_alpha_us = 0;
   double shm_beta_us_per_byte = 0;
   const char* source = "unset";
 };
+
+// The model as the algorithms of communicator c see it: alpha/beta are the network's where c
+// spans nodes and the network is known, else the node's where known.
+CostModel model_for(const Comm& c, const CostModel& m);
 
 class Tuning;
 

@@ -1,6 +1,7 @@
-// Where the alpha-beta-gamma model's numbers come from: a short measurement at init (job ranks 0
-// and 1 ping-pong a small and a large message; rank 0 times a local reduction; rank 0's numbers
-// are broadcast so that every rank estimates alike), or a tuning file.
+// Where the alpha-beta-gamma model's numbers come from: a short measurement at init (job rank 0
+// ping-pongs a small and a large message with its nearest peer on its node and on another
+// node, one level each; rank 0 times a local reduction; rank 0's numbers are broadcast so that
+// every rank estimates alike), or a tuning file.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "algorithm.h"
+#include "hier/hierarchy.h"
 #include "shm/segment.h"
 #include "runtime/core/log.h"
 
@@ -34,20 +36,20 @@ Status fastest_run(Transport& t, const Comm& world, const std::shared_ptr<Schedu
   return Status::ok;
 }
 
-// Round trips of `bytes` between ranks 0 and 1, in `batches` schedules of `trips` each; the
-// fastest batch counts (interference only ever adds time). Every rank runs the same schedules
-// (empty off ranks 0 and 1) so that the communicator's collective sequence stays in step.
-Status ping_pong(Transport& t, const Comm& world, size_t bytes, int trips, int batches,
+// Round trips of `bytes` between ranks 0 and `peer`, in `batches` schedules of `trips` each;
+// the fastest batch counts (interference only ever adds time). Every rank runs the same
+// schedules (empty off the pair) so that the communicator's collective sequence stays in step.
+Status ping_pong(Transport& t, const Comm& world, int peer, size_t bytes, int trips, int batches,
                  double* us_per_trip) {
   auto s = std::make_shared<Schedule>("calibration");
   char* buf = s->scratch(bytes + 1);
   memset(buf, 0, bytes + 1);
   const int me = world.rank;
-  for (int i = 0; i < trips && me < 2; ++i) {
+  for (int i = 0; i < trips && (me == 0 || me == peer); ++i) {
     s->new_round();
-    if (me == 0) s->send(1, buf, bytes); else s->recv(0, buf, bytes);
+    if (me == 0) s->send(peer, buf, bytes); else s->recv(0, buf, bytes);
     s->new_round();
-    if (me == 0) s->recv(1, buf, bytes); else s->send(0, buf, bytes);
+    if (me == 0) s->recv(peer, buf, bytes); else s->send(0, buf, bytes);
   }
   double us = 0;
   WEFT_TRY(fastest_run(t, world, s, batches, &us));
@@ -55,22 +57,35 @@ Status ping_pong(Transport& t, const Comm& world, size_t bytes, int trips, int b
   return Status::ok;
 }
 
-// `count` small messages from rank 0 to rank 1 back to back, then one answer; the fastest of
+// alpha and beta between ranks 0 and `peer`, from a small and a large round trip.
+Status measure_link(Transport& t, const Comm& world, int peer, double* alpha_us, double* beta_us_per_byte) {
+  constexpr size_t kSmall = 8, kLarge = 256 * 1024;
+  double small_us = 0, large_us = 0, warm = 0;
+  // The first trips fault in the rings and buffers: warm up, then keep the fastest batch.
+  WEFT_TRY(ping_pong(t, world, peer, kLarge, 2, 1, &warm));
+  WEFT_TRY(ping_pong(t, world, peer, kSmall, 16, 6, &small_us));
+  WEFT_TRY(ping_pong(t, world, peer, kLarge, 4, 3, &large_us));
+  *alpha_us = small_us / 2;
+  *beta_us_per_byte = std::max(1e-7, (large_us - small_us) / 2 / double(kLarge - kSmall));
+  return Status::ok;
+}
+
+// `count` small messages from rank 0 to `peer` back to back, then one answer; the fastest of
 // `batches` (like ping_pong, every rank runs the schedules).
-Status burst(Transport& t, const Comm& world, int count, int batches, double* us) {
+Status burst(Transport& t, const Comm& world, int peer, int count, int batches, double* us) {
   auto s = std::make_shared<Schedule>("calibration");
   constexpr size_t kBytes = 8;
   char* buf = s->scratch(kBytes * size_t(count) + 1);
   memset(buf, 0, kBytes * size_t(count) + 1);
   const int me = world.rank;
-  if (me < 2) {
+  if (me == 0 || me == peer) {
     s->new_round();
     for (int i = 0; i < count; ++i) {
-      if (me == 0) s->send(1, buf + kBytes * size_t(i), kBytes);
+      if (me == 0) s->send(peer, buf + kBytes * size_t(i), kBytes);
       else s->recv(0, buf + kBytes * size_t(i), kBytes);
     }
     s->new_round();
-    if (me == 0) s->recv(1, buf, kBytes); else s->send(0, buf, kBytes);
+    if (me == 0) s->recv(peer, buf, kBytes); else s->send(0, buf, kBytes);
   }
   return fastest_run(t, world, s, batches, us);
 }
@@ -96,36 +111,40 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out) {
     out->source = "single rank (no peer to measure; every collective is local)";
     return Status::ok;
   }
-  constexpr size_t kSmall = 8, kLarge = 256 * 1024;
-  double small_us = 0, large_us = 0, warm = 0;
-  // The first trips fault in the rings and buffers: warm up, then keep the fastest batch.
-  WEFT_TRY(ping_pong(t, world, kLarge, 2, 1, &warm));
-  WEFT_TRY(ping_pong(t, world, kSmall, 16, 6, &small_us));
-  WEFT_TRY(ping_pong(t, world, kLarge, 4, 3, &large_us));
+  // Rank 0's nearest peers on its own node and on another one: each level's link.
+  std::vector<uint32_t> node(size_t(world.size), 0);
+  for (int r = 0; r < world.size; ++r) WEFT_TRY(t.boot().node_of(world.world_rank(r), &node[size_t(r)]));
+  int near = -1, far = -1;
+  for (int r = world.size - 1; r > 0; --r) (node[size_t(r)] == node[0] ? near : far) = r;
+  double levels[4] = {0, 0, 0, 0};  // node alpha, beta; net alpha, beta
+  if (near > 0) WEFT_TRY(measure_link(t, world, near, &levels[0], &levels[1]));
+  if (far > 0) WEFT_TRY(measure_link(t, world, far, &levels[2], &levels[3]));
+  const int first = near > 0 ? near : far;
+  const double small_us = 2 * (near > 0 ? levels[0] : levels[2]);
   constexpr int kBurst = 32;
   double burst_us = 0;
-  WEFT_TRY(burst(t, world, kBurst, 5, &burst_us));
-  double numbers[3] = {small_us / 2, std::max(1e-7, (large_us - small_us) / 2 / double(kLarge - kSmall)),
-                       reduction_us_per_byte()};
+  WEFT_TRY(burst(t, world, first, kBurst, 5, &burst_us));
   // The burst's messages follow each other at the gap; the first and the answer take a latency each.
   const double gap_us = std::max(1e-3, (burst_us - small_us) / kBurst);
   double shm_numbers[2] = {0, 0};
   // The shared-memory collectives' flag hand-off, where ranks 0 and 1 share a node.
-  uint32_t node0 = 0, node1 = 1;
-  WEFT_TRY(t.boot().node_of(world.world_rank(0), &node0));
-  WEFT_TRY(t.boot().node_of(world.world_rank(1), &node1));
-  if (node0 == node1) WEFT_TRY(shm::measure(t, world, &shm_numbers[0], &shm_numbers[1]));
-  double all[6] = {numbers[0], numbers[1], numbers[2], shm_numbers[0], shm_numbers[1], gap_us};
+  if (node[0] == node[1]) WEFT_TRY(shm::measure(t, world, &shm_numbers[0], &shm_numbers[1]));
+  double all[8] = {levels[0], levels[1], levels[2], levels[3], reduction_us_per_byte(),
+                   shm_numbers[0], shm_numbers[1], gap_us};
   CostModel unused;
   CollContext ctx{t, world, unused};
   WEFT_TRY(run(ctx, build_bcast_binomial(world, all, sizeof all, 0)));
-  out->alpha_us = all[0];
-  out->beta_us_per_byte = all[1];
-  out->gamma_us_per_byte = all[2];
-  out->shm_alpha_us = all[3];
-  out->shm_beta_us_per_byte = all[4];
-  out->gap_us = all[5];
-  out->source = "measured at init between ranks 0 and 1";
+  out->node_alpha_us = all[0];
+  out->node_beta_us_per_byte = all[1];
+  out->net_alpha_us = all[2];
+  out->net_beta_us_per_byte = all[3];
+  out->alpha_us = all[0] > 0 ? all[0] : all[2];
+  out->beta_us_per_byte = all[0] > 0 ? all[1] : all[3];
+  out->gamma_us_per_byte = all[4];
+  out->shm_alpha_us = all[5];
+  out->shm_beta_us_per_byte = all[6];
+  out->gap_us = all[7];
+  out->source = "measured at init from rank 0 to its nearest peers";
   return Status::ok;
 }
 
@@ -137,12 +156,16 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
   }
   // The first three are required; without the shared-memory pair those algorithms are only
   // used where forced.
-  constexpr int kFields = 6, kRequired = 3;
+  constexpr int kFields = 10, kRequired = 3;
   bool seen[kFields] = {};
   double* fields[kFields] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte,
-                             &out->shm_alpha_us, &out->shm_beta_us_per_byte, &out->gap_us};
+                             &out->shm_alpha_us, &out->shm_beta_us_per_byte, &out->gap_us,
+                             &out->node_alpha_us, &out->node_beta_us_per_byte,
+                             &out->net_alpha_us, &out->net_beta_us_per_byte};
   static constexpr const char* kNames[kFields] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte",
-                                                  "shm_alpha_us", "shm_beta_us_per_byte", "gap_us"};
+                                                  "shm_alpha_us", "shm_beta_us_per_byte", "gap_us",
+                                                  "node_alpha_us", "node_beta_us_per_byte",
+                                                  "net_alpha_us", "net_beta_us_per_byte"};
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {
@@ -161,7 +184,8 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
     if (i == kFields) {
       *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
                ": unknown parameter '" + name +
-               "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte, gap_us)";
+               "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte, "
+               "gap_us, node_alpha_us, node_beta_us_per_byte, net_alpha_us, net_beta_us_per_byte)";
       return Status::invalid_arg;
     }
     *fields[i] = value;
@@ -175,6 +199,14 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
   }
   out->source = "tuning file (WEFT_COLL_MODEL)";
   return Status::ok;
+}
+
+CostModel model_for(const Comm& c, const CostModel& m) {
+  CostModel seen = m;
+  const Level link = spans_nodes(c) ? net_level(m) : node_level(m);
+  seen.alpha_us = link.alpha_us;
+  seen.beta_us_per_byte = link.beta_us_per_byte;
+  return seen;
 }
 
 }  // namespace weft::coll

@@ -21,7 +21,8 @@ uint32_t cache_key(const CollArgs& a) {
          uint32_t(a.uniform);
 }
 
-void log_choice(const CollContext& c, const CollArgs& a, const Algorithm* chosen, const char* why) {
+void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
+                const char* why) {
   if (!log_enabled(LogLevel::info, Subsys::coll)) return;
   std::string estimates;
   char item[96];
@@ -29,7 +30,7 @@ void log_choice(const CollContext& c, const CollArgs& a, const Algorithm* chosen
     if (alg->coll != a.coll) continue;
     if (alg->supports(a, c.comm))
       snprintf(item, sizeof item, "%s%s %.1f", estimates.empty() ? "" : ", ", alg->name,
-               alg->estimate_us(a, c.comm, c.model));
+               alg->estimate_us(a, c.comm, m));
     else
       snprintf(item, sizeof item, "%s%s n/a", estimates.empty() ? "" : ", ", alg->name);
     estimates += item;
@@ -42,13 +43,14 @@ void log_choice(const CollContext& c, const CollArgs& a, const Algorithm* chosen
             estimates.c_str());
 }
 
-const Algorithm* argmin(const CollContext& c, const CollArgs& a, bool honour_exclusions) {
+// tuning: exclusions to honour, or none.
+const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m, const Tuning* tuning) {
   const Algorithm* best = nullptr;
   double best_us = std::numeric_limits<double>::infinity();
   for (const Algorithm* alg : algorithms()) {
-    if (alg->coll != a.coll || !alg->supports(a, c.comm)) continue;
-    if (honour_exclusions && c.tuning && c.tuning->excluded(*alg, a.bytes)) continue;
-    const double us = alg->estimate_us(a, c.comm, c.model);
+    if (alg->coll != a.coll || !alg->supports(a, comm)) continue;
+    if (tuning && tuning->excluded(*alg, a.bytes)) continue;
+    const double us = alg->estimate_us(a, comm, m);
     if (!best || us < best_us) {
       best = alg;
       best_us = us;
@@ -64,6 +66,7 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
     auto* cached = static_cast<const Algorithm*>(it->second);
     if (cached->supports(a, c.comm)) return cached;
   }
+  const CostModel m = model_for(c.comm, c.model);
   const Algorithm* chosen = nullptr;
   const char* why = "lowest estimate";
   const Algorithm* forced = c.tuning ? c.tuning->forced(a.coll, a.bytes) : nullptr;
@@ -77,9 +80,9 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
                 "operation); choosing by the cost model",
                 collective_name(a.coll), forced->name, a.bytes,
                 a.red.commutative ? "commutative" : "non-commutative");
-    chosen = argmin(c, a, true);
+    chosen = argmin(c.comm, a, m, c.tuning);
     if (!chosen) {
-      chosen = argmin(c, a, false);
+      chosen = argmin(c.comm, a, m, nullptr);
       if (chosen) {
         why = "every other candidate cannot run this call";
         WEFT_WARN(Subsys::coll, "WEFT_COLL_TUNE excludes every algorithm that can run %s of %zu bytes; using %s",
@@ -90,12 +93,16 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   if (!chosen) return nullptr;
   if (it == c.comm.coll_choices.end()) {
     c.comm.coll_choices.emplace(key, chosen);
-    log_choice(c, a, chosen, why);
+    log_choice(c, a, m, chosen, why);
   }
   return chosen;
 }
 
 }  // namespace
+
+const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  return argmin(c, a, model_for(c, m), nullptr);
+}
 
 Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* out) {
   const Algorithm* alg = choose(c, a);

@@ -27,6 +27,9 @@ struct Comm {
   std::vector<uint32_t> nodes;
   // The shared-memory collective segment, made on first use (owned and interpreted by coll/).
   mutable std::shared_ptr<void> coll_shm;
+  // The node / leader / column rank groups of a communicator spanning nodes, made on first
+  // use (owned and interpreted by coll/hier).
+  mutable std::shared_ptr<void> coll_hier;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

@@ -132,6 +132,7 @@ Status Transport::init(const TransportOptions& options) {
   }
   WEFT_TRY(boot_.exchange());
   eps_.assign(size_t(boot_.size()), nullptr);
+  sent_.assign(size_t(boot_.size()), Sent{});
   if (shm_) {
     WEFT_TRY(shm_->map_all_and_unlink());
   } else if (boot_.size() > 1 && options.path != Pt2ptPath::ucx) {
@@ -199,6 +200,12 @@ std::string Transport::path_description() const {
 }
 
 Transport::~Transport() {
+  if (log_enabled(LogLevel::info, Subsys::pt2pt))
+    for (int dest = 0; dest < int(sent_.size()); ++dest)
+      if (sent_[size_t(dest)].messages)
+        WEFT_INFO(Subsys::pt2pt, "peer %d: sent %llu messages, %llu bytes over %s", dest,
+                  (unsigned long long)sent_[size_t(dest)].messages,
+                  (unsigned long long)sent_[size_t(dest)].bytes, transports_to(dest).c_str());
   auto worker = static_cast<ucp_worker_h>(worker_);
   std::vector<void*> closing;
   for (void*& ep : eps_) {
@@ -373,6 +380,7 @@ bool Transport::forget_watched(Request* r) {
 
 Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
                         Request* r) {
+  count_sent(dest, bytes);
   if (via_shm(dest)) return shm_->isend(buf, bytes, dest, t, mode, r);
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
@@ -459,6 +467,7 @@ Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Reque
 }
 
 Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode) {
+  count_sent(dest, bytes);
   if (via_shm(dest)) {
     if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
       return Status::ok;

@@ -89,6 +89,15 @@ class Transport {
   void* context_ = nullptr;  // ucp_context_h
   void* worker_ = nullptr;   // ucp_worker_h
   std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
+  // Messages and bytes sent to each job rank, reported per peer and transport at INFO when
+  // the transport closes (which path the traffic took, for users and tests).
+  struct Sent { uint64_t messages = 0, bytes = 0; };
+  std::vector<Sent> sent_;
+  void count_sent(int dest, size_t bytes) {
+    if (size_t(dest) >= sent_.size()) return;  // the call itself reports the bad rank
+    ++sent_[size_t(dest)].messages;
+    sent_[size_t(dest)].bytes += bytes;
+  }
   bool peer_error_mode_ = false;
   std::unique_ptr<ShmEngine> shm_;  // weft's shared memory, for this node's ranks
   bool hybrid_ = false;             // shm_ for this node's ranks, UCX for the others

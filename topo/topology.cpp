@@ -133,6 +133,8 @@ Status load_hwloc(const char* xml, bool with_devices, NodeTopology* out, std::st
   snprintf(version, sizeof version, "%u.%u.%u", v >> 16, (v >> 8) & 0xff, v & 0xff);
   out->source = xml ? std::string("hwloc XML file ") + xml : std::string("hwloc API ") + version + ", this machine";
   extract(h.t, out);
+  out->gpu_link_source = xml ? "none: an hwloc XML file holds no GPU links"
+                             : with_devices ? "none: the GPU drivers were not asked" : "none: PCI devices not read";
   return Status::ok;
 }
 
@@ -234,8 +236,10 @@ std::vector<std::vector<int>> NodeTopology::gpu_islands() const {
   return out;
 }
 
-Status load_machine(bool with_devices, NodeTopology* out, std::string* error) {
-  return load_hwloc(nullptr, with_devices, out, error);
+Status load_machine(bool with_devices, NodeTopology* out, std::string* error, bool gpu_drivers) {
+  WEFT_TRY(load_hwloc(nullptr, with_devices, out, error));
+  if (with_devices && gpu_drivers) add_gpu_links(out);
+  return Status::ok;
 }
 
 Status load_file(const std::string& path, NodeTopology* out, std::string* error) {
@@ -341,9 +345,13 @@ std::string to_json(const NodeTopology& t) {
     o += (i ? ",\n    " : "\n    ") + std::string("{\"a\": ") + std::to_string(l.a) + ", \"b\": " +
          std::to_string(l.b) + ", \"kind\": ";
     json_quote(l.kind, &o);
-    o += ", \"lanes\": " + std::to_string(l.lanes) + "}";
+    o += ", \"lanes\": " + std::to_string(l.lanes);
+    if (l.perf_rank >= 0) o += ", \"perf_rank\": " + std::to_string(l.perf_rank);
+    o += "}";
   }
-  o += "]\n}\n";
+  o += "],\n  \"gpu_link_source\": ";
+  json_quote(t.gpu_link_source, &o);
+  o += "\n}\n";
   return o;
 }
 
@@ -446,19 +454,23 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
       const Json& e = links->items[i];
       const std::string where = "links[" + std::to_string(i) + "]";
       GpuLink l;
-      long long a = 0, b = 0, lanes = 0;
+      long long a = 0, b = 0, lanes = 0, perf_rank = -1;
       if (!get_int(e, "a", 0, gpus - 1, &a, error, where) || !get_int(e, "b", 0, gpus - 1, &b, error, where) ||
           !get_string(e, "kind", &l.kind, error, where) ||
-          !get_int(e, "lanes", 0, 1024, &lanes, error, where, false))
+          !get_int(e, "lanes", 0, 1024, &lanes, error, where, false) ||
+          !get_int(e, "perf_rank", -1, 1024, &perf_rank, error, where, false))
         return Status::invalid_arg;
       if (a == b) return fail(error, where + ": a GPU cannot link to itself");
       if (l.kind != "nvlink" && l.kind != "pcie") return fail(error, where + ": 'kind' must be \"nvlink\" or \"pcie\"");
       l.a = int(a);
       l.b = int(b);
       l.lanes = int(lanes);
+      l.perf_rank = int(perf_rank);
       t.links.push_back(std::move(l));
     }
   }
+  t.gpu_link_source = "topology file";
+  if (!get_string(doc, "gpu_link_source", &t.gpu_link_source, error, "topology", false)) return Status::invalid_arg;
   *out = std::move(t);
   return Status::ok;
 }
@@ -504,7 +516,9 @@ std::string to_text(const NodeTopology& t) {
   }
   for (const GpuLink& l : t.links)
     o += "  link gpu " + std::to_string(l.a) + " - gpu " + std::to_string(l.b) + ": " + l.kind +
-         (l.lanes ? " x" + std::to_string(l.lanes) : "") + "\n";
+         (l.lanes ? " x" + std::to_string(l.lanes) : "") +
+         (l.perf_rank >= 0 ? ", cuda performance rank " + std::to_string(l.perf_rank) : "") + "\n";
+  if (!t.gpu_link_source.empty()) o += "  GPU links from: " + t.gpu_link_source + "\n";
   if (t.gpu_count()) {
     o += "  GPU islands:";
     for (const auto& island : t.gpu_islands()) {
@@ -519,16 +533,46 @@ std::string to_text(const NodeTopology& t) {
   return o;
 }
 
-std::string binding_advice(const NodeTopology& t, const Binding& b, int gpu_index) {
-  const PciDevice* g = gpu_index >= 0 ? t.gpu(gpu_index) : nullptr;
-  if (!g || g->numa < 0 || !b.bound || b.numa.empty()) return {};
-  if (std::find(b.numa.begin(), b.numa.end(), g->numa) != b.numa.end()) return {};
+std::string binding_advice(const NodeTopology& t, const Binding& b, int gpu_index, bool uses_network) {
+  if (!b.bound || b.numa.empty()) return {};
+  auto in_binding = [&](int numa) { return std::find(b.numa.begin(), b.numa.end(), numa) != b.numa.end(); };
   std::string nodes;
   for (size_t i = 0; i < b.numa.size(); ++i) nodes += (i ? "," : "") + std::to_string(b.numa[i]);
-  return "bound to cpus " + b.cpus + " (NUMA " + nodes + "), but gpu " + std::to_string(gpu_index) + " (" + g->name +
-         ") hangs off NUMA " + std::to_string(g->numa) +
-         ": every copy to and from it crosses the NUMA interconnect (bind to its node's cores, e.g. "
-         "mpirun --map-by numa)";
+  std::vector<std::string> far;
+  const PciDevice* g = gpu_index >= 0 ? t.gpu(gpu_index) : nullptr;
+  if (g && g->numa >= 0 && !in_binding(g->numa))
+    far.push_back("gpu " + std::to_string(gpu_index) + " (" + g->name + ") hangs off NUMA " + std::to_string(g->numa) +
+                  ": every copy to and from it crosses the NUMA interconnect");
+  // The NIC nearest the binding's cores, by NUMA distance (10 local, 20 remote without a matrix).
+  // NICs of unknown place make the question unanswerable, so they silence it.
+  auto distance = [&](int from, int to) -> unsigned {
+    size_t i = t.numa.size(), j = t.numa.size();
+    for (size_t k = 0; k < t.numa.size(); ++k) {
+      if (t.numa[k].id == from) i = k;
+      if (t.numa[k].id == to) j = k;
+    }
+    if (i < t.distances.size() && j < t.distances[i].size()) return t.distances[i][j];
+    return from == to ? 10 : 20;
+  };
+  const PciDevice* nearest = nullptr;
+  unsigned best = ~0u;
+  bool nics_placed = true;
+  for (const PciDevice& d : t.devices) {
+    if (d.kind != PciDevice::nic) continue;
+    nics_placed = nics_placed && d.numa >= 0;
+    for (int n : b.numa)
+      if (d.numa >= 0 && distance(n, d.numa) < best) {
+        best = distance(n, d.numa);
+        nearest = &d;
+      }
+  }
+  if (uses_network && nics_placed && nearest && !in_binding(nearest->numa))
+    far.push_back("the nearest NIC (" + nearest->name + ") hangs off NUMA " + std::to_string(nearest->numa) +
+                  ": every message to another node crosses the NUMA interconnect");
+  if (far.empty()) return {};
+  std::string advice = "bound to cpus " + b.cpus + " (NUMA " + nodes + "), but " + far[0];
+  for (size_t i = 1; i < far.size(); ++i) advice += "; and " + far[i];
+  return advice + " (bind to the cores of the device's NUMA node, e.g. mpirun --map-by numa)";
 }
 
 }  // namespace weft::topo

@@ -28,9 +28,10 @@ struct PciDevice {
 };
 
 struct GpuLink {
-  int a = 0, b = 0;  // indices among the node's GPUs
-  std::string kind;  // "nvlink" or "pcie"
-  int lanes = 0;     // nvlink: links between the pair
+  int a = 0, b = 0;    // indices among the node's GPUs
+  std::string kind;    // "nvlink" or "pcie"
+  int lanes = 0;       // nvlink: links between the pair
+  int perf_rank = -1;  // CUDA's relative rank of the pair's peer path (lower is faster; -1: unknown)
 };
 
 struct NodeTopology {
@@ -42,6 +43,9 @@ struct NodeTopology {
   std::vector<std::vector<unsigned>> distances;  // NUMA node to NUMA node (10: local)
   std::vector<PciDevice> devices;
   std::vector<GpuLink> links;
+  // Where the links came from: "cuda driver ...", "topology file", or "none: why" (no driver,
+  // devices not read, ...). A reader can tell "no links" from "nobody asked".
+  std::string gpu_link_source;
 
   int gpu_count() const;
   const PciDevice* gpu(int index) const;
@@ -57,8 +61,10 @@ struct Binding {
   bool bound = false;     // narrower than the whole machine
 };
 
-// Reads this machine through hwloc. with_devices: also the PCI devices (slower: tens of ms).
-Status load_machine(bool with_devices, NodeTopology* out, std::string* error);
+// Reads this machine through hwloc. with_devices: also the PCI devices (slower: tens of ms),
+// then, with gpu_drivers, the GPUs' names and links from the CUDA driver and NVML
+// (add_gpu_links; about a second on a GPU node, mostly driver start-up; nothing without one).
+Status load_machine(bool with_devices, NodeTopology* out, std::string* error, bool gpu_drivers = true);
 // Reads a file: weft JSON (see docs/ARCHITECTURE.md) or hwloc XML (a file starting with '<').
 Status load_file(const std::string& path, NodeTopology* out, std::string* error);
 // The calling process's binding, as hwloc sees it.
@@ -75,8 +81,34 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
 // A readable tree: machine, NUMA nodes with their cores and devices, GPU links and islands.
 std::string to_text(const NodeTopology& t);
 
-// Advice on a rank's binding: empty if fine, else why it is a slowdown (e.g. a GPU on another
-// NUMA node than every core the rank may run on).
-std::string binding_advice(const NodeTopology& t, const Binding& b, int gpu_index);
+// Advice on a rank's binding: empty if fine, else why it is a slowdown, in one sentence: its GPU
+// on another NUMA node than every core the rank may run on, and (uses_network: the job spans
+// nodes) the NIC nearest those cores on another NUMA node as well.
+std::string binding_advice(const NodeTopology& t, const Binding& b, int gpu_index, bool uses_network);
+
+// GPU links from the drivers (gpu_links.cpp).
+
+// What the drivers say about one ordered pair of GPUs (indices among the node's GPUs).
+struct GpuPeerFact {
+  int a = 0, b = 0;
+  int nvlink_lanes = 0;  // active NVLinks of a whose far end is b (NVML)
+  bool p2p = false;      // a may access b's memory directly (CUDA)
+  int perf_rank = -1;    // CUDA's performance rank of a -> b (-1: unknown)
+};
+// One link per pair of GPUs: nvlink with the larger lane count of the two directions (plus,
+// through NVSwitches, the fewer switch lanes of the two GPUs, nvswitch_lanes[gpu]); else pcie
+// when each may access the other; else none (copies go through host memory).
+std::vector<GpuLink> links_from_peer_facts(int gpus, const std::vector<GpuPeerFact>& facts,
+                                           const std::vector<int>& nvswitch_lanes = {});
+
+// The driver libraries, opened at run time so that weft needs no driver; tests name stand-ins.
+struct GpuDriverLibraries {
+  std::string cuda = "libcuda.so.1";
+  std::string nvml = "libnvidia-ml.so.1";
+};
+// Names the GPUs CUDA sees cudaN (matched to hwloc's PCI devices by bus id; a device hwloc did
+// not list is added) and replaces the links with what CUDA's peer attributes and NVML's NVLink
+// state say. Never fails: without a driver, links stay as they were and gpu_link_source says why.
+void add_gpu_links(NodeTopology* t, const GpuDriverLibraries& libs = {});
 
 }  // namespace weft::topo

@@ -1,77 +1,66 @@
 // Hierarchical allreduce for communicators that span nodes: each node's ranks reduce to their
-// node leader (binomial tree), the leaders allreduce among themselves (recursive doubling),
-// and each leader broadcasts the result to its node (binomial tree). The three phases are the
-// flat algorithms built on groups of ranks and appended to one schedule, so their messages use
-// the call's tag and run blocking, non-blocking or persistently like any other.
-// Commutative operations only (the groups do not follow rank order).
-#include <algorithm>
+// node leader, the leaders allreduce among themselves (recursive doubling), and each leader
+// broadcasts the result to its node. Inside a node the phases run on the shared-memory engine
+// (coll/shm) when the vector fits one of its slots, else as binomial trees over point-to-point.
+// The phases are appended to one schedule, so their messages use the call's tag and run
+// blocking, non-blocking or persistently like any other. Only the leaders cross the network,
+// once per round: the choice for small messages. Commutative operations only (the groups do
+// not follow rank order).
 #include <limits>
-#include <map>
 
 #include "coll/algorithm.h"
+#include "coll/hier/hierarchy.h"
+#include "coll/shm/segment.h"
 
 namespace weft::coll {
 
 namespace {
 
-struct Groups {
-  std::vector<int> node;     // the ranks of this rank's node, in rank order (leader first)
-  std::vector<int> leaders;  // every node's leader, in rank order
-};
-
-Groups groups_of(const Comm& c) {
-  Groups g;
-  std::map<uint32_t, int> leader_of;
-  for (int r = 0; r < c.size; ++r) {
-    if (leader_of.emplace(c.nodes[size_t(r)], r).second) g.leaders.push_back(r);
-    if (c.nodes[size_t(r)] == c.nodes[size_t(c.rank)]) g.node.push_back(r);
-  }
-  return g;
-}
-
-// A communicator view of a group, as the flat builders see it: this rank's index and the size.
-Comm view(const std::vector<int>& ranks, int me) {
-  Comm v;
-  v.size = int(ranks.size());
-  v.rank = int(std::find(ranks.begin(), ranks.end(), me) - ranks.begin());
-  return v;
-}
+// Whether a node of `ranks` ranks reduces and broadcasts a vector through shared memory.
+bool node_in_shm(const CollArgs& a, int ranks) { return ranks > 1 && a.bytes <= shm::slot_bytes(ranks); }
 
 bool supports(const CollArgs& a, const Comm& c) {
-  if (c.single_node || c.nodes.size() != size_t(c.size) || !a.red.commutative || a.red.user) return false;
-  return std::any_of(c.nodes.begin(), c.nodes.end(), [&](uint32_t n) { return n != c.nodes[0]; });
+  return a.red.commutative && !a.red.user && spans_nodes(c);
 }
 
-// The model has one alpha and beta for every pair of ranks, so it cannot yet see why leaving
-// the node fewer times pays: a tree on each node, log2(nodes) rounds between leaders, a tree
-// back. With one level it ties the flat recursive doubling at best, so until each level has
-// its own parameters it is chosen only on such ties' rounding, or where WEFT_COLL_TUNE forces it.
+// Every rank must estimate alike (each chooses on its own): the fullest node sets the tree depth.
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!supports(a, c)) return std::numeric_limits<double>::infinity();
-  // Every rank must estimate alike (each chooses on its own): use the largest node's size.
-  std::map<uint32_t, int> ranks_on;
-  for (uint32_t n : c.nodes) ++ranks_on[n];
-  int largest = 0;
-  for (const auto& [node, count] : ranks_on) largest = std::max(largest, count);
-  const double n = double(a.bytes), step = m.alpha_us + n * m.beta_us_per_byte;
-  const int within = ceil_log2(largest), across = ceil_log2(int(ranks_on.size()));
-  return 2 * within * step + within * n * m.gamma_us_per_byte + across * (step + n * m.gamma_us_per_byte);
+  const Hierarchy& h = hierarchy(c);
+  const Level node = node_level(m), net = net_level(m);
+  const double n = double(a.bytes), reduce = n * m.gamma_us_per_byte;
+  const int within = ceil_log2(h.largest_node), across = ceil_log2(h.node_count());
+  // A non-power-of-two leader count costs recursive doubling two more rounds.
+  const int across_rounds = across + (is_power_of_two(h.node_count()) ? 0 : 2);
+  double inside = within * (2 * node.step_us(n) + reduce);
+  if (node_in_shm(a, h.largest_node) && shm::model_known(m))
+    inside = 2 * shm::flag_exchange_us(m, h.largest_node) + 2 * n * m.shm_beta_us_per_byte +
+             h.largest_node * n * (m.shm_beta_us_per_byte + m.gamma_us_per_byte);
+  return inside + across_rounds * (net.step_us(n) + reduce);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allreduce:hier");
   s->set_reduction(a.red);
-  const Groups g = groups_of(c);
+  const Hierarchy& h = hierarchy(c);
   void* buf = a.recv;  // coll::plan has put the input there
-  const Comm node = view(g.node, c.rank);
-  auto up = build_reduce_binomial(node, buf, buf, a.count, a.red, 0);
-  s->append_mapped(*up, g.node);
-  if (node.rank == 0) {
-    auto across = build_allreduce_recursive_doubling(view(g.leaders, c.rank), buf, a.count, a.red);
-    s->append_mapped(*across, g.leaders);
+  const Comm node = group_view(h.node, c.rank);
+  const bool shm = node_in_shm(a, node.size);
+  CollArgs inside = a;  // the node's phases, rooted at its leader, in place
+  inside.send = inside.recv = buf;
+  inside.root = 0;
+  inside.coll = Collective::reduce;
+  auto up = shm ? find_algorithm(Collective::reduce, "shm")->build(inside, *h.node_comm)
+                : build_reduce_binomial(node, buf, buf, a.count, a.red, 0);
+  s->append_mapped(*up, h.node);
+  if (h.is_leader()) {
+    auto across = build_allreduce_recursive_doubling(group_view(h.leaders, c.rank), buf, a.count, a.red);
+    s->append_mapped(*across, h.leaders);
   }
-  auto down = build_bcast_binomial(node, buf, a.bytes, 0);
-  s->append_mapped(*down, g.node);
+  inside.coll = Collective::bcast;
+  auto down = shm ? find_algorithm(Collective::bcast, "shm")->build(inside, *h.node_comm)
+                  : build_bcast_binomial(node, buf, a.bytes, 0);
+  s->append_mapped(*down, h.node);
   return s;
 }
 

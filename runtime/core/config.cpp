@@ -56,7 +56,8 @@ constexpr ConfigVar kVars[] = {
      "machine through hwloc", nullptr},
     {"WEFT_TOPO_DUMP", ConfigType::string, "",
      "write the node topology and this rank's place in it as JSON to this file at init (%h host, "
-     "%r rank, %p pid; without %r only each node's first rank writes)", nullptr},
+     "%r rank, %p pid; without %r only each node's first rank writes); it adds a job-wide "
+     "exchange at init, so set it for every rank or for none", nullptr},
     {"WEFT_COLL_SHM_SEGMENT", ConfigType::size, "4m",
      "data slots of one communicator's shared-memory collective segment (made on the first "
      "shared-memory collective of a communicator whose ranks share a node); a rank's slot is "

@@ -175,13 +175,14 @@ int do_init(int required, int* provided, const char* fn) {
     s = coll::calibrate(*state->transport, state->comms.get(0)->comm, &state->coll_model);
     if (s != Status::ok) return init_failure(fn, s);
   }
+  const coll::CostModel& m = state->coll_model;
   WEFT_INFO(Subsys::coll,
-            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; shared "
-            "memory: alpha %.3f us, beta %.3f us/KiB (%s)",
-            state->coll_model.alpha_us, state->coll_model.beta_us_per_byte * 1024,
-            state->coll_model.gamma_us_per_byte * 1024, state->coll_model.gap_us,
-            state->coll_model.shm_alpha_us,
-            state->coll_model.shm_beta_us_per_byte * 1024, state->coll_model.source);
+            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; within a "
+            "node: alpha %.2f us, beta %.3f us/KiB; between nodes: alpha %.2f us, beta %.3f us/KiB "
+            "(0: unknown); shared memory: alpha %.3f us, beta %.3f us/KiB (%s)",
+            m.alpha_us, m.beta_us_per_byte * 1024, m.gamma_us_per_byte * 1024, m.gap_us,
+            m.node_alpha_us, m.node_beta_us_per_byte * 1024, m.net_alpha_us,
+            m.net_beta_us_per_byte * 1024, m.shm_alpha_us, m.shm_beta_us_per_byte * 1024, m.source);
 
   g_state = state.release();
   g_initialized = true;

@@ -23,7 +23,7 @@ run_logged() {  # run_logged NP ARGS...: prints the job's output, then rank 0's 
 
 out=$(run_logged 4 Allreduce Alltoall)
 expect "run succeeds" "$out" "coll_matrix: OK (np 4)"
-expect "model logged" "$out" "cost model: alpha [0-9.]* us, beta [0-9.]* us/KiB, gamma [0-9.]* us/KiB, gap [0-9.]* us; shared memory: alpha [0-9.]* us, beta [0-9.]* us/KiB (measured at init"
+expect "model logged" "$out" "cost model: alpha [0-9.]* us, beta [0-9.]* us/KiB, gamma [0-9.]* us/KiB, gap [0-9.]* us; within a node: alpha [0-9.]* us, beta [0-9.]* us/KiB; between nodes: alpha [0-9.]* us, beta [0-9.]* us/KiB (0: unknown); shared memory: alpha [0-9.]* us, beta [0-9.]* us/KiB (measured at init"
 expect "choice logged with estimates" "$out" "allreduce on MPI_COMM_WORLD (4 ranks), 1024-2047 bytes: [a-z_]* (lowest estimate; estimates in us: recursive_doubling [0-9.]*, ring [0-9.]*"
 expect "alltoall choice logged" "$out" "alltoall on MPI_COMM_WORLD (4 ranks), .*estimates in us: pairwise"
 
@@ -35,7 +35,7 @@ expect "large sizes forced" "$out" "allreduce on MPI_COMM_WORLD (4 ranks), 4096-
 model=$logs/model
 printf '# measured elsewhere\nalpha_us = 3.5\nbeta_us_per_byte = 0.0002\ngamma_us_per_byte = 0.0001\n' > "$model"
 out=$(WEFT_COLL_MODEL="$model" run_logged 2 Barrier)
-expect "tuning file used" "$out" "cost model: alpha 3.50 us, beta 0.205 us/KiB, gamma 0.102 us/KiB, gap 0.000 us; shared memory: alpha 0.000 us, beta 0.000 us/KiB (tuning file"
+expect "tuning file used" "$out" "cost model: alpha 3.50 us, beta 0.205 us/KiB, gamma 0.102 us/KiB, gap 0.000 us; within a node: alpha 0.00 us, beta 0.000 us/KiB; between nodes: alpha 0.00 us, beta 0.000 us/KiB (0: unknown); shared memory: alpha 0.000 us, beta 0.000 us/KiB (tuning file"
 printf 'alpha_us = 3.5\ndelta = 1\n' > "$model"
 out=$(WEFT_COLL_MODEL="$model" "$launch" 2 "$prog" Barrier 2>&1)
 expect "bad tuning file refused" "$out" "unknown parameter 'delta'"
@@ -51,5 +51,5 @@ bad 'barrier:@ring' "'ring' is not an algorithm of barrier"
 bad 'allreduc:@ring' "unknown collective 'allreduc'"
 bad 'allreduce:4k-1k:@ring' "bad size range '4k-1k'"
 bad 'allreduce:ring' "must be @algorithm or ^algorithm"
-bad 'barrier:^dissemination,^tree,^shm' "excludes every algorithm of barrier"
+bad 'barrier:^dissemination,^tree,^shm,^hier' "excludes every algorithm of barrier"
 exit $fail

@@ -1,0 +1,52 @@
+// The levels of a communicator that spans nodes, as groups of its ranks: this rank's node, the
+// node leaders (each node's lowest rank) and this rank's column (the ranks with its index on
+// every node, for the multi-leader algorithms). Built once per communicator on first use and
+// kept with it (Comm::coll_hier); the hierarchical algorithms build their phases as flat
+// algorithms on these groups and run them under the call's tag, so no sub-communicator (and
+// no context id) is needed.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "coll/coll.h"
+
+namespace weft::coll {
+
+struct Hierarchy {
+  std::vector<int> node;     // the ranks of this rank's node, in rank order (leader first)
+  std::vector<int> leaders;  // every node's leader, in order of the nodes' first ranks
+  std::vector<int> column;   // the rank with this rank's node index on each node; empty unless uniform
+  int node_index = 0;        // this rank's index within its node
+  int largest_node = 0;      // ranks on the fullest node (the same at every rank)
+  bool uniform = false;      // every node has as many ranks
+  bool spans_nodes = false;
+  // This rank's node as a communicator of its own, for the shared-memory engine (coll/shm):
+  // the parent's context id and the node leader's job rank name its segment, which makes the
+  // name unique per node and parent communicator. Its segment is made on first use.
+  std::shared_ptr<Comm> node_comm;
+  int node_count() const { return int(leaders.size()); }
+  bool is_leader() const { return node_index == 0; }
+};
+
+// The hierarchy of c (made on first use).
+const Hierarchy& hierarchy(const Comm& c);
+
+// Whether c's members lie on more than one node.
+bool spans_nodes(const Comm& c);
+
+// A communicator view of a group, as the flat builders see it: this rank's index in it
+// (-1 when not a member) and its size.
+Comm group_view(const std::vector<int>& ranks, int me);
+
+// One level's point-to-point parameters.
+struct Level {
+  double alpha_us;
+  double beta_us_per_byte;
+  double step_us(double bytes) const { return alpha_us + bytes * beta_us_per_byte; }
+};
+// Between ranks of one node, and between nodes (each falls back to the flat link when the
+// model does not know it).
+Level node_level(const CostModel& m);
+Level net_level(const CostModel& m);
+
+}  // namespace weft::coll

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Hierarchical against flat allreduce on virtual nodes (WEFT_FAKE_NODES): each algorithm forced
+# in turn, interleaved pass by pass so that machine noise hits all alike; prints the median
+# latency per size and each one's ratio to the flat ring.
+#
+#   osu_style_bench/compare_hier.sh BUILD_DIR [PASSES] [NP] [NODES] [SIZES]
+#
+# PASSES 5, NP 4, NODES 2, SIZES "1048576:16777216" by default. Writes
+# BUILD_DIR/compare_hier/median.csv (size,algorithm,us,ratio_to_ring).
+set -euo pipefail
+build=$(cd "$1" && pwd)
+passes=${2:-5}
+np=${3:-4}
+nodes=${4:-2}
+sizes=${5:-1048576:16777216}
+algos=${HIER_ALGOS:-"ring hier hier_multi"}
+out=$build/compare_hier
+mkdir -p "$out"
+: > "$out/all.csv"
+: > "$out/stderr.log"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for pass in $(seq 1 "$passes"); do
+  for algo in $algos; do
+    WEFT_FAKE_NODES=$nodes WEFT_COLL_TUNE=allreduce:@$algo \
+      mpirun --oversubscribe -np "$np" "$build/bin/osu_allreduce" -m "$sizes" -i 20 -x 3 --csv \
+      2>> "$out/stderr.log" | grep -E '^[0-9]+,' | sed "s/^/$algo,/" >> "$out/all.csv"
+  done
+  echo "# pass $pass of $passes" >&2
+done
+sort -t, -k2,2n -k1,1 "$out/all.csv" | awk -F, -v out="$out/median.csv" '
+  function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  {
+    v[$2 SUBSEP $1] = v[$2 SUBSEP $1] " " $3
+    if (!($2 in seen)) { seen[$2] = 1; sizes[++nsizes] = $2 }
+    if (!($1 in known)) { known[$1] = 1; algos[++nalgos] = $1 }
+  }
+  END {
+    print "size,algorithm,us,ratio_to_ring" > out
+    printf "%10s %12s %12s %8s\n", "size", "algorithm", "median us", "vs ring"
+    for (i = 1; i <= nsizes; i++) {
+      s = sizes[i]; ring = median(v[s SUBSEP "ring"])
+      for (k = 1; k <= nalgos; k++) {
+        a = algos[k]; m = median(v[s SUBSEP a])
+        printf "%s,%s,%.1f,%.2f\n", s, a, m, m / ring >> out
+        printf "%10s %12s %12.1f %8.2f\n", s, a, m, m / ring
+      }
+    }
+  }'
