@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hierarchical against flat allreduce on virtual nodes (WEFT_FAKE_NODES): each algorithm forced
 # in turn, interleaved pass by pass so that machine noise hits all alike; prints the median
-# latency per size and each one's ratio to the flat ring.
+# latency per size and each one's ratio to the flat ring. HIER_ALGOS picks the algorithms
+# ("ring hier hier_multi" by default; "default" lets the cost model choose).
 #
 #   osu_style_bench/compare_hier.sh BUILD_DIR [PASSES] [NP] [NODES] [SIZES]
 #
@@ -21,7 +22,10 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for pass in $(seq 1 "$passes"); do
   for algo in $algos; do
-    WEFT_FAKE_NODES=$nodes WEFT_COLL_TUNE=allreduce:@$algo \
+    # "default": the cost model chooses.
+    tune=allreduce:@$algo
+    [ "$algo" = default ] && tune=
+    WEFT_FAKE_NODES=$nodes WEFT_COLL_TUNE=$tune \
       mpirun --oversubscribe -np "$np" "$build/bin/osu_allreduce" -m "$sizes" -i 20 -x 3 --csv \
       2>> "$out/stderr.log" | grep -E '^[0-9]+,' | sed "s/^/$algo,/" >> "$out/all.csv"
   done
