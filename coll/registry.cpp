@@ -18,7 +18,7 @@ extern const Algorithm reduce_scatter_ring, reduce_scatter_recursive_halving,
     reduce_scatter_reduce_scatterv;
 extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
 extern const Algorithm neighbor_allgather_linear, neighbor_alltoall_linear;
-extern const Algorithm allreduce_hier, allreduce_hier_multi;
+extern const Algorithm allreduce_hier, allreduce_hier_multi, allreduce_hier_pipelined;
 extern const Algorithm barrier_hier, bcast_hier, reduce_hier, allgather_hier;
 extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allreduce_shm_two_shot,
     allgather_shm;
@@ -36,7 +36,7 @@ const std::array kAlgorithms{
     &reduce_scatter_ring, &reduce_scatter_recursive_halving, &reduce_scatter_reduce_scatterv,
     &scan_recursive_doubling, &exscan_recursive_doubling,
     &neighbor_allgather_linear, &neighbor_alltoall_linear,
-    &allreduce_hier, &allreduce_hier_multi,
+    &allreduce_hier, &allreduce_hier_multi, &allreduce_hier_pipelined,
     &barrier_hier, &bcast_hier, &reduce_hier, &allgather_hier,
     &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
 };

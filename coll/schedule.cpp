@@ -47,6 +47,8 @@ void Schedule::append(Schedule& other) {
   other.scratch_.clear();
   for (auto& k : other.kept_) kept_.push_back(std::move(k));
   other.kept_.clear();
+  for (auto& l : other.lanes_) lanes_.push_back(std::move(l));
+  other.lanes_.clear();
 }
 
 void Schedule::append_mapped(Schedule& other, const std::vector<int>& ranks) {
@@ -79,6 +81,7 @@ std::string Schedule::dump() const {
     }
     out += "\n";
   }
+  for (size_t k = 0; k < lanes_.size(); ++k) out += "  lane " + std::to_string(k) + ": " + lanes_[k]->dump();
   return out;
 }
 
@@ -86,7 +89,18 @@ ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedu
     : ctx_(ctx), schedule_(std::move(schedule)) {}
 
 Status ScheduleRun::start() {
-  tag_ = ctx_.comm.coll_seq++ & uint32_t(tag::kTagMask);
+  const uint32_t first = ctx_.comm.coll_seq;
+  ctx_.comm.coll_seq += 1 + uint32_t(schedule_->lanes().size());
+  lanes_.clear();
+  for (size_t k = 0; k < schedule_->lanes().size(); ++k) {
+    lanes_.push_back(std::make_unique<ScheduleRun>(ctx_, schedule_->lanes()[k]));
+    WEFT_TRY(lanes_.back()->start_with_tag(first + 1 + uint32_t(k)));
+  }
+  return start_with_tag(first);
+}
+
+Status ScheduleRun::start_with_tag(uint32_t tag) {
+  tag_ = tag & uint32_t(tag::kTagMask);
   round_ = 0;
   next_local_ = 0;
   done_ = false;
@@ -138,6 +152,15 @@ Status ScheduleRun::post_round() {
 }
 
 bool ScheduleRun::test() {
+  bool done = test_rounds();
+  for (auto& lane : lanes_) {
+    if (!lane->test()) done = false;
+    else if (lane->status() != Status::ok && status_ == Status::ok) status_ = lane->status();
+  }
+  return done;
+}
+
+bool ScheduleRun::test_rounds() {
   auto fail = [this](Status st) {
     status_ = st;
     done_ = true;
@@ -180,6 +203,10 @@ Status ScheduleRun::wait() {
   Progress& progress = ctx_.transport.progress_engine();
   uint32_t idle = 0;
   while (!test()) {
+    if (!lanes_.empty()) {  // several runs in flight: keep them all moving
+      progress.pass(&idle);
+      continue;
+    }
     Request* open = nullptr;
     if (next_local_ == 0) {
       for (size_t k = 0; k < active_ && !open; ++k)

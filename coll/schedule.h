@@ -62,6 +62,11 @@ class Schedule {
   // The same, for a schedule built on a group of this communicator's ranks: its peers are
   // group ranks, translated through ranks[group rank] (compositions such as coll/hier).
   void append_mapped(Schedule& other, const std::vector<int>& ranks);
+  // Lanes: schedules that run alongside this one's rounds, each under a tag of its own (the
+  // ones after the call's), so that their messages never match each other's; a pipeline runs
+  // its fragments as lanes. Every rank must give a call as many lanes, in the same order.
+  void add_lane(std::shared_ptr<Schedule> lane) { lanes_.push_back(std::move(lane)); }
+  const std::vector<std::shared_ptr<Schedule>>& lanes() const { return lanes_; }
 
   const char* name() const { return name_; }
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
@@ -83,6 +88,7 @@ class Schedule {
   std::vector<std::shared_ptr<const void>> kept_;
   std::vector<std::function<Status()>> calls_;
   std::vector<PollFn> polls_;
+  std::vector<std::shared_ptr<Schedule>> lanes_;
   Reduction reduction_{};
 };
 
@@ -117,6 +123,8 @@ class ScheduleRun {
   std::vector<Request> release_requests() { return std::move(requests_); }
 
  private:
+  Status start_with_tag(uint32_t tag);
+  bool test_rounds();
   Status post_round();
   CollContext ctx_;
   std::shared_ptr<const Schedule> schedule_;
@@ -127,6 +135,7 @@ class ScheduleRun {
   size_t active_ = 0;
   bool done_ = false;
   Status status_ = Status::ok;
+  std::vector<std::unique_ptr<ScheduleRun>> lanes_;
 };
 
 // Blocking execution: start and wait.

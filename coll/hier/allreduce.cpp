@@ -43,28 +43,36 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allreduce:hier");
   s->set_reduction(a.red);
   const Hierarchy& h = hierarchy(c);
-  void* buf = a.recv;  // coll::plan has put the input there
-  const Comm node = group_view(h.node, c.rank);
-  const bool shm = node_in_shm(a, node.size);
-  CollArgs inside = a;  // the node's phases, rooted at its leader, in place
-  inside.send = inside.recv = buf;
-  inside.root = 0;
-  inside.coll = Collective::reduce;
-  auto up = shm ? find_algorithm(Collective::reduce, "shm")->build(inside, *h.node_comm)
-                : build_reduce_binomial(node, buf, buf, a.count, a.red, 0);
-  s->append_mapped(*up, h.node);
-  if (h.is_leader()) {
-    auto across = build_allreduce_recursive_doubling(group_view(h.leaders, c.rank), buf, a.count, a.red);
-    s->append_mapped(*across, h.leaders);
-  }
-  inside.coll = Collective::bcast;
-  auto down = shm ? find_algorithm(Collective::bcast, "shm")->build(inside, *h.node_comm)
-                  : build_bcast_binomial(node, buf, a.bytes, 0);
-  s->append_mapped(*down, h.node);
+  // coll::plan has put the input in recv.
+  append_hier_allreduce(*s, c, a.recv, a.count, a.red, node_in_shm(a, int(h.node.size())), nullptr);
   return s;
 }
 
 }  // namespace
+
+void append_hier_allreduce(Schedule& s, const Comm& c, void* buf, size_t count, const Reduction& red,
+                           bool shm, std::function<Status()> after_up) {
+  const Hierarchy& h = hierarchy(c);
+  const Comm node = group_view(h.node, c.rank);
+  const size_t bytes = count * red.elem_size;
+  CollArgs inside{Collective::reduce};  // the node's phases, rooted at its leader, in place
+  inside.send = inside.recv = buf;
+  inside.bytes = bytes;
+  inside.count = count;
+  inside.red = red;
+  auto up = shm ? find_algorithm(Collective::reduce, "shm")->build(inside, *h.node_comm)
+                : build_reduce_binomial(node, buf, buf, count, red, 0);
+  s.append_mapped(*up, h.node);
+  if (after_up) s.call(std::move(after_up));
+  if (h.is_leader()) {
+    auto across = build_allreduce_recursive_doubling(group_view(h.leaders, c.rank), buf, count, red);
+    s.append_mapped(*across, h.leaders);
+  }
+  inside.coll = Collective::bcast;
+  auto down = shm ? find_algorithm(Collective::bcast, "shm")->build(inside, *h.node_comm)
+                  : build_bcast_binomial(node, buf, bytes, 0);
+  s.append_mapped(*down, h.node);
+}
 
 extern const Algorithm allreduce_hier{"hier", Collective::allreduce, supports, estimate, build};
 

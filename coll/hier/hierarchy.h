@@ -5,6 +5,7 @@
 // algorithms on these groups and run them under the call's tag, so no sub-communicator (and
 // no context id) is needed.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,5 +49,13 @@ struct Level {
 // model does not know it).
 Level node_level(const CostModel& m);
 Level net_level(const CostModel& m);
+
+class Schedule;
+// The hierarchical allreduce's phases on buf[0, count), appended to s: reduce to the node
+// leader (through the node's shared-memory segment with `shm`, else a binomial tree), recursive
+// doubling among leaders, bcast in the node. after_up, if given, runs once this rank's part of
+// the node reduction is done (a pipeline starts its next fragment then).
+void append_hier_allreduce(Schedule& s, const Comm& c, void* buf, size_t count, const Reduction& red,
+                           bool shm, std::function<Status()> after_up);
 
 }  // namespace weft::coll
