@@ -2,7 +2,10 @@
 // device memory. Without a CUDA driver or device everything is host and no CUDA call is made.
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <string>
+
+#include "status.h"
 
 namespace weft {
 
@@ -27,5 +30,13 @@ const CudaState& cuda_probe(bool enabled);
 const CudaState& cuda_state();
 
 MemInfo memkind_query(const void* ptr);
+
+// Whether the host can read and write the buffer directly (host, pinned and managed memory);
+// device memory needs a copy (memkind_copy).
+inline bool host_accessible(const MemInfo& m) { return m.kind != MemKind::cuda_device; }
+
+// Copies bytes between any two kinds of memory, waiting until the copy is done (device memory
+// staged through host buffers). Status::not_supported in a build without CUDA.
+Status memkind_copy(void* dst, const void* src, size_t bytes);
 
 }  // namespace weft

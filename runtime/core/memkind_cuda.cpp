@@ -56,4 +56,15 @@ MemInfo memkind_query(const void* ptr) {
   return info;
 }
 
+Status memkind_copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::ok;
+  const cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  if (err != cudaSuccess) {
+    WEFT_ERROR(Subsys::gpu, "cudaMemcpy of %zu bytes failed: %s", bytes, cudaGetErrorString(err));
+    (void)cudaGetLastError();
+    return Status::internal;
+  }
+  return Status::ok;
+}
+
 }  // namespace weft

@@ -11,5 +11,6 @@ CudaState g_cuda{.compiled = false, .usable = false, .devices = 0,
 const CudaState& cuda_probe(bool) { return g_cuda; }
 const CudaState& cuda_state() { return g_cuda; }
 MemInfo memkind_query(const void*) { return {}; }
+Status memkind_copy(void*, const void*, size_t) { return Status::not_supported; }
 
 }  // namespace weft

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "datatype_api.h"
+#include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
 
 namespace weft::mpi {
 
@@ -57,9 +59,24 @@ char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Bloc
   const size_t n = pieces.size();
   blocks->assign(n, coll::Block{});
   std::vector<ptrdiff_t> offsets(n, 0);
+  std::vector<char> contiguous(n, 1), device(n, 0);
   bool in_place = !force_pack;
-  for (size_t i = 0; i < n && in_place; ++i)
-    if (pieces[i].count && !contiguous_span(pieces[i].type, pieces[i].count, &offsets[i])) in_place = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!pieces[i].count) continue;
+    contiguous[i] = contiguous_span(pieces[i].type, pieces[i].count, &offsets[i]);
+    if (!contiguous[i]) in_place = false;
+  }
+  // GPU device buffers are staged through host scratch memory, like non-contiguous data.
+  if (cuda_state().usable) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count) ||
+          host_accessible(memkind_query(pieces[i].buf)))
+        continue;
+      if (!staging_allowed(contiguous[i])) return nullptr;
+      device[i] = 1;
+      in_place = false;
+    }
+  }
   if (in_place) {  // every piece is one run of bytes: use the buffers as they are
     const char* base = nullptr;
     for (size_t i = 0; i < n; ++i) {
@@ -83,33 +100,53 @@ char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Bloc
   }
   char* staging = outer().scratch(total + 1);
   const std::vector<coll::Block> where = *blocks;
-  auto pack_piece = [pieces, where, staging](size_t i) {
-    if (where[i].bytes) pack(pieces[i].type, pieces[i].buf, pieces[i].count, staging + where[i].offset);
+  auto pack_piece = [pieces, where, staging, device, offsets](size_t i) {
+    if (!where[i].bytes) return Status::ok;
+    if (device[i])
+      return memkind_copy(staging + where[i].offset, static_cast<const char*>(pieces[i].buf) + offsets[i],
+                          where[i].bytes);
+    pack(pieces[i].type, pieces[i].buf, pieces[i].count, staging + where[i].offset);
+    return Status::ok;
   };
   if (is_input) {
     pre_.push_back([n, pack_piece] {
-      for (size_t i = 0; i < n; ++i) pack_piece(i);
+      for (size_t i = 0; i < n; ++i) WEFT_TRY(pack_piece(i));
       return Status::ok;
     });
   } else {
-    if (prepack >= 0) {
-      pre_.push_back([prepack, pack_piece] {
-        pack_piece(size_t(prepack));
-        return Status::ok;
-      });
-    }
-    post_.push_back([pieces, where, staging] {
-      for (size_t i = 0; i < pieces.size(); ++i)
-        if (where[i].bytes)
-          unpack(pieces[i].type, staging + where[i].offset, where[i].bytes, const_cast<void*>(pieces[i].buf),
-                 pieces[i].count);
+    if (prepack >= 0) pre_.push_back([prepack, pack_piece] { return pack_piece(size_t(prepack)); });
+    post_.push_back([pieces, where, staging, device, offsets] {
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        if (!where[i].bytes) continue;
+        void* buf = const_cast<void*>(pieces[i].buf);
+        if (device[i]) WEFT_TRY(memkind_copy(static_cast<char*>(buf) + offsets[i], staging + where[i].offset, where[i].bytes));
+        else unpack(pieces[i].type, staging + where[i].offset, where[i].bytes, buf, pieces[i].count);
+      }
       return Status::ok;
     });
   }
   return staging;
 }
 
+bool CollCall::staging_allowed(bool contiguous) {
+  if (!contiguous) {
+    error_ = raise(comm_, MPI_ERR_TYPE, fn_, "non-contiguous datatypes on GPU device buffers are not supported yet");
+    return false;
+  }
+  if (g_state->require_fast_path) {
+    error_ = raise(comm_, MPI_ERR_UNSUPPORTED_OPERATION, fn_,
+                   "a GPU device buffer would be staged through host memory (no GPU collective "
+                   "algorithms yet), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+    return false;
+  }
+  if (log_first_time("coll-device-staging"))
+    WEFT_WARN(Subsys::gpu, "collectives on GPU device buffers are staged through host memory "
+              "(cudaMemcpy in and out, host algorithms; no GPU collective algorithms yet)");
+  return true;
+}
+
 int CollCall::plan(const coll::CollArgs& args) {
+  if (error_ != MPI_SUCCESS) return error_;
   coll::CollContext ctx = coll_context(*c_);
   std::shared_ptr<coll::Schedule> inner;
   Status s = coll::plan(ctx, args, &inner);
@@ -188,6 +225,7 @@ int start_schedule(const char* fn, MPI_Comm comm, const Comm& c,
 }  // namespace
 
 int CollCall::execute(CollMode mode, MPI_Request* request) {
+  if (error_ != MPI_SUCCESS) return error_;
   if (mode == CollMode::blocking) {
     coll::CollContext ctx = coll_context(*c_);
     Status s = coll::run(ctx, planned_);

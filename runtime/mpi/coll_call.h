@@ -56,6 +56,9 @@ class CollCall {
  private:
   char* lay_out(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool is_input,
                 bool force_pack, int prepack);
+  // Whether a GPU device piece may be staged through host memory; raises the error if not.
+  bool staging_allowed(bool contiguous);
+  int error_ = MPI_SUCCESS;  // raised while laying out; plan() returns it
   const char* fn_;
   MPI_Comm comm_;
   Comm* c_;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "runtime/core/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -19,7 +20,8 @@ InfoEntries& env_info() {
            {"host", g_state->boot->hostname()},
            {"wdir", cwd},
            {"thread_level", levels[g_state->thread_level]},
-           {"mpi_memory_alloc_kinds", "system,mpi"}};
+           {"mpi_memory_alloc_kinds",
+            cuda_state().compiled ? "system,mpi,cuda:device,cuda:managed" : "system,mpi"}};
   }
   return env;
 }

@@ -364,8 +364,9 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return MPI_SUCCESS;
 }
 
-// Device buffers are not accepted by point-to-point calls yet, so CUDA support is not claimed.
-int MPIX_Query_cuda_support(void) { return 0; }
+// 1 in a build with CUDA: point-to-point and collective calls accept device buffers (staged
+// through host memory until GPU-native paths exist).
+int MPIX_Query_cuda_support(void) { return weft::cuda_state().compiled ? 1 : 0; }
 
 // MPI_COMM_DUP_FN and friends (MPICH binaries reference this symbol by name).
 int MPIR_Dup_fn(MPI_Comm, int, void*, void* attribute_val_in, void* attribute_val_out, int* flag) {

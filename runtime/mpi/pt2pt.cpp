@@ -4,6 +4,7 @@
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
 #include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -17,16 +18,33 @@ struct Args {
   const Datatype* type = nullptr;
   size_t count = 0;
   size_t bytes = 0;         // on the wire: the packed size
-  bool contiguous = true;   // the data is one run at buf + offset: no packing
+  bool contiguous = true;   // the data is one run of host memory at buf + offset: no staging
+  bool device = false;      // the buffer is GPU device memory: staged through host memory
   ptrdiff_t offset = 0;
   int peer = kNoPeer;  // job rank of the peer; kNoPeer for MPI_PROC_NULL, -2 for any source
 };
 
+// Copies the message out of the user's buffer: packs a non-contiguous datatype, or copies out
+// of device memory (contiguous there: check_common refuses the rest).
+Status pack_message(const Args& a, const void* buf, void* dst) {
+  if (a.device) return memkind_copy(dst, static_cast<const char*>(buf) + a.offset, a.bytes);
+  pack(a.type, buf, a.count, dst);
+  return Status::ok;
+}
+
+// The reverse, for the `bytes` that arrived.
+Status unpack_message(const Args& a, const void* src, size_t bytes, void* buf) {
+  if (a.device) return memkind_copy(static_cast<char*>(buf) + a.offset, src, bytes);
+  unpack(a.type, src, bytes, buf, a.count);
+  return Status::ok;
+}
+
 // The bytes to send: the user's buffer itself when contiguous, else packed into *owned.
-const void* send_data(const Args& a, const void* buf, StagingBuffer* owned) {
+const void* send_data(const Args& a, const void* buf, StagingBuffer* owned, Status* s) {
+  *s = Status::ok;
   if (a.contiguous) return static_cast<const char*>(buf) + a.offset;
   *owned = staging_buffer(a.bytes);
-  pack(a.type, buf, a.count, owned->get());
+  *s = pack_message(a, buf, owned->get());
   return owned->get();
 }
 
@@ -37,16 +55,16 @@ void* recv_target(const Args& a, void* buf, StagingBuffer* owned) {
   return owned->get();
 }
 
-// A non-contiguous receive unpacks from the request's staging buffer when the user completes it.
+// A staged receive unpacks from the request's staging buffer when the user completes it.
 void arm_unpack(Request* r, const Args& a, void* buf) {
   if (a.contiguous) return;
-  const Datatype* d = a.type;
-  size_t count = a.count;
-  retain(d);
-  r->finish = [d, buf, count](Request& q) {
-    if (q.status.error == Status::ok || q.status.error == Status::truncated)
-      unpack(d, q.owned_buffer.get(), q.status.bytes, buf, count);
-    release(d);
+  retain(a.type);
+  r->finish = [a, buf](Request& q) {
+    if (q.status.error == Status::ok || q.status.error == Status::truncated) {
+      Status s = unpack_message(a, q.owned_buffer.get(), q.status.bytes, buf);
+      if (s != Status::ok) q.status.error = s;
+    }
+    release(a.type);
   };
 }
 
@@ -63,6 +81,19 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   a->count = size_t(count);
   a->bytes = packed_size(a->type, a->count);  // predefined: count * extent, padding included
   a->contiguous = contiguous_span(a->type, a->count, &a->offset);
+  if (cuda_state().usable && a->bytes > 0 && !host_accessible(memkind_query(buf))) [[unlikely]] {
+    if (!a->contiguous)
+      return raise(comm, MPI_ERR_TYPE, fn, "non-contiguous datatypes on GPU device buffers are not supported yet");
+    if (g_state->require_fast_path)
+      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                   "a GPU device buffer would be staged through host memory (no CUDA IPC path yet), "
+                   "and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+    if (log_first_time("pt2pt-device-staging"))
+      WEFT_WARN(Subsys::gpu, "point-to-point on GPU device buffers is staged through host memory "
+                "(cudaMemcpy per message; no CUDA IPC or GPUDirect path yet)");
+    a->device = true;
+    a->contiguous = false;
+  }
   // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
   if (!buf && a->bytes > 0 && a->type->predefined) [[unlikely]]
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
@@ -132,8 +163,9 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (a.peer == kNoPeer) return MPI_SUCCESS;
   StagingBuffer packed;
-  const void* data = send_data(a, buf, &packed);
-  Status s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
+  Status s;
+  const void* data = send_data(a, buf, &packed, &s);
+  if (s == Status::ok) s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
 }
@@ -151,8 +183,9 @@ int do_isend(const char* fn, const void* buf, int count, MPI_Datatype dt, int de
   }
   Request* r = g_state->requests.alloc(RequestKind::send);
   r->owner = comm;
-  const void* data = send_data(a, buf, &r->owned_buffer);
-  Status s = g_state->transport->isend(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
+  Status s;
+  const void* data = send_data(a, buf, &r->owned_buffer, &s);
+  if (s == Status::ok) s = g_state->transport->isend(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
   if (s != Status::ok) [[unlikely]] {
     g_state->requests.release(r);
     return raise_status(comm, s, fn);
@@ -215,8 +248,10 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   StagingBuffer staging;
   void* target = recv_target(a, buf, &staging);
   Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info);
-  if (!a.contiguous && (s == Status::ok || s == Status::truncated))
-    unpack(a.type, staging.get(), info.bytes, buf, a.count);
+  if (!a.contiguous && (s == Status::ok || s == Status::truncated)) {
+    Status u = unpack_message(a, staging.get(), info.bytes, buf);
+    if (u != Status::ok) s = u;
+  }
   if (status != MPI_STATUS_IGNORE) {
     RequestStatus rs;
     rs.source = info.source;
@@ -291,11 +326,11 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
       void* target = args.contiguous ? static_cast<char*>(buf) + args.offset
                                      : (q.owned_buffer ? q.owned_buffer.get() : recv_target(args, buf, &q.owned_buffer));
       if (!args.contiguous) {
-        const Datatype* d = args.type;
-        size_t count = args.count;
-        q.finish = [d, buf, count](Request& done) {
-          if (done.status.error == Status::ok || done.status.error == Status::truncated)
-            unpack(d, done.owned_buffer.get(), done.status.bytes, buf, count);
+        q.finish = [args, buf](Request& done) {
+          if (done.status.error == Status::ok || done.status.error == Status::truncated) {
+            Status s = unpack_message(args, done.owned_buffer.get(), done.status.bytes, buf);
+            if (s != Status::ok) done.status.error = s;
+          }
         };
       }
       return g_state->transport->irecv(target, bytes, peer == -2 ? -1 : peer, t, mask, &q);
@@ -306,7 +341,9 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
     r->start = [buf, bytes, peer, t, ch, args, hold](Request& q) {
       int code = MPI_SUCCESS;
       StagingBuffer packed;
-      const void* data = send_data(args, buf, &packed);
+      Status s;
+      const void* data = send_data(args, buf, &packed, &s);
+      WEFT_TRY(s);
       WEFT_TRY(post_bsend(data, bytes, peer, t, "MPI_Start", ch, &code));
       q.complete = true;
       q.status = RequestStatus{};
@@ -318,7 +355,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
     r->start = [buf, bytes, peer, t, mode, args, hold](Request& q) {
       // Packed again at every start: the user may change the data between starts.
       if (!args.contiguous && !q.owned_buffer) q.owned_buffer = staging_buffer(bytes);
-      if (!args.contiguous) pack(args.type, buf, args.count, q.owned_buffer.get());
+      if (!args.contiguous) WEFT_TRY(pack_message(args, buf, q.owned_buffer.get()));
       const void* data = args.contiguous ? static_cast<const char*>(buf) + args.offset : q.owned_buffer.get();
       return g_state->transport->isend(data, bytes, peer, t, mode, &q);
     };
@@ -379,7 +416,9 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, M
   int rc = check_send("MPI_Bsend", buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS || a.peer == kNoPeer) return rc;
   StagingBuffer packed;
-  const void* data = send_data(a, buf, &packed);
+  Status s;
+  const void* data = send_data(a, buf, &packed, &s);
+  if (s != Status::ok) return raise_status(comm, s, "MPI_Bsend");
   (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Bsend", comm, &rc);
   return rc;
 }
@@ -408,7 +447,9 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, 
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
   if (a.peer != kNoPeer) {
     StagingBuffer packed;
-    const void* data = send_data(a, buf, &packed);
+    Status s;
+    const void* data = send_data(a, buf, &packed, &s);
+    if (s != Status::ok) return raise_status(comm, s, "MPI_Ibsend");
     (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Ibsend", comm, &rc);
     if (rc != MPI_SUCCESS) return rc;
   }
@@ -481,8 +522,8 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   StagingBuffer copy = staging_buffer(sa.bytes);
   if (sa.contiguous) {
     if (sa.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + sa.offset, sa.bytes);
-  } else {
-    pack(sa.type, buf, sa.count, copy.get());
+  } else if (Status s = pack_message(sa, buf, copy.get()); s != Status::ok) {
+    return raise_status(comm, s, "MPI_Sendrecv_replace");
   }
   MPI_Request req;
   rc = do_irecv("MPI_Sendrecv_replace", buf, count, dt, source, recvtag, comm, &req);

@@ -4,6 +4,7 @@
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
 #include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -481,7 +482,19 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   r->transport_handle = nullptr;
   ptrdiff_t offset = 0;
   void* target;
-  if (contiguous_span(d, size_t(count), &offset)) {
+  const bool contiguous = contiguous_span(d, size_t(count), &offset);
+  const bool device = cuda_state().usable && bytes && !host_accessible(memkind_query(buf));
+  if (device && !contiguous)
+    return raise(r->owner, MPI_ERR_TYPE, "MPI_Imrecv", "non-contiguous datatypes on GPU device buffers are not supported yet");
+  if (device) {  // received into host memory, copied to the device when the user completes it
+    r->owned_buffer = staging_buffer(bytes);
+    target = r->owned_buffer.get();
+    char* dst = static_cast<char*>(buf) + offset;
+    r->finish = [dst](Request& q) {
+      if (q.status.error != Status::ok && q.status.error != Status::truncated) return;
+      if (Status s = memkind_copy(dst, q.owned_buffer.get(), q.status.bytes); s != Status::ok) q.status.error = s;
+    };
+  } else if (contiguous) {
     target = static_cast<char*>(buf) + offset;
   } else {  // received into a staging buffer, unpacked when the user completes the request
     r->owned_buffer = staging_buffer(bytes);
