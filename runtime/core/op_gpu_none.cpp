@@ -1,0 +1,13 @@
+// Build without CUDA: no GPU reductions.
+#include "op_gpu.h"
+
+namespace weft {
+
+bool reduce_device_supports(ReduceOp, BasicType) { return false; }
+
+Status reduce_device(ReduceOp, BasicType, const void*, void*, size_t, void*) {
+  set_error_detail("GPU reductions need a build with CUDA");
+  return Status::not_supported;
+}
+
+}  // namespace weft
