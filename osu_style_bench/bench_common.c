@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef BENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #define BENCH_SIZE_WIDTH 10
 #define BENCH_FIELD_WIDTH 18
 #define BENCH_ITER_WIDTH 13
@@ -434,10 +438,27 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     }
 
     if (o->place[0] != BENCH_PLACE_HOST || o->place[1] != BENCH_PLACE_HOST) {
+#ifdef BENCH_HAVE_CUDA
+        /* Point-to-point programs only: the collective programs check results on the host. */
+        if (!is_pt2pt(kind)) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: device buffers are supported by the point-to-point programs only\n",
+                        kind_prog(kind));
+            bench_exit(1);
+        }
+        int devices = 0;
+        if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: device buffers asked for, but no CUDA device is usable\n", kind_prog(kind));
+            bench_exit(1);
+        }
+        cudaSetDevice(o->rank % devices);
+#else
         if (o->rank == 0)
             fprintf(stderr, "%s: device buffers are not supported by this build of the benchmark\n",
                     kind_prog(kind));
         bench_exit(1);
+#endif
     }
 
     if (is_pt2pt(kind) && o->nranks != 2) {
@@ -497,9 +518,16 @@ void *bench_alloc(size_t size, bench_placement placement)
         return aligned_alloc(BENCH_PAGE, rounded);
     }
     case BENCH_PLACE_DEVICE:
-    case BENCH_PLACE_MANAGED:
-        /* Device allocation (cudaMalloc / cudaMallocManaged) goes here. */
+    case BENCH_PLACE_MANAGED: {
+#ifdef BENCH_HAVE_CUDA
+        void *p = NULL;
+        cudaError_t e = placement == BENCH_PLACE_DEVICE ? cudaMalloc(&p, bytes)
+                                                        : cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+        return e == cudaSuccess ? p : NULL;
+#else
         return NULL;
+#endif
+    }
     }
     return NULL;
 }
@@ -514,7 +542,9 @@ void bench_free(void *ptr, bench_placement placement)
         break;
     case BENCH_PLACE_DEVICE:
     case BENCH_PLACE_MANAGED:
-        /* cudaFree goes here. */
+#ifdef BENCH_HAVE_CUDA
+        cudaFree(ptr);
+#endif
         break;
     }
 }
@@ -529,7 +559,10 @@ void bench_touch(void *ptr, size_t size, int value, bench_placement placement)
         break;
     case BENCH_PLACE_DEVICE:
     case BENCH_PLACE_MANAGED:
-        /* cudaMemset goes here. */
+#ifdef BENCH_HAVE_CUDA
+        cudaMemset(ptr, value, size);
+        cudaDeviceSynchronize();
+#endif
         break;
     }
 }
