@@ -55,6 +55,9 @@ void append_hier_allreduce(Schedule& s, const Comm& c, void* buf, size_t count, 
   const Hierarchy& h = hierarchy(c);
   const Comm node = group_view(h.node, c.rank);
   const size_t bytes = count * red.elem_size;
+  // The node's bcast starts after the leaders' exchange, which leaders may finish in another
+  // order than their node's ranks: both node phases take their numbers when the call starts.
+  shm::JointClaim together;
   CollArgs inside{Collective::reduce};  // the node's phases, rooted at its leader, in place
   inside.send = inside.recv = buf;
   inside.bytes = bytes;

@@ -267,6 +267,13 @@ std::shared_ptr<Segment> segment_of(const Comm& c) {
   return std::static_pointer_cast<Segment>(c.coll_shm);
 }
 
+namespace {
+thread_local std::shared_ptr<JointClaim::Numbers> t_joint;
+}  // namespace
+
+JointClaim::JointClaim() : numbers_(std::make_shared<Numbers>()), previous_(t_joint) { t_joint = numbers_; }
+JointClaim::~JointClaim() { t_joint = previous_; }
+
 void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
   struct State {
     enum Phase : uint8_t { idle, joining, collecting, finishing } phase = idle;
@@ -275,18 +282,20 @@ void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
     Status error = Status::ok;  // a failed read: reported once the operation is finished
   };
   auto seg = segment_of(c);
-  auto first = std::make_shared<uint64_t>(0);  // the call's first operation number
-  const uint64_t count = ops.size();
+  // The numbers: this group's own, or a share of a joint claim (the group at base 0 claims).
+  auto numbers = t_joint ? t_joint : std::make_shared<JointClaim::Numbers>();
+  const uint64_t count = ops.size(), base = numbers->total;
+  numbers->total += count;
   for (uint64_t index = 0; index < count; ++index) {
     auto state = std::make_shared<State>();
-    s.poll([seg, state, first, index, count, o = std::move(ops[index])](const CollContext& ctx) -> Status {
+    s.poll([seg, state, numbers, base, index, o = std::move(ops[index])](const CollContext& ctx) -> Status {
       Segment& g = *seg;
       State& st = *state;
       Status result = Status::ok;
       switch (st.phase) {
         case State::idle:
-          if (index == 0) *first = g.claim(count);
-          st.op = *first + index;
+          if (base == 0 && index == 0) numbers->first = g.claim(numbers->total);
+          st.op = numbers->first + base + index;
           st.phase = State::joining;
           [[fallthrough]];
         case State::joining:

@@ -113,6 +113,27 @@ inline void add_operation(Schedule& s, const Comm& c, Operation op) {
   add_operations(s, c, std::move(one));
 }
 
+// While alive, every group of operations added on this thread takes its numbers from one
+// claim made when the first group starts. A composition (coll/hier) needs it when a later
+// group starts after messages that ranks may finish in different orders: claimed then,
+// concurrent non-blocking calls could number their operations differently on different ranks.
+class JointClaim {
+ public:
+  JointClaim();
+  ~JointClaim();
+  JointClaim(const JointClaim&) = delete;
+  JointClaim& operator=(const JointClaim&) = delete;
+  struct Numbers {
+    uint64_t total = 0;  // operations of every group
+    uint64_t first = 0;  // the first one's number, once claimed
+  };
+
+ private:
+  std::shared_ptr<Numbers> numbers_;
+  std::shared_ptr<Numbers> previous_;
+  friend void add_operations(Schedule&, const Comm&, std::vector<Operation>);
+};
+
 // One-shot reductions (reduce, allreduce): the communicator is on one node and the vector fits
 // a slot; their time: a flag exchange, then every rank's vector read and reduced.
 bool fits_one_slot(const CollArgs& a, const Comm& c);
