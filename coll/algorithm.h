@@ -26,6 +26,8 @@ const Algorithm* find_algorithm(Collective coll, std::string_view name);
 // Helpers for estimates and predicates.
 int ceil_log2(int p);
 inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+// Rounds of recursive doubling among p ranks: two more where p is not a power of two.
+inline int recursive_doubling_rounds(int p) { return ceil_log2(p) + (is_power_of_two(p) ? 0 : 2); }
 inline bool always(const CollArgs&, const Comm&) { return true; }
 
 // Builders with explicit arguments (unit tests call them directly).

@@ -17,11 +17,9 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs&, const Comm& c) { return spans_nodes(c); }
-
 // Every rank must estimate alike: the fullest node sets the gather's fan-in and the tree depth.
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m), net = net_level(m);
   const double n = double(a.bytes), block = n / c.size, l = h.largest_node, q = h.node_count();
@@ -120,6 +118,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allgather_hier{"hier", Collective::allgather, supports, estimate, build};
+extern const Algorithm allgather_hier{"hier", Collective::allgather, supports_spanning, estimate, build};
 
 }  // namespace weft::coll

@@ -29,9 +29,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m), net = net_level(m);
   const double n = double(a.bytes), reduce = n * m.gamma_us_per_byte;
-  const int within = ceil_log2(h.largest_node), across = ceil_log2(h.node_count());
-  // A non-power-of-two leader count costs recursive doubling two more rounds.
-  const int across_rounds = across + (is_power_of_two(h.node_count()) ? 0 : 2);
+  const int within = ceil_log2(h.largest_node), across_rounds = recursive_doubling_rounds(h.node_count());
   double inside = within * (2 * node.step_us(n) + reduce);
   if (node_in_shm(a, h.largest_node) && shm::model_known(m))
     inside = 2 * shm::flag_exchange_us(m, h.largest_node) + 2 * n * m.shm_beta_us_per_byte +

@@ -31,7 +31,7 @@ Costs column_costs(double part, int nodes, int per_node, const CostModel& m) {
   const double beta = net.beta_us_per_byte * per_node, q = nodes;
   Costs c;
   c.ring = 2 * (q - 1) * net.alpha_us + 2 * (q - 1) / q * part * beta + (q - 1) / q * part * m.gamma_us_per_byte;
-  const int rounds = ceil_log2(nodes) + (is_power_of_two(nodes) ? 0 : 2);
+  const int rounds = recursive_doubling_rounds(nodes);
   c.doubling = rounds * (net.alpha_us + part * (beta + m.gamma_us_per_byte));
   return c;
 }

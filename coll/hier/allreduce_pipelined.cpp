@@ -37,7 +37,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const Level node = node_level(m), net = net_level(m);
   const double f = double(fragments_of(a)), n = double(a.bytes) / f, reduce = n * m.gamma_us_per_byte;
   const int within = ceil_log2(h.largest_node);
-  const int across = ceil_log2(h.node_count()) + (is_power_of_two(h.node_count()) ? 0 : 2);
+  const int across = recursive_doubling_rounds(h.node_count());
   const double up = within * (node.step_us(n) + reduce), between = across * (net.step_us(n) + reduce),
                down = within * node.step_us(n);
   return up + between + down + (f - 1) * std::max({up, between, down});

@@ -12,11 +12,9 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs&, const Comm& c) { return spans_nodes(c); }
-
 // Every rank must estimate alike: the fullest node sets the tree depth.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+double estimate(const CollArgs&, const Comm& c, const CostModel& m) {
+  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   return 2 * ceil_log2(h.largest_node) * node_level(m).alpha_us +
          ceil_log2(h.node_count()) * net_level(m).alpha_us;
@@ -54,6 +52,6 @@ std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm barrier_hier{"hier", Collective::barrier, supports, estimate, build};
+extern const Algorithm barrier_hier{"hier", Collective::barrier, supports_spanning, estimate, build};
 
 }  // namespace weft::coll

@@ -11,11 +11,9 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs&, const Comm& c) { return spans_nodes(c); }
-
 // Every rank must estimate alike: the fullest node sets the tree depth.
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const double n = double(a.bytes);
   return ceil_log2(h.node_count()) * net_level(m).step_us(n) +
@@ -37,6 +35,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm bcast_hier{"hier", Collective::bcast, supports, estimate, build};
+extern const Algorithm bcast_hier{"hier", Collective::bcast, supports_spanning, estimate, build};
 
 }  // namespace weft::coll

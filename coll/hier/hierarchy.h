@@ -34,6 +34,8 @@ const Hierarchy& hierarchy(const Comm& c);
 
 // Whether c's members lie on more than one node.
 bool spans_nodes(const Comm& c);
+// The same as an Algorithm::supports predicate, for hierarchical algorithms that take any call.
+inline bool supports_spanning(const CollArgs&, const Comm& c) { return spans_nodes(c); }
 
 // A communicator view of a group, as the flat builders see it: this rank's index in it
 // (-1 when not a member) and its size.

@@ -76,11 +76,9 @@ Status launch(const void* in, void* inout, size_t count, cudaStream_t stream) {
   return Status::ok;
 }
 
-enum class Kind { integer, floating };
-
 // The op list: which ops a kind of type takes.
 template <class T>
-Status by_op(ReduceOp op, Kind kind, const void* in, void* inout, size_t count, cudaStream_t s) {
+Status by_op(ReduceOp op, const void* in, void* inout, size_t count, cudaStream_t s) {
   switch (op) {
     case ReduceOp::sum: return launch<T, Sum>(in, inout, count, s);
     case ReduceOp::prod: return launch<T, Prod>(in, inout, count, s);
@@ -89,16 +87,14 @@ Status by_op(ReduceOp op, Kind kind, const void* in, void* inout, size_t count, 
     default: break;
   }
   if constexpr (std::is_integral_v<T>) {
-    if (kind == Kind::integer) {
-      switch (op) {
-        case ReduceOp::band: return launch<T, Band>(in, inout, count, s);
-        case ReduceOp::bor: return launch<T, Bor>(in, inout, count, s);
-        case ReduceOp::bxor: return launch<T, Bxor>(in, inout, count, s);
-        case ReduceOp::land: return launch<T, Land>(in, inout, count, s);
-        case ReduceOp::lor: return launch<T, Lor>(in, inout, count, s);
-        case ReduceOp::lxor: return launch<T, Lxor>(in, inout, count, s);
-        default: break;
-      }
+    switch (op) {
+      case ReduceOp::band: return launch<T, Band>(in, inout, count, s);
+      case ReduceOp::bor: return launch<T, Bor>(in, inout, count, s);
+      case ReduceOp::bxor: return launch<T, Bxor>(in, inout, count, s);
+      case ReduceOp::land: return launch<T, Land>(in, inout, count, s);
+      case ReduceOp::lor: return launch<T, Lor>(in, inout, count, s);
+      case ReduceOp::lxor: return launch<T, Lxor>(in, inout, count, s);
+      default: break;
     }
   }
   return Status::invalid_op;
@@ -136,18 +132,18 @@ Status reduce_device(ReduceOp op, BasicType type, const void* in, void* inout, s
   if (count == 0) return Status::ok;
   auto s = static_cast<cudaStream_t>(stream);
   switch (type) {
-    case BasicType::i8: return by_op<int8_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::u8: return by_op<uint8_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::i16: return by_op<int16_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::u16: return by_op<uint16_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::i32: return by_op<int32_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::u32: return by_op<uint32_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::i64: return by_op<int64_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::u64: return by_op<uint64_t>(op, Kind::integer, in, inout, count, s);
-    case BasicType::f16: return by_op<__half>(op, Kind::floating, in, inout, count, s);
-    case BasicType::bf16: return by_op<__nv_bfloat16>(op, Kind::floating, in, inout, count, s);
-    case BasicType::f32: return by_op<float>(op, Kind::floating, in, inout, count, s);
-    case BasicType::f64: return by_op<double>(op, Kind::floating, in, inout, count, s);
+    case BasicType::i8: return by_op<int8_t>(op, in, inout, count, s);
+    case BasicType::u8: return by_op<uint8_t>(op, in, inout, count, s);
+    case BasicType::i16: return by_op<int16_t>(op, in, inout, count, s);
+    case BasicType::u16: return by_op<uint16_t>(op, in, inout, count, s);
+    case BasicType::i32: return by_op<int32_t>(op, in, inout, count, s);
+    case BasicType::u32: return by_op<uint32_t>(op, in, inout, count, s);
+    case BasicType::i64: return by_op<int64_t>(op, in, inout, count, s);
+    case BasicType::u64: return by_op<uint64_t>(op, in, inout, count, s);
+    case BasicType::f16: return by_op<__half>(op, in, inout, count, s);
+    case BasicType::bf16: return by_op<__nv_bfloat16>(op, in, inout, count, s);
+    case BasicType::f32: return by_op<float>(op, in, inout, count, s);
+    case BasicType::f64: return by_op<double>(op, in, inout, count, s);
     default: return Status::invalid_op;
   }
 }

@@ -152,8 +152,9 @@ TEST(Hier, Reduce) {
             ASSERT_EQ(recv[size_t(root)][i], want) << where(pl, root, n) << (in_place ? " in place" : "");
           }
           for (int r = 0; r < p; ++r)  // the inputs stay as they were
-            if (r != root || !in_place)
+            if (r != root || !in_place) {
               for (size_t i = 0; i < n; ++i) ASSERT_EQ(send[size_t(r)][i], int32_t(r * 1000 + int(i)));
+            }
         }
   }
 }
