@@ -12,7 +12,10 @@
 #include <cstring>
 #include <random>
 
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
+#include "runtime/core/staging.h"
 #include "tag.h"
 
 namespace weft {
@@ -26,7 +29,7 @@ constexpr size_t kHeaderBytes = 64;      // segment header
 constexpr size_t kCellHeaderBytes = 40;  // cell header; the payload follows
 
 enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4 };
-enum CellFlags : uint32_t { kSync = 1 };
+enum CellFlags : uint32_t { kSync = 1, kDevice = 2 };  // kDevice: a ready-to-send of GPU memory (CUDA IPC)
 
 Status shm_fail(const std::string& msg, Status kind = Status::transport) {
   WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
@@ -70,6 +73,7 @@ struct ReadyToSend {
   uint64_t part_offset;  // the part the sender is asked to write
   uint64_t part_len;
   uint64_t dest_addr;    // the receiver's buffer (start of the whole message)
+  IpcDescriptor ipc;     // kDevice: how the receiver maps the sender's device buffer
 };
 enum HelpState : uint32_t { kNoHelp = 0, kHelpWanted, kHelping, kHelped, kHelpTakenBack, kHelpFailed };
 
@@ -107,8 +111,9 @@ Status ShmEngine::create(Bootstrap& boot, Progress& progress, const ShmOptions& 
 
 Status ShmEngine::init(const ShmOptions& options) {
   opts_ = options;
-  if (opts_.cells < 2 || opts_.cell_size < 2 * kHeaderBytes || opts_.cell_size % 64 != 0)
-    return shm_fail("shared-memory ring geometry is invalid (cells >= 2, cell size a multiple of 64 and >= 128)",
+  if (opts_.cells < 2 || opts_.cell_size < kCellHeaderBytes + sizeof(ReadyToSend) || opts_.cell_size % 64 != 0)
+    return shm_fail("shared-memory ring geometry is invalid (cells >= 2, cell size a multiple of 64 and >= " +
+                        std::to_string(kCellHeaderBytes + sizeof(ReadyToSend)) + ")",
                     Status::invalid_arg);
   payload_size_ = opts_.cell_size - kCellHeaderBytes;
   split_min_ = opts_.split_min ? std::max<size_t>(opts_.split_min, 8192) : SIZE_MAX;
@@ -234,7 +239,7 @@ inline ShmEngine::Cell* cell_at(char* base, size_t ring_offset, uint64_t ticket,
 
 // Writes one cell to dest's ring if a cell is free; false when the ring is full.
 bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
-                          size_t len, uint64_t cookie, Status* st) {
+                          size_t len, uint64_t cookie, Status* st, const IpcDescriptor* ipc) {
   Segment* seg = peers_[size_t(dest)];
   if (!seg) [[unlikely]] {
     *st = map_peer(dest, &seg);
@@ -255,8 +260,9 @@ bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag,
     rts->addr = reinterpret_cast<uint64_t>(buf);
     rts->pid = int64_t(getpid());
     rts->help.store(kNoHelp, std::memory_order_relaxed);
+    if (ipc) rts->ipc = *ipc;
     c->len = uint32_t(sizeof(ReadyToSend));
-    if (len >= split_min_) {
+    if (len >= split_min_ && !ipc) {
       // The receiver frees a cell before its finish cell reaches us, so an earlier message's
       // entry may still name this cell: it is stale now.
       for (size_t i = 0; i < outstanding_.size();) {
@@ -296,7 +302,8 @@ Status ShmEngine::map_all_and_unlink() {
 void ShmEngine::post(int dest, const Pending& p, Status* st) {
   *st = Status::ok;
   auto& queue = pending_[size_t(dest)];
-  if (queue.empty() && try_place(dest, p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, st)) {
+  if (queue.empty() &&
+      try_place(dest, p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, st, p.flags & kDevice ? &p.ipc : nullptr)) {
     if (*st == Status::ok && p.complete_on_place) p.request->complete = true;
     return;
   }
@@ -312,7 +319,9 @@ int ShmEngine::flush_pending() {
     while (!queue.empty()) {
       const Pending& p = queue.front();
       Status st = Status::ok;
-      if (!try_place(int(dest), p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, &st)) break;
+      if (!try_place(int(dest), p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, &st,
+                     p.flags & kDevice ? &p.ipc : nullptr))
+        break;
       if (p.request && (st != Status::ok || p.complete_on_place)) {
         p.request->status.error = st;
         p.request->complete = true;
@@ -336,6 +345,25 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
   p.len = bytes;
   p.cookie = reinterpret_cast<uint64_t>(r);
   p.request = r;
+  if (r->device_buffer && bytes > 0) {
+    // GPU memory: the receiver maps it through CUDA IPC and copies it once, whatever the size.
+    Status described = cuda_ipc_describe(buf, &p.ipc);
+    if (described == Status::ok) {
+      p.kind = kReadyToSend;
+      p.flags = kDevice;
+      Status st;
+      post(dest, p, &st);
+      return st;
+    }
+    if (described != Status::not_supported || opts_.require_fast_path) return described;
+    // No IPC handle for this memory (e.g. a stream-ordered pool): send a host copy instead.
+    if (log_first_time("shm-device-no-ipc"))
+      WEFT_WARN(Subsys::gpu, "a device buffer has no CUDA IPC handle (%s); such buffers are copied "
+                "to host memory before they are sent", error_detail().c_str());
+    r->owned_buffer = staging_buffer(bytes);
+    WEFT_TRY(memkind_copy(r->owned_buffer.get(), buf, bytes));
+    p.buf = buf = r->owned_buffer.get();
+  }
   if (bytes <= payload_size_) {
     p.kind = kEager;
     p.flags = mode == SendMode::synchronous ? uint32_t(kSync) : 0u;
@@ -409,14 +437,36 @@ void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, R
     set_error_detail("message truncated: " + std::to_string(m.len) + " bytes sent, receive buffer holds " +
                      std::to_string(bytes));
   }
+  const bool to_device = r->device_buffer;
   if (m.kind == kEager) {
-    if (n) memcpy(buf, m.payload_ptr, n);
+    if (n) {
+      if (!to_device) memcpy(buf, m.payload_ptr, n);
+      else if (Status copied = memkind_copy(buf, m.payload_ptr, n); copied != Status::ok) st.error = copied;
+    }
     if (m.flags & kSync) (void)control(m.src_world, kSyncAck, m.cookie);
   } else {
     if (n) {
-      Status copied = live_cell && n >= split_min_ && m.len >= split_min_
-                          ? split_copy(m, buf, n, reinterpret_cast<ReadyToSend*>(live_cell->payload()))
-                          : cma_read(m, buf, 0, n);
+      Status copied;
+      if ((m.flags & kDevice) && m.src_world != boot_.rank()) {
+        // The copy runs on the GPU's copy engine; progress() completes the receive and sends
+        // the finish cell when it is done, so a window of messages is copied back to back.
+        void* token = nullptr;
+        copied = cuda_ipc_copy_start(m.src_world, m.ipc, buf, n, &token);
+        if (copied == Status::ok) {
+          device_copies_.push_back(DeviceCopy{token, r, m.src_world, m.cookie});
+          return;
+        }
+      } else if (m.flags & kDevice) {  // to itself: the buffer is in this process
+        copied = memkind_copy(buf, reinterpret_cast<const void*>(m.addr), n);
+      } else if (to_device) {  // host data into GPU memory: cma into host memory, then one copy up
+        StagingBuffer staged = staging_buffer(n);
+        copied = cma_read(m, staged.get(), 0, n);
+        if (copied == Status::ok) copied = memkind_copy(buf, staged.get(), n);
+      } else {
+        copied = live_cell && n >= split_min_ && m.len >= split_min_
+                     ? split_copy(m, buf, n, reinterpret_cast<ReadyToSend*>(live_cell->payload()))
+                     : cma_read(m, buf, 0, n);
+      }
       if (copied != Status::ok) st.error = copied;
     }
     (void)control(m.src_world, kFinish, m.cookie);
@@ -515,6 +565,7 @@ void ShmEngine::handle(Cell& c) {
     view.len = rts->len;
     view.addr = rts->addr;
     view.pid = int(rts->pid);
+    if (c.flags & kDevice) view.ipc = rts->ipc;
   }
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
     if (((c.tag ^ it->tag) & it->mask) != 0) continue;
@@ -532,8 +583,25 @@ void ShmEngine::handle(Cell& c) {
   unexpected_.push_back(std::move(u));
 }
 
+// Device copies finish in the order they were queued (one stream).
+int ShmEngine::finish_device_copies() {
+  int done = 0;
+  while (!device_copies_.empty()) {
+    DeviceCopy& c = device_copies_.front();
+    Status result;
+    if (!cuda_ipc_copy_test(c.token, &result)) break;
+    if (result != Status::ok && c.request->status.error == Status::ok) c.request->status.error = result;
+    (void)control(c.src_world, kFinish, c.cookie);
+    c.request->complete = true;
+    device_copies_.pop_front();
+    ++done;
+  }
+  return done;
+}
+
 int ShmEngine::progress() {
   int events = pending_count_ ? flush_pending() : 0;
+  if (!device_copies_.empty()) events += finish_device_copies();
   if (!outstanding_.empty()) events += serve_help_requests();
   char* base = self_->base();
   for (size_t i = 0; i < local_world_.size(); ++i) {

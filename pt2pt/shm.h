@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pmix/bootstrap.h"
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/progress.h"
 #include "runtime/core/request.h"
 #include "runtime/core/status.h"
@@ -24,6 +25,7 @@ struct ShmOptions {
   uint32_t cells = 16;        // cells per ring
   uint32_t cell_size = 4096;  // bytes per cell, header included
   size_t split_min = 64 * 1024;  // copies from here up are split between receiver and sender; 0: never
+  bool require_fast_path = false;  // a device buffer without an IPC handle is an error, not a host copy
 };
 
 struct ReadyToSend;
@@ -51,8 +53,9 @@ class ShmEngine {
   bool is_posted(const Request* r) const;
 
   int progress();
-  // True when no cell waits for room in a peer's ring.
-  bool idle() const { return pending_count_ == 0; }
+  // True when no cell waits for room in a peer's ring and no device copy (whose finish cell
+  // a peer waits for) is running.
+  bool idle() const { return pending_count_ == 0 && device_copies_.empty(); }
   size_t eager_limit() const { return payload_size_; }
   std::string describe() const;
 
@@ -79,6 +82,7 @@ class ShmEngine {
     int pid;
     std::vector<char> payload;         // eager data, copied out of the ring
     const char* payload_ptr = nullptr;  // the data: payload, or the cell while it is handled
+    IpcDescriptor ipc{};               // a ready-to-send of device memory: the sender's buffer
   };
   // A cell waiting for room in a full ring (later sends to the same rank queue behind it).
   struct Pending {
@@ -89,13 +93,14 @@ class ShmEngine {
     uint64_t cookie = 0;
     Request* request = nullptr;
     bool complete_on_place = false;
+    IpcDescriptor ipc{};  // flags & kDevice
   };
 
   ShmEngine(Bootstrap& boot, Progress& progress) : boot_(boot), progress_(progress) {}
   Status init(const ShmOptions& options);
   Status map_peer(int dest, Segment** seg);
   bool try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
-                 size_t len, uint64_t cookie, Status* st);
+                 size_t len, uint64_t cookie, Status* st, const IpcDescriptor* ipc = nullptr);
   void post(int dest, const Pending& p, Status* st);
   int flush_pending();
   Status control(int dest, uint32_t kind, uint64_t cookie);
@@ -114,6 +119,15 @@ class ShmEngine {
     const char* buf;
   };
   std::vector<Outstanding> outstanding_;
+  // Receives whose data the GPU is still copying through CUDA IPC, in the order queued.
+  struct DeviceCopy {
+    void* token;
+    Request* request;
+    int src_world;
+    uint64_t cookie;
+  };
+  std::deque<DeviceCopy> device_copies_;
+  int finish_device_copies();
   size_t split_min_ = SIZE_MAX;
 
   Bootstrap& boot_;

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
 #include "shm.h"
 #include "tag.h"
@@ -128,6 +129,7 @@ Status Transport::init(const TransportOptions& options) {
     so.cells = options.shm_cells;
     so.cell_size = options.shm_cell_size;
     so.split_min = options.shm_split_min;
+    so.require_fast_path = options.require_fast_path;
     WEFT_TRY(ShmEngine::create(boot_, progress_, so, &shm_));
   }
   WEFT_TRY(boot_.exchange());
@@ -376,6 +378,11 @@ bool Transport::forget_watched(Request* r) {
     return true;
   }
   return false;
+}
+
+bool Transport::device_direct(int peer) const {
+  if (!shm_ || !cuda_ipc_usable()) return false;
+  return peer >= 0 ? via_shm(peer) : !hybrid_;
 }
 
 Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,

@@ -57,6 +57,11 @@ class Transport {
   bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
   Status mrecv(void* buf, size_t bytes, void* message, Request* r);
 
+  // Whether GPU device buffers to or from a job rank (-1: any rank) move directly (weft shared
+  // memory and CUDA IPC); if not, callers stage them through host memory. Requests carrying
+  // device buffers set Request::device_buffer.
+  bool device_direct(int peer) const;
+
   Status cancel(Request* r);
   // Waits for r, failing it if its peer is reported dead.
   void wait(Request* r);

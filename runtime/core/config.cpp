@@ -29,6 +29,12 @@ constexpr ConfigVar kVars[] = {
      "turn every fallback to a slower path into an error instead of a warning", nullptr},
     {"WEFT_CUDA", ConfigType::choice, "auto",
      "CUDA support: auto (use it when a driver and a device are present) or off", "auto|off"},
+    {"WEFT_CUDA_IPC", ConfigType::choice, "auto",
+     "device buffers between ranks of one node: auto (CUDA IPC: the receiver maps the sender's "
+     "buffer and copies it once) or off (staged through host memory)", "auto|off"},
+    {"WEFT_CUDA_IPC_CACHE", ConfigType::integer, "64",
+     "CUDA IPC mappings of peers' buffers kept open per process (least recently used closed "
+     "first; a freed and reallocated buffer is mapped anew)", nullptr},
     {"WEFT_UCX_ERR_MODE", ConfigType::choice, "none",
      "UCX endpoint error handling: none (all transports, fastest) or peer (detects peer "
      "failure on the transport, may exclude shared-memory transports)", "none|peer"},

@@ -29,6 +29,7 @@ struct Request {
   bool persistent = false;
   bool active = false;      // persistent requests: started and not yet completed by a wait
   bool user_freed = false;  // freed by the user while in flight: release on completion
+  bool device_buffer = false;  // the buffer handed to the transport is GPU device memory
   RequestStatus status;
   int peer = -1;                          // job rank of the peer; -1 when any source
   int owner = 0;                          // handle of the communicator (errors are raised there)

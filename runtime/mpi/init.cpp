@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "runtime/core/staging.h"
@@ -114,6 +115,7 @@ int do_init(int required, int* provided, const char* fn) {
             wp == WaitPolicy::yield ? "yield" : "spin then yield", boot.local_size(), cores);
 
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
+  cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
 
   // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
   // thread-safe. The standard lets an implementation provide a lower level than required.
@@ -250,6 +252,11 @@ int PMPI_Finalize(void) {
   Status s = st.boot->barrier();
   if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
   st.transport.reset();
+  if (const IpcCacheStats ipc = cuda_ipc_stats(); ipc.opens > 0)
+    WEFT_INFO(Subsys::gpu, "cuda ipc: %llu mappings opened, %llu reused, %llu closed early (cache of %zu); %zu closed at finalize",
+              static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),
+              static_cast<unsigned long long>(ipc.evictions), ipc.capacity, ipc.live);
+  cuda_ipc_release_all();
   s = st.boot->finalize();
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");

@@ -3,6 +3,7 @@
 
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "state.h"
@@ -19,7 +20,9 @@ struct Args {
   size_t count = 0;
   size_t bytes = 0;         // on the wire: the packed size
   bool contiguous = true;   // the data is one run of host memory at buf + offset: no staging
-  bool device = false;      // the buffer is GPU device memory: staged through host memory
+  bool on_device = false;   // the buffer is GPU device memory
+  bool device = false;      // ... staged through host memory (contiguous is false then)
+  bool device_direct = false;  // ... handed to the transport as it is (CUDA IPC)
   ptrdiff_t offset = 0;
   int peer = kNoPeer;  // job rank of the peer; kNoPeer for MPI_PROC_NULL, -2 for any source
 };
@@ -81,22 +84,43 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   a->count = size_t(count);
   a->bytes = packed_size(a->type, a->count);  // predefined: count * extent, padding included
   a->contiguous = contiguous_span(a->type, a->count, &a->offset);
+  // The one memory-kind query of the call; choose_device_path decides once the peer is known.
   if (cuda_state().usable && a->bytes > 0 && !host_accessible(memkind_query(buf))) [[unlikely]] {
     if (!a->contiguous)
       return raise(comm, MPI_ERR_TYPE, fn, "non-contiguous datatypes on GPU device buffers are not supported yet");
-    if (g_state->require_fast_path)
-      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                   "a GPU device buffer would be staged through host memory (no CUDA IPC path yet), "
-                   "and WEFT_REQUIRE_FAST_PATH forbids slower paths");
-    if (log_first_time("pt2pt-device-staging"))
-      WEFT_WARN(Subsys::gpu, "point-to-point on GPU device buffers is staged through host memory "
-                "(cudaMemcpy per message; no CUDA IPC or GPUDirect path yet)");
-    a->device = true;
-    a->contiguous = false;
+    a->on_device = true;
   }
   // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
   if (!buf && a->bytes > 0 && a->type->predefined) [[unlikely]]
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
+  return MPI_SUCCESS;
+}
+
+// A device buffer goes to the transport as it is where the peer is reachable through weft
+// shared memory with CUDA IPC; otherwise it is staged through host memory, with one WARN (or an
+// error under WEFT_REQUIRE_FAST_PATH). peer: a job rank, or -1 for any source.
+int choose_device_path(const char* fn, MPI_Comm comm, int peer, Args* a) {
+  if (!a->on_device || a->peer == kNoPeer) return MPI_SUCCESS;
+  if (g_state->transport->device_direct(peer)) {
+    a->device_direct = true;
+    if (log_first_time("pt2pt-device-ipc"))
+      WEFT_INFO(Subsys::gpu, "point-to-point on GPU device buffers between ranks of one node: CUDA IPC "
+                "(the receiver copies from the sender's buffer once)");
+    return MPI_SUCCESS;
+  }
+  const char* why_not = nullptr;
+  const bool ipc = cuda_ipc_usable(&why_not);
+  const std::string reason = ipc ? "the peer is on another node (no GPUDirect path yet)"
+                                 : std::string("CUDA IPC is not usable: ") + why_not;
+  if (g_state->require_fast_path)
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                 "a GPU device buffer would be staged through host memory (%s), and "
+                 "WEFT_REQUIRE_FAST_PATH forbids slower paths", reason.c_str());
+  if (log_first_time("pt2pt-device-staging"))
+    WEFT_WARN(Subsys::gpu, "point-to-point on GPU device buffers is staged through host memory "
+              "(cudaMemcpy per message): %s", reason.c_str());
+  a->device = true;
+  a->contiguous = false;
   return MPI_SUCCESS;
 }
 
@@ -115,7 +139,7 @@ int check_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
   if (tag < 0 || tag > tag::kMaxUserTag) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d)", tag,
                  tag::kMaxUserTag);
-  return MPI_SUCCESS;
+  return choose_device_path(fn, comm, a->peer, a);
 }
 
 int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int source, int tag,
@@ -132,7 +156,7 @@ int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d or MPI_ANY_TAG)",
                  tag, tag::kMaxUserTag);
-  return rc;
+  return choose_device_path(fn, comm, a->peer == -2 ? -1 : a->peer, a);
 }
 
 inline uint64_t send_tag(const Comm& c, int tag) {
@@ -154,6 +178,21 @@ Request* completed_null_request(RequestKind kind) {
   return r;
 }
 
+// Blocking calls on device buffers go through a request: the transport's request-free fast
+// paths are for host memory.
+int send_device_and_wait(const Args& a, const void* buf, int tag, SendMode mode, MPI_Comm comm, const char* fn) {
+  Request* r = g_state->requests.alloc(RequestKind::send);
+  r->device_buffer = true;
+  Status s = g_state->transport->isend(static_cast<const char*>(buf) + a.offset, a.bytes, a.peer,
+                                       send_tag(*a.comm, tag), mode, r);
+  if (s == Status::ok) {
+    if (!r->complete) g_state->transport->wait(r);
+    s = r->status.error;
+  }
+  g_state->requests.release(r);
+  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  return MPI_SUCCESS;
+}
 
 int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
@@ -162,6 +201,7 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   int rc = check_send(fn, buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (a.peer == kNoPeer) return MPI_SUCCESS;
+  if (a.device_direct) return send_device_and_wait(a, buf, tag, mode, comm, fn);
   StagingBuffer packed;
   Status s;
   const void* data = send_data(a, buf, &packed, &s);
@@ -183,6 +223,7 @@ int do_isend(const char* fn, const void* buf, int count, MPI_Datatype dt, int de
   }
   Request* r = g_state->requests.alloc(RequestKind::send);
   r->owner = comm;
+  r->device_buffer = a.device_direct;
   Status s;
   const void* data = send_data(a, buf, &r->owned_buffer, &s);
   if (s == Status::ok) s = g_state->transport->isend(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
@@ -244,6 +285,20 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   }
   uint64_t t, mask;
   recv_tag(*a.comm, source, tag, &t, &mask);
+  if (a.device_direct) {  // through a request, as send_device_and_wait
+    Request* r = g_state->requests.alloc(RequestKind::recv);
+    r->device_buffer = true;
+    Status s = g_state->transport->irecv(static_cast<char*>(buf) + a.offset, a.bytes,
+                                         a.peer == -2 ? -1 : a.peer, t, mask, r);
+    if (s == Status::ok) {
+      if (!r->complete) g_state->transport->wait(r);
+      s = r->status.error;
+      fill_status(status, r->status);
+    }
+    g_state->requests.release(r);
+    if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+    return MPI_SUCCESS;
+  }
   MatchInfo info;
   StagingBuffer staging;
   void* target = recv_target(a, buf, &staging);
@@ -278,6 +333,7 @@ int do_irecv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, 
   recv_tag(*a.comm, source, tag, &t, &mask);
   Request* r = g_state->requests.alloc(RequestKind::recv);
   r->owner = comm;
+  r->device_buffer = a.device_direct;
   void* target = recv_target(a, buf, &r->owned_buffer);
   arm_unpack(r, a, buf);
   Status s = g_state->transport->irecv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, r);
@@ -291,6 +347,14 @@ int do_irecv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, 
 
 enum class PersistentKind { send, ssend, bsend, recv };
 
+// Buffered sends copy the data out at once anyway: from device memory, into host memory.
+void copy_out_of_device(Args* a) {
+  if (!a->device_direct) return;
+  a->device_direct = false;
+  a->device = true;
+  a->contiguous = false;
+}
+
 int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int peer_rank, int tag,
                     MPI_Comm comm, PersistentKind kind, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
@@ -299,6 +363,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
                                         : check_send(fn, buf, count, dt, peer_rank, tag, comm, &a);
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  if (kind == PersistentKind::bsend) copy_out_of_device(&a);
   Request* r = g_state->requests.alloc(kind == PersistentKind::recv ? RequestKind::recv : RequestKind::send);
   r->persistent = true;
   r->owner = comm;
@@ -333,6 +398,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
           }
         };
       }
+      q.device_buffer = args.device_direct;
       return g_state->transport->irecv(target, bytes, peer == -2 ? -1 : peer, t, mask, &q);
     };
   } else if (kind == PersistentKind::bsend) {
@@ -357,6 +423,7 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
       if (!args.contiguous && !q.owned_buffer) q.owned_buffer = staging_buffer(bytes);
       if (!args.contiguous) WEFT_TRY(pack_message(args, buf, q.owned_buffer.get()));
       const void* data = args.contiguous ? static_cast<const char*>(buf) + args.offset : q.owned_buffer.get();
+      q.device_buffer = args.device_direct;
       return g_state->transport->isend(data, bytes, peer, t, mode, &q);
     };
   }
@@ -415,6 +482,7 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, M
   Args a;
   int rc = check_send("MPI_Bsend", buf, count, dt, dest, tag, comm, &a);
   if (rc != MPI_SUCCESS || a.peer == kNoPeer) return rc;
+  copy_out_of_device(&a);
   StagingBuffer packed;
   Status s;
   const void* data = send_data(a, buf, &packed, &s);
@@ -446,6 +514,7 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, 
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
   if (a.peer != kNoPeer) {
+    copy_out_of_device(&a);
     StagingBuffer packed;
     Status s;
     const void* data = send_data(a, buf, &packed, &s);
@@ -519,6 +588,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   int rc = check_send("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, comm, &sa);
   if (rc != MPI_SUCCESS) return rc;
   // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
+  copy_out_of_device(&sa);
   StagingBuffer copy = staging_buffer(sa.bytes);
   if (sa.contiguous) {
     if (sa.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + sa.offset, sa.bytes);

@@ -486,7 +486,10 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   const bool device = cuda_state().usable && bytes && !host_accessible(memkind_query(buf));
   if (device && !contiguous)
     return raise(r->owner, MPI_ERR_TYPE, "MPI_Imrecv", "non-contiguous datatypes on GPU device buffers are not supported yet");
-  if (device) {  // received into host memory, copied to the device when the user completes it
+  if (device && g_state->transport->device_direct(-1)) {  // CUDA IPC or a copy straight into it
+    target = static_cast<char*>(buf) + offset;
+    r->device_buffer = true;
+  } else if (device) {  // received into host memory, copied to the device when the user completes it
     r->owned_buffer = staging_buffer(bytes);
     target = r->owned_buffer.get();
     char* dst = static_cast<char*>(buf) + offset;

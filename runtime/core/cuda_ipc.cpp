@@ -1,0 +1,260 @@
+// CUDA build. The driver's pointer attributes (allocation range, buffer id) come through the
+// runtime's driver entry point, so libcuda is still never linked directly.
+#include "cuda_ipc.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "log.h"
+#include "memkind.h"
+
+namespace weft {
+
+namespace {
+
+using PointerGetAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
+
+struct Mapping {
+  int peer;
+  uint64_t buffer_id;
+  char* base;
+};
+
+// A sender's recent allocations and their handles: getting a handle costs a driver call.
+struct Exported {
+  uint64_t base = 0, buffer_id = 0;
+  cudaIpcMemHandle_t handle{};
+};
+
+struct IpcState {
+  bool enabled = true, resolved = false, usable = false;
+  std::string why;
+  PointerGetAttributesFn get_attributes = nullptr;
+  size_t capacity = 64;
+  std::list<Mapping> lru;  // most recently used first
+  std::map<std::pair<int, uint64_t>, std::list<Mapping>::iterator> index;
+  IpcCacheStats stats;
+  Exported exported[16];
+  size_t next_export = 0;
+  cudaStream_t stream = nullptr;
+  std::vector<cudaEvent_t> spare_events;
+  size_t in_flight = 0;  // copies started and not yet seen done
+};
+
+IpcState& state() {
+  static IpcState* s = new IpcState();  // never destroyed: mappings are closed at finalize
+  return *s;
+}
+
+Status cuda_fail(const char* what, cudaError_t err) {
+  std::string msg = std::string(what) + ": " + cudaGetErrorString(err);
+  (void)cudaGetLastError();
+  WEFT_ERROR(Subsys::gpu, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::internal;
+}
+
+void resolve(IpcState& s) {
+  if (s.resolved) return;
+  s.resolved = true;
+  if (!s.enabled) {
+    s.why = "turned off by WEFT_CUDA_IPC";
+    return;
+  }
+  if (!cuda_state().usable) {
+    s.why = cuda_state().reason.empty() ? "CUDA is not usable" : cuda_state().reason;
+    return;
+  }
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    s.why = "the driver does not offer cuPointerGetAttributes";
+    return;
+  }
+  s.get_attributes = reinterpret_cast<PointerGetAttributesFn>(fn);
+  if (cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess) {
+    (void)cudaGetLastError();
+    s.why = "could not create a copy stream";
+    return;
+  }
+  s.usable = true;
+}
+
+void close_mapping(const Mapping& m) {
+  const cudaError_t err = cudaIpcCloseMemHandle(m.base);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    WEFT_WARN(Subsys::gpu, "closing the CUDA IPC mapping of rank %d's buffer %llu failed: %s", m.peer,
+              static_cast<unsigned long long>(m.buffer_id), cudaGetErrorString(err));
+  }
+}
+
+Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base) {
+  const auto key = std::make_pair(peer, d.buffer_id);
+  if (auto it = s.index.find(key); it != s.index.end()) {
+    s.lru.splice(s.lru.begin(), s.lru, it->second);
+    ++s.stats.hits;
+    *base = it->second->base;
+    return Status::ok;
+  }
+  // A copy still queued may read through the mapping about to be closed.
+  if (s.lru.size() >= s.capacity && s.in_flight > 0) (void)cudaStreamSynchronize(s.stream);
+  while (!s.lru.empty() && s.lru.size() >= s.capacity) {
+    const Mapping& victim = s.lru.back();
+    close_mapping(victim);
+    s.index.erase(std::make_pair(victim.peer, victim.buffer_id));
+    s.lru.pop_back();
+    ++s.stats.evictions;
+  }
+  cudaIpcMemHandle_t handle;
+  static_assert(sizeof(handle) == sizeof(d.handle));
+  memcpy(&handle, d.handle, sizeof(handle));
+  void* p = nullptr;
+  const cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (err != cudaSuccess) {
+    std::string msg = "cudaIpcOpenMemHandle of rank " + std::to_string(peer) + "'s device buffer failed: " +
+                      cudaGetErrorString(err) + " (WEFT_CUDA_IPC=off stages device buffers through host memory instead)";
+    (void)cudaGetLastError();
+    WEFT_ERROR(Subsys::gpu, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::transport;
+  }
+  ++s.stats.opens;
+  s.lru.push_front(Mapping{peer, d.buffer_id, static_cast<char*>(p)});
+  s.index[key] = s.lru.begin();
+  *base = static_cast<char*>(p);
+  return Status::ok;
+}
+
+}  // namespace
+
+void cuda_ipc_configure(bool enabled, size_t capacity) {
+  IpcState& s = state();
+  s.enabled = enabled;
+  s.capacity = capacity ? capacity : 1;
+}
+
+bool cuda_ipc_usable(const char** why) {
+  IpcState& s = state();
+  resolve(s);
+  if (why) *why = s.why.c_str();
+  return s.usable;
+}
+
+Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
+  IpcState& s = state();
+  resolve(s);
+  if (!s.usable) {
+    set_error_detail("CUDA IPC is not usable: " + s.why);
+    return Status::not_supported;
+  }
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  CUdeviceptr start = 0;
+  unsigned long long buffer_id = 0;
+  int device = -1;
+  void* values[] = {&start, &buffer_id, &device};
+  const CUresult r = s.get_attributes(3, attrs, values, reinterpret_cast<CUdeviceptr>(ptr));
+  if (r != CUDA_SUCCESS || start == 0) {
+    set_error_detail("cuPointerGetAttributes failed on a device buffer (error " + std::to_string(int(r)) + ")");
+    return Status::internal;
+  }
+  *out = IpcDescriptor{};
+  out->offset = reinterpret_cast<uint64_t>(ptr) - uint64_t(start);
+  out->buffer_id = buffer_id;
+  out->device = device;
+  for (const Exported& e : s.exported) {
+    if (e.base == uint64_t(start) && e.buffer_id == buffer_id) {
+      memcpy(out->handle, &e.handle, sizeof(out->handle));
+      return Status::ok;
+    }
+  }
+  Exported& e = s.exported[s.next_export++ % std::size(s.exported)];
+  const cudaError_t err = cudaIpcGetMemHandle(&e.handle, reinterpret_cast<void*>(start));
+  if (err != cudaSuccess) {
+    e = Exported{};
+    // Memory from stream-ordered pools or the virtual memory API has no legacy IPC handle.
+    std::string msg = std::string("cudaIpcGetMemHandle failed: ") + cudaGetErrorString(err);
+    (void)cudaGetLastError();
+    set_error_detail(msg);
+    return Status::not_supported;
+  }
+  e.base = uint64_t(start);
+  e.buffer_id = buffer_id;
+  memcpy(out->handle, &e.handle, sizeof(out->handle));
+  return Status::ok;
+}
+
+Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes, void** token) {
+  IpcState& s = state();
+  resolve(s);
+  if (!s.usable) {
+    set_error_detail("CUDA IPC is not usable: " + s.why);
+    return Status::not_supported;
+  }
+  char* base = nullptr;
+  WEFT_TRY(map_peer_buffer(s, peer, d, &base));
+  cudaEvent_t done = nullptr;
+  if (!s.spare_events.empty()) {
+    done = s.spare_events.back();
+    s.spare_events.pop_back();
+  } else if (cudaError_t err = cudaEventCreateWithFlags(&done, cudaEventDisableTiming); err != cudaSuccess) {
+    return cuda_fail("creating a copy event", err);
+  }
+  cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
+  if (err == cudaSuccess) err = cudaEventRecord(done, s.stream);
+  if (err != cudaSuccess) {
+    s.spare_events.push_back(done);
+    return cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
+  }
+  ++s.in_flight;
+  *token = done;
+  return Status::ok;
+}
+
+bool cuda_ipc_copy_test(void* token, Status* result) {
+  IpcState& s = state();
+  auto done = static_cast<cudaEvent_t>(token);
+  const cudaError_t err = cudaEventQuery(done);
+  if (err == cudaErrorNotReady) return false;
+  *result = err == cudaSuccess ? Status::ok : cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
+  s.spare_events.push_back(done);
+  --s.in_flight;
+  return true;
+}
+
+IpcCacheStats cuda_ipc_stats() {
+  IpcState& s = state();
+  IpcCacheStats out = s.stats;
+  out.live = s.lru.size();
+  out.capacity = s.capacity;
+  return out;
+}
+
+void cuda_ipc_release_all() {
+  IpcState& s = state();
+  if (s.stream) (void)cudaStreamSynchronize(s.stream);
+  for (const Mapping& m : s.lru) close_mapping(m);
+  s.lru.clear();
+  s.index.clear();
+  for (cudaEvent_t e : s.spare_events) (void)cudaEventDestroy(e);
+  s.spare_events.clear();
+  if (s.stream) {
+    (void)cudaStreamDestroy(s.stream);
+    s.stream = nullptr;
+  }
+  s.resolved = false;
+  s.usable = false;
+}
+
+}  // namespace weft

@@ -1,0 +1,49 @@
+// CUDA IPC for node-local transfers of device memory: a sender describes its buffer (handle of
+// the allocation, offset, the allocation's buffer id), a receiver maps the allocation once and
+// copies straight from it. Mappings are kept in a bounded LRU cache keyed by (peer, buffer id):
+// a buffer freed and allocated again gets a new id, so a stale mapping is never read.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "status.h"
+
+namespace weft {
+
+// What a receiver needs to read a peer's device buffer. Fixed layout: it travels in a
+// shared-memory cell.
+struct IpcDescriptor {
+  uint8_t handle[64];   // cudaIpcMemHandle_t of the allocation that holds the buffer
+  uint64_t offset = 0;  // the buffer's offset in that allocation
+  uint64_t buffer_id = 0;
+  int32_t device = -1;
+  uint32_t reserved = 0;
+};
+
+struct IpcCacheStats {
+  uint64_t opens = 0, hits = 0, evictions = 0;
+  size_t live = 0, capacity = 0;
+};
+
+// Called once at init: enabled=false (WEFT_CUDA_IPC=off) keeps every device transfer staged.
+// capacity: mappings kept open per process (least recently used closed first).
+void cuda_ipc_configure(bool enabled, size_t capacity);
+// Whether CUDA IPC can be used here (CUDA usable, driver entry points found, not turned off);
+// *why says why not.
+bool cuda_ipc_usable(const char** why = nullptr);
+
+// Sender: describes the device buffer at ptr.
+Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out);
+
+// Receiver: starts copying bytes from the peer's buffer to dst (device or host memory) on an
+// internal stream, mapping the peer's allocation through the cache. Copies queue behind each
+// other without waiting, so a window of messages keeps the copy engines busy. *token names the
+// copy until cuda_ipc_copy_test reports it done (and recycles the token).
+Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes, void** token);
+bool cuda_ipc_copy_test(void* token, Status* result);
+
+// Closes every mapping (at finalize) and returns the counters.
+IpcCacheStats cuda_ipc_stats();
+void cuda_ipc_release_all();
+
+}  // namespace weft

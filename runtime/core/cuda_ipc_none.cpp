@@ -1,0 +1,31 @@
+// Build without CUDA: no IPC; device buffers cannot be told apart from host ones here.
+#include "cuda_ipc.h"
+
+namespace weft {
+
+void cuda_ipc_configure(bool, size_t) {}
+
+bool cuda_ipc_usable(const char** why) {
+  if (why) *why = "weft was built without CUDA";
+  return false;
+}
+
+Status cuda_ipc_describe(const void*, IpcDescriptor*) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
+Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t, void**) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
+bool cuda_ipc_copy_test(void*, Status* result) {
+  *result = Status::not_supported;
+  return true;
+}
+
+IpcCacheStats cuda_ipc_stats() { return {}; }
+void cuda_ipc_release_all() {}
+
+}  // namespace weft
