@@ -31,6 +31,9 @@ constexpr size_t kCellHeaderBytes = 40;  // cell header; the payload follows
 enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4 };
 enum CellFlags : uint32_t { kSync = 1, kDevice = 2 };  // kDevice: a ready-to-send of GPU memory (CUDA IPC)
 
+// A mark that could not be recorded (the copies were waited for instead).
+void* const kFailedMark = reinterpret_cast<void*>(uintptr_t{1});
+
 Status shm_fail(const std::string& msg, Status kind = Status::transport) {
   WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
@@ -450,10 +453,9 @@ void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, R
       if ((m.flags & kDevice) && m.src_world != boot_.rank()) {
         // The copy runs on the GPU's copy engine; progress() completes the receive and sends
         // the finish cell when it is done, so a window of messages is copied back to back.
-        void* token = nullptr;
-        copied = cuda_ipc_copy_start(m.src_world, m.ipc, buf, n, &token);
+        copied = cuda_ipc_copy_start(m.src_world, m.ipc, buf, n);
         if (copied == Status::ok) {
-          device_copies_.push_back(DeviceCopy{token, r, m.src_world, m.cookie});
+          device_copies_.push_back(DeviceCopy{nullptr, r, m.src_world, m.cookie});
           return;
         }
       } else if (m.flags & kDevice) {  // to itself: the buffer is in this process
@@ -583,25 +585,45 @@ void ShmEngine::handle(Cell& c) {
   unexpected_.push_back(std::move(u));
 }
 
-// Device copies finish in the order they were queued (one stream).
+// Device copies finish in the order they were queued (one stream). One event marks the copies
+// queued since the last mark, so a window of messages costs one event, not one each.
+void ShmEngine::mark_device_copies() {
+  if (device_copies_.empty() || device_copies_.back().token) return;
+  void* token = nullptr;
+  Status marked = cuda_ipc_mark(&token);
+  if (marked != Status::ok) {  // wait for the copies here instead
+    for (DeviceCopy& c : device_copies_)
+      if (!c.token && c.request->status.error == Status::ok) c.request->status.error = marked;
+    token = kFailedMark;
+  }
+  device_copies_.back().token = token;
+}
+
 int ShmEngine::finish_device_copies() {
   int done = 0;
   while (!device_copies_.empty()) {
-    DeviceCopy& c = device_copies_.front();
-    Status result;
-    if (!cuda_ipc_copy_test(c.token, &result)) break;
-    if (result != Status::ok && c.request->status.error == Status::ok) c.request->status.error = result;
-    (void)control(c.src_world, kFinish, c.cookie);
-    c.request->complete = true;
-    device_copies_.pop_front();
-    ++done;
+    auto marked = device_copies_.begin();
+    while (marked != device_copies_.end() && !marked->token) ++marked;
+    if (marked == device_copies_.end()) break;
+    Status result = Status::ok;
+    if (marked->token != kFailedMark && !cuda_ipc_copy_test(marked->token, &result)) break;
+    for (auto it = device_copies_.begin(); it <= marked; ++it) {
+      if (result != Status::ok && it->request->status.error == Status::ok) it->request->status.error = result;
+      (void)control(it->src_world, kFinish, it->cookie);
+      it->request->complete = true;
+      ++done;
+    }
+    device_copies_.erase(device_copies_.begin(), marked + 1);
   }
   return done;
 }
 
 int ShmEngine::progress() {
   int events = pending_count_ ? flush_pending() : 0;
-  if (!device_copies_.empty()) events += finish_device_copies();
+  if (!device_copies_.empty()) {
+    mark_device_copies();
+    events += finish_device_copies();
+  }
   if (!outstanding_.empty()) events += serve_help_requests();
   char* base = self_->base();
   for (size_t i = 0; i < local_world_.size(); ++i) {
@@ -621,6 +643,7 @@ int ShmEngine::progress() {
     }
     recv_ticket_[i] = t;
   }
+  mark_device_copies();  // copies queued by this pass start counting at once
   return events;
 }
 

@@ -126,7 +126,8 @@ class ShmEngine {
     int src_world;
     uint64_t cookie;
   };
-  std::deque<DeviceCopy> device_copies_;
+  std::deque<DeviceCopy> device_copies_;  // token: set on the last copy a mark covers
+  void mark_device_copies();
   int finish_device_copies();
   size_t split_min_ = SIZE_MAX;
 

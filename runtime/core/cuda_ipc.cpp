@@ -45,7 +45,6 @@ struct IpcState {
   size_t next_export = 0;
   cudaStream_t stream = nullptr;
   std::vector<cudaEvent_t> spare_events;
-  size_t in_flight = 0;  // copies started and not yet seen done
 };
 
 IpcState& state() {
@@ -108,7 +107,7 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     return Status::ok;
   }
   // A copy still queued may read through the mapping about to be closed.
-  if (s.lru.size() >= s.capacity && s.in_flight > 0) (void)cudaStreamSynchronize(s.stream);
+  if (s.lru.size() >= s.capacity) (void)cudaStreamSynchronize(s.stream);
   while (!s.lru.empty() && s.lru.size() >= s.capacity) {
     const Mapping& victim = s.lru.back();
     close_mapping(victim);
@@ -195,7 +194,7 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
   return Status::ok;
 }
 
-Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes, void** token) {
+Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes) {
   IpcState& s = state();
   resolve(s);
   if (!s.usable) {
@@ -204,20 +203,26 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
   }
   char* base = nullptr;
   WEFT_TRY(map_peer_buffer(s, peer, d, &base));
+  const cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
+  if (err != cudaSuccess) return cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
+  return Status::ok;
+}
+
+Status cuda_ipc_mark(void** token) {
+  IpcState& s = state();
   cudaEvent_t done = nullptr;
   if (!s.spare_events.empty()) {
     done = s.spare_events.back();
     s.spare_events.pop_back();
   } else if (cudaError_t err = cudaEventCreateWithFlags(&done, cudaEventDisableTiming); err != cudaSuccess) {
+    (void)cudaStreamSynchronize(s.stream);  // the caller then treats the copies as done
     return cuda_fail("creating a copy event", err);
   }
-  cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
-  if (err == cudaSuccess) err = cudaEventRecord(done, s.stream);
-  if (err != cudaSuccess) {
+  if (cudaError_t err = cudaEventRecord(done, s.stream); err != cudaSuccess) {
     s.spare_events.push_back(done);
-    return cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
+    (void)cudaStreamSynchronize(s.stream);
+    return cuda_fail("recording a copy event", err);
   }
-  ++s.in_flight;
   *token = done;
   return Status::ok;
 }
@@ -229,7 +234,6 @@ bool cuda_ipc_copy_test(void* token, Status* result) {
   if (err == cudaErrorNotReady) return false;
   *result = err == cudaSuccess ? Status::ok : cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
   s.spare_events.push_back(done);
-  --s.in_flight;
   return true;
 }
 

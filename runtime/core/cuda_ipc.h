@@ -37,9 +37,11 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out);
 
 // Receiver: starts copying bytes from the peer's buffer to dst (device or host memory) on an
 // internal stream, mapping the peer's allocation through the cache. Copies queue behind each
-// other without waiting, so a window of messages keeps the copy engines busy. *token names the
-// copy until cuda_ipc_copy_test reports it done (and recycles the token).
-Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes, void** token);
+// other without waiting, so a window of messages keeps the copy engines busy.
+Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes);
+// Marks the copies started so far: *token names them until cuda_ipc_copy_test reports them
+// done (and recycles the token). One mark may cover many copies.
+Status cuda_ipc_mark(void** token);
 bool cuda_ipc_copy_test(void* token, Status* result);
 
 // Closes every mapping (at finalize) and returns the counters.

@@ -15,7 +15,12 @@ Status cuda_ipc_describe(const void*, IpcDescriptor*) {
   return Status::not_supported;
 }
 
-Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t, void**) {
+Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
+Status cuda_ipc_mark(void**) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;
 }
