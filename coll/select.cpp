@@ -1,11 +1,15 @@
 // Algorithm choice: the argmin of the candidates' cost estimates, unless WEFT_COLL_TUNE forces
 // or excludes one. The choice is cached per (communicator, collective, size bucket, kind of
-// operation) and logged at INFO with every candidate's estimate when first made.
+// operation, memory kind) and logged at INFO with every candidate's estimate when first made.
+// Memory kind is part of the key: a call on GPU device memory (coll/gpu/gpu_coll.h; every rank
+// must pass device memory) chooses among the GPU algorithms by their rule, every other call
+// among the host algorithms by estimate.
 #include <cstdio>
 #include <limits>
 #include <string>
 
 #include "algorithm.h"
+#include "gpu/gpu_coll.h"
 #include "runtime/core/log.h"
 #include "tune.h"
 
@@ -16,18 +20,24 @@ namespace {
 // Power-of-two size buckets: bucket b holds sizes in [2^(b-1), 2^b).
 unsigned size_bucket(size_t bytes) { return bytes == 0 ? 0 : 64 - unsigned(__builtin_clzll(bytes)); }
 
-uint32_t cache_key(const CollArgs& a) {
-  return uint32_t(a.coll) << 24 | size_bucket(a.bytes) << 16 | uint32_t(a.red.commutative) << 1 |
-         uint32_t(a.uniform);
+uint32_t cache_key(const CollArgs& a, bool device) {
+  return uint32_t(a.coll) << 24 | size_bucket(a.bytes) << 16 | uint32_t(device) << 2 |
+         uint32_t(a.red.commutative) << 1 | uint32_t(a.uniform);
+}
+
+// Only a communicator with a GPU workspace can see device-memory calls here (runtime/mpi
+// stages device buffers otherwise), so others never ask for the memory kind.
+bool device_call(const CollContext& c, const CollArgs& a) {
+  return c.comm.coll_gpu && a.coll == Collective::allreduce && gpu::device_call(a);
 }
 
 void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
-                const char* why) {
+                const char* why, bool device) {
   if (!log_enabled(LogLevel::info, Subsys::coll)) return;
   std::string estimates;
   char item[96];
   for (const Algorithm* alg : algorithms()) {
-    if (alg->coll != a.coll) continue;
+    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) != device) continue;
     if (alg->supports(a, c.comm))
       snprintf(item, sizeof item, "%s%s %.1f", estimates.empty() ? "" : ", ", alg->name,
                alg->estimate_us(a, c.comm, m));
@@ -38,9 +48,9 @@ void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, con
   const unsigned b = size_bucket(a.bytes);
   const size_t lo = b == 0 ? 0 : size_t(1) << (b - 1), hi = b == 0 ? 0 : (size_t(1) << b) - 1;
   log_write(LogLevel::info, Subsys::coll,
-            "%s on %s (%d ranks), %zu-%zu bytes: %s (%s; estimates in us: %s)",
-            collective_name(a.coll), c.comm.name.c_str(), c.comm.size, lo, hi, chosen->name, why,
-            estimates.c_str());
+            "%s on %s (%d ranks), %zu-%zu bytes%s: %s (%s; estimates in us: %s)",
+            collective_name(a.coll), c.comm.name.c_str(), c.comm.size, lo, hi,
+            device ? " of cuda device memory" : "", chosen->name, why, estimates.c_str());
 }
 
 // tuning: exclusions to honour, or none.
@@ -48,7 +58,7 @@ const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m,
   const Algorithm* best = nullptr;
   double best_us = std::numeric_limits<double>::infinity();
   for (const Algorithm* alg : algorithms()) {
-    if (alg->coll != a.coll || !alg->supports(a, comm)) continue;
+    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) || !alg->supports(a, comm)) continue;
     if (tuning && tuning->excluded(*alg, a.bytes)) continue;
     const double us = alg->estimate_us(a, comm, m);
     if (!best || us < best_us) {
@@ -60,7 +70,8 @@ const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m,
 }
 
 const Algorithm* choose(const CollContext& c, const CollArgs& a) {
-  const uint32_t key = cache_key(a);
+  const bool device = device_call(c, a);
+  const uint32_t key = cache_key(a, device);
   auto it = c.comm.coll_choices.find(key);
   if (it != c.comm.coll_choices.end()) {
     auto* cached = static_cast<const Algorithm*>(it->second);
@@ -69,11 +80,21 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   const CostModel m = model_for(c.comm, c.model);
   const Algorithm* chosen = nullptr;
   const char* why = "lowest estimate";
+  std::string rule;
   const Algorithm* forced = c.tuning ? c.tuning->forced(a.coll, a.bytes) : nullptr;
-  if (forced && forced->supports(a, c.comm)) {
+  if (forced && forced->supports(a, c.comm) && gpu::is_gpu_algorithm(*forced) == device) {
     chosen = forced;
     why = "forced by WEFT_COLL_TUNE";
+  } else if (device) {
+    if (forced && log_first_time(std::string("tune-unsupported-gpu:") + forced->name))
+      WEFT_WARN(Subsys::coll,
+                "WEFT_COLL_TUNE forces %s:%s, which cannot run this call on cuda device memory; "
+                "choosing by the gpu rule",
+                collective_name(a.coll), forced->name);
+    chosen = gpu::choose_allreduce(a, c.comm, &rule);
+    why = rule.c_str();
   } else {
+    if (forced && gpu::is_gpu_algorithm(*forced)) forced = nullptr;  // host memory: no warning
     if (forced && log_first_time(std::string("tune-unsupported:") + forced->name))
       WEFT_WARN(Subsys::coll,
                 "WEFT_COLL_TUNE forces %s:%s, which cannot run this call (%zu bytes, %s "
@@ -93,7 +114,7 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   if (!chosen) return nullptr;
   if (it == c.comm.coll_choices.end()) {
     c.comm.coll_choices.emplace(key, chosen);
-    log_choice(c, a, m, chosen, why);
+    log_choice(c, a, m, chosen, why, device);
   }
   return chosen;
 }
@@ -112,8 +133,9 @@ Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* 
   }
   ScratchAlignment align(a.recv ? a.recv : a.send);
   std::shared_ptr<Schedule> s = alg->build(a, c.comm);
-  // Allreduce algorithms work in place on recv: out of place, the first step copies the input.
-  if (a.coll == Collective::allreduce && a.send != a.recv) {
+  // Allreduce algorithms work in place on recv: out of place, the first step copies the input
+  // (the GPU algorithms read send themselves: it is device memory).
+  if (a.coll == Collective::allreduce && a.send != a.recv && !gpu::is_gpu_algorithm(*alg)) {
     auto with_copy = std::make_shared<Schedule>(s->name());
     with_copy->set_reduction(a.red);
     with_copy->copy(a.send, a.recv, a.bytes);

@@ -30,6 +30,10 @@ struct Comm {
   // The node / leader / column rank groups of a communicator spanning nodes, made on first
   // use (owned and interpreted by coll/hier).
   mutable std::shared_ptr<void> coll_hier;
+  // The GPU collective workspace (device scratch, peers' IPC mappings), made on the first
+  // GPU-native collective and released with the communicator (owned and interpreted by
+  // coll/gpu).
+  mutable std::shared_ptr<void> coll_gpu;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

@@ -86,6 +86,23 @@ constexpr ConfigVar kVars[] = {
      "where the collective cost model's alpha, beta and gamma come from: calibrate (measured at "
      "init between ranks 0 and 1) or the path of a tuning file with lines 'alpha_us = ...', "
      "'beta_us_per_byte = ...', 'gamma_us_per_byte = ...'", nullptr},
+    {"WEFT_GPU_COLL", ConfigType::choice, "auto",
+     "GPU-native collectives (blocking MPI_Allreduce on device buffers, every rank on one node): "
+     "auto (when every rank can map every other rank's GPU workspace) or off (staged through host "
+     "memory)", "auto|off"},
+    {"WEFT_GPU_COLL_SCRATCH", ConfigType::size, "64m",
+     "device memory per rank and communicator for the GPU-native collectives, made on a "
+     "communicator's first one: two slots of half this each; larger messages run in slot-sized "
+     "pieces (the copy-engine algorithm adds (ranks - 1) slots of local memory)", nullptr},
+    {"WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN", ConfigType::size, "256k",
+     "device-memory allreduce: gpu_two_shot (reduce-scatter + allgather through IPC) from this "
+     "many bytes, gpu_one_shot below (a guess, not yet measured; WEFT_COLL_TUNE forces either)",
+     nullptr},
+    {"WEFT_GPU_COLL_MODE", ConfigType::choice, "auto",
+     "GPU-native collectives: auto (kernels synchronising through flags in IPC memory, unless "
+     "ranks share a GPU and some rank sees no MPS control pipe: then copy-engine algorithms with "
+     "host barriers), kernels, or copy_engine; set it alike on every rank",
+     "auto|kernels|copy_engine"},
 };
 
 bool matches_choice(const char* choices, std::string_view v) {

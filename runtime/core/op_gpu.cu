@@ -6,7 +6,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "log.h"
 #include "op_gpu.h"
@@ -61,43 +63,119 @@ __global__ void reduce_kernel(const T* __restrict__ in, T* __restrict__ inout, s
   for (size_t i = done + first; i < count; i += stride) inout[i] = narrow<T>(Op::apply(widen(in[i]), widen(inout[i])));
 }
 
+// Each thread folds every input's 16-byte pack (or element) in rank order into `out`.
 template <class T, class Op>
-Status launch(const void* in, void* inout, size_t count, cudaStream_t stream) {
-  constexpr size_t kPer = 16 / sizeof(T), kThreads = 256, kMaxBlocks = 1024;
-  const bool packed = (reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(inout)) % 16 == 0;
-  const size_t work = packed ? count / kPer + kPer : count;
-  const unsigned blocks = unsigned(std::min(kMaxBlocks, (work + kThreads - 1) / kThreads));
-  reduce_kernel<T, Op><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(inout), count, packed);
+__global__ void reduce_multi_kernel(DeviceInputs ins, T* out, size_t count, bool packed) {
+  constexpr size_t kPer = 16 / sizeof(T);
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  size_t done = 0;
+  if (packed) {
+    const size_t packs = count / kPer;
+    for (size_t p = first; p < packs; p += stride) {
+      Pack<T> acc = static_cast<const Pack<T>*>(ins.in[0])[p];
+      for (int k = 1; k < ins.count; ++k) {
+        const Pack<T> x = static_cast<const Pack<T>*>(ins.in[k])[p];
+#pragma unroll
+        for (size_t j = 0; j < kPer; ++j) acc.v[j] = narrow<T>(Op::apply(widen(acc.v[j]), widen(x.v[j])));
+      }
+      reinterpret_cast<Pack<T>*>(out)[p] = acc;
+    }
+    done = packs * kPer;
+  }
+  for (size_t i = done + first; i < count; i += stride) {
+    T acc = static_cast<const T*>(ins.in[0])[i];
+    for (int k = 1; k < ins.count; ++k) acc = narrow<T>(Op::apply(widen(acc), widen(static_cast<const T*>(ins.in[k])[i])));
+    out[i] = acc;
+  }
+}
+
+Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
-    WEFT_ERROR(Subsys::gpu, "reduction kernel launch failed: %s", cudaGetErrorString(err));
+    WEFT_ERROR(Subsys::gpu, "%s kernel launch failed: %s", what, cudaGetErrorString(err));
     return Status::internal;
   }
   return Status::ok;
 }
 
-// The op list: which ops a kind of type takes.
+constexpr size_t kThreads = 256, kMaxBlocks = 1024;
+unsigned blocks_for(size_t work) { return unsigned(std::min(kMaxBlocks, (work + kThreads - 1) / kThreads)); }
+
+// The launchers, one per kind of call; go<Op>() launches the (T, Op) kernel.
 template <class T>
-Status by_op(ReduceOp op, const void* in, void* inout, size_t count, cudaStream_t s) {
+struct Pairwise {
+  const void* in;
+  void* inout;
+  size_t count;
+  cudaStream_t stream;
+  template <class Op> Status go() const {
+    constexpr size_t kPer = 16 / sizeof(T);
+    const bool packed = (reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(inout)) % 16 == 0;
+    reduce_kernel<T, Op><<<blocks_for(packed ? count / kPer + kPer : count), kThreads, 0, stream>>>(
+        static_cast<const T*>(in), static_cast<T*>(inout), count, packed);
+    return launched("reduction");
+  }
+};
+
+template <class T>
+struct Multi {
+  const DeviceInputs* ins;
+  void* out;
+  size_t count;
+  cudaStream_t stream;
+  template <class Op> Status go() const {
+    constexpr size_t kPer = 16 / sizeof(T);
+    uintptr_t bits = reinterpret_cast<uintptr_t>(out);
+    for (int k = 0; k < ins->count; ++k) bits |= reinterpret_cast<uintptr_t>(ins->in[k]);
+    const bool packed = bits % 16 == 0;
+    reduce_multi_kernel<T, Op><<<blocks_for(packed ? count / kPer + kPer : count), kThreads, 0, stream>>>(
+        *ins, static_cast<T*>(out), count, packed);
+    return launched("multi-input reduction");
+  }
+};
+
+// The op list: which ops a kind of type takes.
+template <class T, class L>
+Status by_op(ReduceOp op, const L& l) {
   switch (op) {
-    case ReduceOp::sum: return launch<T, Sum>(in, inout, count, s);
-    case ReduceOp::prod: return launch<T, Prod>(in, inout, count, s);
-    case ReduceOp::min: return launch<T, Min>(in, inout, count, s);
-    case ReduceOp::max: return launch<T, Max>(in, inout, count, s);
+    case ReduceOp::sum: return l.template go<Sum>();
+    case ReduceOp::prod: return l.template go<Prod>();
+    case ReduceOp::min: return l.template go<Min>();
+    case ReduceOp::max: return l.template go<Max>();
     default: break;
   }
   if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case ReduceOp::band: return launch<T, Band>(in, inout, count, s);
-      case ReduceOp::bor: return launch<T, Bor>(in, inout, count, s);
-      case ReduceOp::bxor: return launch<T, Bxor>(in, inout, count, s);
-      case ReduceOp::land: return launch<T, Land>(in, inout, count, s);
-      case ReduceOp::lor: return launch<T, Lor>(in, inout, count, s);
-      case ReduceOp::lxor: return launch<T, Lxor>(in, inout, count, s);
+      case ReduceOp::band: return l.template go<Band>();
+      case ReduceOp::bor: return l.template go<Bor>();
+      case ReduceOp::bxor: return l.template go<Bxor>();
+      case ReduceOp::land: return l.template go<Land>();
+      case ReduceOp::lor: return l.template go<Lor>();
+      case ReduceOp::lxor: return l.template go<Lxor>();
       default: break;
     }
   }
   return Status::invalid_op;
+}
+
+// The type list.
+template <template <class> class L, class... Args>
+Status by_type(BasicType type, ReduceOp op, Args... args) {
+  switch (type) {
+    case BasicType::i8: return by_op<int8_t>(op, L<int8_t>{args...});
+    case BasicType::u8: return by_op<uint8_t>(op, L<uint8_t>{args...});
+    case BasicType::i16: return by_op<int16_t>(op, L<int16_t>{args...});
+    case BasicType::u16: return by_op<uint16_t>(op, L<uint16_t>{args...});
+    case BasicType::i32: return by_op<int32_t>(op, L<int32_t>{args...});
+    case BasicType::u32: return by_op<uint32_t>(op, L<uint32_t>{args...});
+    case BasicType::i64: return by_op<int64_t>(op, L<int64_t>{args...});
+    case BasicType::u64: return by_op<uint64_t>(op, L<uint64_t>{args...});
+    case BasicType::f16: return by_op<__half>(op, L<__half>{args...});
+    case BasicType::bf16: return by_op<__nv_bfloat16>(op, L<__nv_bfloat16>{args...});
+    case BasicType::f32: return by_op<float>(op, L<float>{args...});
+    case BasicType::f64: return by_op<double>(op, L<double>{args...});
+    default: return Status::invalid_op;
+  }
 }
 
 bool is_arithmetic(ReduceOp op) {
@@ -122,30 +200,27 @@ bool reduce_device_supports(ReduceOp op, BasicType type) {
   }
 }
 
-// The type list.
+static Status unsupported_pair(ReduceOp op, BasicType type) {
+  set_error_detail(std::string("reduction ") + reduce_op_name(op) + " on " + basic_type_name(type) +
+                   " has no GPU kernel");
+  return Status::invalid_op;
+}
+
 Status reduce_device(ReduceOp op, BasicType type, const void* in, void* inout, size_t count, void* stream) {
-  if (!reduce_device_supports(op, type)) {
-    set_error_detail(std::string("reduction ") + reduce_op_name(op) + " on " + basic_type_name(type) +
-                     " has no GPU kernel");
-    return Status::invalid_op;
+  if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
+  if (count == 0) return Status::ok;
+  return by_type<Pairwise>(type, op, in, inout, count, static_cast<cudaStream_t>(stream));
+}
+
+Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inputs, void* out, size_t count,
+                           void* stream) {
+  if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
+  if (inputs.count < 1 || inputs.count > kReduceMaxInputs) {
+    set_error_detail("multi-input reduction of " + std::to_string(inputs.count) + " inputs");
+    return Status::invalid_arg;
   }
   if (count == 0) return Status::ok;
-  auto s = static_cast<cudaStream_t>(stream);
-  switch (type) {
-    case BasicType::i8: return by_op<int8_t>(op, in, inout, count, s);
-    case BasicType::u8: return by_op<uint8_t>(op, in, inout, count, s);
-    case BasicType::i16: return by_op<int16_t>(op, in, inout, count, s);
-    case BasicType::u16: return by_op<uint16_t>(op, in, inout, count, s);
-    case BasicType::i32: return by_op<int32_t>(op, in, inout, count, s);
-    case BasicType::u32: return by_op<uint32_t>(op, in, inout, count, s);
-    case BasicType::i64: return by_op<int64_t>(op, in, inout, count, s);
-    case BasicType::u64: return by_op<uint64_t>(op, in, inout, count, s);
-    case BasicType::f16: return by_op<__half>(op, in, inout, count, s);
-    case BasicType::bf16: return by_op<__nv_bfloat16>(op, in, inout, count, s);
-    case BasicType::f32: return by_op<float>(op, in, inout, count, s);
-    case BasicType::f64: return by_op<double>(op, in, inout, count, s);
-    default: return Status::invalid_op;
-  }
+  return by_type<Multi>(type, op, &inputs, out, count, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace weft

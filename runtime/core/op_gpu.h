@@ -17,4 +17,17 @@ bool reduce_device_supports(ReduceOp op, BasicType type);
 // launch fails (logged).
 Status reduce_device(ReduceOp op, BasicType type, const void* in, void* inout, size_t count, void* stream);
 
+// Several inputs at once (the GPU collectives: every rank's slot of a piece):
+// out[i] = in[0][i] op in[1][i] op ... op in[n-1][i], folded left to right (rank order), so
+// every rank that reduces the same inputs gets bitwise the same result; half and bfloat16 are
+// rounded after each step, as the pairwise host loop does. `out` may be one of the inputs
+// (each element is read before it is written). Same statuses as reduce_device.
+constexpr int kReduceMaxInputs = 32;
+struct DeviceInputs {
+  const void* in[kReduceMaxInputs] = {};
+  int count = 0;
+};
+Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inputs, void* out, size_t count,
+                           void* stream);
+
 }  // namespace weft

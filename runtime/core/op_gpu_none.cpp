@@ -10,4 +10,9 @@ Status reduce_device(ReduceOp, BasicType, const void*, void*, size_t, void*) {
   return Status::not_supported;
 }
 
+Status reduce_device_multi(ReduceOp, BasicType, const DeviceInputs&, void*, size_t, void*) {
+  set_error_detail("GPU reductions need a build with CUDA");
+  return Status::not_supported;
+}
+
 }  // namespace weft

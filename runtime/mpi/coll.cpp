@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "coll/gpu/gpu_coll.h"
 #include "datatype_api.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
@@ -135,13 +136,14 @@ bool CollCall::staging_allowed(bool contiguous) {
   }
   if (g_state->require_fast_path) {
     error_ = raise(comm_, MPI_ERR_UNSUPPORTED_OPERATION, fn_,
-                   "a GPU device buffer would be staged through host memory (no GPU collective "
-                   "algorithms yet), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+                   "a GPU device buffer would be staged through host memory (GPU-native algorithms "
+                   "exist for blocking MPI_Allreduce only), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
     return false;
   }
   if (log_first_time("coll-device-staging"))
     WEFT_WARN(Subsys::gpu, "collectives on GPU device buffers are staged through host memory "
-              "(cudaMemcpy in and out, host algorithms; no GPU collective algorithms yet)");
+              "(cudaMemcpy in and out, host algorithms) except blocking MPI_Allreduce on one node, "
+              "which runs GPU-native when it can");
   return true;
 }
 
@@ -338,6 +340,65 @@ int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count,
   return MPI_SUCCESS;
 }
 
+// coll/gpu's settings from the config registry, once.
+void configure_gpu_collectives() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  const Config& cfg = g_state->config;
+  coll::gpu::Settings& s = coll::gpu::settings();
+  s.enabled = cfg.value("WEFT_GPU_COLL") != "off";
+  s.scratch_bytes = cfg.size("WEFT_GPU_COLL_SCRATCH");
+  s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
+  const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
+  s.mode = mode == "kernels"       ? coll::gpu::Mode::kernels
+           : mode == "copy_engine" ? coll::gpu::Mode::copy_engine
+                                   : coll::gpu::Mode::automatic;
+}
+
+// A blocking allreduce runs GPU-native (coll/gpu) when both buffers are contiguous device
+// memory, the operation is predefined on a type the kernels reduce, and the communicator lies
+// on one node with a usable GPU workspace (made here on the first such call: collective, so
+// every rank must pass device memory, as UCC requires too). Then *native is set and *a
+// describes the call on the device buffers themselves. Otherwise the call is staged, with the
+// reason at INFO, or an error under WEFT_REQUIRE_FAST_PATH.
+int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* send, void* recv, size_t count,
+                         const ReductionSetup& r, coll::CollArgs* a, bool* native) {
+  *native = false;
+  if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
+  ptrdiff_t offset = 0;
+  if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
+  const char* in = static_cast<const char*>(send) + offset;
+  char* out = static_cast<char*>(recv) + offset;
+  if (memkind_query(out).kind != MemKind::cuda_device) return MPI_SUCCESS;
+  if (in != out && memkind_query(in).kind != MemKind::cuda_device) return MPI_SUCCESS;
+  std::string why;
+  if (!c.single_node) {
+    why = "GPU-native collectives need every rank on one node";
+  } else if (!coll::gpu::supports(r.red.op, r.red.type)) {
+    why = std::string("no GPU kernel for ") + reduce_op_name(r.red.op) + " on " + basic_type_name(r.red.type);
+  } else {
+    configure_gpu_collectives();
+    if (!coll::gpu::workspace(coll_context(c), &why)) why = "GPU collectives not usable on " + c.name + ": " + why;
+  }
+  if (!why.empty()) {
+    if (g_state->require_fast_path)
+      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                   "a GPU device buffer would be staged through host memory (%s), and "
+                   "WEFT_REQUIRE_FAST_PATH forbids slower paths", why.c_str());
+    if (log_first_time("gpu-allreduce-fallback:" + why))
+      WEFT_INFO(Subsys::gpu, "MPI_Allreduce on device buffers staged through host memory: %s", why.c_str());
+    return MPI_SUCCESS;
+  }
+  a->send = in;
+  a->recv = out;
+  a->count = r.lay.reduce_count;
+  a->bytes = a->count * r.red.elem_size;
+  a->red = r.red;
+  *native = true;
+  return MPI_SUCCESS;
+}
+
 int check_buffers(const char* fn, MPI_Comm comm, const ReductionSetup& r, size_t count,
                   const void* send, const void* recv, bool need_recv) {
   if (count > 0 && r.lay.type->predefined && (!send || (need_recv && !recv)))
@@ -415,6 +476,17 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
     return call.execute(mode, request);
   }
   const bool cacheable = !r.red.user;
+  if (kind == coll::Collective::allreduce && mode == CollMode::blocking) {
+    coll::CollArgs a{kind};
+    bool native = false;
+    rc = gpu_native_allreduce(fn, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a, &native);
+    if (rc != MPI_SUCCESS) return rc;
+    if (native) {
+      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+      if (cacheable) call.remember(mode, key);
+      return call.execute(mode, request);
+    }
+  }
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;

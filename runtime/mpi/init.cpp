@@ -11,6 +11,7 @@
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "runtime/core/staging.h"
+#include "coll/gpu/gpu_coll.h"
 #include "coll/shm/segment.h"
 #include "state.h"
 
@@ -257,6 +258,7 @@ int PMPI_Finalize(void) {
               static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),
               static_cast<unsigned long long>(ipc.evictions), ipc.capacity, ipc.live);
   cuda_ipc_release_all();
+  coll::gpu::release_all();  // after the barrier: no peer reads any workspace any more
   s = st.boot->finalize();
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");

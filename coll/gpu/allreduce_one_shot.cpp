@@ -1,0 +1,62 @@
+// allreduce gpu_one_shot: per slot-sized piece, every rank copies its input into its slot,
+// enters a flag barrier, and reduces every rank's slot (in rank order, so every rank gets the
+// same bits) straight into its result. One barrier per piece; the slots alternate by piece
+// parity, so a piece's copy never overwrites a slot a slow peer still reads. Each rank reads
+// p pieces per piece: for small messages, where the launch and barrier latency dominate.
+#include <algorithm>
+
+#include "runtime/core/op_gpu.h"
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
+                        ReduceOp op, cudaStream_t s) {
+  const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
+  const char* src = static_cast<const char*>(send);
+  char* dst = static_cast<char*>(recv);
+  for (size_t off = 0; off < count; off += per) {
+    const size_t n = std::min(per, count - off);
+    const uint64_t piece = ws.pieces++;
+    WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(ws.rank, piece), src + off * elem, n * elem, cudaMemcpyDefault, s));
+    WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
+    DeviceInputs in;
+    in.count = ws.size;
+    for (int q = 0; q < ws.size; ++q) in.in[q] = ws.slot(q, piece);
+    WEFT_TRY(reduce_device_multi(op, type, in, dst + off * elem, n, s));
+  }
+  return Status::ok;
+}
+
+}  // namespace weft::coll::gpu
+
+namespace weft::coll {
+
+namespace {
+
+bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, true); }
+
+// A rough model, printed with the choice (the rule in choice.cpp decides): the empty kernel
+// plus sync floor (about 10 us) and a second launch, then p reads and one write of the vector
+// at the 3.3 TB/s a reduction kernel moved on one H200 (../shared/gpu/README.md).
+double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+  constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
+  return kLaunchUs + 2 + double(a.bytes) * (c.size + 1) / kBytesPerUs;
+}
+
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  auto s = std::make_shared<Schedule>("gpu_one_shot");
+  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
+  s->call([ws, send = a.send, recv = a.recv, count = a.count, type = a.red.type, op = a.red.op] {
+    WEFT_TRY(gpu::enqueue_one_shot(*ws, send, recv, count, type, op, ws->stream));
+    return gpu::record_done(*ws);
+  });
+  s->poll([ws](const CollContext&) { return gpu::query_done(*ws); });
+  return s;
+}
+
+}  // namespace
+
+extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, supports, estimate, build};
+
+}  // namespace weft::coll

@@ -1,0 +1,14 @@
+// The flag barrier kernel's launcher (flags.cu; C++17 for nvcc, so it sees no other coll
+// header). flags[q]: rank q's epoch word, mapped here.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace weft::coll::gpu {
+
+constexpr int kFlagRanks = 32;  // = kMaxRanks (gpu_coll.h)
+
+cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s);
+
+}  // namespace weft::coll::gpu

@@ -1,0 +1,86 @@
+// GPU-native collectives among the ranks of one node, on CUDA device buffers (coll/gpu).
+//
+// Each communicator gets a GPU workspace on its first GPU-native call (GpuWorkspace, cached on
+// the communicator in Comm::coll_gpu): every rank's scratch buffer and flags in device memory,
+// mapped into every other rank through CUDA IPC. The algorithms (one per file):
+//   gpu_one_shot     every rank copies its piece into its slot, a flag barrier, every rank
+//                    reduces all slots into its result (small messages);
+//   gpu_two_shot     the same copy and barrier, each rank reduces its 1/p share of all slots
+//                    into its own slot, a second barrier, each rank copies every share out;
+//   gpu_copy_engine  for ranks that share one GPU without MPS (their kernels cannot run at the
+//                    same time, so kernels spinning on flags would crawl): copies from the
+//                    peers' slots and the reduction kernel, with host barriers between pieces.
+// The first two are enqueued on a CUDA stream with no host synchronisation (allreduce_enqueue);
+// the blocking MPI call runs them on the workspace's stream and waits once, at the end.
+//
+// GPU-native algorithms require every rank of the call to pass device memory (as UCC does):
+// the choice is made by each rank from its own buffers. Other memory, other collectives, and
+// the non-blocking and persistent forms are staged through host memory (runtime/mpi).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "coll/algorithm.h"
+#include "runtime/core/op.h"
+
+namespace weft::coll::gpu {
+
+// The most ranks a GPU workspace serves (the reduction kernel takes one input per rank).
+constexpr int kMaxRanks = 32;
+
+enum class Mode : uint8_t { automatic, kernels, copy_engine };
+enum class AllreduceAlgo : uint8_t { one_shot, two_shot };
+
+// From the config registry (runtime/mpi sets them before the first GPU-native call).
+struct Settings {
+  bool enabled = true;                       // WEFT_GPU_COLL
+  size_t scratch_bytes = size_t(64) << 20;   // WEFT_GPU_COLL_SCRATCH: per rank, two slots
+  size_t two_shot_min = size_t(256) << 10;   // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN
+  Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
+};
+Settings& settings();
+
+// Whether this build has GPU collectives (a CUDA build).
+bool compiled();
+
+class GpuWorkspace;
+
+// The workspace of ctx.comm, made on the first call: collective over the communicator (two
+// host allreduces), so every rank must call it at the same point, with the same settings.
+// Null when it cannot be used on some rank (no CUDA, GPUs without peer access, an IPC handle
+// that does not open, more than kMaxRanks ranks, a communicator spanning nodes); *why then
+// says why (the same answer on every rank, logged at INFO once per communicator).
+GpuWorkspace* workspace(const CollContext& ctx, std::string* why);
+// The workspace if one was made and is usable; never makes one.
+GpuWorkspace* existing_workspace(const Comm& c);
+// Whether the peer-spinning kernels may run (MPS on, or one GPU per rank), as agreed at
+// creation; else only gpu_copy_engine runs.
+bool kernels_allowed(const GpuWorkspace& ws);
+// The workspace's internal stream (a cudaStream_t).
+void* internal_stream(const GpuWorkspace& ws);
+
+// Whether the kernels reduce (op, type).
+bool supports(ReduceOp op, BasicType type);
+
+// Enqueues an allreduce of `count` elements on `stream` (a cudaStream_t) without waiting:
+// copies into this rank's slot, flag barriers through IPC memory, reduction kernels. Messages
+// larger than a slot run in slot-sized pieces. send == recv means in place. Every rank must
+// enqueue the same calls in the same order. Status::not_supported in a build without CUDA.
+Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send, void* recv, size_t count,
+                         BasicType type, ReduceOp op, void* stream);
+
+// Whether the call's buffers are CUDA device memory (send and recv).
+bool device_call(const CollArgs& a);
+// Whether an algorithm is one of coll/gpu's (the selector keeps them apart from host ones).
+bool is_gpu_algorithm(const Algorithm& a);
+// The rule the selector follows for a device-memory allreduce that nothing forces:
+// gpu_copy_engine where kernels are not allowed, else gpu_two_shot from
+// WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot below. *why: the reason, for the log.
+const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why);
+
+// Closes every peer mapping and frees every workspace still alive (MPI_Finalize, after its
+// barrier). A communicator freed earlier releases its own.
+void release_all();
+
+}  // namespace weft::coll::gpu

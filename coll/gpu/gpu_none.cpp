@@ -1,0 +1,39 @@
+// Build without CUDA: no GPU workspace, and the GPU algorithms support no call. Their names
+// stay registered, so WEFT_COLL_TUNE rules read alike in every build.
+#include "gpu_coll.h"
+
+namespace weft::coll {
+
+namespace {
+bool never(const CollArgs&, const Comm&) { return false; }
+double none(const CollArgs&, const Comm&, const CostModel&) { return 0; }
+std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr; }
+}  // namespace
+
+extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, never, none, nothing};
+extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, never, none, nothing};
+extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, never, none, nothing};
+
+namespace gpu {
+
+bool compiled() { return false; }
+
+GpuWorkspace* workspace(const CollContext&, std::string* why) {
+  if (why) *why = "this build has no CUDA support";
+  return nullptr;
+}
+GpuWorkspace* existing_workspace(const Comm&) { return nullptr; }
+bool kernels_allowed(const GpuWorkspace&) { return false; }
+void* internal_stream(const GpuWorkspace&) { return nullptr; }
+bool supports(ReduceOp, BasicType) { return false; }
+
+Status allreduce_enqueue(GpuWorkspace&, AllreduceAlgo, const void*, void*, size_t, BasicType, ReduceOp, void*) {
+  set_error_detail("GPU collectives need a build with CUDA");
+  return Status::not_supported;
+}
+
+void release_all() {}
+
+}  // namespace gpu
+
+}  // namespace weft::coll

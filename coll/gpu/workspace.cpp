@@ -1,0 +1,344 @@
+// The GPU workspace: made once per communicator on its first GPU-native collective, kept with
+// it (Comm::coll_gpu), and released with it or at MPI_Finalize.
+//
+// Making it: each rank allocates its flags and slots (one cudaMalloc, so one IPC handle),
+// the ranks exchange {ok, MPS pipe seen, GPU uuid, IPC handle} with one host allreduce (bitwise
+// or over a table with one row per rank), each rank opens its peers' handles (about 0.3 ms
+// each, so only here), and a second allreduce agrees whether every rank succeeded. A rank
+// that failed makes the workspace unusable everywhere, and the calls are staged.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "coll/schedule.h"
+#include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
+#include "runtime/core/op_gpu.h"
+#include "flags.h"
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+namespace {
+
+// What a communicator keeps (Comm::coll_gpu): the workspace, or why there is none.
+struct CommGpu {
+  std::shared_ptr<GpuWorkspace> ws;
+  std::string why;
+};
+
+// Workspaces still alive, for MPI_Finalize; and allocations whose peers had not released
+// them when their communicator was freed (freed at MPI_Finalize, after its barrier).
+struct Live {
+  std::vector<std::weak_ptr<GpuWorkspace>> workspaces;
+  std::vector<char*> deferred;
+};
+Live& live() {
+  static Live* l = new Live();  // never destroyed: emptied at finalize
+  return *l;
+}
+
+// One rank's row of the exchange, combined with bitwise or (so a row of u64 words).
+struct Row {
+  uint64_t ok = 0;   // allocation and handle made
+  uint64_t mps = 0;  // an MPS control pipe is visible to this rank
+  unsigned char uuid[16] = {};
+  unsigned char handle[64] = {};
+};
+static_assert(sizeof(Row) % 8 == 0 && sizeof(cudaIpcMemHandle_t) == 64);
+
+// The MPS control daemon's pipe, as a client would find it. CUDA_MPS_PIPE_DIRECTORY is
+// CUDA's variable (not a WEFT_* one), read here only.
+bool mps_pipe_visible(std::string* where) {
+  const char* dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  *where = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+  return access(where->c_str(), F_OK) == 0;
+}
+
+Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
+  if (!cuda_state().usable) {
+    *why = "cuda is not usable here (" + cuda_state().reason + ")";
+    return Status::not_supported;
+  }
+  WEFT_CUDA_TRY(cudaGetDevice(&ws.device));
+  cudaDeviceProp prop{};
+  WEFT_CUDA_TRY(cudaGetDeviceProperties(&prop, ws.device));
+  memcpy(row->uuid, &prop.uuid, sizeof row->uuid);
+  ws.half = std::max<size_t>(settings().scratch_bytes / 2, 4096) & ~size_t(255);
+  void* p = nullptr;
+  cudaError_t err = cudaMalloc(&p, kFlagsBytes + 2 * ws.half);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = "cudaMalloc of " + std::to_string(kFlagsBytes + 2 * ws.half) + " bytes failed: " + cudaGetErrorString(err) +
+           " (lower WEFT_GPU_COLL_SCRATCH)";
+    return Status::no_memory;
+  }
+  ws.own = static_cast<char*>(p);
+  WEFT_CUDA_TRY(cudaMemset(ws.own, 0, kFlagsBytes));
+  cudaIpcMemHandle_t h{};
+  err = cudaIpcGetMemHandle(&h, ws.own);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = std::string("cudaIpcGetMemHandle failed: ") + cudaGetErrorString(err);
+    return Status::not_supported;
+  }
+  memcpy(row->handle, &h, sizeof h);
+  // A blocking stream (not cudaStreamNonBlocking): ordered after what the program issued on
+  // the legacy default stream, such as a cudaMemset or a pageable cudaMemcpy whose DMA may
+  // still run when it returns; a non-blocking stream read such inputs before they landed.
+  WEFT_CUDA_TRY(cudaStreamCreateWithFlags(&ws.stream, cudaStreamDefault));
+  WEFT_CUDA_TRY(cudaEventCreateWithFlags(&ws.done, cudaEventDisableTiming));
+  WEFT_CUDA_TRY(cudaDeviceSynchronize());  // the zeroed flags, before any peer can read them
+  row->ok = 1;
+  return Status::ok;
+}
+
+// The CUDA ordinal (here) of the GPU with this uuid, or -1.
+int ordinal_of(const unsigned char* uuid) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) return -1;
+  for (int d = 0; d < n; ++d) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess && memcmp(&prop.uuid, uuid, 16) == 0) return d;
+  }
+  (void)cudaGetLastError();
+  return -1;
+}
+
+Status open_peers(GpuWorkspace& ws, const std::vector<Row>& rows, std::string* why) {
+  for (int q = 0; q < ws.size; ++q) {
+    if (q == ws.rank) continue;
+    const Row& r = rows[size_t(q)];
+    if (!r.ok) {
+      *why = "rank " + std::to_string(q) + " could not make its workspace";
+      return Status::not_supported;
+    }
+    const int d = ordinal_of(r.uuid);
+    if (d < 0) {
+      *why = "rank " + std::to_string(q) + "'s GPU is not visible here";
+      return Status::not_supported;
+    }
+    if (d != ws.device) {
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, ws.device, d) != cudaSuccess || !can) {
+        (void)cudaGetLastError();
+        *why = "GPU " + std::to_string(ws.device) + " has no peer access to rank " + std::to_string(q) + "'s GPU " +
+               std::to_string(d);
+        return Status::not_supported;
+      }
+    }
+    cudaIpcMemHandle_t h;
+    memcpy(&h, r.handle, sizeof h);
+    void* p = nullptr;
+    const cudaError_t err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      *why = "cudaIpcOpenMemHandle of rank " + std::to_string(q) + "'s workspace failed: " + cudaGetErrorString(err);
+      return Status::not_supported;
+    }
+    ws.base[size_t(q)] = static_cast<char*>(p);
+    ws.opened[size_t(q)] = 1;
+  }
+  return Status::ok;
+}
+
+std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
+  const Comm& c = ctx.comm;
+  if (!settings().enabled) {
+    *why = "turned off by WEFT_GPU_COLL";
+    return nullptr;
+  }
+  if (c.size < 2 || c.size > kMaxRanks || !c.single_node) {
+    *why = c.single_node ? "GPU collectives serve 2 to " + std::to_string(kMaxRanks) + " ranks"
+                         : "the communicator spans nodes";
+    return nullptr;
+  }
+  auto ws = std::make_shared<GpuWorkspace>();
+  ws->rank = c.rank;
+  ws->size = c.size;
+  ws->base.assign(size_t(c.size), nullptr);
+  ws->opened.assign(size_t(c.size), 0);
+  std::vector<Row> rows(size_t(c.size));
+  Row& mine = rows[size_t(c.rank)];
+  std::string local_why;
+  std::string pipe;
+  if (local_setup(*ws, &mine, &local_why) != Status::ok && local_why.empty()) local_why = error_detail();
+  mine.mps = mps_pipe_visible(&pipe);
+  ws->base[size_t(c.rank)] = ws->own;
+  const Reduction bor{ReduceOp::bor, BasicType::u64, sizeof(uint64_t)};
+  Status s = coll::allreduce(ctx, rows.data(), rows.data(), rows.size() * sizeof(Row) / 8, bor);
+  if (s != Status::ok) {
+    *why = "the exchange of IPC handles failed";
+    return nullptr;
+  }
+  if (mine.ok && open_peers(*ws, rows, &local_why) != Status::ok && local_why.empty()) local_why = error_detail();
+  // Agree: the lowest rank that failed, or none.
+  std::vector<int64_t> failed(size_t(c.size), 0);
+  failed[size_t(c.rank)] = local_why.empty() ? 0 : 1;
+  const Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
+  s = coll::allreduce(ctx, failed.data(), failed.data(), failed.size(), sum);
+  if (s != Status::ok) {
+    *why = "the agreement on the workspace failed";
+    return nullptr;  // the destructor closes what was opened
+  }
+  const auto first = std::find(failed.begin(), failed.end(), int64_t(1));
+  if (first != failed.end()) {
+    *why = !local_why.empty() ? local_why
+                              : "rank " + std::to_string(first - failed.begin()) + " could not set it up (its log says why)";
+    ws->release(true);  // no peer uses it: nobody passed the agreement
+    return nullptr;
+  }
+  // Kernels spinning on peers' flags need the ranks' kernels to run at the same time: one GPU
+  // per rank, or MPS. Decided from the exchanged rows, so alike everywhere.
+  bool shared = false, all_mps = true;
+  for (int q = 0; q < c.size; ++q) {
+    all_mps = all_mps && rows[size_t(q)].mps;
+    for (int r = q + 1; r < c.size; ++r) shared = shared || memcmp(rows[size_t(q)].uuid, rows[size_t(r)].uuid, 16) == 0;
+  }
+  const char* variant;
+  switch (settings().mode) {
+    case Mode::kernels: ws->kernels = true; variant = "kernels (forced by WEFT_GPU_COLL_MODE)"; break;
+    case Mode::copy_engine: ws->kernels = false; variant = "copy engine (forced by WEFT_GPU_COLL_MODE)"; break;
+    default:
+      ws->kernels = !shared || all_mps;
+      variant = !shared ? "kernels (one GPU per rank)"
+                : all_mps ? "kernels (ranks share a GPU; every rank sees an MPS control pipe)"
+                          : "copy engine (ranks share a GPU and some rank sees no MPS control pipe: kernels "
+                            "of different processes would take turns, so flags are not spun on)";
+  }
+  WEFT_INFO(Subsys::gpu, "gpu collectives on %s: workspace of 2 slots of %zu bytes per rank, %d peers mapped; %s",
+            c.name.c_str(), ws->half, c.size - 1, variant);
+  {
+    auto& l = live();
+    std::erase_if(l.workspaces, [](const std::weak_ptr<GpuWorkspace>& w) { return w.expired(); });
+    l.workspaces.push_back(ws);
+  }
+  return ws;
+}
+
+}  // namespace
+
+Status cuda_failure(const char* what, cudaError_t err) {
+  (void)cudaGetLastError();
+  const std::string msg = std::string(what) + ": " + cudaGetErrorString(err);
+  WEFT_ERROR(Subsys::gpu, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::internal;
+}
+
+bool compiled() { return true; }
+
+bool supports(ReduceOp op, BasicType type) { return reduce_device_supports(op, type); }
+
+std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c) {
+  return c.coll_gpu ? static_cast<CommGpu*>(c.coll_gpu.get())->ws : nullptr;
+}
+
+GpuWorkspace* existing_workspace(const Comm& c) {
+  return c.coll_gpu ? static_cast<CommGpu*>(c.coll_gpu.get())->ws.get() : nullptr;
+}
+
+GpuWorkspace* workspace(const CollContext& ctx, std::string* why) {
+  const Comm& c = ctx.comm;
+  if (!c.coll_gpu) {
+    auto h = std::make_shared<CommGpu>();
+    h->ws = create(ctx, &h->why);
+    if (!h->ws)
+      WEFT_INFO(Subsys::gpu, "gpu collectives on %s: not usable (%s); device buffers are staged through host memory",
+                c.name.c_str(), h->why.c_str());
+    c.coll_gpu = h;
+  }
+  auto* h = static_cast<CommGpu*>(c.coll_gpu.get());
+  if (!h->ws && why) *why = h->why;
+  return h->ws.get();
+}
+
+bool kernels_allowed(const GpuWorkspace& ws) { return ws.kernels; }
+void* internal_stream(const GpuWorkspace& ws) { return ws.stream; }
+
+void GpuWorkspace::release(bool after_barrier) {
+  if (released) return;
+  released = true;
+  if (stream) (void)cudaStreamSynchronize(stream);
+  // Tell each peer that this rank no longer reads its memory, then unmap it.
+  const uint64_t one = 1;
+  for (int q = 0; q < size; ++q) {
+    if (!opened[size_t(q)]) continue;
+    if (!after_barrier) (void)cudaMemcpy(base[size_t(q)] + kReleasedAt + 8 * size_t(rank), &one, 8, cudaMemcpyHostToDevice);
+    (void)cudaIpcCloseMemHandle(base[size_t(q)]);
+  }
+  if (temp) (void)cudaFree(temp);
+  if (own) {
+    bool free_now = after_barrier || size < 2;
+    if (!free_now) {
+      std::vector<uint64_t> marks(size_t(size), 0);
+      free_now = cudaMemcpy(marks.data(), own + kReleasedAt, 8 * size_t(size), cudaMemcpyDeviceToHost) == cudaSuccess;
+      for (int q = 0; q < size; ++q) free_now = free_now && (q == rank || marks[size_t(q)]);
+    }
+    if (free_now) (void)cudaFree(own);
+    else live().deferred.push_back(own);  // a peer may still read it: freed at MPI_Finalize
+  }
+  if (done) (void)cudaEventDestroy(done);
+  if (stream) (void)cudaStreamDestroy(stream);
+  (void)cudaGetLastError();
+  own = temp = nullptr;
+  stream = nullptr;
+  done = nullptr;
+}
+
+void release_all() {
+  auto& l = live();
+  for (auto& w : l.workspaces)
+    if (auto ws = w.lock()) ws->release(true);
+  l.workspaces.clear();
+  for (char* p : l.deferred) (void)cudaFree(p);
+  l.deferred.clear();
+  (void)cudaGetLastError();
+}
+
+Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t s) {
+  static_assert(kFlagRanks == kMaxRanks);
+  unsigned long long* flags[kMaxRanks];
+  for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
+  const cudaError_t err = launch_flag_barrier(flags, ws.rank, ws.size, epoch, s);
+  return err == cudaSuccess ? Status::ok : cuda_failure("flag barrier launch", err);
+}
+
+Status record_done(GpuWorkspace& ws) {
+  WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
+  return Status::ok;
+}
+
+Status query_done(GpuWorkspace& ws) {
+  const cudaError_t err = cudaEventQuery(ws.done);
+  if (err == cudaSuccess) return Status::ok;
+  if (err == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return Status::pending;
+  }
+  return cuda_failure("cudaEventQuery", err);
+}
+
+bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels) {
+  const GpuWorkspace* ws = existing_workspace(c);
+  if (!ws || a.coll != Collective::allreduce || a.red.user || !supports(a.red.op, a.red.type)) return false;
+  if (need_kernels && !ws->kernels) return false;
+  return device_call(a);
+}
+
+Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send, void* recv, size_t count,
+                         BasicType type, ReduceOp op, void* stream) {
+  if (!ws.kernels) {
+    set_error_detail("the GPU workspace runs copy-engine algorithms only (ranks share a GPU without MPS)");
+    return Status::not_supported;
+  }
+  auto s = static_cast<cudaStream_t>(stream);
+  return algo == AllreduceAlgo::two_shot ? enqueue_two_shot(ws, send, recv, count, type, op, s)
+                                         : enqueue_one_shot(ws, send, recv, count, type, op, s);
+}
+
+}  // namespace weft::coll::gpu

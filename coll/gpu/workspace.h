@@ -1,0 +1,79 @@
+// The GPU workspace of a communicator (CUDA builds only; coll/gpu internal).
+//
+// Each rank's allocation: a 4 KiB flags area, then two data slots of `half` bytes each. Piece
+// n of the workspace's calls uses slot n mod 2 (double buffering by parity), so a rank may
+// write the next piece while slow peers still read the last one; it writes a slot again only
+// after a barrier that every peer entered after finishing the piece that used it before.
+// Flags area: word 0 is this rank's barrier epoch (written only by this rank, read by every
+// peer; monotonic, so back-to-back barriers never race a reset); from byte 256 one word per
+// rank, set by that rank when it releases its mappings (the owner frees its memory then).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_coll.h"
+
+namespace weft::coll::gpu {
+
+constexpr size_t kFlagsBytes = 4096;
+constexpr size_t kReleasedAt = 256;
+
+class GpuWorkspace {
+ public:
+  ~GpuWorkspace() { release(false); }
+  // after_barrier: every rank has stopped using every workspace (MPI_Finalize), so memory may
+  // be freed without waiting for the peers' release marks.
+  void release(bool after_barrier);
+
+  char* slot(int q, uint64_t piece) const { return base[size_t(q)] + kFlagsBytes + (piece & 1) * half; }
+  unsigned long long* flag(int q) const { return reinterpret_cast<unsigned long long*>(base[size_t(q)]); }
+
+  int rank = 0, size = 0, device = -1;
+  bool kernels = true;  // the peer-spinning kernels may run (agreed at creation)
+  size_t half = 0;      // bytes of one slot (a multiple of 256)
+  char* own = nullptr;  // this rank's allocation
+  std::vector<char*> base;     // every rank's allocation, mapped here (own for this rank)
+  std::vector<char> opened;    // base[q] came from cudaIpcOpenMemHandle
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;
+  char* temp = nullptr;        // gpu_copy_engine: the peers' pieces, (size - 1) slots; lazily
+  uint64_t epoch = 0;          // barriers entered so far
+  uint64_t pieces = 0;         // pieces started so far (their parity picks the slot)
+  bool released = false;
+};
+
+// The shared workspace of c (null when none or unusable).
+std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c);
+
+// Enqueues a flag barrier on `s`: this rank publishes `epoch` (after a system-wide fence), a
+// one-block kernel waits until every rank's flag has reached it.
+Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t s);
+
+// Logs a failed CUDA call (what: the call) and returns Status::internal.
+Status cuda_failure(const char* what, cudaError_t err);
+#define WEFT_CUDA_TRY(call)                                             \
+  do {                                                                  \
+    const cudaError_t weft_err_ = (call);                               \
+    if (weft_err_ != cudaSuccess) return ::weft::coll::gpu::cuda_failure(#call, weft_err_); \
+  } while (0)
+
+// The elements of the piece sizes for one call: a slot holds `half / elem` elements.
+inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.half / elem; }
+
+// The blocking schedule steps: record the workspace's event on its stream, and a poll that
+// reports pending until it has passed.
+Status record_done(GpuWorkspace& ws);
+Status query_done(GpuWorkspace& ws);
+
+// Shared by the algorithm entries.
+bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels);
+
+Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
+                        ReduceOp op, cudaStream_t s);
+Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
+                        ReduceOp op, cudaStream_t s);
+
+}  // namespace weft::coll::gpu
