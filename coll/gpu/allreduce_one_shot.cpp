@@ -3,6 +3,7 @@
 // same bits) straight into its result. One barrier per piece; the slots alternate by piece
 // parity, so a piece's copy never overwrites a slot a slow peer still reads. Each rank reads
 // p pieces per piece: for small messages, where the launch and barrier latency dominate.
+// Pieces up to kFusedMaxBytes do all three steps in one single-block kernel (one launch).
 #include <algorithm>
 
 #include "runtime/core/op_gpu.h"
@@ -18,6 +19,19 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
   for (size_t off = 0; off < count; off += per) {
     const size_t n = std::min(per, count - off);
     const uint64_t piece = ws.pieces++;
+    if (n * elem <= kFusedMaxBytes) {  // copy, barrier and reduction in one launch
+      DeviceInputs in;
+      in.count = ws.size;
+      DeviceFlags flags;
+      flags.me = ws.rank;
+      flags.epoch = ++ws.epoch;
+      for (int q = 0; q < ws.size; ++q) {
+        in.in[q] = ws.slot(q, piece);
+        flags.at[q] = ws.flag(q);
+      }
+      WEFT_TRY(reduce_device_fused_one_shot(op, type, src + off * elem, in, flags, dst + off * elem, n, s));
+      continue;
+    }
     WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(ws.rank, piece), src + off * elem, n * elem, cudaMemcpyDefault, s));
     WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
     DeviceInputs in;

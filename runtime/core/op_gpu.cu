@@ -89,6 +89,32 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, T* out, size_t count, bool
   }
 }
 
+// One block: every thread copies its share of `own` into this rank's input and fences it, then
+// thread 0 publishes the epoch and thread q waits for rank q's; after the block meets again,
+// every input is complete.
+template <class T, class Op>
+__global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count) {
+  const int t = int(threadIdx.x);
+  T* mine = static_cast<T*>(const_cast<void*>(ins.in[flags.me]));
+  for (size_t i = size_t(t); i < count; i += blockDim.x) mine[i] = own[i];
+  __threadfence_system();
+  __syncthreads();
+  if (t == 0) *reinterpret_cast<volatile unsigned long long*>(flags.at[flags.me]) = flags.epoch;
+  if (t < ins.count && t != flags.me) {
+    const volatile unsigned long long* f = flags.at[t];
+    while (*f < flags.epoch) __nanosleep(32);
+  }
+  __syncthreads();
+  __threadfence_system();
+  for (size_t i = size_t(t); i < count; i += blockDim.x) {
+    // Plain loads: this kernel has not touched the peers' inputs before the barrier, so no
+    // stale line of them sits in L1.
+    T acc = static_cast<const T*>(ins.in[0])[i];
+    for (int k = 1; k < ins.count; ++k) acc = narrow<T>(Op::apply(widen(acc), widen(static_cast<const T*>(ins.in[k])[i])));
+    out[i] = acc;
+  }
+}
+
 Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
@@ -131,6 +157,21 @@ struct Multi {
     reduce_multi_kernel<T, Op><<<blocks_for(packed ? count / kPer + kPer : count), kThreads, 0, stream>>>(
         *ins, static_cast<T*>(out), count, packed);
     return launched("multi-input reduction");
+  }
+};
+
+template <class T>
+struct FusedOneShot {
+  const void* own;
+  const DeviceInputs* ins;
+  const DeviceFlags* flags;
+  void* out;
+  size_t count;
+  cudaStream_t stream;
+  template <class Op> Status go() const {
+    fused_one_shot_kernel<T, Op><<<1, 512, 0, stream>>>(static_cast<const T*>(own), *ins, *flags,
+                                                         static_cast<T*>(out), count);
+    return launched("fused one-shot allreduce");
   }
 };
 
@@ -221,6 +262,16 @@ Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inpu
   }
   if (count == 0) return Status::ok;
   return by_type<Multi>(type, op, &inputs, out, count, static_cast<cudaStream_t>(stream));
+}
+
+Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
+                                   const DeviceFlags& flags, void* out, size_t count, void* stream) {
+  if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
+  if (inputs.count < 1 || inputs.count > kReduceMaxInputs || flags.me < 0 || flags.me >= inputs.count) {
+    set_error_detail("fused one-shot of " + std::to_string(inputs.count) + " inputs");
+    return Status::invalid_arg;
+  }
+  return by_type<FusedOneShot>(type, op, own, &inputs, &flags, out, count, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace weft

@@ -30,4 +30,17 @@ struct DeviceInputs {
 Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inputs, void* out, size_t count,
                            void* stream);
 
+// A whole small one-shot allreduce in one single-block kernel, where launch latency dominates:
+// copy `own` into inputs.in[me], publish `epoch` in *flags[me] after a system-wide fence, wait
+// until every other flags[q] has reached it, then out = the fold of every input (as
+// reduce_device_multi). Flags are monotonic epoch words in memory every rank maps.
+constexpr size_t kFusedMaxBytes = 32 * 1024;
+struct DeviceFlags {
+  unsigned long long* at[kReduceMaxInputs] = {};
+  int me = 0;
+  unsigned long long epoch = 0;
+};
+Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
+                                   const DeviceFlags& flags, void* out, size_t count, void* stream);
+
 }  // namespace weft
