@@ -8,13 +8,8 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "gpu_common.h"
 
-#define CUDA_OK(call)                                                                     \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
-    } while (0)
 
 enum kind { I8, I16, I32, I64, F32, F64 };
 struct type {
@@ -120,17 +115,7 @@ static void run_one(const struct type *t, const struct op *o, size_t n, int in_p
 
 int main(int argc, char **argv)
 {
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    int local = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr) local = atoi(lr);
-    CUDA_OK(cudaSetDevice(local % devices));
-    t_init(&argc, &argv, "allreduce_gpu");
+    t_gpu_init(&argc, &argv, "allreduce_gpu");
     const struct type types[] = {
         {MPI_INT8_T, "int8", I8, 1},   {MPI_SHORT, "short", I16, 2}, {MPI_INT32_T, "int32", I32, 4},
         {MPI_INT64_T, "int64", I64, 8}, {MPI_FLOAT, "float", F32, 4}, {MPI_DOUBLE, "double", F64, 8},

@@ -5,13 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "gpu_common.h"
 
-#define CUDA_OK(call)                                                                     \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
-    } while (0)
 
 static int *dev_alloc(size_t n)
 {
@@ -34,17 +29,7 @@ static int summed(size_t i, int size) { return size * (int)(i * 7) + 1000 * size
 
 int main(int argc, char **argv)
 {
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    t_init(&argc, &argv, "device_buffers");
-    int local = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr) local = atoi(lr);
-    CUDA_OK(cudaSetDevice(local % devices));
+    t_gpu_init(&argc, &argv, "device_buffers");
     const size_t sizes[] = {1, 1000, 1 << 18};
     for (int si = 0; si < 3; si++) {
         const size_t n = sizes[si];

@@ -9,13 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common.h"
+#include "gpu_common.h"
 
-#define CUDA_OK(call)                                                                     \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
-    } while (0)
 
 enum kind { DEVICE, MANAGED, PINNED, PAGEABLE, KINDS };
 static const char *kind_name[KINDS] = {"device", "managed", "pinned", "pageable"};
@@ -142,17 +137,7 @@ static void fresh_buffers(int iterations)
 
 int main(int argc, char **argv)
 {
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    t_init(&argc, &argv, "pt2pt_kinds");
-    int local = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr) local = atoi(lr);
-    CUDA_OK(cudaSetDevice(local % devices));
+    t_gpu_init(&argc, &argv, "pt2pt_kinds");
     const int large = argc > 1 && strcmp(argv[1], "large") == 0;
     if (t_size < 2) FAIL("needs at least 2 ranks");
     kinds_and_sizes(large ? (256u << 20) : (16u << 20));

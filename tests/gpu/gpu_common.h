@@ -1,0 +1,36 @@
+/* Shared by the GPU tests: CUDA_OK, and the start every GPU test makes. Without a CUDA device
+ * every rank exits with 77, which CTest reports as skipped; otherwise each rank takes GPU
+ * (local rank mod devices), then MPI is initialised. */
+#pragma once
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+#define CUDA_OK(call)                                                                     \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
+    } while (0)
+
+static inline void t_gpu_init(int *argc, char ***argv, const char *name)
+{
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        exit(77);
+    }
+    int local = 0;
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!lr) lr = getenv("SLURM_LOCALID");
+    if (lr) local = atoi(lr);
+    /* Before MPI_Init, so that weft's streams and contexts are made on this rank's GPU. */
+    e = cudaSetDevice(local % devices);
+    if (e != cudaSuccess) {
+        fprintf(stderr, "cudaSetDevice(%d) failed: %s\n", local % devices, cudaGetErrorString(e));
+        exit(1);
+    }
+    t_init(argc, argv, name);
+}
