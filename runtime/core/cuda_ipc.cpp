@@ -20,6 +20,7 @@ namespace weft {
 namespace {
 
 using PointerGetAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
+using PointerSetAttributeFn = CUresult (*)(const void*, CUpointer_attribute, CUdeviceptr);
 
 struct Mapping {
   int peer;
@@ -37,6 +38,7 @@ struct IpcState {
   bool enabled = true, resolved = false, usable = false;
   std::string why;
   PointerGetAttributesFn get_attributes = nullptr;
+  PointerSetAttributeFn set_attribute = nullptr;
   size_t capacity = 64;
   std::list<Mapping> lru;  // most recently used first
   std::map<std::pair<int, uint64_t>, std::list<Mapping>::iterator> index;
@@ -81,6 +83,15 @@ void resolve(IpcState& s) {
     return;
   }
   s.get_attributes = reinterpret_cast<PointerGetAttributesFn>(fn);
+  fn = nullptr;
+  if (cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    s.why = "the driver does not offer cuPointerSetAttribute";
+    return;
+  }
+  s.set_attribute = reinterpret_cast<PointerSetAttributeFn>(fn);
   if (cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess) {
     (void)cudaGetLastError();
     s.why = "could not create a copy stream";
@@ -177,6 +188,15 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
       memcpy(out->handle, &e.handle, sizeof(out->handle));
       return Status::ok;
     }
+  }
+  // A cudaMemcpy from pageable memory may return before its DMA lands; a peer reading the
+  // buffer right after the send would see old data. Synchronous memory operations on an
+  // exported allocation must complete before they return.
+  const unsigned sync_memops = 1;
+  if (const CUresult set = s.set_attribute(&sync_memops, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, start); set != CUDA_SUCCESS) {
+    set_error_detail("setting CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a device buffer failed (error " +
+                     std::to_string(int(set)) + ")");
+    return Status::internal;
   }
   Exported& e = s.exported[s.next_export++ % std::size(s.exported)];
   const cudaError_t err = cudaIpcGetMemHandle(&e.handle, reinterpret_cast<void*>(start));
