@@ -26,9 +26,10 @@ uint32_t cache_key(const CollArgs& a, bool device) {
 }
 
 // Only a communicator with a GPU workspace can see device-memory calls here (runtime/mpi
-// stages device buffers otherwise), so others never ask for the memory kind.
+// stages device buffers otherwise), and only for the collectives coll/gpu has algorithms for,
+// so other calls never ask for the memory kind.
 bool device_call(const CollContext& c, const CollArgs& a) {
-  return c.comm.coll_gpu && a.coll == Collective::allreduce && gpu::device_call(a);
+  return c.comm.coll_gpu && gpu::has_algorithms(a.coll) && gpu::device_call(a);
 }
 
 void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
@@ -91,7 +92,7 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
                 "WEFT_COLL_TUNE forces %s:%s, which cannot run this call on cuda device memory; "
                 "choosing by the gpu rule",
                 collective_name(a.coll), forced->name);
-    chosen = gpu::choose_allreduce(a, c.comm, &rule);
+    chosen = gpu::choose(a, c.comm, &rule);
     why = rule.c_str();
   } else {
     if (forced && gpu::is_gpu_algorithm(*forced)) forced = nullptr;  // host memory: no warning

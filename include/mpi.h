@@ -56,6 +56,7 @@ typedef int MPI_Errhandler;
 typedef int MPI_Request;
 typedef int MPI_Message;
 typedef int MPI_Info;
+typedef int MPIX_Stream;  /* MPICH extension: a stream (e.g. a CUDA stream) */
 
 typedef long MPI_Aint;    /* wide enough for any address */
 typedef long MPI_Offset;  /* file offsets */
@@ -92,6 +93,7 @@ typedef struct MPI_Status {
 #define MPI_MESSAGE_NULL     ((MPI_Message)0x2c000000)
 #define MPI_MESSAGE_NO_PROC  ((MPI_Message)0x6c000000)
 #define MPI_SESSION_NULL     ((MPI_Session)0x38000000)
+#define MPIX_STREAM_NULL     ((MPIX_Stream)0x3c000000)
 #define MPI_FILE_NULL        ((MPI_File)0)
 
 /* ======================================================================
@@ -1370,6 +1372,41 @@ int MPI_Pcontrol(const int level, ...);
 /* Extension: nonzero when device (CUDA) buffers may be passed to MPI calls */
 int MPIX_Query_cuda_support(void);
 
+/* Extension (MPICH 4.1 names): stream-ordered operations.  A stream wraps a
+ * cudaStream_t given through info keys "type" = "cudaStream_t" and "value"
+ * (set with MPIX_Info_set_hex); MPI_INFO_NULL gives a stream with no GPU
+ * stream.  The *_enqueue calls take a communicator from
+ * MPIX_Stream_comm_create with a GPU stream and run in that stream's order.
+ * Bcast, Allgather and Reduce_scatter_block enqueue are weft's, named the
+ * same way.  docs/ARCHITECTURE.md says which of them are stream-native. */
+int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value,
+                      int value_size);
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int MPIX_Stream_free(MPIX_Stream *stream);
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream,
+                            MPI_Comm *newcomm);
+int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype,
+                      int dest, int tag, MPI_Comm comm);
+int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype,
+                      int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype,
+                       int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
+int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
+                         MPI_Status *array_of_statuses);
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype,
+                       int root, MPI_Comm comm);
+int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf,
+                                      int recvcount, MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm);
+
 /* ======================================================================
  * Profiling (PMPI_) entry points, in the same order as above
  * ====================================================================== */
@@ -2124,6 +2161,35 @@ int PMPI_Grequest_complete(MPI_Request request);
 
 /* -- Profiling control -- */
 int PMPI_Pcontrol(const int level, ...);
+
+/* -- Extension: stream-ordered operations -- */
+int PMPIX_Info_set_hex(MPI_Info info, const char *key, const void *value,
+                       int value_size);
+int PMPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int PMPIX_Stream_free(MPIX_Stream *stream);
+int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream,
+                             MPI_Comm *newcomm);
+int PMPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm);
+int PMPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype,
+                       int source, int tag, MPI_Comm comm, MPI_Status *status);
+int PMPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int PMPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype,
+                        int source, int tag, MPI_Comm comm, MPI_Request *request);
+int PMPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
+int PMPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
+                          MPI_Status *array_of_statuses);
+int PMPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int PMPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype,
+                        int root, MPI_Comm comm);
+int PMPIX_Allgather_enqueue(const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf,
+                                       int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -29,6 +29,11 @@ __global__ void flag_barrier_kernel(Flags flags, int me, int p, unsigned long lo
 
 }  // namespace
 
+cudaError_t preload_flag_barrier() {
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, flag_barrier_kernel);
+}
+
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];

@@ -9,6 +9,9 @@ namespace weft::coll::gpu {
 
 constexpr int kFlagRanks = 32;  // = kMaxRanks (gpu_coll.h)
 
+// Loads the barrier kernel now (see reduce_device_preload).
+cudaError_t preload_flag_barrier();
+
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s);
 
 }  // namespace weft::coll::gpu

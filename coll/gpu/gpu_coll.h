@@ -12,10 +12,21 @@
 //                    peers' slots and the reduction kernel, with host barriers between pieces.
 // The first two are enqueued on a CUDA stream with no host synchronisation (allreduce_enqueue);
 // the blocking MPI call runs them on the workspace's stream and waits once, at the end.
+// The other collectives have one algorithm each, on the same pattern per slot-sized piece
+// (copy into the slot, a barrier, read the slots):
+//   gpu_bcast                 the root copies into its slot, the others copy out of it;
+//   gpu_allgather             each rank copies its block into its slot, then every peer's out;
+//   gpu_reduce_scatter_block  each rank copies its input into its slot, rank r reduces share r
+//                             of every slot (rank order) into its result;
+//   gpu_reduce                each rank copies into its slot, the root reduces all slots.
+// With kernels allowed their barriers are flag kernels (bcast_enqueue etc., no host
+// synchronisation); in the copy-engine variant the same algorithms wait for the stream and
+// meet in a host barrier instead, so nothing spins on the GPU.
 //
 // GPU-native algorithms require every rank of the call to pass device memory (as UCC does):
-// the choice is made by each rank from its own buffers. Other memory, other collectives, and
-// the non-blocking and persistent forms are staged through host memory (runtime/mpi).
+// the choice is made by each rank from its own buffers. Other memory, other collectives
+// (gather, scatter, alltoall, scan, the v forms), and the non-blocking and persistent forms
+// are staged through host memory (runtime/mpi).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -70,14 +81,36 @@ bool supports(ReduceOp op, BasicType type);
 Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send, void* recv, size_t count,
                          BasicType type, ReduceOp op, void* stream);
 
-// Whether the call's buffers are CUDA device memory (send and recv).
+// The other collectives, enqueued alike (kernels allowed only; Status::not_supported in the
+// copy-engine variant and in a build without CUDA). Every rank enqueues the same calls in the
+// same order, with the same counts and root.
+// Bcast of `bytes` bytes of buf from root.
+Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream);
+// Allgather of `block` bytes per rank: rank q's block lands at recv + q * block. send ==
+// recv + rank * block means in place.
+Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream);
+// Reduce_scatter_block: send holds size * count elements; rank r gets the reduction of block
+// r in recv (count elements). send == recv means in place (MPI_IN_PLACE: the input in recv).
+Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
+                                    ReduceOp op, void* stream);
+// Reduce to root: recv is significant at the root only; send == recv there means in place.
+Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
+                      int root, void* stream);
+
+// Whether the call's buffers are CUDA device memory (send and recv; bcast: the buffer).
 bool device_call(const CollArgs& a);
+// Whether coll/gpu has an algorithm for this collective (allreduce, bcast, allgather,
+// reduce_scatter, reduce); the others never see device memory in the selector.
+bool has_algorithms(Collective coll);
 // Whether an algorithm is one of coll/gpu's (the selector keeps them apart from host ones).
 bool is_gpu_algorithm(const Algorithm& a);
 // The rule the selector follows for a device-memory allreduce that nothing forces:
 // gpu_copy_engine where kernels are not allowed, else gpu_two_shot from
 // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot below. *why: the reason, for the log.
 const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why);
+// The same for any collective of has_algorithms: the allreduce rule, else the collective's one
+// GPU algorithm (null when it cannot run the call). *why: the reason, for the log.
+const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why);
 
 // Closes every peer mapping and frees every workspace still alive (MPI_Finalize, after its
 // barrier). A communicator freed earlier releases its own.

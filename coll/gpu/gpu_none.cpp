@@ -13,6 +13,11 @@ std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr
 extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, never, none, nothing};
 extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, never, none, nothing};
 extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, never, none, nothing};
+extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, never, none, nothing};
+extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, never, none, nothing};
+extern const Algorithm reduce_scatter_gpu_block{"gpu_reduce_scatter_block", Collective::reduce_scatter, never, none,
+                                                nothing};
+extern const Algorithm reduce_gpu{"gpu_reduce", Collective::reduce, never, none, nothing};
 
 namespace gpu {
 
@@ -27,10 +32,22 @@ bool kernels_allowed(const GpuWorkspace&) { return false; }
 void* internal_stream(const GpuWorkspace&) { return nullptr; }
 bool supports(ReduceOp, BasicType) { return false; }
 
-Status allreduce_enqueue(GpuWorkspace&, AllreduceAlgo, const void*, void*, size_t, BasicType, ReduceOp, void*) {
+namespace {
+Status no_cuda() {
   set_error_detail("GPU collectives need a build with CUDA");
   return Status::not_supported;
 }
+}  // namespace
+
+Status allreduce_enqueue(GpuWorkspace&, AllreduceAlgo, const void*, void*, size_t, BasicType, ReduceOp, void*) {
+  return no_cuda();
+}
+Status bcast_enqueue(GpuWorkspace&, void*, size_t, int, void*) { return no_cuda(); }
+Status allgather_enqueue(GpuWorkspace&, const void*, void*, size_t, void*) { return no_cuda(); }
+Status reduce_scatter_block_enqueue(GpuWorkspace&, const void*, void*, size_t, BasicType, ReduceOp, void*) {
+  return no_cuda();
+}
+Status reduce_enqueue(GpuWorkspace&, const void*, void*, size_t, BasicType, ReduceOp, int, void*) { return no_cuda(); }
 
 void release_all() {}
 

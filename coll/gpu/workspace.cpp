@@ -92,6 +92,10 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
   // still run when it returns; a non-blocking stream read such inputs before they landed.
   WEFT_CUDA_TRY(cudaStreamCreateWithFlags(&ws.stream, cudaStreamDefault));
   WEFT_CUDA_TRY(cudaEventCreateWithFlags(&ws.done, cudaEventDisableTiming));
+  // Kernels load now, not at a stream-ordered call's first launch (lazy loading may wait for
+  // the device there).
+  WEFT_CUDA_TRY(preload_flag_barrier());
+  WEFT_TRY(reduce_device_preload());
   WEFT_CUDA_TRY(cudaDeviceSynchronize());  // the zeroed flags, before any peer can read them
   row->ok = 1;
   return Status::ok;
@@ -323,19 +327,67 @@ Status query_done(GpuWorkspace& ws) {
   return cuda_failure("cudaEventQuery", err);
 }
 
-bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels) {
+bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels, bool reduction) {
   const GpuWorkspace* ws = existing_workspace(c);
-  if (!ws || a.coll != Collective::allreduce || a.red.user || !supports(a.red.op, a.red.type)) return false;
+  if (!ws || (reduction && (a.red.user || !supports(a.red.op, a.red.type)))) return false;
   if (need_kernels && !ws->kernels) return false;
   return device_call(a);
 }
 
+Status enqueue_pieces(GpuWorkspace& ws, const Pieces& p, cudaStream_t s) {
+  for (size_t i = 0; i < p.count; ++i) {
+    const uint64_t piece = ws.pieces++;
+    WEFT_TRY(p.in(i, piece, s));
+    WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
+    WEFT_TRY(p.out(i, piece, s));
+  }
+  return Status::ok;
+}
+
+std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::shared_ptr<GpuWorkspace> ws,
+                                       std::shared_ptr<const Pieces> p) {
+  auto s = std::make_shared<Schedule>(name);
+  auto wait = [ws](const CollContext&) { return query_done(*ws); };
+  if (ws->kernels) {
+    s->call([ws, p] {
+      WEFT_TRY(enqueue_pieces(*ws, *p, ws->stream));
+      return record_done(*ws);
+    });
+    s->poll(wait);
+    return s;
+  }
+  // The first piece's number is reserved when the call starts (so a reused schedule takes
+  // fresh pieces each time).
+  auto first = std::make_shared<uint64_t>(0);
+  for (size_t i = 0; i < p->count; ++i) {
+    s->next_round();
+    s->call([ws, p, first, i] {
+      if (i == 0) {
+        *first = ws->pieces;
+        ws->pieces += p->count;
+      }
+      WEFT_TRY(p->in(i, *first + i, ws->stream));
+      return record_done(*ws);
+    });
+    s->poll(wait);
+    std::shared_ptr<Schedule> barrier = build_barrier_dissemination(c);
+    s->append(*barrier);
+    s->new_round();
+    s->call([ws, p, first, i] { return p->out(i, *first + i, ws->stream); });
+  }
+  s->call([ws] { return record_done(*ws); });
+  s->poll(wait);
+  return s;
+}
+
+Status kernels_required() {
+  set_error_detail("the GPU workspace runs copy-engine algorithms only (ranks share a GPU without MPS)");
+  return Status::not_supported;
+}
+
 Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send, void* recv, size_t count,
                          BasicType type, ReduceOp op, void* stream) {
-  if (!ws.kernels) {
-    set_error_detail("the GPU workspace runs copy-engine algorithms only (ranks share a GPU without MPS)");
-    return Status::not_supported;
-  }
+  if (!ws.kernels) return kernels_required();
   auto s = static_cast<cudaStream_t>(stream);
   return algo == AllreduceAlgo::two_shot ? enqueue_two_shot(ws, send, recv, count, type, op, s)
                                          : enqueue_one_shot(ws, send, recv, count, type, op, s);

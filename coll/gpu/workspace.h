@@ -10,10 +10,12 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "coll/schedule.h"
 #include "gpu_coll.h"
 
 namespace weft::coll::gpu {
@@ -60,6 +62,9 @@ Status cuda_failure(const char* what, cudaError_t err);
     if (weft_err_ != cudaSuccess) return ::weft::coll::gpu::cuda_failure(#call, weft_err_); \
   } while (0)
 
+// Status::not_supported, with the reason, for an enqueue function in the copy-engine variant.
+Status kernels_required();
+
 // The elements of the piece sizes for one call: a slot holds `half / elem` elements.
 inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.half / elem; }
 
@@ -68,8 +73,29 @@ inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.ha
 Status record_done(GpuWorkspace& ws);
 Status query_done(GpuWorkspace& ws);
 
-// Shared by the algorithm entries.
-bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels);
+// Shared by the algorithm entries: a workspace exists (and allows kernels, if need_kernels),
+// the call's buffers are device memory, and (reduction) the kernels reduce its op and type.
+bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels, bool reduction = true);
+
+// A call of the bcast, allgather, reduce_scatter_block and reduce algorithms as slot-sized
+// pieces. Piece i (workspace piece `piece`, whose parity picks the slot): `in` writes this
+// rank's part into its slot (it may do nothing), then a barrier, then `out` reads the slots it
+// needs. Both only enqueue on the stream. Every rank has the same number of pieces.
+struct Pieces {
+  size_t count = 0;
+  std::function<Status(size_t i, uint64_t piece, cudaStream_t s)> in, out;
+};
+// Enqueues every piece with a flag barrier between `in` and `out` (kernels allowed only). The
+// slot rule holds with one barrier per piece: a rank writes piece n + 2's slot after piece
+// n + 1's barrier, which every peer entered after its reads of piece n (stream order).
+Status enqueue_pieces(GpuWorkspace& ws, const Pieces& p, cudaStream_t s);
+// The blocking schedule of such a call. Kernels allowed: one step enqueues every piece on the
+// workspace's stream and records the event, a poll waits for it. Copy-engine variant (ranks
+// share a GPU without MPS; nothing may spin on the GPU): per piece, `in` and a wait for the
+// stream (which also covers the last piece's reads), a host barrier (dissemination), `out`;
+// a final wait. No flag kernel runs; `out` may launch a reduction kernel, which never waits.
+std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::shared_ptr<GpuWorkspace> ws,
+                                       std::shared_ptr<const Pieces> p);
 
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s);

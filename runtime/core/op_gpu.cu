@@ -175,6 +175,17 @@ struct FusedOneShot {
   }
 };
 
+template <class T>
+struct Preload {
+  template <class Op> Status go() const {
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, reduce_multi_kernel<T, Op>) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, fused_one_shot_kernel<T, Op>) != cudaSuccess)
+      return launched("loading the reduction kernels");
+    return Status::ok;
+  }
+};
+
 // The op list: which ops a kind of type takes.
 template <class T, class L>
 Status by_op(ReduceOp op, const L& l) {
@@ -272,6 +283,21 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
     return Status::invalid_arg;
   }
   return by_type<FusedOneShot>(type, op, own, &inputs, &flags, out, count, static_cast<cudaStream_t>(stream));
+}
+
+Status reduce_device_preload() {
+  static bool loaded = false;
+  if (loaded) return Status::ok;
+  constexpr BasicType kTypes[] = {BasicType::i8, BasicType::u8, BasicType::i16, BasicType::u16, BasicType::i32,
+                                  BasicType::u32, BasicType::i64, BasicType::u64, BasicType::f16, BasicType::bf16,
+                                  BasicType::f32, BasicType::f64};
+  constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::band,
+                               ReduceOp::bor, ReduceOp::bxor, ReduceOp::land, ReduceOp::lor, ReduceOp::lxor};
+  for (BasicType t : kTypes)
+    for (ReduceOp op : kOps)
+      if (reduce_device_supports(op, t)) WEFT_TRY(by_type<Preload>(t, op));
+  loaded = true;
+  return Status::ok;
 }
 
 }  // namespace weft

@@ -40,6 +40,11 @@ struct DeviceFlags {
   int me = 0;
   unsigned long long epoch = 0;
 };
+// Loads every kernel of the multi-input and fused reductions now. With CUDA's lazy loading (the
+// default) a kernel's first launch loads it, which may wait for the device: a stream-ordered
+// call would then stall behind the work queued before it. Idempotent.
+Status reduce_device_preload();
+
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
                                    const DeviceFlags& flags, void* out, size_t count, void* stream);
 

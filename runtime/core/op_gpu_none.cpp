@@ -21,4 +21,6 @@ Status reduce_device_fused_one_shot(ReduceOp, BasicType, const void*, const Devi
   return Status::not_supported;
 }
 
+Status reduce_device_preload() { return Status::ok; }
+
 }  // namespace weft

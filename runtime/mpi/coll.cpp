@@ -4,6 +4,7 @@
 #include "coll_call.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "coll/gpu/gpu_coll.h"
 #include "datatype_api.h"
@@ -137,13 +138,14 @@ bool CollCall::staging_allowed(bool contiguous) {
   if (g_state->require_fast_path) {
     error_ = raise(comm_, MPI_ERR_UNSUPPORTED_OPERATION, fn_,
                    "a GPU device buffer would be staged through host memory (GPU-native algorithms "
-                   "exist for blocking MPI_Allreduce only), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+                   "exist for blocking Allreduce, Bcast, Reduce, Allgather and Reduce_scatter_block only), "
+                   "and WEFT_REQUIRE_FAST_PATH forbids slower paths");
     return false;
   }
   if (log_first_time("coll-device-staging"))
     WEFT_WARN(Subsys::gpu, "collectives on GPU device buffers are staged through host memory "
-              "(cudaMemcpy in and out, host algorithms) except blocking MPI_Allreduce on one node, "
-              "which runs GPU-native when it can");
+              "(cudaMemcpy in and out, host algorithms) except blocking Allreduce, Bcast, Reduce, "
+              "Allgather and Reduce_scatter_block on one node, which run GPU-native when they can");
   return true;
 }
 
@@ -275,6 +277,9 @@ int progress_collectives(void* state) {
 
 // ------------------------------------------------------------------------- the collectives
 
+int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+               const coll::Reduction* red, bool* native);
+
 namespace {
 
 int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request) {
@@ -305,6 +310,22 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   CollCall call(fn, comm, c);
   const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
   if (call.reuse(mode, key)) return call.execute(mode, request);
+  ptrdiff_t offset = 0;
+  if (mode == CollMode::blocking && c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
+      contiguous_span(d, size_t(count), &offset)) {
+    char* at = static_cast<char*>(buffer) + offset;
+    bool native = false;
+    if ((rc = gpu_native(fn, comm, *c, {at}, nullptr, &native)) != MPI_SUCCESS) return rc;
+    if (native) {
+      coll::CollArgs a{coll::Collective::bcast};
+      a.recv = at;
+      a.bytes = packed_size(d, size_t(count));
+      a.root = root;
+      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+      call.remember(mode, key);
+      return call.execute(mode, request);
+    }
+  }
   std::vector<coll::Block> blocks;
   const std::vector<Piece> piece{{buffer, size_t(count), d}};
   char* base = c->rank == root ? call.input(piece, &blocks) : call.output(piece, &blocks);
@@ -356,27 +377,33 @@ void configure_gpu_collectives() {
                                    : coll::gpu::Mode::automatic;
 }
 
-// A blocking allreduce runs GPU-native (coll/gpu) when both buffers are contiguous device
-// memory, the operation is predefined on a type the kernels reduce, and the communicator lies
-// on one node with a usable GPU workspace (made here on the first such call: collective, so
-// every rank must pass device memory, as UCC requires too). Then *native is set and *a
-// describes the call on the device buffers themselves. Otherwise the call is staged, with the
-// reason at INFO, or an error under WEFT_REQUIRE_FAST_PATH.
-int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* send, void* recv, size_t count,
-                         const ReductionSetup& r, coll::CollArgs* a, bool* native) {
+}  // namespace
+
+// A blocking allreduce, bcast, reduce, allgather or reduce_scatter_block runs GPU-native
+// (coll/gpu) when every buffer of the call (`bufs`, each at its first byte; contiguous) is
+// device memory, the reduction (if any) is predefined on a type the kernels reduce, and the
+// communicator lies on one node with a usable GPU workspace (made here on the first such call:
+// collective, so every rank must pass device memory, as UCC requires too). Then *native is
+// set. A call with no device buffer, or with device and host buffers mixed, is left to
+// staging, which warns or errs (CollCall::staging_allowed); any other reason is logged at
+// INFO once, or, under WEFT_REQUIRE_FAST_PATH, is an error naming it. Declared again in
+// coll_data.cpp (allgather).
+int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+               const coll::Reduction* red, bool* native) {
   *native = false;
-  if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
-  ptrdiff_t offset = 0;
-  if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
-  const char* in = static_cast<const char*>(send) + offset;
-  char* out = static_cast<char*>(recv) + offset;
-  if (memkind_query(out).kind != MemKind::cuda_device) return MPI_SUCCESS;
-  if (in != out && memkind_query(in).kind != MemKind::cuda_device) return MPI_SUCCESS;
+  if (!cuda_state().usable || c.size < 2) return MPI_SUCCESS;
+  const void* last = nullptr;
+  for (const void* b : bufs) {
+    if (b && b == last) continue;  // in place: one query
+    if (!b || memkind_query(b).kind != MemKind::cuda_device) return MPI_SUCCESS;
+    last = b;
+  }
   std::string why;
   if (!c.single_node) {
     why = "GPU-native collectives need every rank on one node";
-  } else if (!coll::gpu::supports(r.red.op, r.red.type)) {
-    why = std::string("no GPU kernel for ") + reduce_op_name(r.red.op) + " on " + basic_type_name(r.red.type);
+  } else if (red && (red->user || !coll::gpu::supports(red->op, red->type))) {
+    why = red->user ? std::string("user-defined operations have no GPU kernel")
+                    : std::string("no GPU kernel for ") + reduce_op_name(red->op) + " on " + basic_type_name(red->type);
   } else {
     configure_gpu_collectives();
     if (!coll::gpu::workspace(coll_context(c), &why)) why = "GPU collectives not usable on " + c.name + ": " + why;
@@ -386,16 +413,33 @@ int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* sen
       return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                    "a GPU device buffer would be staged through host memory (%s), and "
                    "WEFT_REQUIRE_FAST_PATH forbids slower paths", why.c_str());
-    if (log_first_time("gpu-allreduce-fallback:" + why))
-      WEFT_INFO(Subsys::gpu, "MPI_Allreduce on device buffers staged through host memory: %s", why.c_str());
+    if (log_first_time(std::string("gpu-coll-fallback:") + fn + why))
+      WEFT_INFO(Subsys::gpu, "%s on device buffers staged through host memory: %s", fn, why.c_str());
     return MPI_SUCCESS;
   }
+  *native = true;
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// The allreduce's GPU-native check (gpu_native); on success *a describes the call on the
+// device buffers themselves.
+int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* send, void* recv, size_t count,
+                         const ReductionSetup& r, coll::CollArgs* a, bool* native) {
+  *native = false;
+  if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
+  ptrdiff_t offset = 0;
+  if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
+  const char* in = static_cast<const char*>(send) + offset;
+  char* out = static_cast<char*>(recv) + offset;
+  int rc = gpu_native(fn, comm, c, {in, out}, &r.red, native);
+  if (rc != MPI_SUCCESS || !*native) return rc;
   a->send = in;
   a->recv = out;
   a->count = r.lay.reduce_count;
   a->bytes = a->count * r.red.elem_size;
   a->red = r.red;
-  *native = true;
   return MPI_SUCCESS;
 }
 
@@ -430,6 +474,28 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
     return call.execute(mode, request);
   }
   const bool cacheable = !r.red.user;
+  ptrdiff_t offset = 0;
+  if (mode == CollMode::blocking && c->size > 1 && !r.red.user && r.lay.type->predefined &&
+      contiguous_span(r.lay.type, size_t(count), &offset)) {
+    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
+    char* gout = is_root ? static_cast<char*>(recvbuf) + offset : nullptr;
+    bool native = false;
+    rc = is_root ? gpu_native(fn, comm, *c, {gin, gout}, &r.red, &native)
+                 : gpu_native(fn, comm, *c, {gin}, &r.red, &native);
+    if (rc != MPI_SUCCESS) return rc;
+    if (native) {
+      coll::CollArgs a{coll::Collective::reduce};
+      a.send = gin;
+      a.recv = is_root ? gout : const_cast<char*>(gin);
+      a.count = r.lay.reduce_count;
+      a.bytes = a.count * r.red.elem_size;
+      a.red = r.red;
+      a.root = root;
+      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+      call.remember(mode, key);
+      return call.execute(mode, request);
+    }
+  }
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   const char* in;
@@ -531,6 +597,27 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   if (total == 0) {
     call.plan_nothing();
     return call.execute(mode, request);
+  }
+  ptrdiff_t in_offset = 0, out_offset = 0;
+  if (block && mode == CollMode::blocking && p > 1 && !r.red.user && r.lay.type->predefined &&
+      contiguous_span(r.lay.type, total, &in_offset) && contiguous_span(r.lay.type, mine, &out_offset)) {
+    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + in_offset;
+    char* gout = static_cast<char*>(recvbuf) + out_offset;
+    bool native = false;
+    if ((rc = gpu_native(fn, comm, *c, {gin, gout}, &r.red, &native)) != MPI_SUCCESS) return rc;
+    if (native) {
+      coll::CollArgs a{coll::Collective::reduce_scatter};
+      a.send = gin;
+      a.recv = gout;
+      a.count = total * r.per_element;
+      a.bytes = a.count * r.red.elem_size;
+      a.red = r.red;
+      a.uniform = true;
+      for (size_t& n : counts) n *= r.per_element;
+      a.counts = std::move(counts);
+      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+      return call.execute(mode, request);
+    }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
   const char* in = call.input({Piece{in_place ? recvbuf : sendbuf, total, r.lay.type}}, &in_blocks) + in_blocks[0].offset;

@@ -1,12 +1,17 @@
 // Collective bindings, part 2: the collectives that move data without reducing it: Gather(v),
 // Scatter(v), Allgather(v), Alltoall(v,w) and the neighbourhood collectives, each blocking,
 // non-blocking and persistent from one planning function (see coll_call.h).
+#include <initializer_list>
 #include <numeric>
 
 #include "coll_call.h"
 #include "datatype_api.h"
 
 namespace weft::mpi {
+
+// coll.cpp: whether a blocking call runs GPU-native (device buffers on one node).
+int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+               const coll::Reduction* red, bool* native);
 
 namespace {
 
@@ -178,6 +183,34 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   a.uniform = !recv.per_rank;
   std::vector<Piece> pieces;
   if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
+  // GPU-native (blocking MPI_Allgather): the p blocks one run of bytes, back to back.
+  ptrdiff_t offset = 0, send_offset = 0;
+  const Datatype* rtype = pieces[0].type;
+  const size_t block = packed_size(rtype, size_t(recv.count));
+  if (mode == CollMode::blocking && a.uniform && !send.per_rank && p > 1 && block &&
+      contiguous_span(rtype, size_t(recv.count) * size_t(p), &offset)) {
+    char* at = static_cast<char*>(const_cast<void*>(recv.buf)) + offset;
+    const char* mine = at + size_t(me) * block;
+    bool ok = true;
+    if (!in_place) {
+      std::vector<Piece> own;
+      if ((rc = pieces_of(fn, comm, send, 1, &own)) != MPI_SUCCESS) return rc;
+      ok = packed_size(own[0].type, own[0].count) == block && contiguous_span(own[0].type, own[0].count, &send_offset);
+      mine = static_cast<const char*>(send.buf) + send_offset;
+    }
+    bool native = false;
+    if (ok && (rc = gpu_native(fn, comm, *c, {mine, at}, nullptr, &native)) != MPI_SUCCESS) return rc;
+    if (native) {
+      a.send = mine;
+      a.recv = at;
+      a.own_bytes = block;
+      a.bytes = block * size_t(p);
+      for (int q = 0; q < p; ++q) a.recv_blocks.push_back(Block{size_t(q) * block, block});
+      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
+      if (cacheable) call.remember(mode, key);
+      return call.execute(mode, request);
+    }
+  }
   a.recv = call.output(pieces, &a.recv_blocks, in_place ? me : -1);
   if (in_place) {
     a.send = static_cast<char*>(a.recv) + a.recv_blocks[size_t(me)].offset;

@@ -1,0 +1,79 @@
+// allgather gpu_allgather (uniform blocks): per slot-sized piece of the block, each rank copies
+// its piece into its slot, a barrier, each rank copies every peer's piece out of the peer's
+// slot into the peer's block (and, out of place, its own piece from its send buffer). One
+// barrier per piece keeps the slot rule (workspace.h): a rank writes piece n + 2's slot after
+// piece n + 1's barrier, which every peer entered after reading piece n. Copies only: the
+// copy-engine variant differs just in its host barriers.
+#include <algorithm>
+
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+namespace {
+
+std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* send, char* recv, size_t block) {
+  auto p = std::make_shared<Pieces>();
+  GpuWorkspace* w = &ws;
+  const size_t per = ws.half;
+  const bool in_place = send == recv + size_t(ws.rank) * block;
+  p->count = (block + per - 1) / per;
+  p->in = [w, send, block, per](size_t i, uint64_t piece, cudaStream_t s) {
+    const size_t off = i * per, n = std::min(per, block - off);
+    WEFT_CUDA_TRY(cudaMemcpyAsync(w->slot(w->rank, piece), send + off, n, cudaMemcpyDefault, s));
+    return Status::ok;
+  };
+  p->out = [w, send, recv, block, per, in_place](size_t i, uint64_t piece, cudaStream_t s) {
+    const size_t off = i * per, n = std::min(per, block - off);
+    for (int q = 0; q < w->size; ++q) {
+      char* dst = recv + size_t(q) * block + off;
+      if (q != w->rank) WEFT_CUDA_TRY(cudaMemcpyAsync(dst, w->slot(q, piece), n, cudaMemcpyDefault, s));
+      else if (!in_place) WEFT_CUDA_TRY(cudaMemcpyAsync(dst, send + off, n, cudaMemcpyDefault, s));
+    }
+    return Status::ok;
+  };
+  return p;
+}
+
+}  // namespace
+
+Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
+  if (!ws.kernels) return kernels_required();
+  return enqueue_pieces(ws, *allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block),
+                        static_cast<cudaStream_t>(stream));
+}
+
+}  // namespace weft::coll::gpu
+
+namespace weft::coll {
+
+namespace {
+
+// Uniform blocks back to back in recv (what MPI_Allgather on a contiguous type gives).
+bool supports(const CollArgs& a, const Comm& c) {
+  if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
+  for (size_t q = 0; q < a.recv_blocks.size(); ++q)
+    if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
+  return gpu::kernel_call_supported(a, c, false, false);
+}
+
+// A rough model, printed with the choice (there is one GPU allgather): the launch floor
+// (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
+// at about 2.1 TB/s (../shared/gpu/README.md).
+double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
+  return kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
+}
+
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
+  return gpu::build_pieces(
+      "gpu_allgather", c, ws,
+      gpu::allgather_pieces(*ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes));
+}
+
+}  // namespace
+
+extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, supports, estimate, build};
+
+}  // namespace weft::coll

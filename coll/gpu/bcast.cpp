@@ -1,0 +1,68 @@
+// bcast gpu_bcast: per slot-sized piece, the root copies its piece into its slot, a barrier,
+// every other rank copies the piece out of the root's slot into its buffer. One barrier per
+// piece is enough for the slot rule (workspace.h): the root writes piece n + 2's slot only
+// after piece n + 1's barrier, which every peer entered after copying piece n out (stream
+// order). A root whose call has returned never waits for slow readers; the next call's
+// barrier does. Copies only: the copy-engine variant differs just in its host barriers.
+#include <algorithm>
+
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+namespace {
+
+std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t bytes, int root) {
+  auto p = std::make_shared<Pieces>();
+  GpuWorkspace* w = &ws;
+  const size_t per = ws.half;
+  p->count = (bytes + per - 1) / per;
+  p->in = [w, buf, bytes, per, root](size_t i, uint64_t piece, cudaStream_t s) {
+    if (w->rank != root) return Status::ok;
+    const size_t off = i * per, n = std::min(per, bytes - off);
+    WEFT_CUDA_TRY(cudaMemcpyAsync(w->slot(root, piece), buf + off, n, cudaMemcpyDefault, s));
+    return Status::ok;
+  };
+  p->out = [w, buf, bytes, per, root](size_t i, uint64_t piece, cudaStream_t s) {
+    if (w->rank == root) return Status::ok;
+    const size_t off = i * per, n = std::min(per, bytes - off);
+    WEFT_CUDA_TRY(cudaMemcpyAsync(buf + off, w->slot(root, piece), n, cudaMemcpyDefault, s));
+    return Status::ok;
+  };
+  return p;
+}
+
+}  // namespace
+
+Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
+  if (!ws.kernels) return kernels_required();
+  return enqueue_pieces(ws, *bcast_pieces(ws, static_cast<char*>(buf), bytes, root), static_cast<cudaStream_t>(stream));
+}
+
+}  // namespace weft::coll::gpu
+
+namespace weft::coll {
+
+namespace {
+
+bool supports(const CollArgs& a, const Comm& c) {
+  return a.bytes > 0 && gpu::kernel_call_supported(a, c, false, false);
+}
+
+// A rough model, printed with the choice (there is one GPU bcast): the launch floor (about
+// 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (../shared/gpu/README.md).
+double estimate(const CollArgs& a, const Comm&, const CostModel&) {
+  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
+  return kLaunchUs + 2 + double(a.bytes) * 2 / kCopyBytesPerUs;
+}
+
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
+  return gpu::build_pieces("gpu_bcast", c, ws, gpu::bcast_pieces(*ws, static_cast<char*>(a.recv), a.bytes, a.root));
+}
+
+}  // namespace
+
+extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, supports, estimate, build};
+
+}  // namespace weft::coll

@@ -1,0 +1,79 @@
+// reduce gpu_reduce (one-shot): per slot-sized piece, every rank but the root copies its piece
+// into its slot, a barrier, and the root reduces every rank's piece, in rank order, into its
+// result (its own straight from its send buffer, which may be the result: in place). The
+// others' calls return after the barrier; they write a slot again only after the next piece's
+// barrier, which the root enters after reducing this piece (workspace.h's slot rule), so the
+// root never reads an overwritten slot. The reduction kernel never waits on flags, so the
+// copy-engine variant runs it too, between host barriers.
+#include <algorithm>
+
+#include "runtime/core/op_gpu.h"
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+namespace {
+
+std::shared_ptr<const Pieces> reduce_pieces(GpuWorkspace& ws, const char* send, char* recv, size_t count,
+                                            BasicType type, ReduceOp op, int root) {
+  auto p = std::make_shared<Pieces>();
+  GpuWorkspace* w = &ws;
+  const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
+  p->count = (count + per - 1) / per;
+  p->in = [w, send, count, elem, per, root](size_t i, uint64_t piece, cudaStream_t s) {
+    if (w->rank == root) return Status::ok;
+    const size_t off = i * per, n = std::min(per, count - off);
+    WEFT_CUDA_TRY(cudaMemcpyAsync(w->slot(w->rank, piece), send + off * elem, n * elem, cudaMemcpyDefault, s));
+    return Status::ok;
+  };
+  p->out = [w, send, recv, count, elem, per, type, op, root](size_t i, uint64_t piece, cudaStream_t s) {
+    if (w->rank != root) return Status::ok;
+    const size_t off = i * per, n = std::min(per, count - off);
+    DeviceInputs in;
+    in.count = w->size;
+    for (int q = 0; q < w->size; ++q) in.in[q] = q == root ? send + off * elem : w->slot(q, piece);
+    return reduce_device_multi(op, type, in, recv + off * elem, n, s);
+  };
+  return p;
+}
+
+}  // namespace
+
+Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
+                      int root, void* stream) {
+  if (!ws.kernels) return kernels_required();
+  return enqueue_pieces(
+      ws, *reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root),
+      static_cast<cudaStream_t>(stream));
+}
+
+}  // namespace weft::coll::gpu
+
+namespace weft::coll {
+
+namespace {
+
+bool supports(const CollArgs& a, const Comm& c) {
+  return a.count > 0 && a.send && gpu::kernel_call_supported(a, c, false, true);
+}
+
+// A rough model, printed with the choice (there is one GPU reduce): the launch floor (about
+// 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s, and p reads
+// plus one write at the root at 3.3 TB/s (../shared/gpu/README.md).
+double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
+  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
+}
+
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
+  return gpu::build_pieces("gpu_reduce", c, ws,
+                           gpu::reduce_pieces(*ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                              a.count, a.red.type, a.red.op, a.root));
+}
+
+}  // namespace
+
+extern const Algorithm reduce_gpu{"gpu_reduce", Collective::reduce, supports, estimate, build};
+
+}  // namespace weft::coll

@@ -1,0 +1,303 @@
+/* Stream-ordered operations (MPIX_Stream_* and MPIX_*_enqueue) on a CUDA stream.
+ *   1. A kernel spins ~200 ms, a kernel fills the input, then MPIX_Allreduce_enqueue: the host
+ *      call must return while the stream is still busy (cudaStreamQuery: not ready), the
+ *      allreduce must see the filled input, and a kernel enqueued after it (result * 2 + 1)
+ *      must see its result.
+ *   2. The same in place.
+ *   3. Back-to-back Allreduce_enqueue calls of different sizes (one-shot, fused, two-shot) and
+ *      ops, with no host wait between them.
+ *   4. The fallbacks (stream synchronised, then the host call): Send/Recv_enqueue,
+ *      Isend/Irecv_enqueue with Waitall_enqueue and Wait_enqueue, Bcast, Allgather and
+ *      Reduce_scatter_block enqueue. Skipped with argument "native" (run under
+ *      WEFT_REQUIRE_FAST_PATH=1, where a fallback must be refused instead).
+ *   5. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
+ * Every result is copied back and checked element by element. Stream-native allreduce needs
+ * every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
+ * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) allreduce is tolerated in checks 1-3.
+ * Without a CUDA device every rank exits with 77 (skipped). */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+
+#include "common.h"
+
+cudaError_t test_spin(cudaStream_t s, unsigned long long ns);
+cudaError_t test_fill(int *buf, size_t n, int rank, int salt, cudaStream_t s);
+cudaError_t test_derive(const int *in, int *out, size_t n, cudaStream_t s);
+
+#define CUDA_OK(call)                                                                     \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
+    } while (0)
+
+static const unsigned long long kSpinNs = 200ull * 1000 * 1000;
+static cudaStream_t st;
+static MPI_Comm sc;
+static int allow_sync;
+
+static int *dev_alloc(size_t n)
+{
+    void *p = NULL;
+    CUDA_OK(cudaMalloc(&p, n * sizeof(int) + 16));
+    CUDA_OK(cudaMemsetAsync(p, 0xff, n * sizeof(int) + 16, st)); /* -1 everywhere */
+    return p;
+}
+
+/* What test_fill writes at rank r. */
+static int filled(size_t i, int r, int salt) { return (int)(i % 1000) + r * 7 + salt; }
+static int sum_over_ranks(size_t i, int salt) { return t_size * (int)(i % 1000) + 7 * t_size * (t_size - 1) / 2 + t_size * salt; }
+static int max_over_ranks(size_t i, int salt) { return filled(i, t_size - 1, salt); }
+
+static void check(const int *dev, size_t n, int (*want)(size_t, int), int arg, int derived, const char *what)
+{
+    int *h = malloc(n * sizeof(int) + 1);
+    CUDA_OK(cudaMemcpy(h, dev, n * sizeof(int), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) {
+        int w = want(i, arg);
+        if (derived) w = w * 2 + 1;
+        if (h[i] != w) FAIL("%s: element %zu of %zu is %d, expected %d", what, i, n, h[i], w);
+    }
+    free(h);
+}
+
+/* Right after an enqueue call that should not wait: the stream must still be busy. */
+static void expect_busy(const char *what)
+{
+    cudaError_t q = cudaStreamQuery(st);
+    (void)cudaGetLastError();
+    if (q == cudaErrorNotReady) return;
+    if (q != cudaSuccess) FAIL("%s: cudaStreamQuery: %s", what, cudaGetErrorString(q));
+    if (allow_sync) {
+        if (t_rank == 0) printf("note: %s returned with the stream idle (synchronising fallback)\n", what);
+        return;
+    }
+    FAIL("%s returned with the stream idle: it waited for the GPU (a fallback synchronised the stream?)", what);
+}
+
+static void test_ordered_allreduce(size_t n, int in_place)
+{
+    const char *what = in_place ? "Allreduce_enqueue in place" : "Allreduce_enqueue";
+    int *in = dev_alloc(n), *out = dev_alloc(n), *der = dev_alloc(n);
+    int *res = in_place ? in : out;
+    CUDA_OK(test_spin(st, kSpinNs));
+    CUDA_OK(test_fill(in, n, t_rank, 3, st)); /* after the spin: the allreduce must wait for it */
+    MPI_OK(MPIX_Allreduce_enqueue(in_place ? MPI_IN_PLACE : in, res, (int)n, MPI_INT, MPI_SUM, sc));
+    expect_busy(what);
+    CUDA_OK(test_derive(res, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, sum_over_ranks, 3, 1, what);
+    check(res, n, sum_over_ranks, 3, 0, what);
+    CUDA_OK(cudaFree(in));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaFree(der));
+}
+
+static void test_back_to_back(void)
+{
+    /* 1 and 1000 elements: fused one-shot; 40000: one-shot; 300000 and 3M: two-shot. */
+    const size_t sizes[] = {1, 1000, 40000, 300000, 3000000, 7};
+    const MPI_Op ops[] = {MPI_SUM, MPI_SUM, MPI_MAX, MPI_SUM, MPI_SUM, MPI_MAX};
+    enum { K = 6 };
+    int *in[K], *out[K], *der[K];
+    for (int k = 0; k < K; k++) {
+        in[k] = dev_alloc(sizes[k]);
+        out[k] = dev_alloc(sizes[k]);
+        der[k] = dev_alloc(sizes[k]);
+    }
+    CUDA_OK(test_spin(st, kSpinNs));
+    for (int k = 0; k < K; k++) {
+        CUDA_OK(test_fill(in[k], sizes[k], t_rank, k, st));
+        MPI_OK(MPIX_Allreduce_enqueue(in[k], out[k], (int)sizes[k], MPI_INT, ops[k], sc));
+        CUDA_OK(test_derive(out[k], der[k], sizes[k], st));
+    }
+    expect_busy("back-to-back Allreduce_enqueue");
+    CUDA_OK(cudaStreamSynchronize(st));
+    for (int k = 0; k < K; k++) {
+        char what[96];
+        snprintf(what, sizeof(what), "back-to-back Allreduce_enqueue #%d (%zu elements)", k, sizes[k]);
+        check(der[k], sizes[k], ops[k] == MPI_SUM ? sum_over_ranks : max_over_ranks, k, 1, what);
+        CUDA_OK(cudaFree(in[k]));
+        CUDA_OK(cudaFree(out[k]));
+        CUDA_OK(cudaFree(der[k]));
+    }
+}
+
+static int pattern_of_left(size_t i, int salt) { return filled(i, (t_rank + t_size - 1) % t_size, salt); }
+static int pattern_of_root(size_t i, int salt) { return filled(i, 1 % t_size, salt); }
+static int gathered(size_t i, int salt) { return filled(i % (size_t)salt, (int)(i / (size_t)salt), 0); }
+static size_t rs_n;
+static int reduced_block(size_t i, int salt) { return sum_over_ranks((size_t)t_rank * rs_n + i, salt); }
+
+static void test_fallbacks(size_t n)
+{
+    const int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+    int *s = dev_alloc(n), *r = dev_alloc(n), *der = dev_alloc(n);
+    /* Send/Recv_enqueue around a ring, in an order that cannot deadlock. */
+    CUDA_OK(test_spin(st, kSpinNs / 4));
+    CUDA_OK(test_fill(s, n, t_rank, 11, st));
+    if (t_rank % 2 == 0) {
+        MPI_OK(MPIX_Send_enqueue(s, (int)n, MPI_INT, right, 1, sc));
+        MPI_OK(MPIX_Recv_enqueue(r, (int)n, MPI_INT, left, 1, sc, MPI_STATUS_IGNORE));
+    } else {
+        MPI_Status status;
+        MPI_OK(MPIX_Recv_enqueue(r, (int)n, MPI_INT, left, 1, sc, &status));
+        CHECK_EQ_INT(status.MPI_SOURCE, left, "Recv_enqueue status source");
+        MPI_OK(MPIX_Send_enqueue(s, (int)n, MPI_INT, right, 1, sc));
+    }
+    CUDA_OK(test_derive(r, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, pattern_of_left, 11, 1, "Send/Recv_enqueue");
+
+    /* Isend/Irecv_enqueue + Waitall_enqueue. */
+    MPI_Request rq[2];
+    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
+    CUDA_OK(test_fill(s, n, t_rank, 12, st));
+    MPI_OK(MPIX_Irecv_enqueue(r, (int)n, MPI_INT, left, 2, sc, &rq[0]));
+    MPI_OK(MPIX_Isend_enqueue(s, (int)n, MPI_INT, right, 2, sc, &rq[1]));
+    MPI_OK(MPIX_Waitall_enqueue(2, rq, MPI_STATUSES_IGNORE));
+    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "Waitall_enqueue left a request");
+    CUDA_OK(test_derive(r, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, pattern_of_left, 12, 1, "Isend/Irecv_enqueue + Waitall_enqueue");
+
+    /* ... + Wait_enqueue, one by one. */
+    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
+    CUDA_OK(test_fill(s, n, t_rank, 13, st));
+    MPI_OK(MPIX_Irecv_enqueue(r, (int)n, MPI_INT, left, 3, sc, &rq[0]));
+    MPI_OK(MPIX_Isend_enqueue(s, (int)n, MPI_INT, right, 3, sc, &rq[1]));
+    MPI_Status status;
+    MPI_OK(MPIX_Wait_enqueue(&rq[0], &status));
+    CHECK_EQ_INT(status.MPI_TAG, 3, "Wait_enqueue status tag");
+    MPI_OK(MPIX_Wait_enqueue(&rq[1], MPI_STATUS_IGNORE));
+    CUDA_OK(test_derive(r, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, pattern_of_left, 13, 1, "Isend/Irecv_enqueue + Wait_enqueue");
+
+    /* Bcast_enqueue from rank 1. */
+    const int root = 1 % t_size;
+    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
+    if (t_rank == root) CUDA_OK(test_fill(r, n, t_rank, 14, st));
+    MPI_OK(MPIX_Bcast_enqueue(r, (int)n, MPI_INT, root, sc));
+    CUDA_OK(test_derive(r, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, pattern_of_root, 14, 1, "Bcast_enqueue");
+
+    /* Allgather_enqueue: block q holds rank q's filled(., q, 0). */
+    int *all = dev_alloc(n * (size_t)t_size), *allder = dev_alloc(n * (size_t)t_size);
+    CUDA_OK(test_fill(s, n, t_rank, 0, st));
+    MPI_OK(MPIX_Allgather_enqueue(s, (int)n, MPI_INT, all, (int)n, MPI_INT, sc));
+    CUDA_OK(test_derive(all, allder, n * (size_t)t_size, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(allder, n * (size_t)t_size, gathered, (int)n, 1, "Allgather_enqueue");
+
+    /* Reduce_scatter_block_enqueue: rank r gets block r of the sum. */
+    rs_n = n;
+    CUDA_OK(test_fill(all, n * (size_t)t_size, t_rank, 15, st));
+    MPI_OK(MPIX_Reduce_scatter_block_enqueue(all, r, (int)n, MPI_INT, MPI_SUM, sc));
+    CUDA_OK(test_derive(r, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(der, n, reduced_block, 15, 1, "Reduce_scatter_block_enqueue");
+
+    CUDA_OK(cudaFree(all));
+    CUDA_OK(cudaFree(allder));
+    CUDA_OK(cudaFree(s));
+    CUDA_OK(cudaFree(r));
+    CUDA_OK(cudaFree(der));
+}
+
+static void expect_error(int rc, int cls, const char *what)
+{
+    int got = -1, len = 0;
+    char msg[MPI_MAX_ERROR_STRING];
+    msg[0] = 0;
+    if (rc == MPI_SUCCESS) FAIL("%s: succeeded, expected an error", what);
+    MPI_Error_class(rc, &got);
+    MPI_Error_string(rc, msg, &len);
+    if (got != cls) FAIL("%s: error class %d, expected %d (%s)", what, got, cls, msg);
+    if (t_rank == 0) printf("ok: %s -> %s\n", what, msg);
+}
+
+static MPIX_Stream wrap(cudaStream_t s)
+{
+    MPI_Info info;
+    MPIX_Stream ms = MPIX_STREAM_NULL;
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "type", "cudaStream_t"));
+    MPI_OK(MPIX_Info_set_hex(info, "value", &s, (int)sizeof(s)));
+    MPI_OK(MPIX_Stream_create(info, &ms));
+    MPI_OK(MPI_Info_free(&info));
+    return ms;
+}
+
+int main(int argc, char **argv)
+{
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 77;
+    }
+    const int native_only = argc > 1 && !strcmp(argv[1], "native");
+    const char *as = getenv("STREAM_ENQUEUE_ALLOW_SYNC");
+    allow_sync = as && atoi(as) != 0;
+    t_init(&argc, &argv, native_only ? "stream_enqueue(native)" : "stream_enqueue");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int local = 0;
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (lr) local = atoi(lr);
+    CUDA_OK(cudaSetDevice(local % devices));
+    CUDA_OK(cudaStreamCreate(&st));
+
+    MPIX_Stream ms = wrap(st);
+    MPI_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &sc));
+
+    for (int in_place = 0; in_place < 2; in_place++) {
+        test_ordered_allreduce(1000, in_place);
+        test_ordered_allreduce(1 << 20, in_place);
+    }
+    test_back_to_back();
+    if (!native_only) {
+        test_fallbacks(1000);
+        test_fallbacks(1 << 18);
+    } else {
+        int *d = dev_alloc(1);
+        expect_error(MPIX_Bcast_enqueue(d, 1, MPI_INT, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
+                     "Bcast_enqueue (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        CUDA_OK(cudaStreamSynchronize(st));
+        CUDA_OK(cudaFree(d));
+    }
+
+    /* Errors. */
+    int *d = dev_alloc(4);
+    expect_error(MPIX_Allreduce_enqueue(MPI_IN_PLACE, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_ARG,
+                 "Allreduce_enqueue on MPI_COMM_WORLD");
+    expect_error(MPIX_Send_enqueue(d, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_ARG, "Send_enqueue on MPI_COMM_WORLD");
+    MPIX_Stream cpu;
+    MPI_Comm cpu_comm;
+    MPI_OK(MPIX_Stream_create(MPI_INFO_NULL, &cpu));
+    MPI_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, cpu, &cpu_comm));
+    expect_error(MPIX_Allreduce_enqueue(MPI_IN_PLACE, d, 4, MPI_INT, MPI_SUM, cpu_comm), MPI_ERR_ARG,
+                 "Allreduce_enqueue on a CPU-stream communicator");
+    MPI_OK(MPI_Comm_free(&cpu_comm));
+    MPI_OK(MPIX_Stream_free(&cpu));
+    cudaStream_t st2;
+    CUDA_OK(cudaStreamCreate(&st2));
+    MPIX_Stream ms2 = wrap(st2), saved = ms2;
+    MPI_OK(MPIX_Stream_free(&ms2));
+    CHECK(ms2 == MPIX_STREAM_NULL, "MPIX_Stream_free did not reset the handle");
+    MPI_Comm bad = MPI_COMM_NULL;
+    expect_error(MPIX_Stream_comm_create(MPI_COMM_WORLD, saved, &bad), MPI_ERR_ARG, "Stream_comm_create with a freed stream");
+    expect_error(MPIX_Stream_free(&saved), MPI_ERR_ARG, "Stream_free twice");
+    CUDA_OK(cudaStreamDestroy(st2));
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaFree(d));
+
+    /* MPICH allows freeing a GPU stream its communicators still use: they keep working. */
+    MPI_OK(MPIX_Stream_free(&ms));
+    test_ordered_allreduce(5000, 0);
+
+    MPI_OK(MPI_Comm_free(&sc));
+    CUDA_OK(cudaStreamDestroy(st));
+    t_done();
+    return 0;
+}
