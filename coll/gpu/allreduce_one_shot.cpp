@@ -52,7 +52,7 @@ bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_suppor
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the empty kernel
 // plus sync floor (about 10 us) and a second launch, then p reads and one write of the vector
-// at the 3.3 TB/s a reduction kernel moved on one H200 (../shared/gpu/README.md).
+// at the 3.3 TB/s a reduction kernel moved on one H200 (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
   constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
   return kLaunchUs + 2 + double(a.bytes) * (c.size + 1) / kBytesPerUs;

@@ -361,7 +361,8 @@ int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count,
   return MPI_SUCCESS;
 }
 
-// coll/gpu's settings from the config registry, once.
+}  // namespace
+
 void configure_gpu_collectives() {
   static bool done = false;
   if (done) return;
@@ -376,8 +377,6 @@ void configure_gpu_collectives() {
            : mode == "copy_engine" ? coll::gpu::Mode::copy_engine
                                    : coll::gpu::Mode::automatic;
 }
-
-}  // namespace
 
 // A blocking allreduce, bcast, reduce, allgather or reduce_scatter_block runs GPU-native
 // (coll/gpu) when every buffer of the call (`bufs`, each at its first byte; contiguous) is

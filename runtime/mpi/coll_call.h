@@ -75,6 +75,10 @@ int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 
+// coll/gpu's settings from the config registry, once per process (before the first GPU-native
+// collective or stream-ordered call).
+void configure_gpu_collectives();
+
 // Keeps a derived datatype alive as long as the schedule that uses it.
 std::shared_ptr<const void> hold_type(const Datatype* d);
 

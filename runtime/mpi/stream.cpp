@@ -33,6 +33,7 @@
 #endif
 
 #include "coll/gpu/gpu_coll.h"
+#include "coll_call.h"
 #include "datatype_api.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
@@ -230,20 +231,6 @@ int fallback(const char* fn, MPI_Comm comm, const StreamComm& sc, const char* wh
   (void)sc, (void)what, (void)why;
   return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
 #endif
-}
-
-// coll/gpu's settings from the config registry (as coll.cpp does before its first GPU-native
-// call; they are process-wide and read the same table, so setting them twice is harmless).
-void configure_gpu_collectives() {
-  const Config& cfg = g_state->config;
-  coll::gpu::Settings& s = coll::gpu::settings();
-  s.enabled = cfg.value("WEFT_GPU_COLL") != "off";
-  s.scratch_bytes = cfg.size("WEFT_GPU_COLL_SCRATCH");
-  s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
-  const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
-  s.mode = mode == "kernels"       ? coll::gpu::Mode::kernels
-           : mode == "copy_engine" ? coll::gpu::Mode::copy_engine
-                                   : coll::gpu::Mode::automatic;
 }
 
 // After the duplicate is made: agree whether every rank passed a GPU stream, and if so (on one
