@@ -6,7 +6,7 @@
 #include "runtime/core/memkind.h"
 
 namespace weft::coll {
-extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_copy_engine;
+extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_direct, allreduce_gpu_copy_engine;
 extern const Algorithm bcast_gpu, allgather_gpu, reduce_scatter_gpu_block, reduce_gpu;
 }
 
@@ -29,7 +29,8 @@ bool has_algorithms(Collective coll) {
 }
 
 bool is_gpu_algorithm(const Algorithm& a) {
-  return &a == &allreduce_gpu_one_shot || &a == &allreduce_gpu_two_shot || &a == &allreduce_gpu_copy_engine ||
+  return &a == &allreduce_gpu_one_shot || &a == &allreduce_gpu_two_shot || &a == &allreduce_gpu_direct ||
+         &a == &allreduce_gpu_copy_engine ||
          &a == &bcast_gpu || &a == &allgather_gpu || &a == &reduce_scatter_gpu_block || &a == &reduce_gpu;
 }
 
@@ -60,6 +61,10 @@ const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string*
                ? "WEFT_GPU_COLL_MODE=copy_engine"
                : "ranks share a GPU without MPS: kernels of different processes would take turns";
     return &allreduce_gpu_copy_engine;
+  }
+  if (const size_t direct = settings().direct_min; direct && a.bytes >= direct) {
+    *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(direct) + " bytes)";
+    return &allreduce_gpu_direct;
   }
   const size_t min = settings().two_shot_min;
   if (a.bytes >= min) {

@@ -7,6 +7,9 @@
 //                    reduces all slots into its result (small messages);
 //   gpu_two_shot     the same copy and barrier, each rank reduces its 1/p share of all slots
 //                    into its own slot, a second barrier, each rank copies every share out;
+//   gpu_direct       no workspace copies: the ranks exchange IPC handles of their buffers, and
+//                    rank r reduces share r of every input into share r of every output in
+//                    one kernel between two barriers (large messages; blocking calls only);
 //   gpu_copy_engine  for ranks that share one GPU without MPS (their kernels cannot run at the
 //                    same time, so kernels spinning on flags would crawl): copies from the
 //                    peers' slots and the reduction kernel, with host barriers between pieces.
@@ -48,6 +51,7 @@ struct Settings {
   bool enabled = true;                       // WEFT_GPU_COLL
   size_t scratch_bytes = size_t(64) << 20;   // WEFT_GPU_COLL_SCRATCH: per rank, two slots
   size_t two_shot_min = size_t(256) << 10;   // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN
+  size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
 };
 Settings& settings();
@@ -105,8 +109,9 @@ bool has_algorithms(Collective coll);
 // Whether an algorithm is one of coll/gpu's (the selector keeps them apart from host ones).
 bool is_gpu_algorithm(const Algorithm& a);
 // The rule the selector follows for a device-memory allreduce that nothing forces:
-// gpu_copy_engine where kernels are not allowed, else gpu_two_shot from
-// WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot below. *why: the reason, for the log.
+// gpu_copy_engine where kernels are not allowed, else gpu_direct from
+// WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes, gpu_two_shot from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes
+// and gpu_one_shot below. *why: the reason, for the log.
 const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why);
 // The same for any collective of has_algorithms: the allreduce rule, else the collective's one
 // GPU algorithm (null when it cannot run the call). *why: the reason, for the log.

@@ -98,6 +98,11 @@ constexpr ConfigVar kVars[] = {
      "device-memory allreduce: gpu_two_shot (reduce-scatter + allgather through IPC) from this "
      "many bytes, gpu_one_shot below (a guess, not yet measured; WEFT_COLL_TUNE forces either)",
      nullptr},
+    {"WEFT_GPU_ALLREDUCE_DIRECT_MIN", ConfigType::size, "1m",
+     "blocking device-memory allreduce: gpu_direct (IPC handles of the user's buffers exchanged, "
+     "each rank reduces its share of every input into every output, no workspace copies) from "
+     "this many bytes; 0 never; a buffer's first use costs an IPC open per peer (then cached)",
+     nullptr},
     {"WEFT_GPU_COLL_MODE", ConfigType::choice, "auto",
      "GPU-native collectives: auto (kernels synchronising through flags in IPC memory, unless "
      "ranks share a GPU and some rank sees no MPS control pipe: then copy-engine algorithms with "

@@ -26,6 +26,7 @@ struct Mapping {
   int peer;
   uint64_t buffer_id;
   char* base;
+  bool kernels = false;  // kernels on any stream may use it (cuda_ipc_map)
 };
 
 // A sender's recent allocations and their handles: getting a handle costs a driver call.
@@ -109,16 +110,21 @@ void close_mapping(const Mapping& m) {
   }
 }
 
-Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base) {
+Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.splice(s.lru.begin(), s.lru, it->second);
     ++s.stats.hits;
+    it->second->kernels = it->second->kernels || for_kernels;
     *base = it->second->base;
     return Status::ok;
   }
-  // A copy still queued may read through the mapping about to be closed.
-  if (s.lru.size() >= s.capacity) (void)cudaStreamSynchronize(s.stream);
+  // A copy still queued may read through the mapping about to be closed; so may a kernel on
+  // any stream, if kernels used it.
+  if (s.lru.size() >= s.capacity) {
+    if (s.lru.back().kernels) (void)cudaDeviceSynchronize();
+    else (void)cudaStreamSynchronize(s.stream);
+  }
   while (!s.lru.empty() && s.lru.size() >= s.capacity) {
     const Mapping& victim = s.lru.back();
     close_mapping(victim);
@@ -140,7 +146,7 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     return Status::transport;
   }
   ++s.stats.opens;
-  s.lru.push_front(Mapping{peer, d.buffer_id, static_cast<char*>(p)});
+  s.lru.push_front(Mapping{peer, d.buffer_id, static_cast<char*>(p), for_kernels});
   s.index[key] = s.lru.begin();
   *base = static_cast<char*>(p);
   return Status::ok;
@@ -222,9 +228,22 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
     return Status::not_supported;
   }
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(s, peer, d, &base));
+  WEFT_TRY(map_peer_buffer(s, peer, d, &base, false));
   const cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
   if (err != cudaSuccess) return cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
+  return Status::ok;
+}
+
+Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr) {
+  IpcState& s = state();
+  resolve(s);
+  if (!s.usable) {
+    set_error_detail("CUDA IPC is not usable: " + s.why);
+    return Status::not_supported;
+  }
+  char* base = nullptr;
+  WEFT_TRY(map_peer_buffer(s, peer, d, &base, true));
+  *ptr = base + d.offset;
   return Status::ok;
 }
 

@@ -39,6 +39,10 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out);
 // internal stream, mapping the peer's allocation through the cache. Copies queue behind each
 // other without waiting, so a window of messages keeps the copy engines busy.
 Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes);
+// Maps the peer's buffer for kernels that read or write it in place (GPU collectives): *ptr is
+// the buffer in this process, valid until the cache evicts the mapping. Evicting a mapping
+// that kernels used first waits for the device to finish its queued work.
+Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr);
 // Marks the copies started so far: *token names them until cuda_ipc_copy_test reports them
 // done (and recycles the token). One mark may cover many copies.
 Status cuda_ipc_mark(void** token);

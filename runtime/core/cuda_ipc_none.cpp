@@ -20,6 +20,11 @@ Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t) {
   return Status::not_supported;
 }
 
+Status cuda_ipc_map(int, const IpcDescriptor&, void**) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
 Status cuda_ipc_mark(void**) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;

@@ -63,9 +63,10 @@ __global__ void reduce_kernel(const T* __restrict__ in, T* __restrict__ inout, s
   for (size_t i = done + first; i < count; i += stride) inout[i] = narrow<T>(Op::apply(widen(in[i]), widen(inout[i])));
 }
 
-// Each thread folds every input's 16-byte pack (or element) in rank order into `out`.
+// Each thread folds every input's 16-byte pack (or element) in rank order and stores it into
+// every output (usually one).
 template <class T, class Op>
-__global__ void reduce_multi_kernel(DeviceInputs ins, T* out, size_t count, bool packed) {
+__global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t count, bool packed) {
   constexpr size_t kPer = 16 / sizeof(T);
   const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
   size_t done = 0;
@@ -78,14 +79,14 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, T* out, size_t count, bool
 #pragma unroll
         for (size_t j = 0; j < kPer; ++j) acc.v[j] = narrow<T>(Op::apply(widen(acc.v[j]), widen(x.v[j])));
       }
-      reinterpret_cast<Pack<T>*>(out)[p] = acc;
+      for (int o = 0; o < outs.count; ++o) static_cast<Pack<T>*>(outs.out[o])[p] = acc;
     }
     done = packs * kPer;
   }
   for (size_t i = done + first; i < count; i += stride) {
     T acc = static_cast<const T*>(ins.in[0])[i];
     for (int k = 1; k < ins.count; ++k) acc = narrow<T>(Op::apply(widen(acc), widen(static_cast<const T*>(ins.in[k])[i])));
-    out[i] = acc;
+    for (int o = 0; o < outs.count; ++o) static_cast<T*>(outs.out[o])[i] = acc;
   }
 }
 
@@ -146,16 +147,17 @@ struct Pairwise {
 template <class T>
 struct Multi {
   const DeviceInputs* ins;
-  void* out;
+  const DeviceOutputs* outs;
   size_t count;
   cudaStream_t stream;
   template <class Op> Status go() const {
     constexpr size_t kPer = 16 / sizeof(T);
-    uintptr_t bits = reinterpret_cast<uintptr_t>(out);
+    uintptr_t bits = 0;
     for (int k = 0; k < ins->count; ++k) bits |= reinterpret_cast<uintptr_t>(ins->in[k]);
+    for (int o = 0; o < outs->count; ++o) bits |= reinterpret_cast<uintptr_t>(outs->out[o]);
     const bool packed = bits % 16 == 0;
     reduce_multi_kernel<T, Op><<<blocks_for(packed ? count / kPer + kPer : count), kThreads, 0, stream>>>(
-        *ins, static_cast<T*>(out), count, packed);
+        *ins, *outs, count, packed);
     return launched("multi-input reduction");
   }
 };
@@ -266,13 +268,22 @@ Status reduce_device(ReduceOp op, BasicType type, const void* in, void* inout, s
 
 Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inputs, void* out, size_t count,
                            void* stream) {
+  DeviceOutputs outputs;
+  outputs.out[0] = out;
+  outputs.count = 1;
+  return reduce_device_multi_out(op, type, inputs, outputs, count, stream);
+}
+
+Status reduce_device_multi_out(ReduceOp op, BasicType type, const DeviceInputs& inputs, const DeviceOutputs& outputs,
+                               size_t count, void* stream) {
   if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
-  if (inputs.count < 1 || inputs.count > kReduceMaxInputs) {
-    set_error_detail("multi-input reduction of " + std::to_string(inputs.count) + " inputs");
+  if (inputs.count < 1 || inputs.count > kReduceMaxInputs || outputs.count < 1 || outputs.count > kReduceMaxInputs) {
+    set_error_detail("multi-input reduction of " + std::to_string(inputs.count) + " inputs into " +
+                     std::to_string(outputs.count) + " outputs");
     return Status::invalid_arg;
   }
   if (count == 0) return Status::ok;
-  return by_type<Multi>(type, op, &inputs, out, count, static_cast<cudaStream_t>(stream));
+  return by_type<Multi>(type, op, &inputs, &outputs, count, static_cast<cudaStream_t>(stream));
 }
 
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,

@@ -30,6 +30,15 @@ struct DeviceInputs {
 Status reduce_device_multi(ReduceOp op, BasicType type, const DeviceInputs& inputs, void* out, size_t count,
                            void* stream);
 
+// The same fold, stored into every output (gpu_direct: rank j's share of the result, written
+// straight into every rank's receive buffer). An output may be one of the inputs.
+struct DeviceOutputs {
+  void* out[kReduceMaxInputs] = {};
+  int count = 0;
+};
+Status reduce_device_multi_out(ReduceOp op, BasicType type, const DeviceInputs& inputs, const DeviceOutputs& outputs,
+                               size_t count, void* stream);
+
 // A whole small one-shot allreduce in one single-block kernel, where launch latency dominates:
 // copy `own` into inputs.in[me], publish `epoch` in *flags[me] after a system-wide fence, wait
 // until every other flags[q] has reached it, then out = the fold of every input (as

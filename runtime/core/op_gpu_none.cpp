@@ -15,6 +15,11 @@ Status reduce_device_multi(ReduceOp, BasicType, const DeviceInputs&, void*, size
   return Status::not_supported;
 }
 
+Status reduce_device_multi_out(ReduceOp, BasicType, const DeviceInputs&, const DeviceOutputs&, size_t, void*) {
+  set_error_detail("GPU reductions need a build with CUDA");
+  return Status::not_supported;
+}
+
 Status reduce_device_fused_one_shot(ReduceOp, BasicType, const void*, const DeviceInputs&, const DeviceFlags&, void*,
                                    size_t, void*) {
   set_error_detail("GPU reductions need a build with CUDA");

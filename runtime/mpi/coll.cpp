@@ -372,6 +372,7 @@ void configure_gpu_collectives() {
   s.enabled = cfg.value("WEFT_GPU_COLL") != "off";
   s.scratch_bytes = cfg.size("WEFT_GPU_COLL_SCRATCH");
   s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
+  s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels"       ? coll::gpu::Mode::kernels
            : mode == "copy_engine" ? coll::gpu::Mode::copy_engine

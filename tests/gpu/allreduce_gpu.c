@@ -3,7 +3,8 @@
  * slots, so the largest size runs in several pieces) and WEFT_REQUIRE_FAST_PATH=1 (a call
  * staged through host memory is an error). Every type x op x size, in place and out of
  * place, is checked element by element against a host reference; then calls of different
- * sizes back to back on separate buffers, checked afterwards.
+ * sizes back to back on separate buffers, checked afterwards; then rank 0 on memory from the
+ * stream-ordered pool (no IPC handle: gpu_direct falls back to gpu_two_shot on every rank).
  * Without a CUDA device every rank exits with 77, which CTest reports as skipped. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -159,6 +160,31 @@ int main(int argc, char **argv)
         }
     }
     for (int k = 0; k < NB; k++) CUDA_OK(cudaFree(bufs[k]));
+    /* Rank 0's buffers come from the stream-ordered pool, which has no legacy IPC handle:
+     * gpu_direct must notice on every rank and run as gpu_two_shot; the others copy through
+     * the workspace anyway. */
+    {
+        const size_t n = 600000;
+        void *psend = NULL, *precv = NULL;
+        if (t_rank == 0) {
+            CUDA_OK(cudaMallocAsync(&psend, n * 4 + 1, 0));
+            CUDA_OK(cudaMallocAsync(&precv, n * 4 + 1, 0));
+            CUDA_OK(cudaStreamSynchronize(0));
+        } else {
+            CUDA_OK(cudaMalloc(&psend, n * 4 + 1));
+            CUDA_OK(cudaMalloc(&precv, n * 4 + 1));
+        }
+        for (int in_place = 0; in_place < 2; in_place++)
+            run_one(i32, &ops[0], n, in_place, host, psend, precv);
+        if (t_rank == 0) {
+            CUDA_OK(cudaFreeAsync(psend, 0));
+            CUDA_OK(cudaFreeAsync(precv, 0));
+            CUDA_OK(cudaStreamSynchronize(0));
+        } else {
+            CUDA_OK(cudaFree(psend));
+            CUDA_OK(cudaFree(precv));
+        }
+    }
     /* A communicator of its own (its own workspace), freed again: its mappings are closed. */
     MPI_Comm dup;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
