@@ -34,6 +34,9 @@ struct Comm {
   // GPU-native collective and released with the communicator (owned and interpreted by
   // coll/gpu).
   mutable std::shared_ptr<void> coll_gpu;
+  // The node and node-leader communicators of a device-memory allreduce spanning nodes, split
+  // off on first use and freed with this one (owned and interpreted by runtime/mpi).
+  mutable std::shared_ptr<void> mpi_gpu_hier;
 
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }

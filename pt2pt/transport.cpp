@@ -9,7 +9,9 @@
 #include <set>
 
 #include "runtime/core/cuda_ipc.h"
+#include "runtime/core/device_staging.h"
 #include "runtime/core/log.h"
+#include "device_datatype.h"
 #include "shm.h"
 #include "tag.h"
 
@@ -43,6 +45,7 @@ void send_done(void* ucx_req, ucs_status_t st, void* user_data) {
   r->transport_handle = nullptr;
   r->status.cancelled = st == UCS_ERR_CANCELED;
   r->status.error = map_completion(st);
+  end_device_staging(r);
   r->complete = true;
 }
 
@@ -59,6 +62,7 @@ void recv_done(void* ucx_req, ucs_status_t st, const ucp_tag_recv_info_t* info, 
   r->status.error = map_completion(st);
   if (r->status.error == Status::truncated)
     set_error_detail("message truncated: it is larger than the receive buffer");
+  end_device_staging(r);
   r->complete = true;
 }
 
@@ -113,6 +117,17 @@ Status Transport::init(const TransportOptions& options) {
   st = ucp_worker_create(context, &wparams, &worker);
   if (st != UCS_OK) return ucx_fail("ucp_worker_create", st);
   worker_ = worker;
+
+  // Device buffers to and from UCX peers, pipelined through pinned chunks (when CUDA is usable).
+  const char* staging_off = nullptr;
+  if (device_staging_usable(&staging_off)) {
+    ucp_datatype_t dt = 0;
+    st = device_datatype_create(&dt);
+    if (st == UCS_OK) device_dt_ = dt;
+    else device_staging_off_ = std::string("ucp_dt_create_generic failed: ") + ucs_status_string(st);
+  } else {
+    device_staging_off_ = staging_off;
+  }
 
   ucp_address_t* addr = nullptr;
   size_t addr_len = 0;
@@ -225,6 +240,7 @@ Transport::~Transport() {
   }
   shm_.reset();
   if (worker) ucp_worker_destroy(worker);
+  if (device_dt_) ucp_dt_destroy(ucp_datatype_t(device_dt_));
   if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
 }
 
@@ -380,9 +396,38 @@ bool Transport::forget_watched(Request* r) {
   return false;
 }
 
-bool Transport::device_direct(int peer) const {
-  if (!shm_ || !cuda_ipc_usable()) return false;
-  return peer >= 0 ? via_shm(peer) : !hybrid_;
+DevicePath Transport::device_path(int peer, std::string* why_staged) const {
+  const char* no_ipc = nullptr;
+  const bool ipc = shm_ && cuda_ipc_usable(&no_ipc);
+  const bool pipelined = device_dt_ != 0;
+  auto staged = [&](bool for_ipc) {
+    if (why_staged)
+      *why_staged = for_ipc ? std::string("CUDA IPC is not usable: ") + (no_ipc ? no_ipc : "?")
+                            : "pipelined staging over ucx is off: " + device_staging_off_;
+    return DevicePath::staged;
+  };
+  if (peer >= 0 && via_shm(peer)) return ipc ? DevicePath::cuda_ipc : staged(true);
+  if (peer >= 0 || !shm_) return pipelined ? DevicePath::pipelined : staged(false);
+  if (!hybrid_) return ipc ? DevicePath::cuda_ipc : staged(true);
+  if (ipc && pipelined) return DevicePath::mixed;  // any source: this node's ranks and the others
+  return staged(!ipc);
+}
+
+Status Transport::stage_device(Request* r, void* buf, size_t bytes, bool send, void* param, void** ucx_buf) {
+  if (!device_dt_) [[unlikely]] {
+    std::string msg = "a device buffer was handed to ucx, but pipelined staging is off: " + device_staging_off_;
+    WEFT_ERROR(Subsys::gpu, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::internal;
+  }
+  DeviceStaging* s = nullptr;
+  WEFT_TRY(send ? device_staging_begin_send(buf, bytes, &s) : device_staging_begin_recv(buf, bytes, &s));
+  r->device_staging = s;
+  auto* p = static_cast<ucp_request_param_t*>(param);
+  p->op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+  p->datatype = ucp_datatype_t(device_dt_);
+  *ucx_buf = s;
+  return Status::ok;
 }
 
 Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
@@ -398,14 +443,20 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   p.cb.send = send_done;
   p.user_data = r;
+  void* data = const_cast<void*>(buf);
+  if (r->device_buffer) WEFT_TRY(stage_device(r, data, bytes, true, &p, &data));
   ucs_status_ptr_t sp = mode == SendMode::synchronous
-                            ? ucp_tag_send_sync_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p)
-                            : ucp_tag_send_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p);
+                            ? ucp_tag_send_sync_nbx(static_cast<ucp_ep_h>(ep), data, bytes, t, &p)
+                            : ucp_tag_send_nbx(static_cast<ucp_ep_h>(ep), data, bytes, t, &p);
   if (sp == nullptr) {
+    end_device_staging(r);  // packed already: a failed copy is the request's error
     r->complete = true;
     return Status::ok;
   }
-  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+  if (UCS_PTR_IS_ERR(sp)) {
+    end_device_staging(r);
+    return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+  }
   r->transport_handle = sp;
   return Status::ok;
 }
@@ -443,8 +494,13 @@ Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_
                    UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   p.cb.recv = recv_done;
   p.user_data = r;
-  ucs_status_ptr_t sp = ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes, t, mask, &p);
-  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("receive", UCS_PTR_STATUS(sp));
+  void* data = buf;
+  if (r->device_buffer) WEFT_TRY(stage_device(r, buf, bytes, false, &p, &data));
+  ucs_status_ptr_t sp = ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes, t, mask, &p);
+  if (UCS_PTR_IS_ERR(sp)) {
+    end_device_staging(r);
+    return ucx_fail("receive", UCS_PTR_STATUS(sp));
+  }
   if (!r->complete) r->transport_handle = sp;  // else the callback already ran and freed it
   return Status::ok;
 }
@@ -466,9 +522,14 @@ Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Reque
                    UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   p.cb.recv = recv_done;
   p.user_data = r;
-  ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), buf, bytes,
+  void* data = buf;
+  if (r->device_buffer) WEFT_TRY(stage_device(r, buf, bytes, false, &p, &data));
+  ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes,
                                              static_cast<ucp_tag_message_h>(message), &p);
-  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("matched receive", UCS_PTR_STATUS(sp));
+  if (UCS_PTR_IS_ERR(sp)) {
+    end_device_staging(r);
+    return ucx_fail("matched receive", UCS_PTR_STATUS(sp));
+  }
   if (!r->complete) r->transport_handle = sp;
   return Status::ok;
 }

@@ -36,6 +36,15 @@ struct MatchInfo {
   size_t bytes = 0;
 };
 
+// How GPU device buffers to or from a peer travel when handed to the transport as they are
+// (Request::device_buffer).
+enum class DevicePath : uint8_t {
+  staged,     // they are not: callers stage the whole message through host memory
+  cuda_ipc,   // weft shared memory, the receiver copying from the sender's buffer (CUDA IPC)
+  pipelined,  // UCX, double-buffered through two pinned host chunks (device_staging.h)
+  mixed,      // a wildcard receive in hybrid mode: CUDA IPC or pipelined, whichever matches
+};
+
 class ShmEngine;
 
 class Transport {
@@ -57,10 +66,12 @@ class Transport {
   bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
   Status mrecv(void* buf, size_t bytes, void* message, Request* r);
 
-  // Whether GPU device buffers to or from a job rank (-1: any rank) move directly (weft shared
-  // memory and CUDA IPC); if not, callers stage them through host memory. Requests carrying
-  // device buffers set Request::device_buffer.
-  bool device_direct(int peer) const;
+  // How GPU device buffers to or from a job rank (-1: any rank) travel: directly through weft
+  // shared memory and CUDA IPC, pipelined through pinned host chunks over UCX, or (staged) not
+  // at all, and then *why_staged says why and callers stage them through host memory.
+  // Requests carrying device buffers set Request::device_buffer.
+  DevicePath device_path(int peer, std::string* why_staged = nullptr) const;
+  bool device_direct(int peer) const { return device_path(peer) != DevicePath::staged; }
 
   Status cancel(Request* r);
   // Waits for r, failing it if its peer is reported dead.
@@ -110,6 +121,13 @@ class Transport {
   bool via_shm(int rank) const { return shm_ && (!hybrid_ || boot_.is_local(rank)); }
   Status choose_path(const TransportOptions& options, bool* use_shm);
   Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);
+  // UCX generic datatype (ucp_datatype_t) of device buffers pipelined through pinned chunks;
+  // 0 when that is not usable (device_staging_off_ says why).
+  uint64_t device_dt_ = 0;
+  std::string device_staging_off_;
+  // A device buffer sent or received over UCX: takes its staging set (Request::device_staging)
+  // and makes *ucx_buf the generic datatype's buffer, setting the datatype in *param.
+  Status stage_device(Request* r, void* buf, size_t bytes, bool send, void* param, void** ucx_buf);
 
   // Hybrid mode: a wildcard receive is posted to the shared-memory engine and watched on UCX
   // (probed in posting order); receives from other nodes posted after a pending wildcard are

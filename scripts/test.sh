@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (as root), builds weft and runs every test: unit tests,
-# multi-rank tests under mpirun and under Slurm's srun, and the MPICH ABI test.
+# multi-rank tests under mpirun and under Slurm's srun, and the MPICH ABI test; then, in a small
+# second build without CUDA (build-nocuda), the tests of its device-buffer refusal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,3 +10,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=O
 cmake --build build -j "$(nproc)"
 cd build
 ctest -j "$(nproc)" --output-on-failure
+cd ..
+# A build without CUDA refuses CUDA device buffers with MPI_ERR_BUFFER (tests/nocuda, through a
+# fake libcuda.so.1). Only the library and those tests are built; a main build without a CUDA
+# toolkit has run them already.
+if ! ctest --test-dir build -N -R nocuda | grep -q 'Test *#'; then
+  cmake -S . -B build-nocuda -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_ENABLE_CUDA=OFF -DBUILD_TESTING=ON
+  cmake --build build-nocuda -j "$(nproc)" --target weft weft_test_device_pointer_nocuda weft_test_device_pointer_nocuda_late
+  ctest --test-dir build-nocuda -j "$(nproc)" -R nocuda --output-on-failure
+fi

@@ -59,14 +59,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("gpu_one_shot");
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  s->call([ws, send = a.send, recv = a.recv, count = a.count, type = a.red.type, op = a.red.op] {
-    WEFT_TRY(gpu::enqueue_one_shot(*ws, send, recv, count, type, op, ws->stream));
-    return gpu::record_done(*ws);
-  });
-  s->poll([ws](const CollContext&) { return gpu::query_done(*ws); });
-  return s;
+  return gpu::build_enqueued_allreduce("gpu_one_shot", a, c, gpu::enqueue_one_shot);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #include "runtime/core/memkind.h"
 
 namespace weft::coll {
-extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_direct, allreduce_gpu_copy_engine;
+extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_direct, allreduce_gpu_ring,
+    allreduce_gpu_copy_engine;
 extern const Algorithm bcast_gpu, allgather_gpu, reduce_scatter_gpu_block, reduce_gpu;
 }
 
@@ -30,7 +31,7 @@ bool has_algorithms(Collective coll) {
 
 bool is_gpu_algorithm(const Algorithm& a) {
   return &a == &allreduce_gpu_one_shot || &a == &allreduce_gpu_two_shot || &a == &allreduce_gpu_direct ||
-         &a == &allreduce_gpu_copy_engine ||
+         &a == &allreduce_gpu_ring || &a == &allreduce_gpu_copy_engine ||
          &a == &bcast_gpu || &a == &allgather_gpu || &a == &reduce_scatter_gpu_block || &a == &reduce_gpu;
 }
 

@@ -13,13 +13,14 @@ struct Flags {
   unsigned long long* at[kFlagRanks];
 };
 
-__global__ void flag_barrier_kernel(Flags flags, int me, int p, unsigned long long epoch) {
+// only < 0: wait for every rank; else for rank `only` alone (a ring step's left neighbour).
+__global__ void flag_barrier_kernel(Flags flags, int me, int p, unsigned long long epoch, int only) {
   const int t = int(threadIdx.x);
   if (t == 0) {
     __threadfence_system();
     *reinterpret_cast<volatile unsigned long long*>(flags.at[me]) = epoch;
   }
-  if (t < p && t != me) {
+  if (t < p && t != me && (only < 0 || t == only)) {
     const volatile unsigned long long* f = flags.at[t];
     while (*f < epoch) __nanosleep(64);
   }
@@ -37,7 +38,15 @@ cudaError_t preload_flag_barrier() {
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
-  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, epoch);
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, epoch, -1);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, uint64_t epoch,
+                                 cudaStream_t s) {
+  Flags f{};
+  for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, epoch, peer);
   return cudaGetLastError();
 }
 

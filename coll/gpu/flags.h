@@ -13,5 +13,8 @@ constexpr int kFlagRanks = 32;  // = kMaxRanks (gpu_coll.h)
 cudaError_t preload_flag_barrier();
 
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s);
+// The same, but waiting for rank `peer`'s flag alone (this rank still publishes `epoch`).
+cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, uint64_t epoch,
+                                 cudaStream_t s);
 
 }  // namespace weft::coll::gpu

@@ -10,6 +10,9 @@
 //   gpu_direct       no workspace copies: the ranks exchange IPC handles of their buffers, and
 //                    rank r reduces share r of every input into share r of every output in
 //                    one kernel between two barriers (large messages; blocking calls only);
+//   gpu_ring         reduce-scatter and allgather in p - 1 steps each, every step reading the
+//                    left neighbour's slot only (links that do not join every pair; forced
+//                    with WEFT_COLL_TUNE, never chosen by the rule);
 //   gpu_copy_engine  for ranks that share one GPU without MPS (their kernels cannot run at the
 //                    same time, so kernels spinning on flags would crawl): copies from the
 //                    peers' slots and the reduction kernel, with host barriers between pieces.

@@ -13,6 +13,7 @@ std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr
 extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, never, none, nothing};
 extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, never, none, nothing};
 extern const Algorithm allreduce_gpu_direct{"gpu_direct", Collective::allreduce, never, none, nothing};
+extern const Algorithm allreduce_gpu_ring{"gpu_ring", Collective::allreduce, never, none, nothing};
 extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, never, none, nothing};
 extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, never, none, nothing};
 extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, never, none, nothing};

@@ -312,6 +312,13 @@ Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t
   return err == cudaSuccess ? Status::ok : cuda_failure("flag barrier launch", err);
 }
 
+Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, uint64_t epoch, cudaStream_t s) {
+  unsigned long long* flags[kMaxRanks];
+  for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
+  const cudaError_t err = launch_flag_wait_one(flags, ws.rank, ws.size, peer, epoch, s);
+  return err == cudaSuccess ? Status::ok : cuda_failure("flag wait launch", err);
+}
+
 Status record_done(GpuWorkspace& ws) {
   WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
   return Status::ok;
@@ -377,6 +384,18 @@ std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::sha
   }
   s->call([ws] { return record_done(*ws); });
   s->poll(wait);
+  return s;
+}
+
+std::shared_ptr<Schedule> build_enqueued_allreduce(const char* name, const CollArgs& a, const Comm& c,
+                                                   AllreduceEnqueueFn fn) {
+  auto s = std::make_shared<Schedule>(name);
+  std::shared_ptr<GpuWorkspace> ws = shared_workspace(c);
+  s->call([ws, fn, send = a.send, recv = a.recv, count = a.count, type = a.red.type, op = a.red.op] {
+    WEFT_TRY(fn(*ws, send, recv, count, type, op, ws->stream));
+    return record_done(*ws);
+  });
+  s->poll([ws](const CollContext&) { return query_done(*ws); });
   return s;
 }
 

@@ -54,6 +54,10 @@ std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c);
 // one-block kernel waits until every rank's flag has reached it.
 Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t s);
 
+// The same publish, but waiting for rank `peer` alone (one step of a ring). Every rank must
+// still publish the same epochs in the same order.
+Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, uint64_t epoch, cudaStream_t s);
+
 // Logs a failed CUDA call (what: the call) and returns Status::internal.
 Status cuda_failure(const char* what, cudaError_t err);
 #define WEFT_CUDA_TRY(call)                                             \
@@ -97,9 +101,19 @@ Status enqueue_pieces(GpuWorkspace& ws, const Pieces& p, cudaStream_t s);
 std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::shared_ptr<GpuWorkspace> ws,
                                        std::shared_ptr<const Pieces> p);
 
+// The blocking schedule of an allreduce that enqueues on a stream (gpu_one_shot, gpu_two_shot,
+// gpu_ring): one step enqueues it on the workspace's stream and records the event, a poll
+// waits for the event.
+using AllreduceEnqueueFn = Status (*)(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
+                                      ReduceOp op, cudaStream_t s);
+std::shared_ptr<Schedule> build_enqueued_allreduce(const char* name, const CollArgs& a, const Comm& c,
+                                                   AllreduceEnqueueFn fn);
+
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s);
 Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s);
+Status enqueue_ring(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
+                    cudaStream_t s);
 
 }  // namespace weft::coll::gpu

@@ -1,5 +1,7 @@
 // The one memory-kind detection point. Every layer asks here whether a buffer is host or
 // device memory. Without a CUDA driver or device everything is host and no CUDA call is made.
+// A build without CUDA still recognises CUDA device memory when the process has the CUDA
+// driver loaded (memkind_none.cpp), as MemKind::unsupported_device, so callers refuse it.
 #pragma once
 #include <cstdint>
 #include <cstddef>
@@ -9,7 +11,10 @@
 
 namespace weft {
 
-enum class MemKind : uint8_t { host, host_pinned, cuda_device, cuda_managed };
+// unsupported_device: CUDA device memory in a build without CUDA support, which can neither
+// read it nor copy it; only that build reports it, and the MPI bindings refuse such buffers
+// with MPI_ERR_BUFFER.
+enum class MemKind : uint8_t { host, host_pinned, cuda_device, cuda_managed, unsupported_device };
 
 const char* memkind_name(MemKind k);
 
@@ -31,9 +36,17 @@ const CudaState& cuda_state();
 
 MemInfo memkind_query(const void* ptr);
 
+// Whether any buffer may be device memory, i.e. whether memkind_query is worth asking: in a
+// CUDA build, whether CUDA is usable (cuda_state().usable); in a build without CUDA, whether
+// the CUDA driver is loaded in the process (checked again only after a library was loaded, so
+// a driver loaded after MPI_Init is seen; about 30 ns while it is absent).
+bool memkind_device_possible();
+
 // Whether the host can read and write the buffer directly (host, pinned and managed memory);
-// device memory needs a copy (memkind_copy).
-inline bool host_accessible(const MemInfo& m) { return m.kind != MemKind::cuda_device; }
+// device memory needs a copy (memkind_copy), and unsupported_device cannot be used at all.
+inline bool host_accessible(const MemInfo& m) {
+  return m.kind != MemKind::cuda_device && m.kind != MemKind::unsupported_device;
+}
 
 // Copies bytes between any two kinds of memory, waiting until the copy is done (device memory
 // staged through host buffers). Status::not_supported in a build without CUDA.

@@ -38,6 +38,7 @@ const CudaState& cuda_probe(bool enabled) {
 }
 
 const CudaState& cuda_state() { return g_cuda; }
+bool memkind_device_possible() { return g_cuda.usable; }
 
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;

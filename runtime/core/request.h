@@ -34,6 +34,7 @@ struct Request {
   int peer = -1;                          // job rank of the peer; -1 when any source
   int owner = 0;                          // handle of the communicator (errors are raised there)
   void* transport_handle = nullptr;       // in-flight transport operation (for cancel)
+  void* device_staging = nullptr;         // transport: a device buffer's pinned staging over UCX
   StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
   size_t owned_bytes = 0;
   std::function<Status(Request&)> start;  // persistent requests: posts the operation again

@@ -68,12 +68,19 @@ char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Bloc
     contiguous[i] = contiguous_span(pieces[i].type, pieces[i].count, &offsets[i]);
     if (!contiguous[i]) in_place = false;
   }
-  // GPU device buffers are staged through host scratch memory, like non-contiguous data.
-  if (cuda_state().usable) {
+  // GPU device buffers are staged through host scratch memory, like non-contiguous data. A
+  // build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
+  if (memkind_device_possible()) {
     for (size_t i = 0; i < n; ++i) {
-      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count) ||
-          host_accessible(memkind_query(pieces[i].buf)))
+      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count)) continue;
+      const MemInfo kind = memkind_query(pieces[i].buf);
+      if (kind.kind == MemKind::unsupported_device) {
+        // Refused. Laid out as it is (the caller's size checks still see the blocks); plan()
+        // and execute() return the error, so nothing ever touches the buffer.
+        if (error_ == MPI_SUCCESS) error_ = raise_unsupported_device(comm_, fn_, pieces[i].buf);
         continue;
+      }
+      if (host_accessible(kind)) continue;
       if (!staging_allowed(contiguous[i])) return nullptr;
       device[i] = 1;
       in_place = false;
@@ -426,13 +433,25 @@ namespace {
 // The allreduce's GPU-native check (gpu_native); on success *a describes the call on the
 // device buffers themselves.
 int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* send, void* recv, size_t count,
-                         const ReductionSetup& r, coll::CollArgs* a, bool* native) {
-  *native = false;
+                         const ReductionSetup& r, coll::CollArgs* a, bool* native, bool* hier) {
+  *native = *hier = false;
   if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
   ptrdiff_t offset = 0;
   if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
   const char* in = static_cast<const char*>(send) + offset;
   char* out = static_cast<char*>(recv) + offset;
+  if (!c.single_node) {
+    // Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one
+    // copy each way against three blocking calls); it stays the path there unless staging is
+    // forbidden.
+    constexpr size_t kHierMinBytes = size_t(256) << 10;
+    configure_gpu_collectives();
+    *hier = (count * r.red.elem_size >= kHierMinBytes || g_state->require_fast_path) &&
+            coll::gpu::settings().enabled && coll::gpu::supports(r.red.op, r.red.type) &&
+            memkind_query(out).kind == MemKind::cuda_device &&
+            (in == out || memkind_query(in).kind == MemKind::cuda_device);
+    if (*hier) return MPI_SUCCESS;
+  }
   int rc = gpu_native(fn, comm, c, {in, out}, &r.red, native);
   if (rc != MPI_SUCCESS || !*native) return rc;
   a->send = in;
@@ -544,9 +563,12 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   const bool cacheable = !r.red.user;
   if (kind == coll::Collective::allreduce && mode == CollMode::blocking) {
     coll::CollArgs a{kind};
-    bool native = false;
-    rc = gpu_native_allreduce(fn, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a, &native);
+    bool native = false, hier = false;
+    rc = gpu_native_allreduce(fn, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a, &native,
+                              &hier);
     if (rc != MPI_SUCCESS) return rc;
+    if (hier)
+      return gpu_hier_allreduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, r.lay.reduce_count * r.red.elem_size);
     if (native) {
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
       if (cacheable) call.remember(mode, key);

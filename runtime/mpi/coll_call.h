@@ -79,6 +79,14 @@ int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 // collective or stream-ordered call).
 void configure_gpu_collectives();
 
+// Blocking allreduce on device buffers over a communicator spanning nodes
+// (coll_gpu_hier.cpp): GPU-native reduce and bcast within each node, host staging between the
+// node leaders. sendbuf may be MPI_IN_PLACE; bytes: the contiguous extent of the vector.
+int gpu_hier_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* sendbuf, void* recvbuf, int count,
+                       MPI_Datatype dt, MPI_Op op, size_t bytes);
+// Frees the node and leader communicators gpu_hier_allreduce split off c, if any.
+void release_gpu_hier(Comm& c);
+
 // Keeps a derived datatype alive as long as the schedule that uses it.
 std::shared_ptr<const void> hold_type(const Datatype* d);
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "coll_call.h"
 #include "runtime/core/log.h"
 #include "state.h"
 
@@ -284,6 +285,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (!e) return bad_comm("MPI_Comm_free", *comm);
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
+  release_gpu_hier(e->comm);
   set_pair(g_state->context_ids, e->comm.context_id / 2, true);
   if (handle::kind_of(e->comm.errhandler) == handle::direct) {
     auto& eh = g_state->errhandlers[handle::index_of(e->comm.errhandler)];

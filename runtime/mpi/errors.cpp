@@ -233,6 +233,12 @@ int raise_status(MPI_Comm comm, Status s, const char* fn) {
   return raise(comm, error_class_of(s), fn, "%s", d.empty() ? status_name(s) : d.c_str());
 }
 
+int raise_unsupported_device(MPI_Comm comm, const char* fn, const void* buf) {
+  return raise(comm, MPI_ERR_BUFFER, fn,
+               "buffer %p is CUDA device memory, but this weft was built without CUDA support "
+               "(rebuild with a CUDA toolkit)", buf);
+}
+
 int not_initialized(const char* fn) {
   fprintf(stderr, "weft: %s called %s\n", fn,
           g_finalized ? "after MPI_Finalize" : "before MPI_Init");

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/core/cuda_ipc.h"
+#include "runtime/core/device_staging.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "runtime/core/staging.h"
@@ -117,6 +118,7 @@ int do_init(int required, int* provided, const char* fn) {
 
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
+  device_staging_configure(cfg.size("WEFT_CUDA_STAGING_CHUNK"));  // before the transport reads it
 
   // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
   // thread-safe. The standard lets an implementation provide a lower level than required.
@@ -258,6 +260,7 @@ int PMPI_Finalize(void) {
               static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),
               static_cast<unsigned long long>(ipc.evictions), ipc.capacity, ipc.live);
   cuda_ipc_release_all();
+  device_staging_release_all();  // the transport is gone: no staged transfer is in flight
   coll::gpu::release_all();  // after the barrier: no peer reads any workspace any more
   s = st.boot->finalize();
   g_finalized = true;

@@ -4,6 +4,7 @@
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
 #include "runtime/core/cuda_ipc.h"
+#include "runtime/core/device_staging.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "state.h"
@@ -22,7 +23,9 @@ struct Args {
   bool contiguous = true;   // the data is one run of host memory at buf + offset: no staging
   bool on_device = false;   // the buffer is GPU device memory
   bool device = false;      // ... staged through host memory (contiguous is false then)
-  bool device_direct = false;  // ... handed to the transport as it is (CUDA IPC)
+  // ... handed to the transport as it is: CUDA IPC within a node, pipelined through pinned
+  // host chunks over UCX (Transport::device_path)
+  bool device_direct = false;
   ptrdiff_t offset = 0;
   int peer = kNoPeer;  // job rank of the peer; kNoPeer for MPI_PROC_NULL, -2 for any source
 };
@@ -85,10 +88,15 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   a->bytes = packed_size(a->type, a->count);  // predefined: count * extent, padding included
   a->contiguous = contiguous_span(a->type, a->count, &a->offset);
   // The one memory-kind query of the call; choose_device_path decides once the peer is known.
-  if (cuda_state().usable && a->bytes > 0 && !host_accessible(memkind_query(buf))) [[unlikely]] {
-    if (!a->contiguous)
-      return raise(comm, MPI_ERR_TYPE, fn, "non-contiguous datatypes on GPU device buffers are not supported yet");
-    a->on_device = true;
+  // A build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
+  if (a->bytes > 0 && memkind_device_possible()) [[unlikely]] {
+    const MemInfo kind = memkind_query(buf);
+    if (kind.kind == MemKind::unsupported_device) return raise_unsupported_device(comm, fn, buf);
+    if (!host_accessible(kind)) {
+      if (!a->contiguous)
+        return raise(comm, MPI_ERR_TYPE, fn, "non-contiguous datatypes on GPU device buffers are not supported yet");
+      a->on_device = true;
+    }
   }
   // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
   if (!buf && a->bytes > 0 && a->type->predefined) [[unlikely]]
@@ -96,22 +104,40 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   return MPI_SUCCESS;
 }
 
-// A device buffer goes to the transport as it is where the peer is reachable through weft
-// shared memory with CUDA IPC; otherwise it is staged through host memory, with one WARN (or an
-// error under WEFT_REQUIRE_FAST_PATH). peer: a job rank, or -1 for any source.
+// A device buffer goes to the transport as it is where the peer is reached through weft
+// shared memory with CUDA IPC, or over UCX with pipelined staging through pinned host chunks
+// (the intended path between nodes: logged at INFO, allowed under WEFT_REQUIRE_FAST_PATH).
+// Otherwise the whole message is staged through host memory, with one WARN (or an error under
+// WEFT_REQUIRE_FAST_PATH). peer: a job rank, or -1 for any source.
 int choose_device_path(const char* fn, MPI_Comm comm, int peer, Args* a) {
   if (!a->on_device || a->peer == kNoPeer) return MPI_SUCCESS;
-  if (g_state->transport->device_direct(peer)) {
-    a->device_direct = true;
-    if (log_first_time("pt2pt-device-ipc"))
-      WEFT_INFO(Subsys::gpu, "point-to-point on GPU device buffers between ranks of one node: CUDA IPC "
-                "(the receiver copies from the sender's buffer once)");
-    return MPI_SUCCESS;
+  std::string reason;
+  switch (g_state->transport->device_path(peer, &reason)) {
+    case DevicePath::cuda_ipc:
+      a->device_direct = true;
+      if (log_first_time("pt2pt-device-ipc"))
+        WEFT_INFO(Subsys::gpu, "point-to-point on GPU device buffers between ranks of one node: CUDA IPC "
+                  "(the receiver copies from the sender's buffer once)");
+      return MPI_SUCCESS;
+    case DevicePath::pipelined:
+      a->device_direct = true;
+      if (log_first_time(peer >= 0 ? "pt2pt-device-pipelined-" + std::to_string(peer)
+                                   : std::string("pt2pt-device-pipelined-any")))
+        WEFT_INFO(Subsys::gpu, "device point-to-point with %s over UCX: pipelined through pinned "
+                  "chunks of %zu bytes (two per message, WEFT_CUDA_STAGING_CHUNK)",
+                  peer >= 0 ? ("rank " + std::to_string(peer)).c_str() : "any source",
+                  device_staging_chunk());
+      return MPI_SUCCESS;
+    case DevicePath::mixed:
+      a->device_direct = true;
+      if (log_first_time("pt2pt-device-mixed"))
+        WEFT_INFO(Subsys::gpu, "device point-to-point with any source: CUDA IPC from this node's "
+                  "ranks, pipelined through pinned chunks of %zu bytes over UCX from the others",
+                  device_staging_chunk());
+      return MPI_SUCCESS;
+    case DevicePath::staged:
+      break;
   }
-  const char* why_not = nullptr;
-  const bool ipc = cuda_ipc_usable(&why_not);
-  const std::string reason = ipc ? "the peer is on another node (no GPUDirect path yet)"
-                                 : std::string("CUDA IPC is not usable: ") + why_not;
   if (g_state->require_fast_path)
     return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                  "a GPU device buffer would be staged through host memory (%s), and "

@@ -478,15 +478,17 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message 0x%x", unsigned(*message));
   size_t bytes = packed_size(d, size_t(count));
   if (!buf && bytes && d->predefined) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Imrecv", "NULL buffer with count %d", count);
+  const MemInfo kind = bytes && memkind_device_possible() ? memkind_query(buf) : MemInfo{};
+  if (kind.kind == MemKind::unsupported_device) return raise_unsupported_device(r->owner, "MPI_Imrecv", buf);
   void* msg = r->transport_handle;
   r->transport_handle = nullptr;
   ptrdiff_t offset = 0;
   void* target;
   const bool contiguous = contiguous_span(d, size_t(count), &offset);
-  const bool device = cuda_state().usable && bytes && !host_accessible(memkind_query(buf));
+  const bool device = !host_accessible(kind);
   if (device && !contiguous)
     return raise(r->owner, MPI_ERR_TYPE, "MPI_Imrecv", "non-contiguous datatypes on GPU device buffers are not supported yet");
-  if (device && g_state->transport->device_direct(-1)) {  // CUDA IPC or a copy straight into it
+  if (device && g_state->transport->device_direct(-1)) {  // CUDA IPC, or pipelined over UCX
     target = static_cast<char*>(buf) + offset;
     r->device_buffer = true;
   } else if (device) {  // received into host memory, copied to the device when the user completes it

@@ -199,6 +199,8 @@ int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 // An error reported by a lower layer: the detail message is the one recorded at detection.
 int raise_status(MPI_Comm comm, Status s, const char* fn);
+// MPI_ERR_BUFFER for a CUDA device buffer in a build without CUDA (MemKind::unsupported_device).
+int raise_unsupported_device(MPI_Comm comm, const char* fn, const void* buf);
 int error_class_of(Status s);
 // Code for an error found inside a multiple-completion call (no handler invoked).
 int make_error_code(int error_class, const std::string& message);

@@ -11,19 +11,31 @@
 //
 // The *_enqueue calls run in the order of the communicator's GPU stream: after the work
 // enqueued on it before them; work enqueued after them sees their result.
-//   - Stream-native (enqueued on the user's stream, no host wait): MPIX_Allreduce_enqueue on
-//     contiguous device buffers, a predefined op on a type the GPU kernels reduce, every rank
-//     on one node and the workspace's flag kernels allowed (coll::gpu::allreduce_enqueue); and
-//     on a communicator of one rank, a cudaMemcpyAsync.
-//   - Everything else synchronises the stream and makes the ordinary host call: one WARN per
-//     call (and reason), an MPI_ERR_UNSUPPORTED_OPERATION under WEFT_REQUIRE_FAST_PATH=1, and
-//     an error while the stream is being captured into a CUDA graph.
+//   - Stream-native (enqueued on the user's stream, no host wait): the collectives
+//     MPIX_Allreduce_enqueue, MPIX_Bcast_enqueue, MPIX_Allgather_enqueue and
+//     MPIX_Reduce_scatter_block_enqueue (coll::gpu::allreduce_enqueue, bcast_enqueue,
+//     allgather_enqueue, reduce_scatter_block_enqueue), when stream_native() says so: every
+//     rank on one node with the workspace usable and its flag kernels allowed (agreed when the
+//     communicator was made), contiguous datatypes, device buffers, and for the two reductions
+//     a predefined op on a predefined type the GPU kernels reduce. On a communicator of one
+//     rank they are a cudaMemcpyAsync (or nothing).
+//   - Everything else (Send/Recv/Isend/Irecv/Wait/Waitall_enqueue, and a collective whose call
+//     fails those conditions) synchronises the stream and makes the ordinary host call: one
+//     WARN per call (and reason), an MPI_ERR_UNSUPPORTED_OPERATION under
+//     WEFT_REQUIRE_FAST_PATH=1, and an error while the stream is being captured into a CUDA
+//     graph.
+// Every rank must make the same native-or-fallback choice for a collective call, or the flag
+// barriers of those that enqueued it wait for ranks that never arrive. The communicator's part
+// is agreed in MPIX_Stream_comm_create; the call's part rests on arguments MPI requires to
+// match (op, datatype of a reduction, type signature, counts) and on the rule blocking
+// GPU-native collectives have too: every rank passes device memory, in contiguous datatypes.
 // The GPU workspace of the stream communicator is made in MPIX_Stream_comm_create (collective;
 // a cudaMalloc, which stream capture forbids), when every rank passed a GPU stream.
 //
 // A build without CUDA has CPU streams only: "cudaStream_t" and every *_enqueue call fail with
 // MPI_ERR_UNSUPPORTED_OPERATION.
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,7 +71,7 @@ struct StreamObj {
 struct StreamComm {
   std::shared_ptr<const StreamObj> stream;
   bool every_rank_gpu = false;  // agreed at creation: every rank passed a GPU stream
-  std::string native_why;       // why Allreduce_enqueue cannot run stream-native, if it cannot
+  std::string native_why;       // why the collective *_enqueue calls cannot run stream-native
   mutable bool enqueued = false;  // stream-native work was enqueued on the stream
 };
 
@@ -197,14 +209,21 @@ int synchronise_for_fallback(const char* fn, MPI_Comm comm, const StreamComm& sc
   return MPI_SUCCESS;
 }
 
-// Stream-ordered copy (a communicator of one rank).
+#endif
+
+// Stream-ordered copy (a communicator of one rank); nothing when dst is src (in place).
 int enqueue_copy(const char* fn, MPI_Comm comm, const StreamComm& sc, void* dst, const void* src, size_t bytes) {
+  if (dst == src || bytes == 0) return MPI_SUCCESS;
+#if WEFT_HAVE_CUDA
   const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuda_stream(sc));
   if (err == cudaSuccess) return MPI_SUCCESS;
   (void)cudaGetLastError();
   return raise(comm, MPI_ERR_OTHER, fn, "cudaMemcpyAsync on the communicator's stream: %s", cudaGetErrorString(err));
-}
+#else
+  (void)sc;
+  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
 #endif
+}
 
 // ---------------------------------------------------------------------------- checks
 
@@ -260,8 +279,8 @@ int agree_and_prepare(const char* fn, MPI_Comm newcomm, const StreamObj* obj, St
   }
   WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->name.c_str(),
             !sc->every_rank_gpu        ? "no gpu stream on every rank"
-            : sc->native_why.empty()   ? "allreduce_enqueue runs stream-native"
-                                       : ("allreduce_enqueue falls back: " + sc->native_why).c_str());
+            : sc->native_why.empty()   ? "the collective *_enqueue calls may run stream-native"
+                                       : ("the collective *_enqueue calls fall back: " + sc->native_why).c_str());
   return MPI_SUCCESS;
 }
 
@@ -292,10 +311,79 @@ int wait_enqueue(const char* fn, int count, MPI_Request* requests, MPI_Status* s
   return single ? PMPI_Wait(requests, statuses) : PMPI_Waitall(count, requests, statuses);
 }
 
-// ---------------------------------------------------------------------------- allreduce
+// ---------------------------------------------------------------------------- stream-native collectives
 
-// Enqueues the allreduce on the stream when it can run stream-native (*done set); otherwise
-// leaves *why for the fallback's warning.
+// Whether a collective *_enqueue call can run stream-native: the one decision the four
+// collective calls share. `contiguous`: each of the call's datatypes lays its data out as one
+// run (bufs: those runs' first bytes); `red` and `red_type`: the reduction and its datatype,
+// for the calls that reduce. True: *ws is the communicator's workspace, or null on a
+// communicator of one rank (nothing spins there, so pinned and managed host memory do too:
+// the call is a cudaMemcpyAsync or nothing). False: *why says why, for the fallback.
+//
+// Every rank must answer alike, or the ranks that enqueue flag barriers wait on the GPU for
+// ranks that took the fallback. sc.native_why (every rank passed a GPU stream, one node, the
+// workspace usable on every rank, flag kernels allowed) was agreed by every rank in
+// MPIX_Stream_comm_create; the op and a reduction's datatype are the same on every rank (MPI
+// requires it); contiguity and memory kinds rest on the documented rule, as for the blocking
+// GPU-native collectives: every rank passes device memory, in contiguous datatypes.
+bool stream_native(const StreamComm& sc, const Comm& c, bool contiguous, std::initializer_list<const void*> bufs,
+                   const coll::Reduction* red, const Datatype* red_type, coll::gpu::GpuWorkspace** ws,
+                   std::string* why) {
+  *ws = nullptr;
+  if (!sc.native_why.empty()) {
+    *why = sc.native_why;
+    return false;
+  }
+  if (!contiguous) {
+    *why = "non-contiguous datatype";
+    return false;
+  }
+  const void* last = nullptr;
+  for (const void* b : bufs) {
+    if (b && b == last) continue;  // in place: one query
+    const MemKind kind = b ? memkind_query(b).kind : MemKind::host;
+    if (c.size == 1 ? kind == MemKind::host : kind != MemKind::cuda_device) {
+      *why = c.size == 1 ? "pageable host buffers" : "buffers not in CUDA device memory";
+      return false;
+    }
+    last = b;
+  }
+  if (c.size == 1) return true;
+  if (red && (red->user || !red_type->predefined)) {
+    *why = "user-defined operation or derived datatype";
+    return false;
+  }
+  if (red && !coll::gpu::supports(red->op, red->type)) {
+    *why = std::string("no GPU kernel for ") + reduce_op_name(red->op) + " on " + basic_type_name(red->type);
+    return false;
+  }
+  coll::gpu::GpuWorkspace* w = coll::gpu::existing_workspace(c);  // made at creation
+  if (!w || !coll::gpu::kernels_allowed(*w)) {
+    *why = w ? "GPU flag kernels not allowed" : "no GPU workspace on " + c.name;
+    return false;
+  }
+  *ws = w;
+  return true;
+}
+
+// Enqueues a stream-native collective on the user's stream (stream_native said yes, on more
+// than one rank), logging the choice at INFO once per communicator, call and algorithm.
+template <class Enqueue>
+int enqueue_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const Comm& c, const char* algo,
+                   const std::string& detail, Enqueue&& enqueue) {
+  if (log_first_time(std::string("stream-native:") + c.name + ":" + fn + ":" + algo)) {
+    const std::string why = detail.empty() ? "" : " (" + detail + ")";
+    WEFT_INFO(Subsys::gpu, "%s on %s: %s on the user's stream%s", fn, c.name.c_str(), algo, why.c_str());
+  }
+  sc.enqueued = true;  // the communicator's free waits for the stream
+  const Status s = enqueue(sc.stream->cuda);
+  return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
+}
+
+// Each *_native below validates the call's arguments, then enqueues it on the stream when
+// stream_native allows (*done set), or leaves *why for the fallback's warning (the fallback's
+// host call validates again).
+
 int allreduce_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const void* sendbuf, void* recvbuf,
                      int count, MPI_Datatype dt, MPI_Op op, bool* done, std::string* why) {
   *done = false;
@@ -311,48 +399,15 @@ int allreduce_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const 
     *done = true;
     return MPI_SUCCESS;
   }
-  if (!sc.native_why.empty()) {
-    *why = sc.native_why;
-    return MPI_SUCCESS;
-  }
   ptrdiff_t offset = 0;
-  if (!contiguous_span(lay.type, size_t(count), &offset)) {
-    *why = "non-contiguous datatype";
-    return MPI_SUCCESS;
-  }
+  const bool contiguous = contiguous_span(lay.type, size_t(count), &offset);
   const char* in = static_cast<const char*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf) + offset;
   char* out = static_cast<char*>(recvbuf) + offset;
-  const MemKind out_kind = memkind_query(out).kind;
-  const MemKind in_kind = in == out ? out_kind : memkind_query(in).kind;
-  if (c->size == 1) {  // the result is the input: a copy on the stream
-    if (in_kind == MemKind::host || out_kind == MemKind::host) {
-      *why = "pageable host buffers";
-      return MPI_SUCCESS;
-    }
-#if WEFT_HAVE_CUDA
-    if (in != out && (rc = enqueue_copy(fn, comm, sc, out, in, packed_size(lay.type, size_t(count)))) != MPI_SUCCESS)
-      return rc;
-#endif
+  coll::gpu::GpuWorkspace* ws;
+  if (!stream_native(sc, *c, contiguous, {in, out}, &red, lay.type, &ws, why)) return MPI_SUCCESS;
+  if (!ws) {  // one rank: the result is the input
     *done = true;
-    return MPI_SUCCESS;
-  }
-  if (out_kind != MemKind::cuda_device || in_kind != MemKind::cuda_device) {
-    *why = "buffers not in CUDA device memory";
-    return MPI_SUCCESS;
-  }
-  if (red.user || !lay.type->predefined) {
-    *why = "user-defined operation or derived datatype";
-    return MPI_SUCCESS;
-  }
-  if (!coll::gpu::supports(red.op, red.type)) {
-    *why = std::string("no GPU kernel for ") + reduce_op_name(red.op) + " on " + basic_type_name(red.type);
-    return MPI_SUCCESS;
-  }
-  std::string ws_why;
-  coll::gpu::GpuWorkspace* ws = coll::gpu::workspace(coll_context(*c), &ws_why);  // made at creation
-  if (!ws || !coll::gpu::kernels_allowed(*ws)) {
-    *why = ws ? "GPU flag kernels not allowed" : ws_why;
-    return MPI_SUCCESS;
+    return enqueue_copy(fn, comm, sc, out, in, packed_size(lay.type, size_t(count)));
   }
   coll::CollArgs a{coll::Collective::allreduce};
   a.send = in;
@@ -362,25 +417,126 @@ int allreduce_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const 
   a.red = red;
   std::string choice;
   const coll::Algorithm* algo = coll::gpu::choose_allreduce(a, *c, &choice);
+  const char* name = algo ? algo->name : "";
   coll::gpu::AllreduceAlgo which;
-  if (algo && !strcmp(algo->name, "gpu_one_shot")) which = coll::gpu::AllreduceAlgo::one_shot;
-  else if (algo && !strcmp(algo->name, "gpu_two_shot")) which = coll::gpu::AllreduceAlgo::two_shot;
-  else {
-    *why = algo ? std::string("the rule chose ") + algo->name : "no GPU algorithm";
+  if (!strcmp(name, "gpu_one_shot")) which = coll::gpu::AllreduceAlgo::one_shot;
+  else if (!strcmp(name, "gpu_two_shot")) which = coll::gpu::AllreduceAlgo::two_shot;
+  else if (!strcmp(name, "gpu_direct")) {  // blocking calls only: the rule's next choice
+    which = coll::gpu::AllreduceAlgo::two_shot;
+    name = "gpu_two_shot";
+    choice = "gpu_direct runs in blocking calls only; " + choice;
+  } else {
+    *why = algo ? std::string("the rule chose ") + name : "no GPU algorithm";
     return MPI_SUCCESS;
   }
-  if (log_first_time("stream-allreduce:" + c->name + ":" + algo->name))
-    WEFT_INFO(Subsys::gpu, "MPIX_Allreduce_enqueue on %s: %s on the user's stream (%s)", c->name.c_str(),
-              algo->name, choice.c_str());
-#if WEFT_HAVE_CUDA
-  sc.enqueued = true;
-  const Status s = coll::gpu::allreduce_enqueue(*ws, which, in, out, a.count, red.type, red.op, sc.stream->cuda);
-  if (s != Status::ok) return raise_status(comm, s, fn);
-#else
-  (void)which;
-#endif
   *done = true;
-  return MPI_SUCCESS;
+  return enqueue_native(fn, comm, sc, *c, name, choice, [&](void* stream) {
+    return coll::gpu::allreduce_enqueue(*ws, which, in, out, a.count, red.type, red.op, stream);
+  });
+}
+
+int bcast_native(const char* fn, MPI_Comm comm, const StreamComm& sc, void* buffer, int count, MPI_Datatype dt,
+                 int root, bool* done, std::string* why) {
+  *done = false;
+  Comm* c = lookup_comm(comm);
+  const Datatype* d = nullptr;
+  int rc = check_count(fn, comm, count, "count");
+  if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, dt, &d, "datatype");
+  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!buffer && count > 0 && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
+  const size_t bytes = packed_size(d, size_t(count));
+  if (bytes == 0) {
+    *done = true;
+    return MPI_SUCCESS;
+  }
+  ptrdiff_t offset = 0;
+  const bool contiguous = contiguous_span(d, size_t(count), &offset);
+  char* at = static_cast<char*>(buffer) + offset;
+  coll::gpu::GpuWorkspace* ws;
+  if (!stream_native(sc, *c, contiguous, {at}, nullptr, nullptr, &ws, why)) return MPI_SUCCESS;
+  *done = true;
+  if (!ws) return MPI_SUCCESS;  // one rank: nothing moves
+  return enqueue_native(fn, comm, sc, *c, "gpu_bcast", "", [&](void* stream) {
+    return coll::gpu::bcast_enqueue(*ws, at, bytes, root, stream);
+  });
+}
+
+// In place (MPI_IN_PLACE), this rank's block is already in recvbuf: coll/gpu's in-place form is
+// send == recv + rank * block.
+int allgather_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, bool* done,
+                     std::string* why) {
+  *done = false;
+  Comm* c = lookup_comm(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const Datatype *rd = nullptr, *sd = nullptr;
+  int rc = check_count(fn, comm, recvcount, "recvcount");
+  if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, recvtype, &rd, "recvtype");
+  if (rc == MPI_SUCCESS && !in_place) rc = check_count(fn, comm, sendcount, "sendcount");
+  if (rc == MPI_SUCCESS && !in_place) rc = check_datatype(comm, fn, sendtype, &sd, "sendtype");
+  if (rc != MPI_SUCCESS) return rc;
+  const size_t block = packed_size(rd, size_t(recvcount));
+  if (!in_place && packed_size(sd, size_t(sendcount)) != block)
+    return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", c->rank,
+                 packed_size(sd, size_t(sendcount)), block);
+  if (block == 0) {
+    *done = true;
+    return MPI_SUCCESS;
+  }
+  if ((!recvbuf && rd->predefined) || (!in_place && !sendbuf && sd->predefined))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL %s with a non-zero count", recvbuf ? "sendbuf" : "recvbuf");
+  ptrdiff_t offset = 0, send_offset = 0;
+  bool contiguous = contiguous_span(rd, size_t(recvcount) * size_t(c->size), &offset);
+  char* at = static_cast<char*>(recvbuf) + offset;
+  const char* mine = at + size_t(c->rank) * block;
+  if (!in_place) {
+    contiguous = contiguous && contiguous_span(sd, size_t(sendcount), &send_offset);
+    mine = static_cast<const char*>(sendbuf) + send_offset;
+  }
+  coll::gpu::GpuWorkspace* ws;
+  if (!stream_native(sc, *c, contiguous, {mine, at}, nullptr, nullptr, &ws, why)) return MPI_SUCCESS;
+  *done = true;
+  if (!ws) return enqueue_copy(fn, comm, sc, at, mine, block);  // one rank
+  return enqueue_native(fn, comm, sc, *c, "gpu_allgather", "", [&](void* stream) {
+    return coll::gpu::allgather_enqueue(*ws, mine, at, block, stream);
+  });
+}
+
+// In place (MPI_IN_PLACE), the input is in recvbuf and the result overwrites its first block:
+// coll/gpu's in-place form is send == recv.
+int reduce_scatter_block_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const void* sendbuf,
+                                void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, bool* done,
+                                std::string* why) {
+  *done = false;
+  Comm* c = lookup_comm(comm);
+  int rc = check_count(fn, comm, recvcount, "recvcount");
+  if (rc != MPI_SUCCESS) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const size_t p = size_t(c->size), total = size_t(recvcount) * p;
+  UserOpCall user;
+  coll::Reduction red;
+  ReductionLayout lay;
+  if ((rc = make_reduction(fn, comm, op, dt, total, &user, &red, &lay)) != MPI_SUCCESS) return rc;
+  if (total > 0 && lay.type->predefined && (!recvbuf || (!in_place && !sendbuf)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with recvcount %d", recvcount);
+  if (total == 0) {
+    *done = true;
+    return MPI_SUCCESS;
+  }
+  ptrdiff_t in_offset = 0, out_offset = 0;
+  const bool contiguous = contiguous_span(lay.type, total, &in_offset) &&
+                          contiguous_span(lay.type, size_t(recvcount), &out_offset);
+  const char* in = static_cast<const char*>(in_place ? recvbuf : sendbuf) + in_offset;
+  char* out = static_cast<char*>(recvbuf) + out_offset;
+  coll::gpu::GpuWorkspace* ws;
+  if (!stream_native(sc, *c, contiguous, {in, out}, &red, lay.type, &ws, why)) return MPI_SUCCESS;
+  *done = true;
+  if (!ws) return enqueue_copy(fn, comm, sc, out, in, packed_size(lay.type, size_t(recvcount)));  // one rank
+  const size_t count = lay.reduce_count / p;  // elements of red.type in each rank's block
+  return enqueue_native(fn, comm, sc, *c, "gpu_reduce_scatter_block", "", [&](void* stream) {
+    return coll::gpu::reduce_scatter_block_enqueue(*ws, in, out, count, red.type, red.op, stream);
+  });
 }
 
 }  // namespace
@@ -584,8 +740,13 @@ int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "broadcasts with MPI_Bcast");
-  return rc == MPI_SUCCESS ? PMPI_Bcast(buffer, count, datatype, root, comm) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  bool done = false;
+  std::string why;
+  if ((rc = bcast_native(fn, comm, *sc, buffer, count, datatype, root, &done, &why)) != MPI_SUCCESS) return rc;
+  if (done) return MPI_SUCCESS;
+  if ((rc = fallback(fn, comm, *sc, "broadcasts with MPI_Bcast", why)) != MPI_SUCCESS) return rc;
+  return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
 int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -594,8 +755,15 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "gathers with MPI_Allgather");
-  return rc == MPI_SUCCESS ? PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  bool done = false;
+  std::string why;
+  if ((rc = allgather_native(fn, comm, *sc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &done,
+                             &why)) != MPI_SUCCESS)
+    return rc;
+  if (done) return MPI_SUCCESS;
+  if ((rc = fallback(fn, comm, *sc, "gathers with MPI_Allgather", why)) != MPI_SUCCESS) return rc;
+  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
@@ -604,8 +772,15 @@ int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int r
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "reduces with MPI_Reduce_scatter_block");
-  return rc == MPI_SUCCESS ? PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  bool done = false;
+  std::string why;
+  if ((rc = reduce_scatter_block_native(fn, comm, *sc, sendbuf, recvbuf, recvcount, datatype, op, &done, &why)) !=
+      MPI_SUCCESS)
+    return rc;
+  if (done) return MPI_SUCCESS;
+  if ((rc = fallback(fn, comm, *sc, "reduces with MPI_Reduce_scatter_block", why)) != MPI_SUCCESS) return rc;
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 }  // extern "C"

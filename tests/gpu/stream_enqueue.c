@@ -6,14 +6,18 @@
  *   2. The same in place.
  *   3. Back-to-back Allreduce_enqueue calls of different sizes (one-shot, fused, two-shot) and
  *      ops, with no host wait between them.
- *   4. The fallbacks (stream synchronised, then the host call): Send/Recv_enqueue,
- *      Isend/Irecv_enqueue with Waitall_enqueue and Wait_enqueue, Bcast, Allgather and
- *      Reduce_scatter_block enqueue. Skipped with argument "native" (run under
- *      WEFT_REQUIRE_FAST_PATH=1, where a fallback must be refused instead).
- *   5. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
- * Every result is copied back and checked element by element. Stream-native allreduce needs
- * every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
- * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) allreduce is tolerated in checks 1-3.
+ *   4. The same as 1 for the other stream-native collectives, each behind its own spin kernel:
+ *      Bcast_enqueue from root 0 and from root size-1, Allgather_enqueue (out of place and in
+ *      place) and Reduce_scatter_block_enqueue (sum on int, out of place and in place); both
+ *      the result and what a kernel enqueued after the call read are checked.
+ *   5. The fallbacks (stream synchronised, then the host call): Send/Recv_enqueue,
+ *      Isend/Irecv_enqueue with Waitall_enqueue and Wait_enqueue. With argument "native" (run
+ *      under WEFT_REQUIRE_FAST_PATH=1) a fallback must be refused instead: Send_enqueue, and
+ *      Bcast_enqueue on a non-contiguous datatype.
+ *   6. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
+ * Every result is copied back and checked element by element. The stream-native collectives
+ * need every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
+ * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) call is tolerated in checks 1-4.
  * Without a CUDA device every rank exits with 77 (skipped). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -123,10 +127,76 @@ static void test_back_to_back(void)
 }
 
 static int pattern_of_left(size_t i, int salt) { return filled(i, (t_rank + t_size - 1) % t_size, salt); }
-static int pattern_of_root(size_t i, int salt) { return filled(i, 1 % t_size, salt); }
-static int gathered(size_t i, int salt) { return filled(i % (size_t)salt, (int)(i / (size_t)salt), 0); }
-static size_t rs_n;
-static int reduced_block(size_t i, int salt) { return sum_over_ranks((size_t)t_rank * rs_n + i, salt); }
+
+/* Check 4: what the calls on blocks of blk_n elements produce. */
+static size_t blk_n;
+static int bcast_root;
+static int pattern_of_root(size_t i, int salt) { return filled(i, bcast_root, salt); }
+static int gathered(size_t i, int salt) { return filled(i % blk_n, (int)(i / blk_n), salt); }
+static int reduced_block(size_t i, int salt) { return sum_over_ranks((size_t)t_rank * blk_n + i, salt); }
+
+/* One collective enqueued behind a ~200 ms kernel: the input filled after the spin, the call,
+ * the stream still busy, a kernel deriving from the result; the checks after the sync. */
+static void check_collective(const int *res, int *der, size_t n, int (*want)(size_t, int), int salt, const char *what)
+{
+    CUDA_OK(test_derive(res, der, n, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(res, n, want, salt, 0, what);
+    check(der, n, want, salt, 1, what);
+}
+
+static void test_ordered_collectives(size_t n)
+{
+    const size_t p = (size_t)t_size;
+    char what[96];
+    int *buf = dev_alloc(n), *s = dev_alloc(n), *all = dev_alloc(n * p), *der = dev_alloc(n * p);
+    blk_n = n;
+
+    /* Bcast_enqueue from root 0 and from the last rank: the others' buffers hold -1. */
+    for (int k = 0; k < 2; k++) {
+        bcast_root = k == 0 ? 0 : t_size - 1;
+        const int salt = 20 + k;
+        snprintf(what, sizeof(what), "Bcast_enqueue from root %d (%zu elements)", bcast_root, n);
+        CUDA_OK(cudaMemsetAsync(buf, 0xff, n * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        if (t_rank == bcast_root) CUDA_OK(test_fill(buf, n, t_rank, salt, st));
+        MPI_OK(MPIX_Bcast_enqueue(buf, (int)n, MPI_INT, bcast_root, sc));
+        expect_busy(what);
+        check_collective(buf, der, n, pattern_of_root, salt, what);
+    }
+
+    /* Allgather_enqueue: block q holds rank q's filled(., q, salt); in place, each rank's own
+     * block is filled in recvbuf. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        const int salt = 22 + in_place;
+        snprintf(what, sizeof(what), "Allgather_enqueue%s (%zu elements per rank)", in_place ? " in place" : "", n);
+        CUDA_OK(cudaMemsetAsync(all, 0xff, n * p * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        CUDA_OK(test_fill(in_place ? all + (size_t)t_rank * n : s, n, t_rank, salt, st));
+        MPI_OK(MPIX_Allgather_enqueue(in_place ? MPI_IN_PLACE : s, (int)n, MPI_INT, all, (int)n, MPI_INT, sc));
+        expect_busy(what);
+        check_collective(all, der, n * p, gathered, salt, what);
+    }
+
+    /* Reduce_scatter_block_enqueue (sum): rank r gets block r of the sum of every rank's input
+     * of p blocks; in place, the input is in recvbuf and the result its first block. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        const int salt = 24 + in_place;
+        int *res = in_place ? all : buf;
+        snprintf(what, sizeof(what), "Reduce_scatter_block_enqueue%s (%zu elements per rank)", in_place ? " in place" : "", n);
+        CUDA_OK(cudaMemsetAsync(buf, 0xff, n * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        CUDA_OK(test_fill(all, n * p, t_rank, salt, st));
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(in_place ? MPI_IN_PLACE : all, res, (int)n, MPI_INT, MPI_SUM, sc));
+        expect_busy(what);
+        check_collective(res, der, n, reduced_block, salt, what);
+    }
+
+    CUDA_OK(cudaFree(buf));
+    CUDA_OK(cudaFree(s));
+    CUDA_OK(cudaFree(all));
+    CUDA_OK(cudaFree(der));
+}
 
 static void test_fallbacks(size_t n)
 {
@@ -173,33 +243,6 @@ static void test_fallbacks(size_t n)
     CUDA_OK(cudaStreamSynchronize(st));
     check(der, n, pattern_of_left, 13, 1, "Isend/Irecv_enqueue + Wait_enqueue");
 
-    /* Bcast_enqueue from rank 1. */
-    const int root = 1 % t_size;
-    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
-    if (t_rank == root) CUDA_OK(test_fill(r, n, t_rank, 14, st));
-    MPI_OK(MPIX_Bcast_enqueue(r, (int)n, MPI_INT, root, sc));
-    CUDA_OK(test_derive(r, der, n, st));
-    CUDA_OK(cudaStreamSynchronize(st));
-    check(der, n, pattern_of_root, 14, 1, "Bcast_enqueue");
-
-    /* Allgather_enqueue: block q holds rank q's filled(., q, 0). */
-    int *all = dev_alloc(n * (size_t)t_size), *allder = dev_alloc(n * (size_t)t_size);
-    CUDA_OK(test_fill(s, n, t_rank, 0, st));
-    MPI_OK(MPIX_Allgather_enqueue(s, (int)n, MPI_INT, all, (int)n, MPI_INT, sc));
-    CUDA_OK(test_derive(all, allder, n * (size_t)t_size, st));
-    CUDA_OK(cudaStreamSynchronize(st));
-    check(allder, n * (size_t)t_size, gathered, (int)n, 1, "Allgather_enqueue");
-
-    /* Reduce_scatter_block_enqueue: rank r gets block r of the sum. */
-    rs_n = n;
-    CUDA_OK(test_fill(all, n * (size_t)t_size, t_rank, 15, st));
-    MPI_OK(MPIX_Reduce_scatter_block_enqueue(all, r, (int)n, MPI_INT, MPI_SUM, sc));
-    CUDA_OK(test_derive(r, der, n, st));
-    CUDA_OK(cudaStreamSynchronize(st));
-    check(der, n, reduced_block, 15, 1, "Reduce_scatter_block_enqueue");
-
-    CUDA_OK(cudaFree(all));
-    CUDA_OK(cudaFree(allder));
     CUDA_OK(cudaFree(s));
     CUDA_OK(cudaFree(r));
     CUDA_OK(cudaFree(der));
@@ -256,13 +299,23 @@ int main(int argc, char **argv)
         test_ordered_allreduce(1 << 20, in_place);
     }
     test_back_to_back();
+    test_ordered_collectives(7);
+    test_ordered_collectives(1000);
+    test_ordered_collectives(1 << 18);
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
     } else {
-        int *d = dev_alloc(1);
-        expect_error(MPIX_Bcast_enqueue(d, 1, MPI_INT, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
-                     "Bcast_enqueue (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        /* Fallbacks are refused before they touch the stream or the peers. */
+        int *d = dev_alloc(4);
+        MPI_Datatype strided;
+        MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &strided));
+        MPI_OK(MPI_Type_commit(&strided));
+        expect_error(MPIX_Send_enqueue(d, 1, MPI_INT, (t_rank + 1) % t_size, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
+                     "Send_enqueue (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        expect_error(MPIX_Bcast_enqueue(d, 1, strided, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
+                     "Bcast_enqueue on a non-contiguous datatype (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        MPI_OK(MPI_Type_free(&strided));
         CUDA_OK(cudaStreamSynchronize(st));
         CUDA_OK(cudaFree(d));
     }
