@@ -31,6 +31,7 @@ char* Schedule::scratch(size_t bytes) {
 }
 
 void Schedule::append(Schedule& other) {
+  if (!lanes_.empty() && !other.rounds_.empty()) join_lanes();
   const size_t call_base = calls_.size(), poll_base = polls_.size();
   for (auto& f : other.calls_) calls_.push_back(std::move(f));
   other.calls_.clear();
@@ -77,6 +78,7 @@ std::string Schedule::dump() const {
         case Step::copy: out += " copy(" + std::to_string(s.bytes) + "B)"; break;
         case Step::call: out += " local"; break;
         case Step::poll: out += " wait(shared memory)"; break;
+        case Step::join: out += " join(lanes)"; break;
       }
     }
     out += "\n";
@@ -189,6 +191,11 @@ bool ScheduleRun::test_rounds() {
         Status st = schedule_->run_poll(s.count, ctx_);
         if (st == Status::pending) return false;
         if (st != Status::ok) return fail(st);
+      } else if (s.kind == Step::join) {
+        for (auto& lane : lanes_) {
+          if (!lane->test()) return false;
+          if (lane->status() != Status::ok) return fail(lane->status());
+        }
       }
     }
     next_local_ = 0;

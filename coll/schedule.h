@@ -13,7 +13,7 @@
 namespace weft::coll {
 
 struct Step {
-  enum Kind : uint8_t { send, recv, reduce, copy, call, poll };
+  enum Kind : uint8_t { send, recv, reduce, copy, call, poll, join };
   Kind kind;
   int peer = -1;               // send / recv: communicator rank
   const void* src = nullptr;   // send: data; reduce: `in`; copy: source
@@ -57,7 +57,7 @@ class Schedule {
   // Keeps an object alive as long as the schedule (e.g. what a user reduction points to).
   void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
   // Appends another schedule's rounds after this one's (and takes over its scratch memory,
-  // functions and kept objects).
+  // functions, kept objects and lanes); if this one has lanes already, they are joined first.
   void append(Schedule& other);
   // The same, for a schedule built on a group of this communicator's ranks: its peers are
   // group ranks, translated through ranks[group rank] (compositions such as coll/hier).
@@ -66,6 +66,14 @@ class Schedule {
   // ones after the call's), so that their messages never match each other's; a pipeline runs
   // its fragments as lanes. Every rank must give a call as many lanes, in the same order.
   void add_lane(std::shared_ptr<Schedule> lane) { lanes_.push_back(std::move(lane)); }
+  // A round of its own that waits (without blocking) until every lane of the run has finished:
+  // the rounds added after it see the lanes' results (e.g. unpacking a staged output). The
+  // main rounds alone may finish long before the lanes do.
+  void join_lanes() {
+    next_round();
+    add({Step::join, -1, nullptr, nullptr, 0, 0});
+    new_round();
+  }
   const std::vector<std::shared_ptr<Schedule>>& lanes() const { return lanes_; }
 
   const char* name() const { return name_; }

@@ -3,6 +3,7 @@
 // this rank's stream did before, the copy into its slot included, is complete and visible
 // first); thread q polls rank q's flag in IPC-mapped memory until it reaches the epoch.
 // Epochs only grow, so a fast rank already at the next barrier still counts as arrived.
+// The point-to-point kernels below are the same store and poll, one word at a time.
 #include "flags.h"
 
 namespace weft::coll::gpu {
@@ -28,11 +29,54 @@ __global__ void flag_barrier_kernel(Flags flags, int me, int p, unsigned long lo
   __threadfence_system();
 }
 
+template <class T>
+__global__ void flag_store_kernel(T* a, T v) {
+  __threadfence_system();
+  *reinterpret_cast<volatile T*>(a) = v;
+}
+
+__global__ void flag_wait_geq_kernel(const unsigned long long* a, unsigned long long v) {
+  const volatile unsigned long long* f = a;
+  while (*f < v) __nanosleep(64);
+  __threadfence_system();
+}
+
+__global__ void flag_wait_eq32_kernel(const unsigned int* a, unsigned int v) {
+  const volatile unsigned int* f = a;
+  while (*f != v) __nanosleep(64);
+  __threadfence_system();
+}
+
 }  // namespace
 
 cudaError_t preload_flag_barrier() {
   cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, flag_barrier_kernel);
+  cudaError_t err = cudaFuncGetAttributes(&attr, flag_barrier_kernel);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_store_kernel<unsigned long long>);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_store_kernel<unsigned int>);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_wait_geq_kernel);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_wait_eq32_kernel);
+  return err;
+}
+
+cudaError_t launch_flag_store(unsigned long long* a, uint64_t v, cudaStream_t s) {
+  flag_store_kernel<unsigned long long><<<1, 1, 0, s>>>(a, (unsigned long long)v);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_store32(unsigned int* a, uint32_t v, cudaStream_t s) {
+  flag_store_kernel<unsigned int><<<1, 1, 0, s>>>(a, (unsigned int)v);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, cudaStream_t s) {
+  flag_wait_geq_kernel<<<1, 1, 0, s>>>(a, (unsigned long long)v);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, cudaStream_t s) {
+  flag_wait_eq32_kernel<<<1, 1, 0, s>>>(a, (unsigned int)v);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s) {

@@ -9,12 +9,20 @@ namespace weft::coll::gpu {
 
 constexpr int kFlagRanks = 32;  // = kMaxRanks (gpu_coll.h)
 
-// Loads the barrier kernel now (see reduce_device_preload).
+// Loads the barrier kernel and the point-to-point flag kernels now (see reduce_device_preload).
 cudaError_t preload_flag_barrier();
 
 cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s);
 // The same, but waiting for rank `peer`'s flag alone (this rank still publishes `epoch`).
 cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, uint64_t epoch,
                                  cudaStream_t s);
+
+// The point-to-point words (MPIX_Send/Recv_enqueue; one-thread kernels, in stream order):
+// stores v at a after a system-wide fence (everything the stream did before is complete and
+// visible first), or spins until *a >= v (64-bit word) / *a == v (32-bit word).
+cudaError_t launch_flag_store(unsigned long long* a, uint64_t v, cudaStream_t s);
+cudaError_t launch_flag_store32(unsigned int* a, uint32_t v, cudaStream_t s);
+cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, cudaStream_t s);
+cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, cudaStream_t s);
 
 }  // namespace weft::coll::gpu

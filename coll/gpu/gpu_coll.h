@@ -104,6 +104,20 @@ Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* re
 Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
                       int root, void* stream);
 
+// Stream-native point-to-point (MPIX_Send/Recv_enqueue) through the workspace's flags area
+// (layout in workspace.h); every call only enqueues on `stream`. Sequence numbers start at 1
+// and grow by one per message from one rank to another; the host agrees them (runtime/mpi).
+// Kernels allowed only; Status::not_supported in a build without CUDA.
+constexpr int kP2pSlots = 16;  // done slots per sender: unwaited sends to one peer, at most
+// Sender: publishes ready[peer] = seq after the stream's preceding work.
+Status p2p_ready_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream);
+// Sender: waits until `peer` has copied message seq (its buffer may then be reused).
+Status p2p_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream);
+// Receiver: waits until `peer` made message seq ready, copies `bytes` from src (the sender's
+// buffer, mapped here) to dst, publishes done. bytes 0: no copy.
+Status p2p_recv_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, const void* src, void* dst, size_t bytes,
+                        void* stream);
+
 // Whether the call's buffers are CUDA device memory (send and recv; bcast: the buffer).
 bool device_call(const CollArgs& a);
 // Whether coll/gpu has an algorithm for this collective (allreduce, bcast, allgather,

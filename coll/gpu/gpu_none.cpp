@@ -45,6 +45,9 @@ Status allreduce_enqueue(GpuWorkspace&, AllreduceAlgo, const void*, void*, size_
   return no_cuda();
 }
 Status bcast_enqueue(GpuWorkspace&, void*, size_t, int, void*) { return no_cuda(); }
+Status p2p_ready_enqueue(GpuWorkspace&, int, uint64_t, void*) { return no_cuda(); }
+Status p2p_wait_done_enqueue(GpuWorkspace&, int, uint64_t, void*) { return no_cuda(); }
+Status p2p_recv_enqueue(GpuWorkspace&, int, uint64_t, const void*, void*, size_t, void*) { return no_cuda(); }
 Status allgather_enqueue(GpuWorkspace&, const void*, void*, size_t, void*) { return no_cuda(); }
 Status reduce_scatter_block_enqueue(GpuWorkspace&, const void*, void*, size_t, BasicType, ReduceOp, void*) {
   return no_cuda();

@@ -319,6 +319,27 @@ Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, uint64_t epoch, c
   return err == cudaSuccess ? Status::ok : cuda_failure("flag wait launch", err);
 }
 
+Status p2p_ready_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream) {
+  const cudaError_t err = launch_flag_store(ws.p2p_ready(ws.rank, peer), seq, static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point ready launch", err);
+}
+
+Status p2p_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream) {
+  const cudaError_t err =
+      launch_flag_wait_eq32(ws.p2p_done(peer, ws.rank, seq), uint32_t(seq), static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point done wait launch", err);
+}
+
+Status p2p_recv_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, const void* src, void* dst, size_t bytes,
+                        void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  cudaError_t err = launch_flag_wait_geq(ws.p2p_ready(peer, ws.rank), seq, s);
+  if (err != cudaSuccess) return cuda_failure("point-to-point ready wait launch", err);
+  if (bytes > 0) WEFT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+  err = launch_flag_store32(ws.p2p_done(ws.rank, peer, seq), uint32_t(seq), s);
+  return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point done launch", err);
+}
+
 Status record_done(GpuWorkspace& ws) {
   WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
   return Status::ok;

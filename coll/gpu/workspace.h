@@ -7,6 +7,15 @@
 // Flags area: word 0 is this rank's barrier epoch (written only by this rank, read by every
 // peer; monotonic, so back-to-back barriers never race a reset); from byte 256 one word per
 // rank, set by that rank when it releases its mappings (the owner frees its memory then).
+// Point-to-point words (the stream-native MPIX_Send/Recv_enqueue, p2p_* in gpu_coll.h), for
+// up to kFlagRanks ranks:
+//   bytes 512..767   ready[q]: 64-bit, the last sequence number this rank (as sender) made
+//                    ready for rank q; written by this rank only, polled by q (>= seq);
+//   bytes 768..2815  done[q][k], k < kP2pSlots: 32-bit, written by this rank (as receiver)
+//                    when it has copied message seq from rank q, at k = seq % kP2pSlots, value
+//                    uint32_t(seq); polled by q (== seq). A slot per sequence number, as
+//                    receives may complete out of send order (tags); q reuses a slot only after
+//                    its wait for the slot's previous message is enqueued on its stream.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -22,6 +31,9 @@ namespace weft::coll::gpu {
 
 constexpr size_t kFlagsBytes = 4096;
 constexpr size_t kReleasedAt = 256;
+constexpr size_t kP2pReadyAt = 512;
+constexpr size_t kP2pDoneAt = 768;
+static_assert(kP2pDoneAt + size_t(kMaxRanks) * kP2pSlots * 4 <= kFlagsBytes);
 
 class GpuWorkspace {
  public:
@@ -32,6 +44,14 @@ class GpuWorkspace {
 
   char* slot(int q, uint64_t piece) const { return base[size_t(q)] + kFlagsBytes + (piece & 1) * half; }
   unsigned long long* flag(int q) const { return reinterpret_cast<unsigned long long*>(base[size_t(q)]); }
+  // ready[to] in rank `from`'s flags area, done[from][seq % kP2pSlots] in rank `to`'s.
+  unsigned long long* p2p_ready(int from, int to) const {
+    return reinterpret_cast<unsigned long long*>(base[size_t(from)] + kP2pReadyAt) + to;
+  }
+  unsigned int* p2p_done(int to, int from, uint64_t seq) const {
+    return reinterpret_cast<unsigned int*>(base[size_t(to)] + kP2pDoneAt) + size_t(from) * kP2pSlots +
+           seq % kP2pSlots;
+  }
 
   int rank = 0, size = 0, device = -1;
   bool kernels = true;  // the peer-spinning kernels may run (agreed at creation)

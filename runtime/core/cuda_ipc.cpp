@@ -220,13 +220,22 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
   return Status::ok;
 }
 
-Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes) {
+// The state, once CUDA IPC is known to be usable (else Status::not_supported, with the reason).
+static Status usable_state(IpcState** out) {
   IpcState& s = state();
   resolve(s);
   if (!s.usable) {
     set_error_detail("CUDA IPC is not usable: " + s.why);
     return Status::not_supported;
   }
+  *out = &s;
+  return Status::ok;
+}
+
+Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t bytes) {
+  IpcState* sp = nullptr;
+  WEFT_TRY(usable_state(&sp));
+  IpcState& s = *sp;
   char* base = nullptr;
   WEFT_TRY(map_peer_buffer(s, peer, d, &base, false));
   const cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
@@ -235,14 +244,10 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
 }
 
 Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr) {
-  IpcState& s = state();
-  resolve(s);
-  if (!s.usable) {
-    set_error_detail("CUDA IPC is not usable: " + s.why);
-    return Status::not_supported;
-  }
+  IpcState* s = nullptr;
+  WEFT_TRY(usable_state(&s));
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(s, peer, d, &base, true));
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true));
   *ptr = base + d.offset;
   return Status::ok;
 }

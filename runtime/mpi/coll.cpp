@@ -175,7 +175,10 @@ int CollCall::plan(const coll::CollArgs& args) {
   }
   o.append(*inner);
   if (!post_.empty()) {
-    o.new_round();
+    // The result is complete only once the inner schedule's lanes (hier_pipelined's fragments)
+    // have finished too, not when its own rounds have: unpack it after they all have.
+    if (!o.lanes().empty()) o.join_lanes();
+    o.next_round();
     for (auto& f : post_) o.call(std::move(f));
   }
   for (auto& k : kept_) o.keep(std::move(k));

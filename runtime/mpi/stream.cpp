@@ -19,8 +19,19 @@
 //     communicator was made), contiguous datatypes, device buffers, and for the two reductions
 //     a predefined op on a predefined type the GPU kernels reduce. On a communicator of one
 //     rank they are a cudaMemcpyAsync (or nothing).
-//   - Everything else (Send/Recv/Isend/Irecv/Wait/Waitall_enqueue, and a collective whose call
-//     fails those conditions) synchronises the stream and makes the ordinary host call: one
+//   - Stream-native point-to-point: MPIX_Send/Recv/Isend/Irecv_enqueue and the
+//     MPIX_Wait(all)_enqueue of their requests, on a communicator that passes the same agreed
+//     check with CUDA IPC usable on every rank, to or from another rank, a receive naming its
+//     source and tag, contiguous device buffers (a 0-byte side needs none). The sender sends a
+//     host header {IPC descriptor, bytes, seq} on the collective context (user tag | bit 23)
+//     and enqueues "ready[receiver] = seq" (and, blocking, the wait for the receiver's done
+//     slot; non-blocking: at the wait). The receiver takes the header on the host (a host wait
+//     for the sender's enqueue call, not for the GPU; MPIX_Irecv_enqueue defers it to its
+//     wait), maps the sender's buffer and enqueues "wait ready >= seq, copy, done slot = seq".
+//     Words in coll/gpu/workspace.h. Each side decides alone: both sides of a message must
+//     take the same path (device memory in contiguous datatypes on both, or a fallback).
+//   - Everything else (the point-to-point calls and collectives that fail those conditions,
+//     and the waits of their requests) synchronises the stream and makes the ordinary host call: one
 //     WARN per call (and reason), an MPI_ERR_UNSUPPORTED_OPERATION under
 //     WEFT_REQUIRE_FAST_PATH=1, and an error while the stream is being captured into a CUDA
 //     graph.
@@ -34,6 +45,7 @@
 //
 // A build without CUDA has CPU streams only: "cudaStream_t" and every *_enqueue call fail with
 // MPI_ERR_UNSUPPORTED_OPERATION.
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -47,6 +59,8 @@
 #include "coll/gpu/gpu_coll.h"
 #include "coll_call.h"
 #include "datatype_api.h"
+#include "pt2pt/tag.h"
+#include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 #include "state.h"
@@ -72,7 +86,12 @@ struct StreamComm {
   std::shared_ptr<const StreamObj> stream;
   bool every_rank_gpu = false;  // agreed at creation: every rank passed a GPU stream
   std::string native_why;       // why the collective *_enqueue calls cannot run stream-native
+  std::string p2p_why;          // why Send/Recv_enqueue cannot run stream-native (agreed too)
   mutable bool enqueued = false;  // stream-native work was enqueued on the stream
+  // Stream-native sends: the last sequence number sent to each rank, and per rank those of
+  // the MPIX_Isend_enqueue calls whose wait is not enqueued yet (at most kP2pSlots - 1 back).
+  mutable std::vector<uint64_t> send_seq;
+  mutable std::vector<std::vector<uint64_t>> unwaited;
 };
 
 // Stream handles, and the attribute keyval that hangs a StreamComm on a communicator.
@@ -281,34 +300,318 @@ int agree_and_prepare(const char* fn, MPI_Comm newcomm, const StreamObj* obj, St
             !sc->every_rank_gpu        ? "no gpu stream on every rank"
             : sc->native_why.empty()   ? "the collective *_enqueue calls may run stream-native"
                                        : ("the collective *_enqueue calls fall back: " + sc->native_why).c_str());
+  // Point-to-point: the same conditions, and CUDA IPC of user buffers usable on every rank.
+  sc->p2p_why = sc->native_why;
+  if (sc->every_rank_gpu && sc->native_why.empty() && c->size < 2) {
+    sc->p2p_why = "a communicator of one rank";
+  } else if (sc->every_rank_gpu && sc->native_why.empty()) {
+    const char* ipc_why = nullptr;
+    int32_t ipc = cuda_ipc_usable(&ipc_why) ? 1 : 0;
+    s = coll::allreduce(coll_context(*c), &ipc, &ipc, 1, min);
+    if (s != Status::ok) return raise_status(newcomm, s, fn);
+    if (ipc != 1) sc->p2p_why = "CUDA IPC of user buffers not usable on every rank";
+    sc->send_seq.assign(size_t(c->size), 0);
+    sc->unwaited.assign(size_t(c->size), {});
+  }
+  if (sc->every_rank_gpu)
+    WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->name.c_str(),
+              sc->p2p_why.empty() ? "Send/Recv_enqueue on device buffers may run stream-native"
+                                  : ("Send/Recv_enqueue fall back: " + sc->p2p_why).c_str());
   return MPI_SUCCESS;
 }
 
-// MPIX_Wait(all)_enqueue: every request must come from a communicator with a GPU stream;
-// each stream is waited for once, then the requests from the host.
+// ---------------------------------------------------------------------------- stream-native point-to-point
+
+// A stream-native send announces itself with a host message to the receiver: on the
+// communicator's collective context (user receives, MPI_ANY_SOURCE and MPI_ANY_TAG included,
+// match only the point-to-point context), under the user's tag with bit 23 set (reserved for
+// internal protocols; the collectives' sequence tags stay below it for 2^23 collective calls).
+constexpr uint32_t kP2pTagBit = 1u << 23;
+
+struct P2pHeader {
+  IpcDescriptor desc;  // the sender's buffer (bytes > 0)
+  uint64_t bytes = 0;
+  uint64_t seq = 0;     // the sender's sequence number for this receiver (from 1)
+  int32_t failed = 0;   // the sender could not describe its buffer: nothing was made ready
+  uint32_t reserved = 0;
+};
+
+uint64_t p2p_tag(const Comm& c, int source, int tag) {
+  return tag::make(c.coll_context(), uint32_t(source), kP2pTagBit | uint32_t(tag));
+}
+
+// What a stream-native MPIX_Isend_enqueue / MPIX_Irecv_enqueue request carries (as its finish
+// step, which does nothing: std::function::target finds it, and it goes with the request).
+// A send's request is complete on the host; MPIX_Wait(all)_enqueue enqueues its wait for the
+// receiver's copy. A receive's request is the transport's receive of the sender's header;
+// MPIX_Wait(all)_enqueue waits for it on the host (for the sender's enqueue call, not for the
+// GPU) and enqueues the copy. Complete such requests with those calls only.
+struct NativeP2p {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int peer = -1;  // communicator rank
+  int tag = 0;
+  uint64_t seq = 0;  // send
+  bool send = false;
+  std::shared_ptr<P2pHeader> header;  // receive: where the header lands
+  char* buf = nullptr;                // receive: the contiguous buffer and its capacity
+  size_t capacity = 0;
+  void operator()(Request&) const {}
+};
+
+// Why one side of a message cannot run stream-native (empty: it can). peer: the other side's
+// communicator rank; bytes: the message (send) or the buffer's capacity (receive); a 0-byte
+// side needs no buffer. Sender and receiver decide alone: the rule (documented in the header
+// comment) is that both sides of a message on such a communicator pass device memory in
+// contiguous datatypes, or both take the fallback.
+std::string p2p_native_why(const StreamComm& sc, const Comm& c, int peer, bool contiguous, const void* buf,
+                           size_t bytes, coll::gpu::GpuWorkspace** ws) {
+  *ws = nullptr;
+  if (!sc.p2p_why.empty()) return sc.p2p_why;
+  if (peer == c.rank) return "a message to or from the calling rank";
+  if (bytes > 0 && !contiguous) return "non-contiguous datatype";
+  if (bytes > 0 && memkind_query(buf).kind != MemKind::cuda_device) return "buffer not in CUDA device memory";
+  coll::gpu::GpuWorkspace* w = coll::gpu::existing_workspace(c);
+  if (!w) return "no GPU workspace on " + c.name;
+  if (!coll::gpu::kernels_allowed(*w)) return "GPU flag kernels not allowed";
+  *ws = w;
+  return "";
+}
+
+void log_p2p_choice(const char* fn, const Comm& c, const std::string& why) {
+  if (log_first_time(std::string("stream-p2p:") + c.name + ":" + fn + ":" + why)) {
+    if (why.empty())
+      WEFT_INFO(Subsys::gpu, "%s on %s: stream-native (flag kernels and a CUDA IPC copy)", fn, c.name.c_str());
+    else WEFT_INFO(Subsys::gpu, "%s on %s: falls back (%s)", fn, c.name.c_str(), why.c_str());
+  }
+}
+
+// How an enqueue call goes: on the stream, through the fallback, or straight to the host call
+// (arguments it rejects, MPI_PROC_NULL: nothing to order on the stream).
+enum class P2pPath : uint8_t { native, fallback, host };
+
+// MPIX_Send_enqueue / MPIX_Isend_enqueue (request null: blocking).
+int send_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const void* buf, int count, MPI_Datatype dt,
+                int dest, int tag, MPI_Request* request, P2pPath* path, std::string* why) {
+  *path = P2pPath::host;
+  Comm* c = lookup_comm(comm);
+  if (count < 0 || dest < 0 || dest >= c->size || tag < 0 || tag > tag::kMaxUserTag) return MPI_SUCCESS;
+  const Datatype* d = nullptr;
+  if (int rc = check_datatype(comm, fn, dt, &d)) return rc;
+  const size_t bytes = packed_size(d, size_t(count));
+  ptrdiff_t offset = 0;
+  const bool contiguous = contiguous_span(d, size_t(count), &offset);
+  const char* at = static_cast<const char*>(buf) + offset;
+  coll::gpu::GpuWorkspace* ws;
+  *why = p2p_native_why(sc, *c, dest, contiguous, at, bytes, &ws);
+  log_p2p_choice(fn, *c, *why);
+  if (!why->empty()) {
+    *path = P2pPath::fallback;
+    return MPI_SUCCESS;
+  }
+  *path = P2pPath::native;
+  const uint64_t seq = sc.send_seq[size_t(dest)] + 1;
+  for (uint64_t old : sc.unwaited[size_t(dest)])
+    if (old + coll::gpu::kP2pSlots <= seq)
+      return raise(comm, MPI_ERR_OTHER, fn,
+                   "%d stream-native sends to rank %d are not waited for: enqueue the wait of the oldest "
+                   "(MPIX_Wait_enqueue) before more sends to that rank",
+                   coll::gpu::kP2pSlots - 1, dest);
+  P2pHeader h;
+  h.bytes = bytes;
+  h.seq = seq;
+  Status st = bytes > 0 ? cuda_ipc_describe(at, &h.desc) : Status::ok;
+  h.failed = st != Status::ok;
+  // The header goes out even when the buffer could not be described, so the receiver fails too.
+  const Status sent = g_state->transport->send(&h, sizeof h, c->world_rank(dest), p2p_tag(*c, c->rank, tag),
+                                               SendMode::standard);
+  if (st != Status::ok) return raise_status(comm, st, fn);
+  if (sent != Status::ok) return raise_status(comm, sent, fn);
+  sc.send_seq[size_t(dest)] = seq;
+  sc.enqueued = true;  // the communicator's free waits for the stream
+  void* stream = sc.stream->cuda;
+  st = coll::gpu::p2p_ready_enqueue(*ws, dest, seq, stream);
+  if (st == Status::ok && !request) st = coll::gpu::p2p_wait_done_enqueue(*ws, dest, seq, stream);
+  if (st != Status::ok) return raise_status(comm, st, fn);
+  if (request) {
+    Request* r = g_state->requests.alloc(RequestKind::send);
+    r->complete = true;
+    r->owner = comm;
+    r->peer = c->world_rank(dest);
+    r->finish = NativeP2p{comm, dest, tag, seq, true, nullptr, nullptr, 0};
+    sc.unwaited[size_t(dest)].push_back(seq);
+    *request = request_handle(r);
+  }
+  return MPI_SUCCESS;
+}
+
+// Once the sender's header has arrived: maps its buffer and enqueues the receive (wait for
+// ready, copy, publish done). A message larger than the buffer: MPI_ERR_TRUNCATE, no copy, but
+// done is still published, so the sender completes. *rs: the receive's status.
+int enqueue_native_recv(const char* fn, MPI_Comm comm, const StreamComm& sc, const Comm& c,
+                        coll::gpu::GpuWorkspace& ws, int source, int tag, const P2pHeader& h, char* at,
+                        size_t capacity, RequestStatus* rs) {
+  rs->source = source;
+  rs->tag = tag;
+  rs->bytes = std::min<uint64_t>(h.bytes, capacity);
+  if (h.failed)
+    return raise(comm, MPI_ERR_OTHER, fn, "rank %d could not describe its send buffer (tag %d) for CUDA IPC",
+                 source, tag);
+  const bool truncated = h.bytes > capacity;
+  void* src = nullptr;
+  Status st = Status::ok;
+  if (h.bytes > 0 && !truncated && (st = cuda_ipc_map(c.world_rank(source), h.desc, &src)) != Status::ok)
+    return raise_status(comm, st, fn);
+  sc.enqueued = true;  // the communicator's free waits for the stream
+  st = coll::gpu::p2p_recv_enqueue(ws, source, h.seq, src, at, truncated ? 0 : h.bytes, sc.stream->cuda);
+  if (st != Status::ok) return raise_status(comm, st, fn);
+  if (truncated)
+    return raise(comm, MPI_ERR_TRUNCATE, fn, "message of %llu bytes from rank %d (tag %d) into a buffer of %zu bytes",
+                 (unsigned long long)h.bytes, source, tag, capacity);
+  return MPI_SUCCESS;
+}
+
+// MPIX_Recv_enqueue / MPIX_Irecv_enqueue (request null: blocking). MPIX_Recv_enqueue waits on
+// the host until the sender has made its enqueue call (its header), never for the GPU;
+// MPIX_Irecv_enqueue only posts the header's receive, and its wait does the rest.
+int recv_native(const char* fn, MPI_Comm comm, const StreamComm& sc, void* buf, int count, MPI_Datatype dt,
+                int source, int tag, MPI_Status* status, MPI_Request* request, P2pPath* path, std::string* why) {
+  *path = P2pPath::host;
+  Comm* c = lookup_comm(comm);
+  if (count < 0 || source == MPI_PROC_NULL || (source != MPI_ANY_SOURCE && (source < 0 || source >= c->size)) ||
+      (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)))
+    return MPI_SUCCESS;
+  const Datatype* d = nullptr;
+  if (int rc = check_datatype(comm, fn, dt, &d)) return rc;
+  *path = P2pPath::fallback;
+  if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
+    *why = "MPI_ANY_SOURCE or MPI_ANY_TAG";
+    log_p2p_choice(fn, *c, *why);
+    return MPI_SUCCESS;
+  }
+  const size_t capacity = packed_size(d, size_t(count));
+  ptrdiff_t offset = 0;
+  const bool contiguous = contiguous_span(d, size_t(count), &offset);
+  char* at = static_cast<char*>(buf) + offset;
+  coll::gpu::GpuWorkspace* ws;
+  *why = p2p_native_why(sc, *c, source, contiguous, at, capacity, &ws);
+  log_p2p_choice(fn, *c, *why);
+  if (!why->empty()) return MPI_SUCCESS;
+  *path = P2pPath::native;
+  if (request) {  // the header's receive now, the copy at the wait
+    Request* r = g_state->requests.alloc(RequestKind::recv);
+    r->owner = comm;
+    r->peer = c->world_rank(source);
+    NativeP2p n{comm, source, tag, 0, false, std::make_shared<P2pHeader>(), at, capacity};
+    P2pHeader* h = n.header.get();
+    r->finish = std::move(n);
+    const Status st = g_state->transport->irecv(h, sizeof *h, r->peer, p2p_tag(*c, source, tag), ~0ull, r);
+    if (st != Status::ok) {
+      g_state->requests.release(r);
+      return raise_status(comm, st, fn);
+    }
+    *request = request_handle(r);
+    return MPI_SUCCESS;
+  }
+  P2pHeader h;
+  MatchInfo info;
+  const Status st = g_state->transport->recv(&h, sizeof h, c->world_rank(source), p2p_tag(*c, source, tag), ~0ull,
+                                             &info);
+  if (st != Status::ok) return raise_status(comm, st, fn);
+  RequestStatus rs;
+  const int rc = enqueue_native_recv(fn, comm, sc, *c, *ws, source, tag, h, at, capacity, &rs);
+  if (status) fill_status(status, rs);
+  return rc;
+}
+
+// MPIX_Wait(all)_enqueue: every request must come from a communicator with a GPU stream.
+// Stream-native requests (NativeP2p) complete here: a send enqueues its wait for the
+// receiver's copy on its communicator's stream, a receive has nothing left to enqueue. For the
+// others each stream is waited for once, then the requests from the host.
 int wait_enqueue(const char* fn, int count, MPI_Request* requests, MPI_Status* statuses, bool single) {
   if (!cuda_state().compiled) return raise(MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
   if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d", count);
   if (count > 0 && !requests) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_requests is NULL");
   std::vector<std::pair<const StreamComm*, MPI_Comm>> seen;
+  std::vector<int> host;  // indices of the requests the host completes
+  bool native = false;
   for (int i = 0; i < count; ++i) {
     if (requests[i] == MPI_REQUEST_NULL) continue;
-    const Request* r = lookup_request(requests[i]);
+    Request* r = lookup_request(requests[i]);
     if (!r) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "invalid request 0x%x (index %d)", unsigned(requests[i]), i);
     const StreamComm* sc = stream_comm_of(r->owner);
     if (!sc || !sc->stream->gpu)
       return raise(lookup_comm(r->owner) ? r->owner : MPI_COMM_NULL, MPI_ERR_REQUEST, fn,
                    "request 0x%x (index %d) does not come from MPIX_Isend_enqueue or MPIX_Irecv_enqueue on a "
                    "communicator with a GPU stream", unsigned(requests[i]), i);
+    if (r->finish.target<NativeP2p>()) {
+      native = true;
+      continue;
+    }
+    host.push_back(i);
     bool known = false;
     for (const auto& [s, c] : seen) known = known || s->stream->cuda == sc->stream->cuda;
     if (!known) seen.emplace_back(sc, r->owner);
   }
+  if (!native) {
+    for (const auto& [sc, comm] : seen) {
+      const int rc = fallback(fn, comm, *sc, "waits from the host");
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    return single ? PMPI_Wait(requests, statuses) : PMPI_Waitall(count, requests, statuses);
+  }
+  auto status_at = [&](int i) { return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i; };
+  int first_error = MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) {
+      if (statuses != MPI_STATUSES_IGNORE) set_status_empty(status_at(i));
+      continue;
+    }
+    Request* r = lookup_request(requests[i]);
+    const NativeP2p* n = r->finish.target<NativeP2p>();
+    if (!n) continue;
+    const StreamComm* sc = stream_comm_of(r->owner);
+    Comm* c = lookup_comm(r->owner);
+    int rc = MPI_SUCCESS;
+    if (n->send) {
+      auto& list = sc->unwaited[size_t(n->peer)];
+      for (size_t k = 0; k < list.size(); ++k)
+        if (list[k] == n->seq) {
+          list.erase(list.begin() + ptrdiff_t(k));
+          break;
+        }
+      coll::gpu::GpuWorkspace* ws = c ? coll::gpu::existing_workspace(*c) : nullptr;
+      const Status st = ws ? coll::gpu::p2p_wait_done_enqueue(*ws, n->peer, n->seq, sc->stream->cuda)
+                           : Status::internal;
+      if (st != Status::ok) rc = raise_status(r->owner, st, fn);
+    } else {
+      g_state->transport->wait(r);  // the sender's header: its enqueue call, not the GPU
+      coll::gpu::GpuWorkspace* ws = c ? coll::gpu::existing_workspace(*c) : nullptr;
+      RequestStatus rs;
+      if (r->status.error != Status::ok) rc = raise_status(r->owner, r->status.error, fn);
+      else if (!ws) rc = raise_status(r->owner, Status::internal, fn);
+      else rc = enqueue_native_recv(fn, r->owner, *sc, *c, *ws, n->peer, n->tag, *n->header, n->buf, n->capacity, &rs);
+      r->status = rs;
+    }
+    if (rc != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = rc;
+    fill_status(status_at(i), r->status);
+    r->finish = nullptr;
+    g_state->requests.release(r);
+    requests[i] = MPI_REQUEST_NULL;
+  }
+  if (host.empty()) return first_error;
   for (const auto& [sc, comm] : seen) {
     const int rc = fallback(fn, comm, *sc, "waits from the host");
     if (rc != MPI_SUCCESS) return rc;
   }
-  return single ? PMPI_Wait(requests, statuses) : PMPI_Waitall(count, requests, statuses);
+  std::vector<MPI_Request> rest;
+  std::vector<MPI_Status> rest_status(host.size());
+  for (int i : host) rest.push_back(requests[i]);
+  const int rc = PMPI_Waitall(int(rest.size()), rest.data(), rest_status.data());
+  for (size_t k = 0; k < host.size(); ++k) {
+    requests[host[k]] = rest[k];
+    if (statuses != MPI_STATUSES_IGNORE) statuses[host[k]] = rest_status[k];
+  }
+  return first_error != MPI_SUCCESS ? first_error : rc;
 }
 
 // ---------------------------------------------------------------------------- stream-native collectives
@@ -666,13 +969,22 @@ int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm* newcom
   return MPI_SUCCESS;
 }
 
+// The point-to-point *_enqueue calls: stream-native when send_native / recv_native allow it,
+// else the host call (after the fallback's stream synchronisation, unless the host call
+// rejects the arguments or has nothing to order: MPI_PROC_NULL).
+
 int PMPIX_Send_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Send_enqueue";
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "sends");
-  return rc == MPI_SUCCESS ? PMPI_Send(buf, count, datatype, dest, tag, comm) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  std::string why;
+  P2pPath path;
+  rc = send_native(fn, comm, *sc, buf, count, datatype, dest, tag, nullptr, &path, &why);
+  if (rc != MPI_SUCCESS || path == P2pPath::native) return rc;
+  if (path == P2pPath::fallback && (rc = fallback(fn, comm, *sc, "sends", why)) != MPI_SUCCESS) return rc;
+  return PMPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
 int PMPIX_Recv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -681,8 +993,13 @@ int PMPIX_Recv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, 
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "receives");
-  return rc == MPI_SUCCESS ? PMPI_Recv(buf, count, datatype, source, tag, comm, status) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  std::string why;
+  P2pPath path;
+  rc = recv_native(fn, comm, *sc, buf, count, datatype, source, tag, status, nullptr, &path, &why);
+  if (rc != MPI_SUCCESS || path == P2pPath::native) return rc;
+  if (path == P2pPath::fallback && (rc = fallback(fn, comm, *sc, "receives", why)) != MPI_SUCCESS) return rc;
+  return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 }
 
 int PMPIX_Isend_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -691,8 +1008,15 @@ int PMPIX_Isend_enqueue(const void* buf, int count, MPI_Datatype datatype, int d
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "starts a non-blocking send");
-  return rc == MPI_SUCCESS ? PMPI_Isend(buf, count, datatype, dest, tag, comm, request) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  if (!request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
+  std::string why;
+  P2pPath path;
+  rc = send_native(fn, comm, *sc, buf, count, datatype, dest, tag, request, &path, &why);
+  if (rc != MPI_SUCCESS || path == P2pPath::native) return rc;
+  if (path == P2pPath::fallback && (rc = fallback(fn, comm, *sc, "starts a non-blocking send", why)) != MPI_SUCCESS)
+    return rc;
+  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
 int PMPIX_Irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -701,8 +1025,15 @@ int PMPIX_Irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source,
   WEFT_REQUIRE_INIT(fn);
   const StreamComm* sc;
   int rc = resolve(fn, comm, &sc);
-  if (rc == MPI_SUCCESS) rc = fallback(fn, comm, *sc, "starts a non-blocking receive");
-  return rc == MPI_SUCCESS ? PMPI_Irecv(buf, count, datatype, source, tag, comm, request) : rc;
+  if (rc != MPI_SUCCESS) return rc;
+  if (!request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
+  std::string why;
+  P2pPath path;
+  rc = recv_native(fn, comm, *sc, buf, count, datatype, source, tag, nullptr, request, &path, &why);
+  if (rc != MPI_SUCCESS || path == P2pPath::native) return rc;
+  if (path == P2pPath::fallback && (rc = fallback(fn, comm, *sc, "starts a non-blocking receive", why)) != MPI_SUCCESS)
+    return rc;
+  return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 }
 
 int PMPIX_Wait_enqueue(MPI_Request* request, MPI_Status* status) {

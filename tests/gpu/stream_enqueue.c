@@ -10,14 +10,23 @@
  *      Bcast_enqueue from root 0 and from root size-1, Allgather_enqueue (out of place and in
  *      place) and Reduce_scatter_block_enqueue (sum on int, out of place and in place); both
  *      the result and what a kernel enqueued after the call read are checked.
- *   5. The fallbacks (stream synchronised, then the host call): Send/Recv_enqueue,
- *      Isend/Irecv_enqueue with Waitall_enqueue and Wait_enqueue. With argument "native" (run
- *      under WEFT_REQUIRE_FAST_PATH=1) a fallback must be refused instead: Send_enqueue, and
+ *   5. Stream-native point-to-point on device buffers, ranks in pairs (0<->1, 2<->3; a last
+ *      odd rank sits out), each step behind a ~200 ms spin kernel and a fill kernel:
+ *      Send_enqueue / Recv_enqueue both ways (statuses checked), then Isend/Irecv_enqueue in
+ *      both directions at once with two tags posted in opposite orders (Irecv before Isend)
+ *      and Waitall_enqueue, then the same with Wait_enqueue one by one. The host must return
+ *      while the stream is busy, a kernel enqueued after the receive (or its wait) must see the
+ *      data, and every element is checked after cudaStreamSynchronize; 0 bytes, 1000 ints and
+ *      4 MiB.
+ *   6. The fallbacks (stream synchronised, then the host call), on pinned host buffers:
+ *      Send/Recv_enqueue, Isend/Irecv_enqueue with Waitall_enqueue and Wait_enqueue. With
+ *      argument "native" (run under WEFT_REQUIRE_FAST_PATH=1) a fallback must be refused
+ *      instead: Send_enqueue from host memory, Recv_enqueue from MPI_ANY_SOURCE, and
  *      Bcast_enqueue on a non-contiguous datatype.
- *   6. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
- * Every result is copied back and checked element by element. The stream-native collectives
- * need every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
- * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) call is tolerated in checks 1-4.
+ *   7. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
+ * Every result is copied back and checked element by element. The stream-native calls need
+ * every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
+ * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) call is tolerated in checks 1-5.
  * Without a CUDA device every rank exits with 77 (skipped). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -55,7 +64,7 @@ static int max_over_ranks(size_t i, int salt) { return filled(i, t_size - 1, sal
 static void check(const int *dev, size_t n, int (*want)(size_t, int), int arg, int derived, const char *what)
 {
     int *h = malloc(n * sizeof(int) + 1);
-    CUDA_OK(cudaMemcpy(h, dev, n * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(h, dev, n * sizeof(int), cudaMemcpyDefault));
     for (size_t i = 0; i < n; i++) {
         int w = want(i, arg);
         if (derived) w = w * 2 + 1;
@@ -198,10 +207,26 @@ static void test_ordered_collectives(size_t n)
     CUDA_OK(cudaFree(der));
 }
 
+/* Pinned host memory (kernels reach it), -1 everywhere once the stream's work is done. */
+static int *host_alloc(size_t n)
+{
+    void *p = NULL;
+    CUDA_OK(cudaMallocHost(&p, n * sizeof(int) + 16));
+    CUDA_OK(cudaStreamSynchronize(st));
+    memset(p, 0xff, n * sizeof(int) + 16);
+    return p;
+}
+
+static void host_reset(int *p, size_t n)
+{
+    CUDA_OK(cudaStreamSynchronize(st));
+    memset(p, 0xff, n * sizeof(int));
+}
+
 static void test_fallbacks(size_t n)
 {
     const int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
-    int *s = dev_alloc(n), *r = dev_alloc(n), *der = dev_alloc(n);
+    int *s = host_alloc(n), *r = host_alloc(n), *der = dev_alloc(n);
     /* Send/Recv_enqueue around a ring, in an order that cannot deadlock. */
     CUDA_OK(test_spin(st, kSpinNs / 4));
     CUDA_OK(test_fill(s, n, t_rank, 11, st));
@@ -220,7 +245,7 @@ static void test_fallbacks(size_t n)
 
     /* Isend/Irecv_enqueue + Waitall_enqueue. */
     MPI_Request rq[2];
-    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
+    host_reset(r, n);
     CUDA_OK(test_fill(s, n, t_rank, 12, st));
     MPI_OK(MPIX_Irecv_enqueue(r, (int)n, MPI_INT, left, 2, sc, &rq[0]));
     MPI_OK(MPIX_Isend_enqueue(s, (int)n, MPI_INT, right, 2, sc, &rq[1]));
@@ -231,7 +256,7 @@ static void test_fallbacks(size_t n)
     check(der, n, pattern_of_left, 12, 1, "Isend/Irecv_enqueue + Waitall_enqueue");
 
     /* ... + Wait_enqueue, one by one. */
-    CUDA_OK(cudaMemsetAsync(r, 0xff, n * sizeof(int), st));
+    host_reset(r, n);
     CUDA_OK(test_fill(s, n, t_rank, 13, st));
     MPI_OK(MPIX_Irecv_enqueue(r, (int)n, MPI_INT, left, 3, sc, &rq[0]));
     MPI_OK(MPIX_Isend_enqueue(s, (int)n, MPI_INT, right, 3, sc, &rq[1]));
@@ -243,9 +268,99 @@ static void test_fallbacks(size_t n)
     CUDA_OK(cudaStreamSynchronize(st));
     check(der, n, pattern_of_left, 13, 1, "Isend/Irecv_enqueue + Wait_enqueue");
 
-    CUDA_OK(cudaFree(s));
-    CUDA_OK(cudaFree(r));
+    CUDA_OK(cudaFreeHost(s));
+    CUDA_OK(cudaFreeHost(r));
     CUDA_OK(cudaFree(der));
+}
+
+/* Check 5: stream-native point-to-point between the ranks of a pair. */
+static int partner;
+static int pattern_of_partner(size_t i, int salt) { return filled(i, partner, salt); }
+
+static void check_recv_status(const MPI_Status *status, int tag, size_t n, const char *what)
+{
+    int count = -1;
+    MPI_OK(MPI_Get_count(status, MPI_INT, &count));
+    if (status->MPI_SOURCE != partner || status->MPI_TAG != tag || count != (int)n)
+        FAIL("%s: status source %d tag %d count %d, expected %d, %d, %zu", what, status->MPI_SOURCE,
+             status->MPI_TAG, count, partner, tag, n);
+}
+
+/* The received buffers and what a kernel enqueued after the receive derived from them. */
+static void check_p2p(int *const *r, int *const *der, const int *salts, int k, size_t n, const char *what)
+{
+    CUDA_OK(cudaStreamSynchronize(st));
+    if (n == 0) return;
+    for (int j = 0; j < k; j++) {
+        check(r[j], n, pattern_of_partner, salts[j], 0, what);
+        check(der[j], n, pattern_of_partner, salts[j], 1, what);
+    }
+}
+
+static void test_p2p(size_t n)
+{
+    partner = t_rank ^ 1;
+    if (partner >= t_size) return;
+    const int even = t_rank % 2 == 0;
+    const size_t m = n ? n : 1;
+    char what[128];
+    int *s[2], *r[2], *der[2];
+    for (int j = 0; j < 2; j++) {
+        s[j] = dev_alloc(m);
+        r[j] = dev_alloc(m);
+        der[j] = dev_alloc(m);
+    }
+    MPI_Status status, statuses[4];
+
+    /* Blocking, one way then the other: even ranks send first. */
+    int salts[2] = {31, 32};
+    snprintf(what, sizeof(what), "Send_enqueue/Recv_enqueue (%zu ints)", n);
+    CUDA_OK(test_spin(st, kSpinNs));
+    CUDA_OK(test_fill(s[0], n, t_rank, salts[0], st));
+    if (even) {
+        MPI_OK(MPIX_Send_enqueue(s[0], (int)n, MPI_INT, partner, 5, sc));
+        MPI_OK(MPIX_Recv_enqueue(r[0], (int)n, MPI_INT, partner, 5, sc, &status));
+    } else {
+        MPI_OK(MPIX_Recv_enqueue(r[0], (int)n, MPI_INT, partner, 5, sc, &status));
+        MPI_OK(MPIX_Send_enqueue(s[0], (int)n, MPI_INT, partner, 5, sc));
+    }
+    expect_busy(what);
+    check_recv_status(&status, 5, n, what);
+    CUDA_OK(test_derive(r[0], der[0], n, st));
+    check_p2p(r, der, salts, 1, n, what);
+
+    /* Non-blocking, both directions at once: tag 7 then 8 sent, 8 then 7 received. */
+    for (int one_by_one = 0; one_by_one < 2; one_by_one++) {
+        MPI_Request rq[4];
+        salts[0] = 33 + 2 * one_by_one;
+        salts[1] = 34 + 2 * one_by_one;
+        snprintf(what, sizeof(what), "Isend/Irecv_enqueue + %s (%zu ints)",
+                 one_by_one ? "Wait_enqueue" : "Waitall_enqueue", n);
+        for (int j = 0; j < 2; j++) CUDA_OK(cudaMemsetAsync(r[j], 0xff, m * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        for (int j = 0; j < 2; j++) CUDA_OK(test_fill(s[j], n, t_rank, salts[j], st));
+        MPI_OK(MPIX_Irecv_enqueue(r[1], (int)n, MPI_INT, partner, 8, sc, &rq[0]));
+        MPI_OK(MPIX_Irecv_enqueue(r[0], (int)n, MPI_INT, partner, 7, sc, &rq[1]));
+        MPI_OK(MPIX_Isend_enqueue(s[0], (int)n, MPI_INT, partner, 7, sc, &rq[2]));
+        MPI_OK(MPIX_Isend_enqueue(s[1], (int)n, MPI_INT, partner, 8, sc, &rq[3]));
+        if (one_by_one) {
+            for (int j = 0; j < 4; j++) MPI_OK(MPIX_Wait_enqueue(&rq[j], &statuses[j]));
+        } else {
+            MPI_OK(MPIX_Waitall_enqueue(4, rq, statuses));
+        }
+        expect_busy(what);
+        for (int j = 0; j < 4; j++) CHECK(rq[j] == MPI_REQUEST_NULL, "a wait left a request");
+        check_recv_status(&statuses[0], 8, n, what);
+        check_recv_status(&statuses[1], 7, n, what);
+        for (int j = 0; j < 2; j++) CUDA_OK(test_derive(r[j], der[j], n, st));
+        check_p2p(r, der, salts, 2, n, what);
+    }
+
+    for (int j = 0; j < 2; j++) {
+        CUDA_OK(cudaFree(s[j]));
+        CUDA_OK(cudaFree(r[j]));
+        CUDA_OK(cudaFree(der[j]));
+    }
 }
 
 static void expect_error(int rc, int cls, const char *what)
@@ -302,17 +417,22 @@ int main(int argc, char **argv)
     test_ordered_collectives(7);
     test_ordered_collectives(1000);
     test_ordered_collectives(1 << 18);
+    test_p2p(0);
+    test_p2p(1000);
+    test_p2p(1 << 20); /* 4 MiB */
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
     } else {
         /* Fallbacks are refused before they touch the stream or the peers. */
-        int *d = dev_alloc(4);
+        int *d = dev_alloc(4), h[4] = {0, 0, 0, 0};
         MPI_Datatype strided;
         MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &strided));
         MPI_OK(MPI_Type_commit(&strided));
-        expect_error(MPIX_Send_enqueue(d, 1, MPI_INT, (t_rank + 1) % t_size, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
-                     "Send_enqueue (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        expect_error(MPIX_Send_enqueue(h, 1, MPI_INT, (t_rank + 1) % t_size, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
+                     "Send_enqueue from host memory (a fallback) under WEFT_REQUIRE_FAST_PATH");
+        expect_error(MPIX_Recv_enqueue(d, 1, MPI_INT, MPI_ANY_SOURCE, 0, sc, MPI_STATUS_IGNORE),
+                     MPI_ERR_UNSUPPORTED_OPERATION, "Recv_enqueue from MPI_ANY_SOURCE (a fallback) under WEFT_REQUIRE_FAST_PATH");
         expect_error(MPIX_Bcast_enqueue(d, 1, strided, 0, sc), MPI_ERR_UNSUPPORTED_OPERATION,
                      "Bcast_enqueue on a non-contiguous datatype (a fallback) under WEFT_REQUIRE_FAST_PATH");
         MPI_OK(MPI_Type_free(&strided));
