@@ -28,6 +28,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gpu_bench_common.h"
 
@@ -58,6 +59,46 @@ static int device_sync(void *user)
     return cudaDeviceSynchronize() != cudaSuccess;
 }
 
+#ifdef MPIX_STREAM_NULL
+/* GPU_ALLREDUCE_STREAM=1: MPIX_Allreduce_enqueue on a stream communicator, calls
+ * back to back on one CUDA stream and one cudaStreamSynchronize per timed batch,
+ * as nccl_allreduce times ncclAllReduce (the MPICH stream API). */
+struct stream_mode {
+    cudaStream_t stream;
+    MPI_Comm comm;
+};
+
+static int enqueue_allreduce(const void *sbuf, void *rbuf, size_t count, gb_type t, void *user)
+{
+    const struct stream_mode *m = user;
+    if (count > (size_t)INT_MAX)
+        return 1;
+    return MPIX_Allreduce_enqueue(sbuf != NULL ? sbuf : MPI_IN_PLACE, rbuf, (int)count, mpi_type(t),
+                                  MPI_SUM, m->comm) != MPI_SUCCESS;
+}
+
+static int stream_sync(void *user)
+{
+    const struct stream_mode *m = user;
+    return cudaStreamSynchronize(m->stream) != cudaSuccess;
+}
+
+static int stream_mode_init(struct stream_mode *m)
+{
+    MPI_Info info;
+    MPIX_Stream ms;
+    if (cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking) != cudaSuccess)
+        return 1;
+    if (MPI_Info_create(&info) != MPI_SUCCESS || MPI_Info_set(info, "type", "cudaStream_t") != MPI_SUCCESS ||
+        MPIX_Info_set_hex(info, "value", &m->stream, (int)sizeof(m->stream)) != MPI_SUCCESS ||
+        MPIX_Stream_create(info, &ms) != MPI_SUCCESS ||
+        MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &m->comm) != MPI_SUCCESS)
+        return 1;
+    MPI_Info_free(&info);
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     gb_ctx c;
@@ -71,6 +112,19 @@ int main(int argc, char **argv)
     gb_measure_floors(&c, &f);
     gb_print_floors(&c, &f);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+#ifdef MPIX_STREAM_NULL
+    const char *stream_env = getenv("GPU_ALLREDUCE_STREAM");
+    if (stream_env && atoi(stream_env)) {
+        struct stream_mode m;
+        if (stream_mode_init(&m)) {
+            fprintf(stderr, "gpu_allreduce: could not make a stream communicator\n");
+            return gb_finalize(&c, 1);
+        }
+        errors = gb_run_sweep(&c, &f, "MPIX_Allreduce_enqueue", enqueue_allreduce, stream_sync, &m);
+        MPI_Comm_free(&m.comm);
+        return gb_finalize(&c, errors != 0);
+    }
+#endif
     errors = gb_run_sweep(&c, &f, "MPI_Allreduce", mpi_allreduce, device_sync, NULL);
     return gb_finalize(&c, errors != 0);
 }
