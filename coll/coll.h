@@ -68,6 +68,10 @@ struct CollArgs {
   // with recv_blocks per source and send_blocks per destination.
   std::vector<int> sources, destinations;
   bool cartesian = false;      // neighbours in (-1, +1) pairs per dimension
+  // A blocking call. Non-blocking and persistent calls must start their device work when they
+  // start (the ranks then enqueue it in the same order), so an algorithm that first waits for
+  // host messages (gpu_direct) runs for blocking calls only.
+  bool blocking = true;
 };
 
 // alpha-beta-gamma: a message of n bytes costs alpha + n*beta; reducing n bytes costs n*gamma.

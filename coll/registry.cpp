@@ -2,6 +2,7 @@
 #include <array>
 
 #include "algorithm.h"
+#include "gpu/gpu_coll.h"
 
 namespace weft::coll {
 
@@ -22,9 +23,6 @@ extern const Algorithm allreduce_hier, allreduce_hier_multi, allreduce_hier_pipe
 extern const Algorithm barrier_hier, bcast_hier, reduce_hier, allgather_hier;
 extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allreduce_shm_two_shot,
     allgather_shm;
-extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_direct, allreduce_gpu_ring,
-    allreduce_gpu_copy_engine;
-extern const Algorithm bcast_gpu, allgather_gpu, reduce_scatter_gpu_block, reduce_gpu;
 
 namespace {
 const std::array kAlgorithms{
@@ -43,8 +41,9 @@ const std::array kAlgorithms{
     &barrier_hier, &bcast_hier, &reduce_hier, &allgather_hier,
     &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
     // GPU device memory only (coll/gpu); the selector offers them for device buffers alone.
-    &allreduce_gpu_one_shot, &allreduce_gpu_two_shot, &allreduce_gpu_direct, &allreduce_gpu_ring, &allreduce_gpu_copy_engine,
-    &bcast_gpu, &allgather_gpu, &reduce_scatter_gpu_block, &reduce_gpu,
+#define WEFT_LIST_GPU_ALGORITHM(var, name, coll) &var,
+    WEFT_GPU_ALGORITHMS(WEFT_LIST_GPU_ALGORITHM)
+#undef WEFT_LIST_GPU_ALGORITHM
 };
 }  // namespace
 

@@ -1,9 +1,9 @@
-// allgather gpu_allgather (uniform blocks): per slot-sized piece of the block, each rank copies
-// its piece into its slot, a barrier, each rank copies every peer's piece out of the peer's
-// slot into the peer's block (and, out of place, its own piece from its send buffer). One
-// barrier per piece keeps the slot rule (workspace.h): a rank writes piece n + 2's slot after
-// piece n + 1's barrier, which every peer entered after reading piece n. Copies only: the
-// copy-engine variant differs just in its host barriers.
+// allgather gpu_allgather (one-shot, uniform blocks): per slot-sized piece of the block, each rank
+// copies its piece into its slot, a barrier, each rank copies every peer's piece out of the peer's
+// slot into the peer's block (and, out of place, its own piece from its send buffer). One barrier
+// per piece keeps the slot rule (workspace.h): a rank writes piece n + 2's slot after piece n +
+// 1's barrier, which every peer entered after reading piece n. Copies only: the copy-engine
+// variant differs just in its host barriers.
 #include <algorithm>
 
 #include "workspace.h"
@@ -39,8 +39,11 @@ std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* sen
 
 Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
   if (!ws.kernels) return kernels_required();
-  return enqueue_pieces(ws, *allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block),
-                        static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  return enqueue_stream_call(ws, s, [&] {
+    return enqueue_pieces(ws, *allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block),
+                          s);
+  });
 }
 
 }  // namespace weft::coll::gpu
@@ -51,13 +54,10 @@ namespace {
 
 // Uniform blocks back to back in recv (what MPI_Allgather on a contiguous type gives).
 bool supports(const CollArgs& a, const Comm& c) {
-  if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
-  for (size_t q = 0; q < a.recv_blocks.size(); ++q)
-    if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
-  return gpu::kernel_call_supported(a, c, false, false);
+  return gpu::uniform_allgather(a, c) && gpu::kernel_call_supported(a, c, false, false);
 }
 
-// A rough model, printed with the choice (there is one GPU allgather): the launch floor
+// A rough model, printed with the choice (the rule picks this one on one node): the launch floor
 // (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
 // at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {

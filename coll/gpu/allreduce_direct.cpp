@@ -83,7 +83,7 @@ Status enqueue_direct(GpuWorkspace& ws, const DirectCall& call, size_t count, Ba
   const size_t align = std::max<size_t>(1, 16 / elem);
   const size_t share = ((count + p - 1) / p + align - 1) / align * align;
   const size_t lo = std::min(count, size_t(ws.rank) * share), hi = std::min(count, lo + share);
-  WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
+  WEFT_TRY(enqueue_flag_barrier(ws, s));
   if (hi > lo) {
     DeviceInputs in;
     DeviceOutputs out;
@@ -94,7 +94,7 @@ Status enqueue_direct(GpuWorkspace& ws, const DirectCall& call, size_t count, Ba
     }
     WEFT_TRY(reduce_device_multi_out(op, type, in, out, hi - lo, s));
   }
-  return enqueue_flag_barrier(ws, ++ws.epoch, s);
+  return enqueue_flag_barrier(ws, s);
 }
 
 }  // namespace
@@ -105,7 +105,9 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, true); }
+// Blocking calls only: the device work waits for two rounds of host messages, so a
+// non-blocking call's could be enqueued after a later call's on some rank.
+bool supports(const CollArgs& a, const Comm& c) { return a.blocking && gpu::kernel_call_supported(a, c, true); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two host message rounds and two barriers, then one read and one write of the

@@ -24,7 +24,6 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
       in.count = ws.size;
       DeviceFlags flags;
       flags.me = ws.rank;
-      flags.epoch = ++ws.epoch;
       for (int q = 0; q < ws.size; ++q) {
         in.in[q] = ws.slot(q, piece);
         flags.at[q] = ws.flag(q);
@@ -33,7 +32,7 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
       continue;
     }
     WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(ws.rank, piece), src + off * elem, n * elem, cudaMemcpyDefault, s));
-    WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
+    WEFT_TRY(enqueue_flag_barrier(ws, s));
     DeviceInputs in;
     in.count = ws.size;
     for (int q = 0; q < ws.size; ++q) in.in[q] = ws.slot(q, piece);
@@ -59,7 +58,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued_allreduce("gpu_one_shot", a, c, gpu::enqueue_one_shot);
+  return gpu::build_enqueued("gpu_one_shot", c, [r = gpu::reduction_call(a)](gpu::GpuWorkspace& ws, cudaStream_t s) {
+    return gpu::enqueue_one_shot(ws, r.send, r.recv, r.count, r.type, r.op, s);
+  });
 }
 
 }  // namespace

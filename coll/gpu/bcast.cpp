@@ -1,4 +1,4 @@
-// bcast gpu_bcast: per slot-sized piece, the root copies its piece into its slot, a barrier,
+// bcast gpu_bcast (one-shot): per slot-sized piece, the root copies its piece into its slot, a barrier,
 // every other rank copies the piece out of the root's slot into its buffer. One barrier per
 // piece is enough for the slot rule (workspace.h): the root writes piece n + 2's slot only
 // after piece n + 1's barrier, which every peer entered after copying piece n out (stream
@@ -36,7 +36,9 @@ std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t b
 
 Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
   if (!ws.kernels) return kernels_required();
-  return enqueue_pieces(ws, *bcast_pieces(ws, static_cast<char*>(buf), bytes, root), static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  return enqueue_stream_call(
+      ws, s, [&] { return enqueue_pieces(ws, *bcast_pieces(ws, static_cast<char*>(buf), bytes, root), s); });
 }
 
 }  // namespace weft::coll::gpu
@@ -49,8 +51,8 @@ bool supports(const CollArgs& a, const Comm& c) {
   return a.bytes > 0 && gpu::kernel_call_supported(a, c, false, false);
 }
 
-// A rough model, printed with the choice (there is one GPU bcast): the launch floor (about
-// 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (measured on one H200).
+// A rough model, printed with the choice (the rule's pick for small messages): the launch
+// floor (about 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (one H200).
 double estimate(const CollArgs& a, const Comm&, const CostModel&) {
   constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
   return kLaunchUs + 2 + double(a.bytes) * 2 / kCopyBytesPerUs;

@@ -5,12 +5,6 @@
 #include "gpu_coll.h"
 #include "runtime/core/memkind.h"
 
-namespace weft::coll {
-extern const Algorithm allreduce_gpu_one_shot, allreduce_gpu_two_shot, allreduce_gpu_direct, allreduce_gpu_ring,
-    allreduce_gpu_copy_engine;
-extern const Algorithm bcast_gpu, allgather_gpu, reduce_scatter_gpu_block, reduce_gpu;
-}
-
 namespace weft::coll::gpu {
 
 Settings& settings() {
@@ -30,28 +24,43 @@ bool has_algorithms(Collective coll) {
 }
 
 bool is_gpu_algorithm(const Algorithm& a) {
-  return &a == &allreduce_gpu_one_shot || &a == &allreduce_gpu_two_shot || &a == &allreduce_gpu_direct ||
-         &a == &allreduce_gpu_ring || &a == &allreduce_gpu_copy_engine ||
-         &a == &bcast_gpu || &a == &allgather_gpu || &a == &reduce_scatter_gpu_block || &a == &reduce_gpu;
+#define WEFT_IS_GPU_ALGORITHM(var, name, coll) &a == &var ||
+  return WEFT_GPU_ALGORITHMS(WEFT_IS_GPU_ALGORITHM) false;
+#undef WEFT_IS_GPU_ALGORITHM
 }
 
+// Bcast and reduce: the one-shot below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and where only
+// host barriers may run, the two-shot from there (the root's memory is read about once instead
+// of p - 1 times). Allgather: the one-shot. Reduce_scatter: the one-shot, in its block form
+// when the shares are equal. The rings are for links that do not join every pair of GPUs;
+// nothing on one node chooses them (WEFT_COLL_TUNE forces them).
 const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why) {
-  const Algorithm* only = nullptr;
+  if (a.coll == Collective::allreduce) return choose_allreduce(a, c, why);
+  const GpuWorkspace* ws = existing_workspace(c);
+  if (!ws) return nullptr;
+  const bool kernels = kernels_allowed(*ws);
+  const size_t min = settings().two_shot_min;
+  const Algorithm* pick = nullptr;
   switch (a.coll) {
-    case Collective::allreduce: return choose_allreduce(a, c, why);
-    case Collective::bcast: only = &bcast_gpu; break;
-    case Collective::allgather: only = &allgather_gpu; break;
-    case Collective::reduce_scatter: only = &reduce_scatter_gpu_block; break;
-    case Collective::reduce: only = &reduce_gpu; break;
+    case Collective::bcast: pick = kernels && a.bytes >= min ? &bcast_gpu_two_shot : &bcast_gpu; break;
+    case Collective::reduce: pick = kernels && a.bytes >= min ? &reduce_gpu_two_shot : &reduce_gpu; break;
+    case Collective::allgather: pick = &allgather_gpu; break;
+    case Collective::reduce_scatter:
+      pick = reduce_scatter_gpu_block.supports(a, c) ? &reduce_scatter_gpu_block : &reduce_scatter_gpu;
+      break;
     default: return nullptr;
   }
-  const GpuWorkspace* ws = existing_workspace(c);
-  if (!ws || !only->supports(a, c)) return nullptr;
-  *why = kernels_allowed(*ws) ? "the one gpu algorithm; flag barriers"
-         : settings().mode == Mode::copy_engine
-             ? "the one gpu algorithm; host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
-             : "the one gpu algorithm; host barriers (ranks share a GPU without MPS)";
-  return only;
+  if (!pick->supports(a, c)) return nullptr;
+  if (!kernels)
+    *why = settings().mode == Mode::copy_engine ? "host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
+                                                : "host barriers (ranks share a GPU without MPS)";
+  else if (pick == &bcast_gpu_two_shot || pick == &reduce_gpu_two_shot)
+    *why = "from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(min) + " bytes); flag barriers";
+  else if (pick == &bcast_gpu || pick == &reduce_gpu)
+    *why = "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(min) + " bytes); flag barriers";
+  else
+    *why = "the one-shot; flag barriers";
+  return pick;
 }
 
 const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why) {
@@ -63,7 +72,7 @@ const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string*
                : "ranks share a GPU without MPS: kernels of different processes would take turns";
     return &allreduce_gpu_copy_engine;
   }
-  if (const size_t direct = settings().direct_min; direct && a.bytes >= direct) {
+  if (const size_t direct = settings().direct_min; direct && a.bytes >= direct && a.blocking) {
     *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(direct) + " bytes)";
     return &allreduce_gpu_direct;
   }

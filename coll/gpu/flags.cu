@@ -1,7 +1,8 @@
 // The flag barrier of the GPU collectives: one small kernel per rank, no host round trip.
-// Thread 0 publishes the epoch with a volatile store after a system-wide fence (everything
-// this rank's stream did before, the copy into its slot included, is complete and visible
-// first); thread q polls rank q's flag in IPC-mapped memory until it reaches the epoch.
+// Thread 0 publishes the next epoch (its own flag plus one, so a replayed CUDA graph counts on)
+// with a volatile store after a system-wide fence (everything this rank's stream did before,
+// the copy into its slot included, is complete and visible first); thread q polls rank q's
+// flag in IPC-mapped memory until it reaches the epoch.
 // Epochs only grow, so a fast rank already at the next barrier still counts as arrived.
 // The point-to-point kernels below are the same store and poll, one word at a time.
 #include "flags.h"
@@ -15,12 +16,17 @@ struct Flags {
 };
 
 // only < 0: wait for every rank; else for rank `only` alone (a ring step's left neighbour).
-__global__ void flag_barrier_kernel(Flags flags, int me, int p, unsigned long long epoch, int only) {
+// The epoch is this rank's flag plus one: only this rank's barriers, in stream order, write it.
+__global__ void flag_barrier_kernel(Flags flags, int me, int p, int only) {
+  __shared__ unsigned long long epoch;
   const int t = int(threadIdx.x);
   if (t == 0) {
+    volatile unsigned long long* own = flags.at[me];
+    epoch = *own + 1;
     __threadfence_system();
-    *reinterpret_cast<volatile unsigned long long*>(flags.at[me]) = epoch;
+    *own = epoch;
   }
+  __syncthreads();
   if (t < p && t != me && (only < 0 || t == only)) {
     const volatile unsigned long long* f = flags.at[t];
     while (*f < epoch) __nanosleep(64);
@@ -79,18 +85,17 @@ cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, cudaStream_
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s) {
+cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
-  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, epoch, -1);
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, -1);
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, uint64_t epoch,
-                                 cudaStream_t s) {
+cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
-  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, epoch, peer);
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, peer);
   return cudaGetLastError();
 }
 

@@ -12,10 +12,10 @@ constexpr int kFlagRanks = 32;  // = kMaxRanks (gpu_coll.h)
 // Loads the barrier kernel and the point-to-point flag kernels now (see reduce_device_preload).
 cudaError_t preload_flag_barrier();
 
-cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, uint64_t epoch, cudaStream_t s);
-// The same, but waiting for rank `peer`'s flag alone (this rank still publishes `epoch`).
-cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, uint64_t epoch,
-                                 cudaStream_t s);
+// Publishes flags[me] + 1 (the next epoch) and waits until every flags[q] has reached it.
+cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, cudaStream_t s);
+// The same, but waiting for rank `peer`'s flag alone (this rank still publishes its epoch).
+cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, cudaStream_t s);
 
 // The point-to-point words (MPIX_Send/Recv_enqueue; one-thread kernels, in stream order):
 // stores v at a after a system-wide fence (everything the stream did before is complete and

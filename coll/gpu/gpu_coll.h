@@ -41,6 +41,32 @@
 #include "coll/algorithm.h"
 #include "runtime/core/op.h"
 
+// Every coll/gpu algorithm as X(variable in weft::coll, name, collective): registered in every
+// build (coll/registry.cpp), supporting no call in a build without CUDA (gpu_none.cpp).
+#define WEFT_GPU_ALGORITHMS(X)                                                      \
+  X(allreduce_gpu_one_shot, "gpu_one_shot", allreduce)                               \
+  X(allreduce_gpu_two_shot, "gpu_two_shot", allreduce)                               \
+  X(allreduce_gpu_direct, "gpu_direct", allreduce)                                   \
+  X(allreduce_gpu_ring, "gpu_ring", allreduce)                                       \
+  X(allreduce_gpu_copy_engine, "gpu_copy_engine", allreduce)                         \
+  X(bcast_gpu, "gpu_bcast", bcast)                                                   \
+  X(bcast_gpu_two_shot, "gpu_bcast_two_shot", bcast)                                 \
+  X(bcast_gpu_ring, "gpu_bcast_ring", bcast)                                         \
+  X(allgather_gpu, "gpu_allgather", allgather)                                       \
+  X(allgather_gpu_ring, "gpu_allgather_ring", allgather)                             \
+  X(reduce_scatter_gpu_block, "gpu_reduce_scatter_block", reduce_scatter)            \
+  X(reduce_scatter_gpu, "gpu_reduce_scatter", reduce_scatter)                        \
+  X(reduce_scatter_gpu_ring, "gpu_reduce_scatter_ring", reduce_scatter)              \
+  X(reduce_gpu, "gpu_reduce", reduce)                                                \
+  X(reduce_gpu_two_shot, "gpu_reduce_two_shot", reduce)                              \
+  X(reduce_gpu_ring, "gpu_reduce_ring", reduce)
+
+namespace weft::coll {
+#define WEFT_DECLARE_GPU_ALGORITHM(var, name, coll) extern const Algorithm var;
+WEFT_GPU_ALGORITHMS(WEFT_DECLARE_GPU_ALGORITHM)
+#undef WEFT_DECLARE_GPU_ALGORITHM
+}  // namespace weft::coll
+
 namespace weft::coll::gpu {
 
 // The most ranks a GPU workspace serves (the reduction kernel takes one input per rank).

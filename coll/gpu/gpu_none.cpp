@@ -10,16 +10,10 @@ double none(const CollArgs&, const Comm&, const CostModel&) { return 0; }
 std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr; }
 }  // namespace
 
-extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, never, none, nothing};
-extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, never, none, nothing};
-extern const Algorithm allreduce_gpu_direct{"gpu_direct", Collective::allreduce, never, none, nothing};
-extern const Algorithm allreduce_gpu_ring{"gpu_ring", Collective::allreduce, never, none, nothing};
-extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, never, none, nothing};
-extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, never, none, nothing};
-extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, never, none, nothing};
-extern const Algorithm reduce_scatter_gpu_block{"gpu_reduce_scatter_block", Collective::reduce_scatter, never, none,
-                                                nothing};
-extern const Algorithm reduce_gpu{"gpu_reduce", Collective::reduce, never, none, nothing};
+#define WEFT_DEFINE_GPU_ALGORITHM(var, name, coll) \
+  extern const Algorithm var{name, Collective::coll, never, none, nothing};
+WEFT_GPU_ALGORITHMS(WEFT_DEFINE_GPU_ALGORITHM)
+#undef WEFT_DEFINE_GPU_ALGORITHM
 
 namespace gpu {
 

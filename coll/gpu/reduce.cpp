@@ -42,9 +42,11 @@ std::shared_ptr<const Pieces> reduce_pieces(GpuWorkspace& ws, const char* send, 
 Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
                       int root, void* stream) {
   if (!ws.kernels) return kernels_required();
-  return enqueue_pieces(
-      ws, *reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root),
-      static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  return enqueue_stream_call(ws, s, [&] {
+    return enqueue_pieces(
+        ws, *reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root), s);
+  });
 }
 
 }  // namespace weft::coll::gpu
@@ -57,9 +59,9 @@ bool supports(const CollArgs& a, const Comm& c) {
   return a.count > 0 && a.send && gpu::kernel_call_supported(a, c, false, true);
 }
 
-// A rough model, printed with the choice (there is one GPU reduce): the launch floor (about
-// 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s, and p reads
-// plus one write at the root at 3.3 TB/s (measured on one H200).
+// A rough model, printed with the choice (the rule's pick for small messages): the launch
+// floor (about 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s,
+// and p reads plus one write at the root at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
   constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
   return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;

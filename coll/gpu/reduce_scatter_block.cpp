@@ -1,12 +1,12 @@
-// reduce_scatter_block gpu_reduce_scatter_block: the input is p blocks of `count` elements.
-// Per piece (the same `n` elements of every block, so p * n fill at most a slot), each rank
-// copies its p sub-blocks into its slot (one 2D copy), a barrier, and rank r reduces sub-block
-// r of every rank's slot, in rank order, into its result (bitwise what any rank folding the
-// same inputs gets). One barrier per piece keeps the slot rule (workspace.h): a rank writes
-// piece n + 2's slot after piece n + 1's barrier, which every peer entered after reducing
-// piece n. In place (the input in recv), a piece's result overwrites only elements of block
-// 0 that earlier pieces already copied. The reduction kernel never waits on flags, so the
-// copy-engine variant runs it too, between host barriers.
+// reduce_scatter_block gpu_reduce_scatter_block (one-shot): the input is p blocks of `count`
+// elements. Per piece (the same `n` elements of every block, so p * n fill at most a slot), each
+// rank copies its p sub-blocks into its slot (one 2D copy), a barrier, and rank r reduces
+// sub-block r of every rank's slot, in rank order, into its result (bitwise what any rank folding
+// the same inputs gets). One barrier per piece keeps the slot rule (workspace.h): a rank writes
+// piece n + 2's slot after piece n + 1's barrier, which every peer entered after reducing piece n.
+// In place (the input in recv), a piece's result overwrites only elements of block 0 that earlier
+// pieces already copied. The reduction kernel never waits on flags, so the copy-engine variant
+// runs it too, between host barriers.
 #include <algorithm>
 
 #include "runtime/core/op_gpu.h"
@@ -46,9 +46,12 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {
   if (!ws.kernels) return kernels_required();
-  return enqueue_pieces(
-      ws, *reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op),
-      static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  return enqueue_stream_call(ws, s, [&] {
+    return enqueue_pieces(
+        ws, *reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op),
+        s);
+  });
 }
 
 }  // namespace weft::coll::gpu
@@ -59,13 +62,10 @@ namespace {
 
 // MPI_Reduce_scatter_block: every rank's share is the same, and nothing else.
 bool supports(const CollArgs& a, const Comm& c) {
-  if (!a.uniform || !a.send || a.counts.size() != size_t(c.size) || a.counts[0] == 0) return false;
-  for (size_t n : a.counts)
-    if (n != a.counts[0]) return false;
-  return a.count == a.counts[0] * size_t(c.size) && gpu::kernel_call_supported(a, c, false, true);
+  return gpu::block_reduce_scatter(a, c) && gpu::kernel_call_supported(a, c, false, true);
 }
 
-// A rough model, printed with the choice (there is one GPU reduce_scatter_block): the launch
+// A rough model, printed with the choice (the rule picks this one for the block form): the launch
 // floor (about 10 us), a barrier and a second launch, the input copied in at about 2.1 TB/s
 // and p shares read plus one written by the reduction at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {

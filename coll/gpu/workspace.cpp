@@ -304,18 +304,18 @@ void release_all() {
   (void)cudaGetLastError();
 }
 
-Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t s) {
+Status enqueue_flag_barrier(const GpuWorkspace& ws, cudaStream_t s) {
   static_assert(kFlagRanks == kMaxRanks);
   unsigned long long* flags[kMaxRanks];
   for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
-  const cudaError_t err = launch_flag_barrier(flags, ws.rank, ws.size, epoch, s);
+  const cudaError_t err = launch_flag_barrier(flags, ws.rank, ws.size, s);
   return err == cudaSuccess ? Status::ok : cuda_failure("flag barrier launch", err);
 }
 
-Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, uint64_t epoch, cudaStream_t s) {
+Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, cudaStream_t s) {
   unsigned long long* flags[kMaxRanks];
   for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
-  const cudaError_t err = launch_flag_wait_one(flags, ws.rank, ws.size, peer, epoch, s);
+  const cudaError_t err = launch_flag_wait_one(flags, ws.rank, ws.size, peer, s);
   return err == cudaSuccess ? Status::ok : cuda_failure("flag wait launch", err);
 }
 
@@ -366,7 +366,7 @@ Status enqueue_pieces(GpuWorkspace& ws, const Pieces& p, cudaStream_t s) {
   for (size_t i = 0; i < p.count; ++i) {
     const uint64_t piece = ws.pieces++;
     WEFT_TRY(p.in(i, piece, s));
-    WEFT_TRY(enqueue_flag_barrier(ws, ++ws.epoch, s));
+    WEFT_TRY(enqueue_flag_barrier(ws, s));
     WEFT_TRY(p.out(i, piece, s));
   }
   return Status::ok;
@@ -408,16 +408,58 @@ std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::sha
   return s;
 }
 
-std::shared_ptr<Schedule> build_enqueued_allreduce(const char* name, const CollArgs& a, const Comm& c,
-                                                   AllreduceEnqueueFn fn) {
+std::shared_ptr<Schedule> build_enqueued(const char* name, const Comm& c, EnqueueFn fn) {
   auto s = std::make_shared<Schedule>(name);
   std::shared_ptr<GpuWorkspace> ws = shared_workspace(c);
-  s->call([ws, fn, send = a.send, recv = a.recv, count = a.count, type = a.red.type, op = a.red.op] {
-    WEFT_TRY(fn(*ws, send, recv, count, type, op, ws->stream));
+  s->call([ws, fn = std::move(fn)] {
+    WEFT_TRY(fn(*ws, ws->stream));
     return record_done(*ws);
   });
   s->poll([ws](const CollContext&) { return query_done(*ws); });
   return s;
+}
+
+Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Shares& sh, size_t rot, BasicType type,
+                                   ReduceOp op, cudaStream_t s) {
+  const size_t elem = basic_type_size(type), p = size_t(ws.size), r = size_t(ws.rank);
+  const int left = int((r + p - 1) % p);
+  char* mine = ws.slot(ws.rank, piece);
+  const char* theirs = ws.slot(left, piece);
+  for (size_t step = 0; step + 1 < p; ++step) {
+    const size_t k = (r + rot + 2 * p - step - 1) % p;
+    if (sh.hi(k) > sh.lo(k)) {
+      DeviceInputs in;
+      in.count = 2;
+      in.in[0] = theirs + sh.lo(k) * elem;
+      in.in[1] = mine + sh.lo(k) * elem;
+      WEFT_TRY(reduce_device_multi(op, type, in, mine + sh.lo(k) * elem, sh.hi(k) - sh.lo(k), s));
+    }
+    if (step + 2 < p) WEFT_TRY(enqueue_flag_wait_one(ws, left, s));
+  }
+  return Status::ok;
+}
+
+bool uniform_allgather(const CollArgs& a, const Comm& c) {
+  if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
+  for (size_t q = 0; q < a.recv_blocks.size(); ++q)
+    if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
+  return true;
+}
+
+bool block_reduce_scatter(const CollArgs& a, const Comm& c) {
+  if (!a.uniform || !a.send || a.counts.size() != size_t(c.size) || a.counts[0] == 0) return false;
+  for (size_t n : a.counts)
+    if (n != a.counts[0]) return false;
+  return a.count == a.counts[0] * size_t(c.size);
+}
+
+Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const std::function<Status()>& body) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  WEFT_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
+  if (capture == cudaStreamCaptureStatusNone) return body();
+  WEFT_TRY(enqueue_flag_barrier(ws, s));
+  WEFT_TRY(body());
+  return enqueue_flag_barrier(ws, s);
 }
 
 Status kernels_required() {
@@ -429,8 +471,10 @@ Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send,
                          BasicType type, ReduceOp op, void* stream) {
   if (!ws.kernels) return kernels_required();
   auto s = static_cast<cudaStream_t>(stream);
-  return algo == AllreduceAlgo::two_shot ? enqueue_two_shot(ws, send, recv, count, type, op, s)
-                                         : enqueue_one_shot(ws, send, recv, count, type, op, s);
+  return enqueue_stream_call(ws, s, [&] {
+    return algo == AllreduceAlgo::two_shot ? enqueue_two_shot(ws, send, recv, count, type, op, s)
+                                           : enqueue_one_shot(ws, send, recv, count, type, op, s);
+  });
 }
 
 }  // namespace weft::coll::gpu

@@ -4,8 +4,9 @@
 // n of the workspace's calls uses slot n mod 2 (double buffering by parity), so a rank may
 // write the next piece while slow peers still read the last one; it writes a slot again only
 // after a barrier that every peer entered after finishing the piece that used it before.
-// Flags area: word 0 is this rank's barrier epoch (written only by this rank, read by every
-// peer; monotonic, so back-to-back barriers never race a reset); from byte 256 one word per
+// Flags area: word 0 is this rank's barrier epoch (the barriers it has entered, counted by the
+// barrier kernels themselves; written only by this rank, read by every peer; monotonic, so
+// back-to-back barriers never race a reset); from byte 256 one word per
 // rank, set by that rank when it releases its mappings (the owner frees its memory then).
 // Point-to-point words (the stream-native MPIX_Send/Recv_enqueue, p2p_* in gpu_coll.h), for
 // up to kFlagRanks ranks:
@@ -19,6 +20,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,7 +64,6 @@ class GpuWorkspace {
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;
   char* temp = nullptr;        // gpu_copy_engine: the peers' pieces, (size - 1) slots; lazily
-  uint64_t epoch = 0;          // barriers entered so far
   uint64_t pieces = 0;         // pieces started so far (their parity picks the slot)
   bool released = false;
 };
@@ -70,13 +71,20 @@ class GpuWorkspace {
 // The shared workspace of c (null when none or unusable).
 std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c);
 
-// Enqueues a flag barrier on `s`: this rank publishes `epoch` (after a system-wide fence), a
-// one-block kernel waits until every rank's flag has reached it.
-Status enqueue_flag_barrier(const GpuWorkspace& ws, uint64_t epoch, cudaStream_t s);
+// Enqueues a flag barrier on `s`: a one-block kernel publishes this rank's next epoch (its flag
+// word plus one, after a system-wide fence) and waits until every rank's flag has reached it.
+// The epoch is counted on the device, so a CUDA graph that captured barriers may be replayed.
+Status enqueue_flag_barrier(const GpuWorkspace& ws, cudaStream_t s);
 
 // The same publish, but waiting for rank `peer` alone (one step of a ring). Every rank must
-// still publish the same epochs in the same order.
-Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, uint64_t epoch, cudaStream_t s);
+// still enqueue the same number of barriers and waits, in the same order.
+Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, cudaStream_t s);
+
+// Enqueues a stream-ordered call (body) on `s`. While `s` is being captured into a CUDA graph,
+// flag barriers before and after it: the graph keeps the slots its pieces used at capture, and
+// may be replayed after any other call, or be followed by any; the barriers keep the slot rule
+// whatever the parities. The flag epochs are counted on the device, so replays count on.
+Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const std::function<Status()>& body);
 
 // Logs a failed CUDA call (what: the call) and returns Status::internal.
 Status cuda_failure(const char* what, cudaError_t err);
@@ -121,19 +129,51 @@ Status enqueue_pieces(GpuWorkspace& ws, const Pieces& p, cudaStream_t s);
 std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::shared_ptr<GpuWorkspace> ws,
                                        std::shared_ptr<const Pieces> p);
 
-// The blocking schedule of an allreduce that enqueues on a stream (gpu_one_shot, gpu_two_shot,
-// gpu_ring): one step enqueues it on the workspace's stream and records the event, a poll
-// waits for the event.
-using AllreduceEnqueueFn = Status (*)(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
-                                      ReduceOp op, cudaStream_t s);
-std::shared_ptr<Schedule> build_enqueued_allreduce(const char* name, const CollArgs& a, const Comm& c,
-                                                   AllreduceEnqueueFn fn);
+// The blocking schedule of any call that enqueues on a stream (kernels allowed only): one step
+// enqueues it on the workspace's stream and records the event, a poll waits for the event.
+using EnqueueFn = std::function<Status(GpuWorkspace& ws, cudaStream_t s)>;
+std::shared_ptr<Schedule> build_enqueued(const char* name, const Comm& c, EnqueueFn fn);
+// A reduction call's buffers and reduction, as the schedules of reduction algorithms keep them.
+struct ReductionCall {
+  const void* send;
+  void* recv;
+  size_t count;
+  BasicType type;
+  ReduceOp op;
+};
+inline ReductionCall reduction_call(const CollArgs& a) { return {a.send, a.recv, a.count, a.red.type, a.red.op}; }
+
+// A piece of n elements cut into p shares of `share` elements (the last ones may be short or
+// empty). By default shares are 16-byte multiples, so the kernels' vector loads apply.
+struct Shares {
+  Shares(size_t n_, size_t p, size_t elem) : n(n_) {
+    const size_t align = std::max<size_t>(1, 16 / elem);
+    share = ((n + p - 1) / p + align - 1) / align * align;
+  }
+  size_t lo(size_t k) const { return std::min(n, k * share); }
+  size_t hi(size_t k) const { return std::min(n, (k + 1) * share); }
+  size_t n = 0, share = 0;
+};
+
+// The reduce-scatter steps of a ring, on a piece already in every rank's slot and visible to
+// its right neighbour: p - 1 steps, at step t rank r folds share (r + rot - t - 1) mod p of its
+// left neighbour's slot into the same share of its own, the steps meeting pairwise
+// (enqueue_flag_wait_one). Afterwards rank r's slot holds share (r + rot + 1) mod p reduced
+// over every rank, in ring order (each share is folded once, by one chain of ranks).
+Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Shares& sh, size_t rot, BasicType type,
+                                   ReduceOp op, cudaStream_t s);
+
+// Call shapes the algorithms of one collective share: allgather's uniform blocks back to
+// back; reduce_scatter's equal shares (the block form).
+bool uniform_allgather(const CollArgs& a, const Comm& c);
+bool block_reduce_scatter(const CollArgs& a, const Comm& c);
 
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s);
+// root < 0: allreduce; else reduce to root (the result lands at the root only).
 Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
-                        ReduceOp op, cudaStream_t s);
+                        ReduceOp op, cudaStream_t s, int root = -1);
 Status enqueue_ring(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
-                    cudaStream_t s);
+                    cudaStream_t s, int root = -1);
 
 }  // namespace weft::coll::gpu

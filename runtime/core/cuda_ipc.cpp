@@ -93,7 +93,11 @@ void resolve(IpcState& s) {
     return;
   }
   s.set_attribute = reinterpret_cast<PointerSetAttributeFn>(fn);
-  if (cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess) {
+  // A blocking stream (not cudaStreamNonBlocking): its copies run after what the program issued
+  // on the legacy default stream, such as a cudaMemset of the receive buffer; a persistent
+  // receive into a buffer just cleared that way was overwritten by the late memset on one H200
+  // without MPS.
+  if (cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault) != cudaSuccess) {
     (void)cudaGetLastError();
     s.why = "could not create a copy stream";
     return;

@@ -91,19 +91,25 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t
 }
 
 // One block: every thread copies its share of `own` into this rank's input and fences it, then
-// thread 0 publishes the epoch and thread q waits for rank q's; after the block meets again,
+// thread 0 publishes the next epoch (its flag plus one) and thread q waits for rank q's; after the block meets again,
 // every input is complete.
 template <class T, class Op>
 __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count) {
   const int t = int(threadIdx.x);
   T* mine = static_cast<T*>(const_cast<void*>(ins.in[flags.me]));
   for (size_t i = size_t(t); i < count; i += blockDim.x) mine[i] = own[i];
+  __shared__ unsigned long long epoch;
   __threadfence_system();
   __syncthreads();
-  if (t == 0) *reinterpret_cast<volatile unsigned long long*>(flags.at[flags.me]) = flags.epoch;
+  if (t == 0) {  // this rank's next epoch: only its own barriers, in stream order, write the word
+    volatile unsigned long long* own = flags.at[flags.me];
+    epoch = *own + 1;
+    *own = epoch;
+  }
+  __syncthreads();
   if (t < ins.count && t != flags.me) {
     const volatile unsigned long long* f = flags.at[t];
-    while (*f < flags.epoch) __nanosleep(32);
+    while (*f < epoch) __nanosleep(32);
   }
   __syncthreads();
   __threadfence_system();

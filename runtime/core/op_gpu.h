@@ -40,8 +40,8 @@ Status reduce_device_multi_out(ReduceOp op, BasicType type, const DeviceInputs& 
                                size_t count, void* stream);
 
 // A whole small one-shot allreduce in one single-block kernel, where launch latency dominates:
-// copy `own` into inputs.in[me], publish `epoch` in *flags[me] after a system-wide fence, wait
-// until every other flags[q] has reached it, then out = the fold of every input (as
+// copy `own` into inputs.in[me], publish the next epoch (*flags[me] + 1) after a system-wide
+// fence, wait until every other flags[q] has reached it, then out = the fold of every input (as
 // reduce_device_multi). Flags are monotonic epoch words in memory every rank maps.
 // One block reading its peers' memory: from 8 KiB three launches (copy, barrier, multi-block
 // reduction) were faster between two H200s over NVLink (32 KiB: 11.6 against 25.2 µs).
@@ -49,7 +49,6 @@ constexpr size_t kFusedMaxBytes = 4 * 1024;
 struct DeviceFlags {
   unsigned long long* at[kReduceMaxInputs] = {};
   int me = 0;
-  unsigned long long epoch = 0;
 };
 // Loads every kernel of the multi-input and fused reductions now. With CUDA's lazy loading (the
 // default) a kernel's first launch loads it, which may wait for the device: a stream-ordered

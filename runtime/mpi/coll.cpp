@@ -145,14 +145,14 @@ bool CollCall::staging_allowed(bool contiguous) {
   if (g_state->require_fast_path) {
     error_ = raise(comm_, MPI_ERR_UNSUPPORTED_OPERATION, fn_,
                    "a GPU device buffer would be staged through host memory (GPU-native algorithms "
-                   "exist for blocking Allreduce, Bcast, Reduce, Allgather and Reduce_scatter_block only), "
-                   "and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+                   "exist for Allreduce, Bcast, Reduce, Allgather and Reduce_scatter(_block) on one "
+                   "node only), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
     return false;
   }
   if (log_first_time("coll-device-staging"))
     WEFT_WARN(Subsys::gpu, "collectives on GPU device buffers are staged through host memory "
-              "(cudaMemcpy in and out, host algorithms) except blocking Allreduce, Bcast, Reduce, "
-              "Allgather and Reduce_scatter_block on one node, which run GPU-native when they can");
+              "(cudaMemcpy in and out, host algorithms) except Allreduce, Bcast, Reduce, Allgather "
+              "and Reduce_scatter(_block) on one node, which run GPU-native when they can");
   return true;
 }
 
@@ -287,7 +287,7 @@ int progress_collectives(void* state) {
 
 // ------------------------------------------------------------------------- the collectives
 
-int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
                const coll::Reduction* red, bool* native);
 
 namespace {
@@ -321,16 +321,17 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
   if (call.reuse(mode, key)) return call.execute(mode, request);
   ptrdiff_t offset = 0;
-  if (mode == CollMode::blocking && c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
+  if (c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
       contiguous_span(d, size_t(count), &offset)) {
     char* at = static_cast<char*>(buffer) + offset;
     bool native = false;
-    if ((rc = gpu_native(fn, comm, *c, {at}, nullptr, &native)) != MPI_SUCCESS) return rc;
+    if ((rc = gpu_native(fn, mode, comm, *c, {at}, nullptr, &native)) != MPI_SUCCESS) return rc;
     if (native) {
       coll::CollArgs a{coll::Collective::bcast};
       a.recv = at;
       a.bytes = packed_size(d, size_t(count));
       a.root = root;
+      a.blocking = mode == CollMode::blocking;
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
       call.remember(mode, key);
       return call.execute(mode, request);
@@ -389,16 +390,17 @@ void configure_gpu_collectives() {
                                    : coll::gpu::Mode::automatic;
 }
 
-// A blocking allreduce, bcast, reduce, allgather or reduce_scatter_block runs GPU-native
-// (coll/gpu) when every buffer of the call (`bufs`, each at its first byte; contiguous) is
-// device memory, the reduction (if any) is predefined on a type the kernels reduce, and the
-// communicator lies on one node with a usable GPU workspace (made here on the first such call:
-// collective, so every rank must pass device memory, as UCC requires too). Then *native is
-// set. A call with no device buffer, or with device and host buffers mixed, is left to
-// staging, which warns or errs (CollCall::staging_allowed); any other reason is logged at
-// INFO once, or, under WEFT_REQUIRE_FAST_PATH, is an error naming it. Declared again in
-// coll_data.cpp (allgather).
-int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+// An allreduce, bcast, reduce, allgather or reduce_scatter(_block), blocking, non-blocking or
+// persistent, runs GPU-native (coll/gpu) when every buffer of the call (`bufs`, each at its
+// first byte; contiguous) is device memory, the reduction (if any) is predefined on a type the
+// kernels reduce, and the communicator lies on one node with a usable GPU workspace (made here
+// on the first such call: collective, so every rank must pass device memory, as UCC requires
+// too). Non-blocking and persistent calls also need the flag kernels (their device work is
+// enqueued when they start, in the order every rank starts them). Then *native is set. A call
+// with no device buffer, or with device and host buffers mixed, is left to staging, which warns
+// or errs (CollCall::staging_allowed); any other reason is logged at INFO once, or, under
+// WEFT_REQUIRE_FAST_PATH, is an error naming it. Declared again in coll_data.cpp (allgather).
+int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
                const coll::Reduction* red, bool* native) {
   *native = false;
   if (!cuda_state().usable || c.size < 2) return MPI_SUCCESS;
@@ -416,7 +418,12 @@ int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<con
                     : std::string("no GPU kernel for ") + reduce_op_name(red->op) + " on " + basic_type_name(red->type);
   } else {
     configure_gpu_collectives();
-    if (!coll::gpu::workspace(coll_context(c), &why)) why = "GPU collectives not usable on " + c.name + ": " + why;
+    const coll::gpu::GpuWorkspace* ws = coll::gpu::workspace(coll_context(c), &why);
+    if (!ws)
+      why = "GPU collectives not usable on " + c.name + ": " + why;
+    else if (mode != CollMode::blocking && !coll::gpu::kernels_allowed(*ws))
+      why = "non-blocking and persistent GPU-native collectives need flag kernels, and " + c.name +
+            " runs copy-engine algorithms only (ranks share a GPU without MPS, or WEFT_GPU_COLL_MODE=copy_engine)";
   }
   if (!why.empty()) {
     if (g_state->require_fast_path)
@@ -435,15 +442,15 @@ namespace {
 
 // The allreduce's GPU-native check (gpu_native); on success *a describes the call on the
 // device buffers themselves.
-int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* send, void* recv, size_t count,
-                         const ReductionSetup& r, coll::CollArgs* a, bool* native, bool* hier) {
+int gpu_native_allreduce(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, const void* send, void* recv,
+                         size_t count, const ReductionSetup& r, coll::CollArgs* a, bool* native, bool* hier) {
   *native = *hier = false;
   if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
   ptrdiff_t offset = 0;
   if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
   const char* in = static_cast<const char*>(send) + offset;
   char* out = static_cast<char*>(recv) + offset;
-  if (!c.single_node) {
+  if (!c.single_node && mode == CollMode::blocking) {
     // Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one
     // copy each way against three blocking calls); it stays the path there unless staging is
     // forbidden.
@@ -455,13 +462,14 @@ int gpu_native_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* sen
             (in == out || memkind_query(in).kind == MemKind::cuda_device);
     if (*hier) return MPI_SUCCESS;
   }
-  int rc = gpu_native(fn, comm, c, {in, out}, &r.red, native);
+  int rc = gpu_native(fn, mode, comm, c, {in, out}, &r.red, native);
   if (rc != MPI_SUCCESS || !*native) return rc;
   a->send = in;
   a->recv = out;
   a->count = r.lay.reduce_count;
   a->bytes = a->count * r.red.elem_size;
   a->red = r.red;
+  a->blocking = mode == CollMode::blocking;
   return MPI_SUCCESS;
 }
 
@@ -497,13 +505,12 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   }
   const bool cacheable = !r.red.user;
   ptrdiff_t offset = 0;
-  if (mode == CollMode::blocking && c->size > 1 && !r.red.user && r.lay.type->predefined &&
-      contiguous_span(r.lay.type, size_t(count), &offset)) {
+  if (c->size > 1 && !r.red.user && r.lay.type->predefined && contiguous_span(r.lay.type, size_t(count), &offset)) {
     const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
     char* gout = is_root ? static_cast<char*>(recvbuf) + offset : nullptr;
     bool native = false;
-    rc = is_root ? gpu_native(fn, comm, *c, {gin, gout}, &r.red, &native)
-                 : gpu_native(fn, comm, *c, {gin}, &r.red, &native);
+    rc = is_root ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
+                 : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
     if (rc != MPI_SUCCESS) return rc;
     if (native) {
       coll::CollArgs a{coll::Collective::reduce};
@@ -513,6 +520,7 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
       a.bytes = a.count * r.red.elem_size;
       a.red = r.red;
       a.root = root;
+      a.blocking = mode == CollMode::blocking;
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
       call.remember(mode, key);
       return call.execute(mode, request);
@@ -564,11 +572,11 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
     return call.execute(mode, request);
   }
   const bool cacheable = !r.red.user;
-  if (kind == coll::Collective::allreduce && mode == CollMode::blocking) {
+  if (kind == coll::Collective::allreduce) {
     coll::CollArgs a{kind};
     bool native = false, hier = false;
-    rc = gpu_native_allreduce(fn, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a, &native,
-                              &hier);
+    rc = gpu_native_allreduce(fn, mode, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a,
+                              &native, &hier);
     if (rc != MPI_SUCCESS) return rc;
     if (hier)
       return gpu_hier_allreduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, r.lay.reduce_count * r.red.elem_size);
@@ -624,12 +632,16 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     return call.execute(mode, request);
   }
   ptrdiff_t in_offset = 0, out_offset = 0;
-  if (block && mode == CollMode::blocking && p > 1 && !r.red.user && r.lay.type->predefined &&
+  if (p > 1 && !r.red.user && r.lay.type->predefined &&
       contiguous_span(r.lay.type, total, &in_offset) && contiguous_span(r.lay.type, mine, &out_offset)) {
     const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + in_offset;
-    char* gout = static_cast<char*>(recvbuf) + out_offset;
+    // A rank with no share may pass any receive buffer (NULL too): it decides on its input alone,
+    // so that every rank decides alike.
+    char* gout = mine ? static_cast<char*>(recvbuf) + out_offset : const_cast<char*>(gin);
     bool native = false;
-    if ((rc = gpu_native(fn, comm, *c, {gin, gout}, &r.red, &native)) != MPI_SUCCESS) return rc;
+    rc = mine ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
+              : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
+    if (rc != MPI_SUCCESS) return rc;
     if (native) {
       coll::CollArgs a{coll::Collective::reduce_scatter};
       a.send = gin;
@@ -637,7 +649,8 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
       a.count = total * r.per_element;
       a.bytes = a.count * r.red.elem_size;
       a.red = r.red;
-      a.uniform = true;
+      a.uniform = block;
+      a.blocking = mode == CollMode::blocking;
       for (size_t& n : counts) n *= r.per_element;
       a.counts = std::move(counts);
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;

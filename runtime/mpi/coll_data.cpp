@@ -9,8 +9,8 @@
 
 namespace weft::mpi {
 
-// coll.cpp: whether a blocking call runs GPU-native (device buffers on one node).
-int gpu_native(const char* fn, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
+// coll.cpp: whether a call runs GPU-native (device buffers on one node).
+int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
                const coll::Reduction* red, bool* native);
 
 namespace {
@@ -183,11 +183,12 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   a.uniform = !recv.per_rank;
   std::vector<Piece> pieces;
   if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
-  // GPU-native (blocking MPI_Allgather): the p blocks one run of bytes, back to back.
+  // GPU-native (MPI_Allgather, MPI_Iallgather, MPI_Allgather_init): the p blocks one run of
+  // bytes, back to back.
   ptrdiff_t offset = 0, send_offset = 0;
   const Datatype* rtype = pieces[0].type;
   const size_t block = packed_size(rtype, size_t(recv.count));
-  if (mode == CollMode::blocking && a.uniform && !send.per_rank && p > 1 && block &&
+  if (a.uniform && !send.per_rank && p > 1 && block &&
       contiguous_span(rtype, size_t(recv.count) * size_t(p), &offset)) {
     char* at = static_cast<char*>(const_cast<void*>(recv.buf)) + offset;
     const char* mine = at + size_t(me) * block;
@@ -199,12 +200,13 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
       mine = static_cast<const char*>(send.buf) + send_offset;
     }
     bool native = false;
-    if (ok && (rc = gpu_native(fn, comm, *c, {mine, at}, nullptr, &native)) != MPI_SUCCESS) return rc;
+    if (ok && (rc = gpu_native(fn, mode, comm, *c, {mine, at}, nullptr, &native)) != MPI_SUCCESS) return rc;
     if (native) {
       a.send = mine;
       a.recv = at;
       a.own_bytes = block;
       a.bytes = block * size_t(p);
+      a.blocking = mode == CollMode::blocking;
       for (int q = 0; q < p; ++q) a.recv_blocks.push_back(Block{size_t(q) * block, block});
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
       if (cacheable) call.remember(mode, key);

@@ -1,15 +1,17 @@
-/* MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce on GPU device buffers
- * through the GPU-native algorithms (coll/gpu: gpu_bcast, gpu_allgather,
- * gpu_reduce_scatter_block, gpu_reduce). CTest runs it with a 1 MiB workspace (two 512 KiB
- * slots, so the largest size runs in several pieces) and WEFT_REQUIRE_FAST_PATH=1 (a call
- * staged through host memory is an error): with the algorithms chosen by the rule, forced
- * with WEFT_COLL_TUNE, and in the copy-engine variant (WEFT_GPU_COLL_MODE=copy_engine, what
- * ranks sharing a GPU without MPS get). Every collective x root (first and last) x type x op
- * (sum, max) x size, in place where MPI allows it, is checked element by element against a
- * host reference, and out of place the byte after the result must be untouched; then
- * different collectives back to back on one communicator (slot reuse across calls), checked
- * afterwards, and the same on a duplicated communicator that is freed again.
- * COLL_GPU_STAGED=1 allows staging instead (run it then without WEFT_REQUIRE_FAST_PATH).
+/* MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter(_block) and MPI_Reduce on GPU device buffers
+ * through the GPU-native algorithms (coll/gpu). CTest runs it with a 1 MiB workspace (two
+ * 512 KiB slots, so the largest size runs in several pieces) and WEFT_REQUIRE_FAST_PATH=1 (a
+ * call staged through host memory is an error): with the algorithms chosen by the rule, each
+ * family forced with WEFT_COLL_TUNE (one-shot, two-shot, ring), and in the copy-engine
+ * variant (WEFT_GPU_COLL_MODE=copy_engine, what ranks sharing a GPU without MPS get). Every
+ * collective x root (first and last) x type x op (sum, max) x size, in place where MPI allows
+ * it, is checked element by element against a host reference, and out of place the byte after
+ * the result must be untouched; MPI_Reduce_scatter with a different share per rank, also with
+ * none (and a NULL buffer) at rank 0; then different collectives back to back on one
+ * communicator (slot reuse across calls), checked afterwards, and the same on a duplicated
+ * communicator that is freed again; last, the non-blocking forms, several outstanding at once,
+ * and a persistent allreduce started three times (not in the copy-engine variant, where they
+ * are staged: COLL_GPU_NONBLOCKING=0).
  * Without a CUDA device every rank exits with 77, which CTest reports as skipped. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -185,6 +187,98 @@ static void run_reduce(const struct type *t, MPI_Op op, size_t n, int root, int 
     check(t, what, host, n, !in_place, want_reduced, op, 0);
 }
 
+/* MPI_Reduce_scatter with a different share per rank (rank q gets n + 3q elements; rank 0
+ * none when zero_first, and passes a NULL receive buffer then). */
+static void run_reduce_scatter_v(const struct type *t, MPI_Op op, size_t n, int in_place, int zero_first)
+{
+    const size_t p = (size_t)t_size, me = (size_t)t_rank;
+    int counts[64];
+    size_t total = 0, first = 0;
+    for (size_t q = 0; q < p; q++) {
+        counts[q] = zero_first && q == 0 ? 0 : (int)(n + 3 * q);
+        if (q < me) first += (size_t)counts[q];
+        total += (size_t)counts[q];
+    }
+    const size_t mine = (size_t)counts[me];
+    char what[80];
+    snprintf(what, sizeof what, "reduce_scatter %s%s%s", op == MPI_SUM ? "sum" : "max",
+             in_place ? " in place" : "", zero_first ? " (rank 0 gets none)" : "");
+    fill(t, op, host, total, t_rank);
+    void *out = mine || in_place ? drecv : NULL;
+    if (in_place) {
+        to_device(drecv, total * t->size);
+        MPI_OK(MPI_Reduce_scatter(MPI_IN_PLACE, drecv, counts, t->dt, op, MPI_COMM_WORLD));
+    } else {
+        to_device(dsend, total * t->size);
+        guard(drecv, mine * t->size + 1);
+        MPI_OK(MPI_Reduce_scatter(dsend, out, counts, t->dt, op, MPI_COMM_WORLD));
+    }
+    if (!mine) return;
+    from_device(drecv, mine * t->size + 1);
+    check(t, what, host, mine, !in_place, want_reduced, op, first);
+}
+
+/* The non-blocking and persistent forms on device buffers: several calls outstanding at
+ * once (their device work is enqueued in call order), then a persistent allreduce started
+ * three times with new data. */
+static void nonblocking(const struct type *i32, size_t n)
+{
+    const size_t p = (size_t)t_size, me = (size_t)t_rank;
+    const int last = t_size - 1;
+    enum { NB = 5 };
+    void *in[NB], *out[NB];
+    for (int k = 0; k < NB; k++) {
+        CUDA_OK(cudaMalloc(&in[k], p * n * 4 + 1));
+        CUDA_OK(cudaMalloc(&out[k], p * n * 4 + 1));
+        const MPI_Op op = k == 0 || k == 1 ? MPI_OP_NULL : k % 2 ? MPI_MAX : MPI_SUM;
+        fill(i32, op, host, p * n, t_rank);
+        to_device(in[k], p * n * 4);
+        guard(out[k], p * n * 4 + 1);
+    }
+    if (t_rank == last) CUDA_OK(cudaMemcpy(out[0], in[0], n * 4, cudaMemcpyDeviceToDevice));
+    MPI_Request req[NB];
+    MPI_OK(MPI_Ibcast(out[0], (int)n, MPI_INT32_T, last, MPI_COMM_WORLD, &req[0]));
+    MPI_OK(MPI_Iallgather(in[1], (int)n, MPI_INT32_T, out[1], (int)n, MPI_INT32_T, MPI_COMM_WORLD, &req[1]));
+    MPI_OK(MPI_Ireduce(in[2], out[2], (int)n, MPI_INT32_T, MPI_SUM, 0, MPI_COMM_WORLD, &req[2]));
+    MPI_OK(MPI_Ireduce_scatter_block(in[3], out[3], (int)n, MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD, &req[3]));
+    MPI_OK(MPI_Iallreduce(in[4], out[4], (int)n, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD, &req[4]));
+    MPI_OK(MPI_Waitall(NB, req, MPI_STATUSES_IGNORE));
+    from_device(out[0], n * 4 + 1);
+    check(i32, "ibcast", host, n, 1, want_value, MPI_OP_NULL, (size_t)last);
+    from_device(out[1], p * n * 4 + 1);
+    check(i32, "iallgather", host, p * n, 1, want_gathered, MPI_OP_NULL, n);
+    if (t_rank == 0) {
+        from_device(out[2], n * 4 + 1);
+        check(i32, "ireduce", host, n, 1, want_reduced, MPI_SUM, 0);
+    }
+    from_device(out[3], n * 4 + 1);
+    check(i32, "ireduce_scatter_block", host, n, 1, want_reduced, MPI_MAX, me * n);
+    from_device(out[4], n * 4 + 1);
+    check(i32, "iallreduce", host, n, 1, want_reduced, MPI_SUM, 0);
+
+    /* Persistent: new input before every start (element i of round k is value + k). */
+    MPI_Request preq;
+    MPI_OK(MPI_Allreduce_init(in[4], out[4], (int)n, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &preq));
+    for (int round = 0; round < 3; round++) {
+        int32_t *h = host;
+        for (size_t i = 0; i < n; i++) h[i] = (int32_t)(value(MPI_SUM, t_rank, i) + round);
+        to_device(in[4], n * 4);
+        MPI_OK(MPI_Start(&preq));
+        MPI_OK(MPI_Wait(&preq, MPI_STATUS_IGNORE));
+        from_device(out[4], n * 4);
+        for (size_t i = 0; i < n; i++)
+            if (h[i] != (int32_t)(reduced(MPI_SUM, i) + round * t_size))
+                FAIL("persistent allreduce round %d n=%zu: element %zu is %d, expected %lld", round, n, i, h[i],
+                     (long long)(reduced(MPI_SUM, i) + round * t_size));
+        checked++;
+    }
+    MPI_OK(MPI_Request_free(&preq));
+    for (int k = 0; k < NB; k++) {
+        CUDA_OK(cudaFree(in[k]));
+        CUDA_OK(cudaFree(out[k]));
+    }
+}
+
 /* Different collectives back to back on comm, each on buffers of its own, checked only after
  * the last: pieces of one call share slots with the next call's. */
 static void back_to_back(MPI_Comm comm, const struct type *i32)
@@ -252,7 +346,7 @@ int main(int argc, char **argv)
     const MPI_Op ops[] = {MPI_SUM, MPI_MAX};
     /* 600000 elements exceed a 512 KiB slot for every type (WEFT_GPU_COLL_SCRATCH=1m). */
     const size_t sizes[] = {1, 7, 1023, 65536, 600000};
-    const size_t most = 600000 * 8 * (size_t)t_size + 64;
+    const size_t most = 600000 * 8 * (size_t)t_size + 4096;
     host = malloc(most);
     CUDA_OK(cudaMalloc(&dsend, most));
     CUDA_OK(cudaMalloc(&drecv, most));
@@ -266,10 +360,19 @@ int main(int argc, char **argv)
             for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
                 for (int in_place = 0; in_place < 2; in_place++) {
                     run_reduce_scatter_block(t, ops[oi], n, in_place);
+                    for (int zero_first = 0; zero_first < 2; zero_first++)
+                        run_reduce_scatter_v(t, ops[oi], n, in_place, zero_first);
                     for (int r = 0; r < 2; r++) run_reduce(t, ops[oi], n, roots[r], in_place);
                 }
         }
     back_to_back(MPI_COMM_WORLD, &types[2]);
+    const char *nb = getenv("COLL_GPU_NONBLOCKING");
+    if (!nb || strcmp(nb, "0") != 0) {
+        nonblocking(&types[2], 5);
+        nonblocking(&types[2], 300000);
+    } else if (t_rank == 0) {
+        printf("coll_gpu: non-blocking and persistent calls not run (COLL_GPU_NONBLOCKING=0)\n");
+    }
     /* A communicator of its own (its own workspace), freed again: its mappings are closed. */
     MPI_Comm dup;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));

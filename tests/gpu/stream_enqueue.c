@@ -24,6 +24,8 @@
  *      instead: Send_enqueue from host memory, Recv_enqueue from MPI_ANY_SOURCE, and
  *      Bcast_enqueue on a non-contiguous datatype.
  *   7. Errors: enqueue on MPI_COMM_WORLD and on a CPU-stream communicator, a freed stream.
+ *   8. A CUDA graph that captured Allreduce_enqueue and Bcast_enqueue, replayed five times with
+ *      new input each time (and uncaptured calls between replays), every replay checked.
  * Every result is copied back and checked element by element. The stream-native calls need
  * every rank on one node and the flag kernels allowed (one GPU per rank, or MPS); with
  * STREAM_ENQUEUE_ALLOW_SYNC=1 a synchronising (fallback) call is tolerated in checks 1-5.
@@ -208,6 +210,46 @@ static void test_ordered_collectives(size_t n)
 }
 
 /* Pinned host memory (kernels reach it), -1 everywhere once the stream's work is done. */
+/* Check 8: a CUDA graph that captured Allreduce_enqueue and Bcast_enqueue, replayed five times
+ * with new input before each replay, and with an uncaptured Allreduce_enqueue between some
+ * replays (the flag epochs count on on the device; the slots the graph baked in stay safe). */
+static void test_graph(size_t n)
+{
+    int *in = dev_alloc(n), *out = dev_alloc(n), *other = dev_alloc(n), *b = dev_alloc(n);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    MPI_OK(MPIX_Allreduce_enqueue(in, out, (int)n, MPI_INT, MPI_SUM, sc));
+    MPI_OK(MPIX_Bcast_enqueue(b, (int)n, MPI_INT, t_size - 1, sc));
+    CUDA_OK(cudaStreamEndCapture(st, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    bcast_root = t_size - 1;
+    for (int k = 0; k < 5; k++) {
+        char what[96];
+        CUDA_OK(test_fill(in, n, t_rank, k, st));
+        CUDA_OK(test_fill(b, n, t_rank, 20 + k, st));
+        CUDA_OK(cudaGraphLaunch(exec, st));
+        if (k % 2) MPI_OK(MPIX_Allreduce_enqueue(in, other, (int)n, MPI_INT, MPI_MAX, sc));
+        CUDA_OK(cudaStreamSynchronize(st));
+        snprintf(what, sizeof what, "graph replay %d: Allreduce_enqueue (%zu elements)", k, n);
+        check(out, n, sum_over_ranks, k, 0, what);
+        snprintf(what, sizeof what, "graph replay %d: Bcast_enqueue (%zu elements)", k, n);
+        check(b, n, pattern_of_root, 20 + k, 0, what);
+        if (k % 2) {
+            snprintf(what, sizeof what, "Allreduce_enqueue after graph replay %d (%zu elements)", k, n);
+            check(other, n, max_over_ranks, k, 0, what);
+        }
+    }
+    if (t_rank == 0) printf("graph of Allreduce_enqueue + Bcast_enqueue: %zu ints, 5 replays checked\n", n);
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    CUDA_OK(cudaFree(in));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaFree(other));
+    CUDA_OK(cudaFree(b));
+}
+
 static int *host_alloc(size_t n)
 {
     void *p = NULL;
@@ -420,6 +462,8 @@ int main(int argc, char **argv)
     test_p2p(0);
     test_p2p(1000);
     test_p2p(1 << 20); /* 4 MiB */
+    test_graph(1000);   /* fused one-shot */
+    test_graph(300000); /* two-shot */
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
