@@ -63,6 +63,24 @@ static int is_pt2pt(bench_kind k)
     return k == BENCH_LATENCY || k == BENCH_BW || k == BENCH_BIBW;
 }
 
+/*
+ * Programs that take device and managed buffers.  The collective ones among
+ * them fill and check their data through a host copy (bench_copy_in/out);
+ * the collective programs not listed still read and write their buffers on
+ * the host.
+ */
+#define BENCH_DEVICE_PROGS \
+    "osu_latency, osu_bw, osu_bibw, osu_bcast, osu_reduce, osu_allgather and osu_allreduce"
+
+static int takes_device(bench_kind k)
+{
+    return is_pt2pt(k) || k == BENCH_BCAST || k == BENCH_REDUCE || k == BENCH_ALLGATHER ||
+           k == BENCH_ALLREDUCE;
+}
+
+/* Program name for the messages of the helpers that get no options. */
+static const char *bench_prog = "osu_bench";
+
 /* Collectives whose messages are MPI_FLOAT: sizes start at one float. */
 static int is_float_kind(bench_kind k)
 {
@@ -185,7 +203,15 @@ static void print_usage(const bench_opts *o)
         printf("  -W N            window size: messages in flight per iteration (default %d)\n",
                d.window);
     printf("  -d TYPE         use accelerator buffers, TYPE 'cuda' or 'managed'\n");
-    printf("                  (not supported by this build: host buffers only)\n");
+    if (!takes_device(o->kind)) {
+        printf("                  (not supported by this program: device buffers are taken by\n");
+        printf("                  osu_latency, osu_bw, osu_bibw, osu_bcast, osu_reduce,\n");
+        printf("                  osu_allgather and osu_allreduce only)\n");
+    }
+#ifndef BENCH_HAVE_CUDA
+    if (takes_device(o->kind))
+        printf("                  (not supported by this build: host buffers only)\n");
+#endif
     printf("  --csv           print \"size,value\" lines instead of the table\n");
     printf("                  (value: %s)\n", csv_value(o->kind));
     printf("  -h, --help      print this help and exit\n\n");
@@ -196,6 +222,13 @@ static void print_usage(const bench_opts *o)
     } else if (o->kind == BENCH_BARRIER) {
         printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
         printf("Runs on any number of ranks.\n");
+    } else if (takes_device(o->kind)) {
+        printf("Buffer placement (after the options): H (host), D (device), M (managed),\n");
+        printf("  for rank 0 then for the other ranks (one letter: every rank); e.g.\n");
+        printf("  \"-d cuda\" or \"-d cuda D\" (all on the device) or \"-d cuda H D\".\n");
+        printf("Runs on any number of ranks; the result of the first iteration of\n");
+        printf("every size is checked (on the host: device results are copied back\n");
+        printf("outside the timing).\n");
     } else {
         printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
         printf("Runs on any number of ranks; the result of the first iteration of\n");
@@ -306,6 +339,7 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     char **av;
 
     set_defaults(o, kind);
+    bench_prog = kind_prog(kind);
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &o->nranks);
@@ -438,14 +472,14 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     }
 
     if (o->place[0] != BENCH_PLACE_HOST || o->place[1] != BENCH_PLACE_HOST) {
-#ifdef BENCH_HAVE_CUDA
-        /* Point-to-point programs only: the collective programs check results on the host. */
-        if (!is_pt2pt(kind)) {
+        /* The other programs fill or check their buffers on the host directly. */
+        if (!takes_device(kind)) {
             if (o->rank == 0)
-                fprintf(stderr, "%s: device buffers are supported by the point-to-point programs only\n",
-                        kind_prog(kind));
+                fprintf(stderr, "%s: device buffers are supported by %s only\n",
+                        kind_prog(kind), BENCH_DEVICE_PROGS);
             bench_exit(1);
         }
+#ifdef BENCH_HAVE_CUDA
         int devices = 0;
         if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
             if (o->rank == 0)
@@ -562,6 +596,57 @@ void bench_touch(void *ptr, size_t size, int value, bench_placement placement)
 #ifdef BENCH_HAVE_CUDA
         cudaMemset(ptr, value, size);
         cudaDeviceSynchronize();
+#endif
+        break;
+    }
+}
+
+#ifdef BENCH_HAVE_CUDA
+/* A failed copy would leave stale data to validate: stop instead. */
+static void copy_check(cudaError_t e, const char *what, size_t size)
+{
+    int rank = -1;
+    if (e == cudaSuccess)
+        return;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "%s: rank %d: copying %zu bytes %s failed: %s\n",
+            bench_prog, rank, size, what, cudaGetErrorString(e));
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+#endif
+
+void bench_copy_in(void *buf, const void *host, size_t size, bench_placement placement)
+{
+    if (size == 0)
+        return;
+    switch (placement) {
+    case BENCH_PLACE_HOST:
+        memcpy(buf, host, size);
+        break;
+    case BENCH_PLACE_DEVICE:
+    case BENCH_PLACE_MANAGED:
+#ifdef BENCH_HAVE_CUDA
+        /* From pageable memory cudaMemcpy may return before the DMA lands: wait for it. */
+        copy_check(cudaMemcpy(buf, host, size, cudaMemcpyHostToDevice), "to the device", size);
+        copy_check(cudaDeviceSynchronize(), "to the device", size);
+#endif
+        break;
+    }
+}
+
+void bench_copy_out(void *host, const void *buf, size_t size, bench_placement placement)
+{
+    if (size == 0)
+        return;
+    switch (placement) {
+    case BENCH_PLACE_HOST:
+        memcpy(host, buf, size);
+        break;
+    case BENCH_PLACE_DEVICE:
+    case BENCH_PLACE_MANAGED:
+#ifdef BENCH_HAVE_CUDA
+        copy_check(cudaMemcpy(host, buf, size, cudaMemcpyDeviceToHost), "to the host", size);
 #endif
         break;
     }

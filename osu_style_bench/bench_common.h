@@ -32,7 +32,11 @@ typedef enum {
     BENCH_IALLREDUCE    /* size = bytes of MPI_FLOAT reduced; overlap test */
 } bench_kind;
 
-/* Where a buffer lives.  Only host memory is implemented for now. */
+/*
+ * Where a buffer lives.  Device and managed memory need a CUDA build
+ * (BENCH_HAVE_CUDA) and are accepted by the point-to-point programs and by
+ * osu_bcast, osu_reduce, osu_allgather and osu_allreduce.
+ */
 typedef enum {
     BENCH_PLACE_HOST = 0,   /* 'H' */
     BENCH_PLACE_DEVICE,     /* 'D' (device memory, e.g. cudaMalloc) */
@@ -94,7 +98,8 @@ size_t bench_buffer_bytes(const bench_opts *opts);
 
 /*
  * MPI_Init + option parsing.  On -h, on a usage error, or when an
- * unsupported feature (device buffers) is requested, rank 0 prints a message
+ * unsupported feature (device buffers in a program or build without them, or
+ * with no usable CUDA device) is requested, rank 0 prints a message
  * and every rank calls MPI_Finalize and exits (0 for -h, 1 otherwise), so
  * this only returns when the benchmark should run.
  */
@@ -129,6 +134,16 @@ void bench_free(void *ptr, bench_placement placement);
 
 /* Set `size` bytes of a buffer allocated by bench_alloc to `value`. */
 void bench_touch(void *ptr, size_t size, int value, bench_placement placement);
+
+/*
+ * Copy `size` bytes between host memory and a buffer allocated by bench_alloc
+ * in `placement`, so that programs can fill and check their data on the host
+ * whatever the placement: cudaMemcpy for device and managed buffers, memcpy
+ * for host ones.  Both return once the copy is complete; a failed copy aborts
+ * (a stale host copy would make the validation meaningless).
+ */
+void bench_copy_in(void *buf, const void *host, size_t size, bench_placement placement);
+void bench_copy_out(void *host, const void *buf, size_t size, bench_placement placement);
 
 /* Allocate or MPI_Abort with a message naming the rank. */
 void *bench_alloc_or_abort(const bench_opts *opts, size_t size,

@@ -8,7 +8,10 @@
  * (SUM / MIN / MAX on a double).  After the first iteration of every size
  * each rank checks every block of its receive buffer against the
  * contributing rank's pattern; any mismatch is reported and the program
- * exits with status 1.
+ * exits with status 1.  The input is written and the result checked in a
+ * host mirror, copied in before the loop and out after the first iteration
+ * (outside the timing), so the buffers themselves may be device or managed
+ * memory (-d).
  */
 #include "bench_common.h"
 
@@ -26,7 +29,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_placement place;
-    char *sbuf, *rbuf;
+    char *sbuf, *rbuf, *mirror;
     size_t size, total;
     int status = 0;
     size_t k;
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
     rbuf = bench_alloc_or_abort(&o, total, place);
     bench_touch(sbuf, o.max_size, 0, place);
     bench_touch(rbuf, total, 0, place);
+    /* Host copy of the input, then of the whole receive buffer. */
+    mirror = bench_alloc_or_abort(&o, total, BENCH_PLACE_HOST);
 
     bench_print_header(&o);
 
@@ -54,7 +59,8 @@ int main(int argc, char **argv)
         size_t first_bad = 0;
 
         for (k = 0; k < size; ++k)
-            sbuf[k] = pattern(o.rank, k);
+            mirror[k] = pattern(o.rank, k);
+        bench_copy_in(sbuf, mirror, size, place);
         bench_touch(rbuf, bytes, 0, place);
         MPI_Barrier(MPI_COMM_WORLD);
 
@@ -65,8 +71,9 @@ int main(int argc, char **argv)
                           MPI_COMM_WORLD);
             if (i == 0) {
                 const double t0 = bench_now();
+                bench_copy_out(mirror, rbuf, bytes, place);
                 for (k = 0; k < bytes; ++k) {
-                    if (rbuf[k] != pattern((int)(k / size), k % size)) {
+                    if (mirror[k] != pattern((int)(k / size), k % size)) {
                         if (local_errors == 0)
                             first_bad = k;
                         ++local_errors;
@@ -84,7 +91,7 @@ int main(int argc, char **argv)
                     "osu_allgather: rank %d: size %zu: %d of %zu bytes wrong, "
                     "first in the block of rank %zu at offset %zu: got %d, expected %d\n",
                     o.rank, size, local_errors, bytes, first_bad / size, first_bad % size,
-                    (int)rbuf[first_bad],
+                    (int)mirror[first_bad],
                     (int)pattern((int)(first_bad / size), first_bad % size));
         MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (errors > 0) {
@@ -108,5 +115,6 @@ int main(int argc, char **argv)
 
     bench_free(sbuf, place);
     bench_free(rbuf, place);
+    bench_free(mirror, BENCH_PLACE_HOST);
     return bench_finalize(&o, status);
 }

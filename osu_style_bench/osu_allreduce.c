@@ -6,7 +6,10 @@
  * per-rank averages are combined with MPI_Allreduce (SUM / MIN / MAX on a
  * double).  The result of the first iteration of every size is checked
  * against the sum computed locally from the rank-dependent input pattern;
- * any mismatch is reported and the program exits with status 1.
+ * any mismatch is reported and the program exits with status 1.  The input
+ * is written and the result checked in a host mirror, copied in before the
+ * loop and out after the first iteration (outside the timing), so the
+ * buffers themselves may be device or managed memory (-d).
  */
 #include "bench_common.h"
 
@@ -27,7 +30,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_placement place;
-    float *sbuf, *rbuf;
+    float *sbuf, *rbuf, *mirror;
     float expected[PATTERN_PERIOD];
     size_t size;
     int r, status = 0;
@@ -47,6 +50,8 @@ int main(int argc, char **argv)
     rbuf = bench_alloc_or_abort(&o, o.max_size, place);
     bench_touch(sbuf, o.max_size, 0, place);
     bench_touch(rbuf, o.max_size, 0, place);
+    /* Host copy of the input, then of the result. */
+    mirror = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
 
     bench_print_header(&o);
 
@@ -61,7 +66,8 @@ int main(int argc, char **argv)
         size_t first_bad = 0;
 
         for (k = 0; k < count; ++k)
-            sbuf[k] = pattern(o.rank, k);
+            mirror[k] = pattern(o.rank, k);
+        bench_copy_in(sbuf, mirror, count * sizeof(float), place);
         bench_touch(rbuf, size, 0, place);
         MPI_Barrier(MPI_COMM_WORLD);
 
@@ -71,8 +77,9 @@ int main(int argc, char **argv)
             MPI_Allreduce(sbuf, rbuf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             if (i == 0) {
                 const double t0 = bench_now();
+                bench_copy_out(mirror, rbuf, count * sizeof(float), place);
                 for (k = 0; k < count; ++k) {
-                    if (rbuf[k] != expected[k % PATTERN_PERIOD]) {
+                    if (mirror[k] != expected[k % PATTERN_PERIOD]) {
                         if (local_errors == 0)
                             first_bad = k;
                         ++local_errors;
@@ -90,7 +97,7 @@ int main(int argc, char **argv)
                     "osu_allreduce: rank %d: size %zu: %d of %zu elements wrong, "
                     "first at index %zu: got %g, expected %g\n",
                     o.rank, size, local_errors, count, first_bad,
-                    (double)rbuf[first_bad], (double)expected[first_bad % PATTERN_PERIOD]);
+                    (double)mirror[first_bad], (double)expected[first_bad % PATTERN_PERIOD]);
         MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (errors > 0) {
             if (o.rank == 0) {
@@ -113,5 +120,6 @@ int main(int argc, char **argv)
 
     bench_free(sbuf, place);
     bench_free(rbuf, place);
+    bench_free(mirror, BENCH_PLACE_HOST);
     return bench_finalize(&o, status);
 }

@@ -8,7 +8,9 @@
  * of the per-rank averages are combined with MPI_Allreduce (SUM / MIN / MAX
  * on a double).  After the first broadcast of every size each rank checks its
  * buffer against the root's pattern; any mismatch is reported and the
- * program exits with status 1.
+ * program exits with status 1.  The pattern is written and checked in a host
+ * mirror of the buffer, copied in before the broadcasts and out after the
+ * first one, so the buffer itself may be device or managed memory (-d).
  */
 #include "bench_common.h"
 
@@ -26,7 +28,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_placement place;
-    char *buf;
+    char *buf, *mirror;
     size_t size;
     int status = 0;
     size_t k;
@@ -36,6 +38,7 @@ int main(int argc, char **argv)
 
     buf = bench_alloc_or_abort(&o, o.max_size, place);
     bench_touch(buf, o.max_size, 0, place);
+    mirror = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
 
     bench_print_header(&o);
 
@@ -50,7 +53,8 @@ int main(int argc, char **argv)
 
         if (o.rank == ROOT) {
             for (k = 0; k < size; ++k)
-                buf[k] = pattern(size, k);
+                mirror[k] = pattern(size, k);
+            bench_copy_in(buf, mirror, size, place);
         } else {
             bench_touch(buf, size, 0, place);
         }
@@ -62,8 +66,9 @@ int main(int argc, char **argv)
             if (i >= warmup)
                 t_total += bench_now() - t0;
             if (i == 0) {
+                bench_copy_out(mirror, buf, size, place);
                 for (k = 0; k < size; ++k) {
-                    if (buf[k] != pattern(size, k)) {
+                    if (mirror[k] != pattern(size, k)) {
                         if (local_errors == 0)
                             first_bad = k;
                         ++local_errors;
@@ -78,7 +83,7 @@ int main(int argc, char **argv)
                     "osu_bcast: rank %d: size %zu: %d of %zu bytes wrong, "
                     "first at offset %zu: got %d, expected %d\n",
                     o.rank, size, local_errors, size, first_bad,
-                    (int)buf[first_bad], (int)pattern(size, first_bad));
+                    (int)mirror[first_bad], (int)pattern(size, first_bad));
         MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (errors > 0) {
             if (o.rank == 0) {
@@ -100,5 +105,6 @@ int main(int argc, char **argv)
     } while (bench_advance(&o, &size));
 
     bench_free(buf, place);
+    bench_free(mirror, BENCH_PLACE_HOST);
     return bench_finalize(&o, status);
 }

@@ -9,6 +9,9 @@
  * double).  After the first reduction of every size the root checks the
  * result against the sum computed locally from the rank-dependent input
  * pattern; any mismatch is reported and the program exits with status 1.
+ * The input is written and the result checked in a host mirror, copied in
+ * before the reductions and out after the first one, so the buffers
+ * themselves may be device or managed memory (-d).
  */
 #include "bench_common.h"
 
@@ -30,7 +33,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_placement place;
-    float *sbuf, *rbuf;
+    float *sbuf, *rbuf, *mirror;
     float expected[PATTERN_PERIOD];
     size_t size;
     int r, status = 0;
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
     rbuf = bench_alloc_or_abort(&o, o.max_size, place);
     bench_touch(sbuf, o.max_size, 0, place);
     bench_touch(rbuf, o.max_size, 0, place);
+    /* Host copy of the input, then of the root's result. */
+    mirror = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
 
     bench_print_header(&o);
 
@@ -64,7 +69,8 @@ int main(int argc, char **argv)
         size_t first_bad = 0;
 
         for (k = 0; k < count; ++k)
-            sbuf[k] = pattern(o.rank, k);
+            mirror[k] = pattern(o.rank, k);
+        bench_copy_in(sbuf, mirror, count * sizeof(float), place);
         bench_touch(rbuf, size, 0, place);
         MPI_Barrier(MPI_COMM_WORLD);
 
@@ -74,8 +80,9 @@ int main(int argc, char **argv)
             if (i >= warmup)
                 t_total += bench_now() - t0;
             if (i == 0 && o.rank == ROOT) {
+                bench_copy_out(mirror, rbuf, count * sizeof(float), place);
                 for (k = 0; k < count; ++k) {
-                    if (rbuf[k] != expected[k % PATTERN_PERIOD]) {
+                    if (mirror[k] != expected[k % PATTERN_PERIOD]) {
                         if (local_errors == 0)
                             first_bad = k;
                         ++local_errors;
@@ -90,7 +97,7 @@ int main(int argc, char **argv)
                     "osu_reduce: rank %d: size %zu: %d of %zu elements wrong, "
                     "first at index %zu: got %g, expected %g\n",
                     o.rank, size, local_errors, count, first_bad,
-                    (double)rbuf[first_bad], (double)expected[first_bad % PATTERN_PERIOD]);
+                    (double)mirror[first_bad], (double)expected[first_bad % PATTERN_PERIOD]);
         MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (errors > 0) {
             if (o.rank == 0) {
@@ -113,5 +120,6 @@ int main(int argc, char **argv)
 
     bench_free(sbuf, place);
     bench_free(rbuf, place);
+    bench_free(mirror, BENCH_PLACE_HOST);
     return bench_finalize(&o, status);
 }

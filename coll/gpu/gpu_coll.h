@@ -18,21 +18,28 @@
 //                    peers' slots and the reduction kernel, with host barriers between pieces.
 // The first two are enqueued on a CUDA stream with no host synchronisation (allreduce_enqueue);
 // the blocking MPI call runs them on the workspace's stream and waits once, at the end.
-// The other collectives have one algorithm each, on the same pattern per slot-sized piece
-// (copy into the slot, a barrier, read the slots):
+// The other collectives have a one-shot each on the same pattern per slot-sized piece (copy
+// into the slot, a barrier, read the slots), which the copy-engine variant runs too:
 //   gpu_bcast                 the root copies into its slot, the others copy out of it;
 //   gpu_allgather             each rank copies its block into its slot, then every peer's out;
 //   gpu_reduce_scatter_block  each rank copies its input into its slot, rank r reduces share r
 //                             of every slot (rank order) into its result;
-//   gpu_reduce                each rank copies into its slot, the root reduces all slots.
+//   gpu_reduce_scatter        the same for any counts (MPI_Reduce_scatter);
+//   gpu_reduce                each rank copies into its slot, the root reduces all slots;
+// and, with kernels allowed only, two-shot and ring forms (one file each):
+//   gpu_bcast_two_shot        scatter out of the root's slot, then allgather;
+//   gpu_reduce_two_shot       the allreduce two-shot with a gather to the root;
+//   gpu_bcast_ring            a pipelined chain from the root, chunk by chunk;
+//   gpu_allgather_ring, gpu_reduce_scatter_ring, gpu_reduce_ring   p - 1 neighbour steps.
 // With kernels allowed their barriers are flag kernels (bcast_enqueue etc., no host
-// synchronisation); in the copy-engine variant the same algorithms wait for the stream and
-// meet in a host barrier instead, so nothing spins on the GPU.
+// synchronisation); in the copy-engine variant the one-shots wait for the stream and meet in
+// a host barrier instead, so nothing spins on the GPU.
 //
 // GPU-native algorithms require every rank of the call to pass device memory (as UCC does):
-// the choice is made by each rank from its own buffers. Other memory, other collectives
-// (gather, scatter, alltoall, scan, the v forms), and the non-blocking and persistent forms
-// are staged through host memory (runtime/mpi).
+// the choice is made by each rank from its own buffers. Blocking calls use them all;
+// non-blocking and persistent ones (whose device work is enqueued when they start) all but
+// gpu_direct, and only with kernels allowed. Other memory, other collectives (gather, scatter,
+// alltoall, scan, the other v forms) are staged through host memory (runtime/mpi).
 #pragma once
 #include <cstddef>
 #include <cstdint>

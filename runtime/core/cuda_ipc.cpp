@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <list>
 #include <map>
@@ -114,6 +115,29 @@ void close_mapping(const Mapping& m) {
   }
 }
 
+// Closes mappings: with peer < 0 the least recently used ones until fewer than `limit` remain,
+// else every mapping of rank `peer`. A copy still queued may read through a mapping about to be
+// closed; so may a kernel on any stream, if kernels used it: wait for them first.
+void close_mappings(IpcState& s, size_t limit, int peer) {
+  std::vector<std::list<Mapping>::iterator> doomed;
+  if (peer < 0) {
+    for (auto it = s.lru.end(); it != s.lru.begin() && s.lru.size() - doomed.size() >= limit;) doomed.push_back(--it);
+  } else {
+    for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
+      if (it->peer == peer) doomed.push_back(it);
+  }
+  if (doomed.empty()) return;
+  const bool kernels = std::any_of(doomed.begin(), doomed.end(), [](const auto& it) { return it->kernels; });
+  if (kernels) (void)cudaDeviceSynchronize();
+  else (void)cudaStreamSynchronize(s.stream);
+  for (const auto& it : doomed) {
+    close_mapping(*it);
+    s.index.erase(std::make_pair(it->peer, it->buffer_id));
+    s.lru.erase(it);
+    ++s.stats.evictions;
+  }
+}
+
 Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
@@ -123,24 +147,23 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     *base = it->second->base;
     return Status::ok;
   }
-  // A copy still queued may read through the mapping about to be closed; so may a kernel on
-  // any stream, if kernels used it.
-  if (s.lru.size() >= s.capacity) {
-    if (s.lru.back().kernels) (void)cudaDeviceSynchronize();
-    else (void)cudaStreamSynchronize(s.stream);
-  }
-  while (!s.lru.empty() && s.lru.size() >= s.capacity) {
-    const Mapping& victim = s.lru.back();
-    close_mapping(victim);
-    s.index.erase(std::make_pair(victim.peer, victim.buffer_id));
-    s.lru.pop_back();
-    ++s.stats.evictions;
-  }
+  close_mappings(s, s.capacity, -1);
   cudaIpcMemHandle_t handle;
   static_assert(sizeof(handle) == sizeof(d.handle));
   memcpy(&handle, d.handle, sizeof(handle));
   void* p = nullptr;
-  const cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (err == cudaErrorAlreadyMapped && !for_kernels) {
+    // The driver maps an allocation into a process once: a mapping still open here covers the
+    // same memory, under an older buffer id (the peer freed a buffer and its memory came back
+    // in this one, or small allocations share memory). Close the peer's mappings and retry.
+    // Not for kernels' mappings: a caller mapping several buffers for one kernel (gpu_direct)
+    // holds the earlier ones; it falls back instead.
+    (void)cudaGetLastError();
+    ++s.stats.remaps;
+    close_mappings(s, 0, peer);
+    err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  }
   if (err != cudaSuccess) {
     std::string msg = "cudaIpcOpenMemHandle of rank " + std::to_string(peer) + "'s device buffer failed: " +
                       cudaGetErrorString(err) + " (WEFT_CUDA_IPC=off stages device buffers through host memory instead)";

@@ -22,6 +22,7 @@ struct IpcDescriptor {
 
 struct IpcCacheStats {
   uint64_t opens = 0, hits = 0, evictions = 0;
+  uint64_t remaps = 0;  // opens the driver refused as already mapped, retried after closing the peer's
   size_t live = 0, capacity = 0;
 };
 

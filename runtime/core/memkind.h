@@ -52,4 +52,9 @@ inline bool host_accessible(const MemInfo& m) {
 // staged through host buffers). Status::not_supported in a build without CUDA.
 Status memkind_copy(void* dst, const void* src, size_t bytes);
 
+// Device memory on the current GPU (cudaMalloc), for runtime stages that need a device buffer
+// the program did not pass. Status::not_supported in a build without CUDA.
+Status memkind_device_alloc(size_t bytes, void** out);
+void memkind_device_free(void* p);
+
 }  // namespace weft

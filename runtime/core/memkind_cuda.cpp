@@ -57,9 +57,27 @@ MemInfo memkind_query(const void* ptr) {
   return info;
 }
 
+Status memkind_device_alloc(size_t bytes, void** out) {
+  *out = nullptr;
+  const cudaError_t err = cudaMalloc(out, bytes ? bytes : 1);
+  if (err != cudaSuccess) {
+    WEFT_ERROR(Subsys::gpu, "cudaMalloc of %zu bytes failed: %s", bytes, cudaGetErrorString(err));
+    (void)cudaGetLastError();
+    return Status::no_memory;
+  }
+  return Status::ok;
+}
+
+void memkind_device_free(void* p) {
+  if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
 Status memkind_copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return Status::ok;
-  const cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  // From pageable host memory cudaMemcpy may return before the DMA to the device has landed;
+  // another process reading the buffer through IPC right after would see the old data.
+  if (err == cudaSuccess) err = cudaStreamSynchronize(cudaStreamLegacy);
   if (err != cudaSuccess) {
     WEFT_ERROR(Subsys::gpu, "cudaMemcpy of %zu bytes failed: %s", bytes, cudaGetErrorString(err));
     (void)cudaGetLastError();

@@ -80,5 +80,10 @@ MemInfo memkind_query(const void* ptr) {
   return info;
 }
 Status memkind_copy(void*, const void*, size_t) { return Status::not_supported; }
+Status memkind_device_alloc(size_t, void** out) {
+  *out = nullptr;
+  return Status::not_supported;
+}
+void memkind_device_free(void*) {}
 
 }  // namespace weft

@@ -4,6 +4,7 @@
 #include "coll_call.h"
 
 #include <algorithm>
+#include <climits>
 #include <initializer_list>
 
 #include "coll/gpu/gpu_coll.h"
@@ -324,6 +325,9 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
       contiguous_span(d, size_t(count), &offset)) {
     char* at = static_cast<char*>(buffer) + offset;
+    const size_t bytes = packed_size(d, size_t(count));
+    if (mode == CollMode::blocking && gpu_hier_applies(*c, bytes, {at}, nullptr))
+      return gpu_hier_bcast(fn, comm, *c, buffer, count, dt, root, at, bytes);
     bool native = false;
     if ((rc = gpu_native(fn, mode, comm, *c, {at}, nullptr, &native)) != MPI_SUCCESS) return rc;
     if (native) {
@@ -450,17 +454,9 @@ int gpu_native_allreduce(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, 
   if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
   const char* in = static_cast<const char*>(send) + offset;
   char* out = static_cast<char*>(recv) + offset;
-  if (!c.single_node && mode == CollMode::blocking) {
-    // Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one
-    // copy each way against three blocking calls); it stays the path there unless staging is
-    // forbidden.
-    constexpr size_t kHierMinBytes = size_t(256) << 10;
-    configure_gpu_collectives();
-    *hier = (count * r.red.elem_size >= kHierMinBytes || g_state->require_fast_path) &&
-            coll::gpu::settings().enabled && coll::gpu::supports(r.red.op, r.red.type) &&
-            memkind_query(out).kind == MemKind::cuda_device &&
-            (in == out || memkind_query(in).kind == MemKind::cuda_device);
-    if (*hier) return MPI_SUCCESS;
+  if (mode == CollMode::blocking && gpu_hier_applies(c, r.lay.reduce_count * r.red.elem_size, {in, out}, &r.red)) {
+    *hier = true;
+    return MPI_SUCCESS;
   }
   int rc = gpu_native(fn, mode, comm, c, {in, out}, &r.red, native);
   if (rc != MPI_SUCCESS || !*native) return rc;
@@ -508,6 +504,10 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   if (c->size > 1 && !r.red.user && r.lay.type->predefined && contiguous_span(r.lay.type, size_t(count), &offset)) {
     const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
     char* gout = is_root ? static_cast<char*>(recvbuf) + offset : nullptr;
+    const size_t bytes = r.lay.reduce_count * r.red.elem_size;
+    if (mode == CollMode::blocking && (is_root ? gpu_hier_applies(*c, bytes, {gin, gout}, &r.red)
+                                               : gpu_hier_applies(*c, bytes, {gin}, &r.red)))
+      return gpu_hier_reduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, root, offset, bytes);
     bool native = false;
     rc = is_root ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
                  : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
@@ -638,6 +638,15 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     // A rank with no share may pass any receive buffer (NULL too): it decides on its input alone,
     // so that every rank decides alike.
     char* gout = mine ? static_cast<char*>(recvbuf) + out_offset : const_cast<char*>(gin);
+    const size_t unit = r.per_element * r.red.elem_size;  // bytes of one dt
+    if (mode == CollMode::blocking && total <= INT_MAX &&
+        (mine ? gpu_hier_applies(*c, total * unit, {gin, gout}, &r.red)
+              : gpu_hier_applies(*c, total * unit, {gin}, &r.red))) {
+      size_t first = 0;
+      for (int q = 0; q < c->rank; ++q) first += counts[size_t(q)];
+      return gpu_hier_reduce_scatter(fn, comm, *c, gin, gout, first * unit, mine * unit, int(total), dt, op,
+                                     total * unit);
+    }
     bool native = false;
     rc = mine ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
               : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);

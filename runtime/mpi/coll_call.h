@@ -79,12 +79,32 @@ int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 // collective or stream-ordered call).
 void configure_gpu_collectives();
 
-// Blocking allreduce on device buffers over a communicator spanning nodes
-// (coll_gpu_hier.cpp): GPU-native reduce and bcast within each node, host staging between the
-// node leaders. sendbuf may be MPI_IN_PLACE; bytes: the contiguous extent of the vector.
+// Blocking allreduce, bcast and reduce on device buffers over a communicator spanning nodes
+// (coll_gpu_hier.cpp): GPU-native stages within each node, host staging between the node
+// leaders. Whether a call takes this path: every buffer in bufs is device memory, the
+// reduction (if any) has a GPU kernel, and the vector has at least 256 KiB (any size under
+// WEFT_REQUIRE_FAST_PATH). Every rank must decide alike (pass device memory).
+bool gpu_hier_applies(const Comm& c, size_t bytes, std::initializer_list<const void*> bufs,
+                      const coll::Reduction* red);
+// sendbuf may be MPI_IN_PLACE; bytes: the contiguous extent of the vector.
 int gpu_hier_allreduce(const char* fn, MPI_Comm comm, Comm& c, const void* sendbuf, void* recvbuf, int count,
                        MPI_Datatype dt, MPI_Op op, size_t bytes);
-// Frees the node and leader communicators gpu_hier_allreduce split off c, if any.
+// first_byte: buf's first byte of data (contiguous), bytes of them.
+int gpu_hier_bcast(const char* fn, MPI_Comm comm, Comm& c, void* buf, int count, MPI_Datatype dt, int root,
+                   void* first_byte, size_t bytes);
+// sendbuf may be MPI_IN_PLACE at the root; the data of count x dt start `offset` bytes into
+// the buffers and span `bytes`.
+int gpu_hier_reduce(const char* fn, MPI_Comm comm, Comm& c, const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype dt, MPI_Op op, int root, ptrdiff_t offset, size_t bytes);
+// Allgather of `block` bytes per rank: own is this rank's block (in place: its place in recv),
+// recv the p blocks back to back (p * block at most INT_MAX).
+int gpu_hier_allgather(const char* fn, MPI_Comm comm, Comm& c, const void* own, void* recv, size_t block);
+// Reduce_scatter(_block) of count x dt (contiguous, `bytes` in all): an allreduce of the whole
+// vector into a device buffer of this rank's, then this rank's share (`mine` bytes from byte
+// `first`) copied to out.
+int gpu_hier_reduce_scatter(const char* fn, MPI_Comm comm, Comm& c, const void* in, void* out, size_t first,
+                            size_t mine, int count, MPI_Datatype dt, MPI_Op op, size_t bytes);
+// Frees the node and leader communicators the gpu_hier_* calls split off c, if any.
 void release_gpu_hier(Comm& c);
 
 // Keeps a derived datatype alive as long as the schedule that uses it.

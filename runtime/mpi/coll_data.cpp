@@ -1,6 +1,7 @@
 // Collective bindings, part 2: the collectives that move data without reducing it: Gather(v),
 // Scatter(v), Allgather(v), Alltoall(v,w) and the neighbourhood collectives, each blocking,
 // non-blocking and persistent from one planning function (see coll_call.h).
+#include <climits>
 #include <initializer_list>
 #include <numeric>
 
@@ -199,6 +200,9 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
       ok = packed_size(own[0].type, own[0].count) == block && contiguous_span(own[0].type, own[0].count, &send_offset);
       mine = static_cast<const char*>(send.buf) + send_offset;
     }
+    if (ok && mode == CollMode::blocking && block * size_t(p) <= INT_MAX &&
+        gpu_hier_applies(*c, block * size_t(p), {mine, at}, nullptr))
+      return gpu_hier_allgather(fn, comm, *c, mine, at, block);
     bool native = false;
     if (ok && (rc = gpu_native(fn, mode, comm, *c, {mine, at}, nullptr, &native)) != MPI_SUCCESS) return rc;
     if (native) {

@@ -11,7 +11,9 @@
  * communicator (slot reuse across calls), checked afterwards, and the same on a duplicated
  * communicator that is freed again; last, the non-blocking forms, several outstanding at once,
  * and a persistent allreduce started three times (not in the copy-engine variant, where they
- * are staged: COLL_GPU_NONBLOCKING=0).
+ * are staged: COLL_GPU_NONBLOCKING=0). With COLL_GPU_ACROSS_NODES=1 (run on virtual nodes)
+ * the blocking calls run, which have GPU stages inside each node and host staging between the
+ * nodes; the non-blocking ones (staged there) do not.
  * Without a CUDA device every rank exits with 77, which CTest reports as skipped. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -351,6 +353,10 @@ int main(int argc, char **argv)
     CUDA_OK(cudaMalloc(&dsend, most));
     CUDA_OK(cudaMalloc(&drecv, most));
     const int roots[] = {0, t_size - 1};
+    /* Across (virtual) nodes the blocking calls have GPU stages inside each node; the
+     * non-blocking ones are staged. */
+    const char *across_env = getenv("COLL_GPU_ACROSS_NODES");
+    const int across = across_env && atoi(across_env) != 0;
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const struct type *t = &types[ti];
@@ -367,7 +373,7 @@ int main(int argc, char **argv)
         }
     back_to_back(MPI_COMM_WORLD, &types[2]);
     const char *nb = getenv("COLL_GPU_NONBLOCKING");
-    if (!nb || strcmp(nb, "0") != 0) {
+    if (!across && (!nb || strcmp(nb, "0") != 0)) {
         nonblocking(&types[2], 5);
         nonblocking(&types[2], 300000);
     } else if (t_rank == 0) {
