@@ -50,7 +50,7 @@ void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, con
   const size_t lo = b == 0 ? 0 : size_t(1) << (b - 1), hi = b == 0 ? 0 : (size_t(1) << b) - 1;
   log_write(LogLevel::info, Subsys::coll,
             "%s on %s (%d ranks), %zu-%zu bytes%s: %s (%s; estimates in us: %s)",
-            collective_name(a.coll), c.comm.name.c_str(), c.comm.size, lo, hi,
+            collective_name(a.coll), c.comm.label().c_str(), c.comm.size, lo, hi,
             device ? " of cuda device memory" : "", chosen->name, why, estimates.c_str());
 }
 

@@ -38,6 +38,10 @@ struct Comm {
   // off on first use and freed with this one (owned and interpreted by runtime/mpi).
   mutable std::shared_ptr<void> mpi_gpu_hier;
 
+  // The name in logs and error messages: the one set (MPI_Comm_set_name, or a predefined
+  // communicator's), else one made of the context id (MPI_Comm_get_name still returns "").
+  std::string label() const { return name.empty() ? "communicator " + std::to_string(context_id) : name; }
+
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }
   int world_rank(int r) const { return world_ranks[size_t(r)]; }

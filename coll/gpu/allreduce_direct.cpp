@@ -148,7 +148,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     s->send(q, &call->mapped[size_t(c.rank)], sizeof(uint64_t));
     s->recv(q, &call->mapped[size_t(q)], sizeof(uint64_t));
   }
-  s->call([ws, call, send, recv, count = a.count, type = a.red.type, op = a.red.op, name = c.name] {
+  s->call([ws, call, send, recv, count = a.count, type = a.red.type, op = a.red.op, name = c.label()] {
     const auto failed = std::find(call->mapped.begin(), call->mapped.end(), uint64_t(0));
     if (failed == call->mapped.end()) {
       WEFT_TRY(gpu::enqueue_direct(*ws, *call, count, type, op, ws->stream));

@@ -215,7 +215,7 @@ std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
                             "of different processes would take turns, so flags are not spun on)";
   }
   WEFT_INFO(Subsys::gpu, "gpu collectives on %s: workspace of 2 slots of %zu bytes per rank, %d peers mapped; %s",
-            c.name.c_str(), ws->half, c.size - 1, variant);
+            c.label().c_str(), ws->half, c.size - 1, variant);
   {
     auto& l = live();
     std::erase_if(l.workspaces, [](const std::weak_ptr<GpuWorkspace>& w) { return w.expired(); });
@@ -253,7 +253,7 @@ GpuWorkspace* workspace(const CollContext& ctx, std::string* why) {
     h->ws = create(ctx, &h->why);
     if (!h->ws)
       WEFT_INFO(Subsys::gpu, "gpu collectives on %s: not usable (%s); device buffers are staged through host memory",
-                c.name.c_str(), h->why.c_str());
+                c.label().c_str(), h->why.c_str());
     c.coll_gpu = h;
   }
   auto* h = static_cast<CommGpu*>(c.coll_gpu.get());

@@ -37,7 +37,7 @@ const Hierarchy& hierarchy(const Comm& c) {
   node->rank = h->node_index;
   node->size = int(h->node.size());
   for (int r : h->node) node->world_ranks.push_back(r < int(c.world_ranks.size()) ? c.world_rank(r) : r);
-  node->name = c.name + " (the node of rank " + std::to_string(h->node.front()) + ")";
+  node->name = c.label() + " (the node of rank " + std::to_string(h->node.front()) + ")";
   node->single_node = true;
   node->nodes.assign(h->node.size(), c.nodes.empty() ? 0 : c.nodes[size_t(c.rank)]);
   h->node_comm = std::move(node);

@@ -168,7 +168,7 @@ Status Segment::attach(const CollContext& ctx) {
       h->slot_bytes = geometry_.slot_bytes;
       h->attached.store(1, std::memory_order_relaxed);
       h->ready.store(kReady, std::memory_order_release);
-      WEFT_INFO(Subsys::coll, "%s: shared-memory collective segment %s (%zu bytes)", comm_.name.c_str(),
+      WEFT_INFO(Subsys::coll, "%s: shared-memory collective segment %s (%zu bytes)", comm_.label().c_str(),
                  name_.c_str(), bytes_);
       return Status::ok;
     }
@@ -180,7 +180,7 @@ Status Segment::attach(const CollContext& ctx) {
   if (h->ranks != uint32_t(size_) || h->slots != geometry_.slots || h->slot_bytes != geometry_.slot_bytes) {
     munmap(base_, bytes_);
     base_ = nullptr;
-    return fail("the ranks of " + comm_.name + " disagree on the shared-memory collective geometry "
+    return fail("the ranks of " + comm_.label() + " disagree on the shared-memory collective geometry "
                 "(set WEFT_COLL_SHM_SLOT, WEFT_COLL_SHM_SEGMENT and WEFT_COLL_SHM_SLOTS alike on every rank)");
   }
   h->attached.fetch_add(1, std::memory_order_acq_rel);
@@ -197,7 +197,7 @@ Status Segment::check_peers(const CollContext& ctx, int waiting_for) {
   for (int r = 0; r < size_ && dead < 0; ++r)
     if (boot.peer_failed(comm_.world_rank(r))) dead = r;
   if (dead < 0) return Status::pending;
-  std::string msg = "rank " + std::to_string(dead) + " of " + comm_.name + " (job rank " +
+  std::string msg = "rank " + std::to_string(dead) + " of " + comm_.label() + " (job rank " +
                     std::to_string(comm_.world_rank(dead)) +
                     ") terminated during a shared-memory collective";
   WEFT_WARN(Subsys::coll, "%s", msg.c_str());

@@ -29,7 +29,7 @@ int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request
 
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
   if (root < 0 || root >= c.size)
-    return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, c.name.c_str(), c.size);
+    return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, c.label().c_str(), c.size);
   return MPI_SUCCESS;
 }
 
@@ -424,9 +424,9 @@ int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initi
     configure_gpu_collectives();
     const coll::gpu::GpuWorkspace* ws = coll::gpu::workspace(coll_context(c), &why);
     if (!ws)
-      why = "GPU collectives not usable on " + c.name + ": " + why;
+      why = "GPU collectives not usable on " + c.label() + ": " + why;
     else if (mode != CollMode::blocking && !coll::gpu::kernels_allowed(*ws))
-      why = "non-blocking and persistent GPU-native collectives need flag kernels, and " + c.name +
+      why = "non-blocking and persistent GPU-native collectives need flag kernels, and " + c.label() +
             " runs copy-engine algorithms only (ranks share a GPU without MPS, or WEFT_GPU_COLL_MODE=copy_engine)";
   }
   if (!why.empty()) {

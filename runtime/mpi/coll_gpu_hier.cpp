@@ -79,14 +79,14 @@ int make_levels(const char* fn, MPI_Comm comm, const Comm& c, GpuHier* h) {
   std::vector<int> all(size_t(c.size) * 2);
   if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm);
   if (rc != MPI_SUCCESS) return raise(comm, MPI_ERR_INTERN, fn, "splitting %s into node and leader communicators failed",
-                                      c.name.c_str());
+                                      c.label().c_str());
   for (int q = 0; q < c.size; ++q) {
     h->node_of.push_back(all[size_t(q) * 2]);
     h->rank_in_node.push_back(all[size_t(q) * 2 + 1]);
     h->nodes = std::max(h->nodes, h->node_of.back() + 1);  // known to every rank, not only leaders
   }
-  if (Comm* n = lookup_comm(h->node)) n->name = c.name + " (node)";
-  if (Comm* l = h->leaders != MPI_COMM_NULL ? lookup_comm(h->leaders) : nullptr) l->name = c.name + " (leaders)";
+  if (Comm* n = lookup_comm(h->node)) n->name = c.label() + " (node)";
+  if (Comm* l = h->leaders != MPI_COMM_NULL ? lookup_comm(h->leaders) : nullptr) l->name = c.label() + " (leaders)";
   return MPI_SUCCESS;
 }
 
@@ -97,11 +97,11 @@ int levels(const char* fn, MPI_Comm comm, Comm& c, GpuHier** out) {
     c.mpi_gpu_hier = h;
   }
   *out = static_cast<GpuHier*>(c.mpi_gpu_hier.get());
-  if (log_first_time(std::string("gpu-hier:") + fn + c.name))
+  if (log_first_time(std::string("gpu-hier:") + fn + c.label()))
     WEFT_INFO(Subsys::gpu,
               "%s on %s with device buffers across nodes: GPU-native stages within each node (%d ranks "
               "here), host staging between the node leaders",
-              fn, c.name.c_str(), (*out)->node_size);
+              fn, c.label().c_str(), (*out)->node_size);
   return MPI_SUCCESS;
 }
 

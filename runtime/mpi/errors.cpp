@@ -153,7 +153,7 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
   if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
     int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
     fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank,
-            comm ? comm->name.c_str() : "MPI_COMM_WORLD", message.c_str());
+            comm ? comm->label().c_str() : "MPI_COMM_WORLD", message.c_str());
     fflush(stderr);
     if (g_state && g_state->boot) g_state->boot->abort(code & 0xff ? code & 0xff : 1, message.c_str());
     _exit(1);

@@ -274,7 +274,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
   int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
   Comm* c = g_state ? lookup_comm(comm) : nullptr;
   fprintf(stderr, "weft: MPI_Abort called by rank %d on %s with error code %d\n", rank,
-          c ? c->name.c_str() : "an invalid communicator", errorcode);
+          c ? c->label().c_str() : "an invalid communicator", errorcode);
   fflush(stderr);
   if (g_state && g_state->boot) g_state->boot->abort(errorcode, "MPI_Abort");
   _exit(errorcode == 0 ? 1 : errorcode);

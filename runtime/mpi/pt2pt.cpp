@@ -158,7 +158,7 @@ int check_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
     a->peer = kNoPeer;
   } else if (dest < 0 || dest >= a->comm->size) [[unlikely]] {
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'dest'; %s has %d ranks)",
-                 dest, a->comm->name.c_str(), a->comm->size);
+                 dest, a->comm->label().c_str(), a->comm->size);
   } else {
     a->peer = a->comm->world_rank(dest);
   }
@@ -177,7 +177,7 @@ int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
   else if (source == MPI_ANY_SOURCE) a->peer = -2;
   else if (source < 0 || source >= a->comm->size) [[unlikely]]
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)",
-                 source, a->comm->name.c_str(), a->comm->size);
+                 source, a->comm->label().c_str(), a->comm->size);
   else a->peer = a->comm->world_rank(source);
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d or MPI_ANY_TAG)",

@@ -161,7 +161,7 @@ int check_probe(const char* fn, int source, int tag, MPI_Comm comm, ProbeArgs* a
   if (!a->comm) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
   if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= a->comm->size))
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)", source,
-                 a->comm->name.c_str(), a->comm->size);
+                 a->comm->label().c_str(), a->comm->size);
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag))
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag')", tag);
   a->proc_null = source == MPI_PROC_NULL;

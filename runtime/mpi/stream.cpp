@@ -290,13 +290,13 @@ int agree_and_prepare(const char* fn, MPI_Comm newcomm, const StreamObj* obj, St
     configure_gpu_collectives();
     std::string why;
     coll::gpu::GpuWorkspace* ws = coll::gpu::workspace(coll_context(*c), &why);
-    if (!ws) sc->native_why = "GPU collectives not usable on " + c->name + ": " + why;
+    if (!ws) sc->native_why = "GPU collectives not usable on " + c->label() + ": " + why;
     else if (!coll::gpu::kernels_allowed(*ws))
       sc->native_why = coll::gpu::settings().mode == coll::gpu::Mode::copy_engine
                            ? "WEFT_GPU_COLL_MODE=copy_engine"
                            : "ranks share a GPU without MPS: the stream-native kernels would take turns";
   }
-  WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->name.c_str(),
+  WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->label().c_str(),
             !sc->every_rank_gpu        ? "no gpu stream on every rank"
             : sc->native_why.empty()   ? "the collective *_enqueue calls may run stream-native"
                                        : ("the collective *_enqueue calls fall back: " + sc->native_why).c_str());
@@ -314,7 +314,7 @@ int agree_and_prepare(const char* fn, MPI_Comm newcomm, const StreamObj* obj, St
     sc->unwaited.assign(size_t(c->size), {});
   }
   if (sc->every_rank_gpu)
-    WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->name.c_str(),
+    WEFT_INFO(Subsys::gpu, "stream communicator %s: %s", c->label().c_str(),
               sc->p2p_why.empty() ? "Send/Recv_enqueue on device buffers may run stream-native"
                                   : ("Send/Recv_enqueue fall back: " + sc->p2p_why).c_str());
   return MPI_SUCCESS;
@@ -371,17 +371,17 @@ std::string p2p_native_why(const StreamComm& sc, const Comm& c, int peer, bool c
   if (bytes > 0 && !contiguous) return "non-contiguous datatype";
   if (bytes > 0 && memkind_query(buf).kind != MemKind::cuda_device) return "buffer not in CUDA device memory";
   coll::gpu::GpuWorkspace* w = coll::gpu::existing_workspace(c);
-  if (!w) return "no GPU workspace on " + c.name;
+  if (!w) return "no GPU workspace on " + c.label();
   if (!coll::gpu::kernels_allowed(*w)) return "GPU flag kernels not allowed";
   *ws = w;
   return "";
 }
 
 void log_p2p_choice(const char* fn, const Comm& c, const std::string& why) {
-  if (log_first_time(std::string("stream-p2p:") + c.name + ":" + fn + ":" + why)) {
+  if (log_first_time(std::string("stream-p2p:") + c.label() + ":" + fn + ":" + why)) {
     if (why.empty())
-      WEFT_INFO(Subsys::gpu, "%s on %s: stream-native (flag kernels and a CUDA IPC copy)", fn, c.name.c_str());
-    else WEFT_INFO(Subsys::gpu, "%s on %s: falls back (%s)", fn, c.name.c_str(), why.c_str());
+      WEFT_INFO(Subsys::gpu, "%s on %s: stream-native (flag kernels and a CUDA IPC copy)", fn, c.label().c_str());
+    else WEFT_INFO(Subsys::gpu, "%s on %s: falls back (%s)", fn, c.label().c_str(), why.c_str());
   }
 }
 
@@ -662,7 +662,7 @@ bool stream_native(const StreamComm& sc, const Comm& c, bool contiguous, std::in
   }
   coll::gpu::GpuWorkspace* w = coll::gpu::existing_workspace(c);  // made at creation
   if (!w || !coll::gpu::kernels_allowed(*w)) {
-    *why = w ? "GPU flag kernels not allowed" : "no GPU workspace on " + c.name;
+    *why = w ? "GPU flag kernels not allowed" : "no GPU workspace on " + c.label();
     return false;
   }
   *ws = w;
@@ -674,9 +674,9 @@ bool stream_native(const StreamComm& sc, const Comm& c, bool contiguous, std::in
 template <class Enqueue>
 int enqueue_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const Comm& c, const char* algo,
                    const std::string& detail, Enqueue&& enqueue) {
-  if (log_first_time(std::string("stream-native:") + c.name + ":" + fn + ":" + algo)) {
+  if (log_first_time(std::string("stream-native:") + c.label() + ":" + fn + ":" + algo)) {
     const std::string why = detail.empty() ? "" : " (" + detail + ")";
-    WEFT_INFO(Subsys::gpu, "%s on %s: %s on the user's stream%s", fn, c.name.c_str(), algo, why.c_str());
+    WEFT_INFO(Subsys::gpu, "%s on %s: %s on the user's stream%s", fn, c.label().c_str(), algo, why.c_str());
   }
   sc.enqueued = true;  // the communicator's free waits for the stream
   const Status s = enqueue(sc.stream->cuda);

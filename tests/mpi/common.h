@@ -36,10 +36,14 @@ static inline void t_fail(const char *file, int line, const char *fmt, ...)
 }
 
 #define FAIL(...) t_fail(__FILE__, __LINE__, __VA_ARGS__)
+/* The condition goes first, on its own line: the message's arguments follow its format. */
 #define CHECK(cond, ...)                                                     \
     do {                                                                     \
-        if (!(cond))                                                         \
-            FAIL("check '%s' failed: " __VA_ARGS__, #cond);                  \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "[%s rank %d] check '%s' failed\n", t_name,      \
+                    t_rank, #cond);                                          \
+            FAIL(__VA_ARGS__);                                               \
+        }                                                                    \
     } while (0)
 /* An MPI call that must succeed (the handler may be ERRORS_RETURN). */
 #define MPI_OK(call)                                                         \

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <numeric>
 #include <random>
 #include <utility>
 #include <vector>
 
+#include "deferred_copies.h"
 #include "runtime/core/device_pipeline.h"
 
 namespace weft {
@@ -35,53 +35,35 @@ class TestCopier : public ChunkCopier {
   Status wait(int slot) override {
     if (fail_now()) return Status::internal;
     ++waits;
-    // Everything up to and including the last copy of this slot (stream order).
-    size_t last = 0;
-    bool found = false;
-    for (size_t i = 0; i < queue_.size(); ++i)
-      if (queue_[i].slot == slot) last = i, found = true;
-    if (found) run(last + 1);
+    copies_.wait(slot);
     return Status::ok;
   }
   Status copy_now(void* dst, const void* src, size_t n) override {
     if (fail_now()) return Status::internal;
     ++direct;
-    run(queue_.size());
-    memcpy(dst, src, n);
+    copies_.copy_now(dst, src, n);
     return Status::ok;
   }
   // Runs what is still queued (the end of the stream), as the test's final synchronisation.
-  void drain() { run(queue_.size()); }
-  size_t queued() const { return queue_.size(); }
+  void drain() { copies_.run(copies_.queued()); }
+  size_t queued() const { return copies_.queued(); }
 
   int fail_at = -1;  // the operation (0-based) that fails, or -1
   size_t to_host = 0, to_device = 0, waits = 0, direct = 0;
 
  private:
-  struct Copy {
-    int slot;
-    void* dst;
-    const void* src;
-    size_t n;
-  };
   bool fail_now() { return fail_at >= 0 && ops_++ == fail_at; }
   Status start(int slot, void* dst, const void* src, size_t n) {
     if (fail_now()) return Status::internal;
-    queue_.push_back(Copy{slot, dst, src, n});
-    if (timing_ == Timing::immediate) run(queue_.size());
-    if (timing_ == Timing::random) run(std::uniform_int_distribution<size_t>(0, queue_.size())(rng_));
+    copies_.start(slot, dst, src, n);
+    if (timing_ == Timing::immediate) copies_.run(copies_.queued());
+    if (timing_ == Timing::random) copies_.run(std::uniform_int_distribution<size_t>(0, copies_.queued())(rng_));
     return Status::ok;
-  }
-  void run(size_t count) {
-    for (size_t i = 0; i < count; ++i) {
-      memcpy(queue_.front().dst, queue_.front().src, queue_.front().n);
-      queue_.pop_front();
-    }
   }
 
   Timing timing_;
   std::mt19937 rng_;
-  std::deque<Copy> queue_;
+  test::DeferredCopies copies_;
   int ops_ = 0;
 };
 

@@ -11,10 +11,10 @@
 
 #include <chrono>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
+#include "deferred_copies.h"
 #include "pt2pt/device_datatype.h"
 #include "runtime/core/device_staging.h"
 #include "runtime/core/device_staging_backend.h"
@@ -48,43 +48,26 @@ class HostStagingSet final : public StagingSet {
     return start(slot, dev, host, n);
   }
   Status wait(int slot) override {
-    size_t last = 0;
-    bool found = false;
-    for (size_t i = 0; i < queue_.size(); ++i)
-      if (queue_[i].slot == slot) last = i, found = true;
-    if (found) run(last + 1);
+    copies_.wait(slot);
     return Status::ok;
   }
   Status copy_now(void* dst, const void* src, size_t n) override {
     ++g_direct;
-    run(queue_.size());
-    memcpy(dst, src, n);
+    copies_.copy_now(dst, src, n);
     return Status::ok;
   }
 
  private:
-  struct Copy {
-    int slot;
-    void* dst;
-    const void* src;
-    size_t n;
-  };
   Status fail() {
     error_detail = "injected copy failure";
     return Status::internal;
   }
   Status start(int slot, void* dst, const void* src, size_t n) {
-    queue_.push_back(Copy{slot, dst, src, n});
+    copies_.start(slot, dst, src, n);
     return Status::ok;
   }
-  void run(size_t count) {
-    for (size_t i = 0; i < count; ++i) {
-      memcpy(queue_.front().dst, queue_.front().src, queue_.front().n);
-      queue_.pop_front();
-    }
-  }
   std::vector<unsigned char> a_, b_;
-  std::deque<Copy> queue_;
+  test::DeferredCopies copies_;
 };
 
 bool host_usable(const char**) { return true; }
