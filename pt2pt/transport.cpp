@@ -337,7 +337,7 @@ void Transport::quiesce() {
 
 int Transport::progress() {
   if (hybrid_) return shm_->progress() + int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_))) + resolve_watched();
-  if (shm_) return shm_->progress();
+  if (shm_) return shm_->progress() + (rma_regions_ ? int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_))) : 0);
   return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_)));
 }
 

@@ -86,6 +86,30 @@ class Transport {
   // Every transport this process's UCX context can use, for weft_info.
   static std::string available_transports();
 
+  // One-sided access over UCX RMA and atomics (pt2pt/rma.cpp), for rma/. Memory a peer may
+  // access is registered (its packed remote key travels to the peers, which unpack it for
+  // their endpoint to this rank). Put and get return once this rank's buffer may be reused
+  // (put) or holds the data (get); a put is visible at the target only after rma_flush.
+  struct RmaRegistration {
+    void* memh = nullptr;           // ucp_mem_h
+    std::vector<unsigned char> rkey;  // packed remote key
+  };
+  Status rma_register(void* base, size_t bytes, RmaRegistration* out);
+  void rma_deregister(RmaRegistration* r);
+  // A remote key of `peer` (job rank), for rma_put/get/atomic to it; release with rma_release.
+  Status rma_unpack(int peer, const void* packed, size_t len, void** rkey);
+  static void rma_release(void* rkey);
+  Status rma_put(int peer, const void* buf, size_t bytes, uint64_t remote, void* rkey);
+  Status rma_get(int peer, void* buf, size_t bytes, uint64_t remote, void* rkey);
+  enum class RmaAtomic : uint8_t { add, band, bor, bxor, swap, cswap };
+  // A fetching atomic on a 4- or 8-byte word: *result gets the old value. cswap compares with
+  // *result and swaps in value when equal.
+  Status rma_atomic(int peer, RmaAtomic op, const void* value, void* result, size_t size, uint64_t remote,
+                    void* rkey);
+  // Completes every put and atomic issued so far to `peer` (job rank; -1: every peer) at the
+  // target.
+  Status rma_flush(int peer);
+
   RequestPool& pool() { return pool_; }
   Bootstrap& boot() { return boot_; }
   Progress& progress_engine() { return progress_; }
@@ -115,6 +139,10 @@ class Transport {
     sent_[size_t(dest)].bytes += bytes;
   }
   bool peer_error_mode_ = false;
+  // Registered one-sided regions: while there are any, progress also drives the UCX worker in
+  // shared-memory mode, since peers' one-sided operations may need this rank's progress.
+  int rma_regions_ = 0;
+  bool rma_poller_ = false;  // the worker's poller for them is registered (shared-memory mode)
   std::unique_ptr<ShmEngine> shm_;  // weft's shared memory, for this node's ranks
   bool hybrid_ = false;             // shm_ for this node's ranks, UCX for the others
   // Whether messages to or from a job rank go through weft's shared memory.

@@ -13,8 +13,6 @@ const UserOp* lookup_user_op(MPI_Op h) {
   return g_state->ops.get(handle::index_of(h));
 }
 
-namespace {
-
 bool lookup_builtin_op(MPI_Op op, ReduceOp* out) {
   uint32_t v = uint32_t(op);
   if ((v & 0xffffff00u) != 0x58000000u) return false;
@@ -23,6 +21,8 @@ bool lookup_builtin_op(MPI_Op op, ReduceOp* out) {
   *out = ReduceOp(idx - 1);
   return true;
 }
+
+namespace {
 
 // Calls the user's function in chunks its int count can hold.
 Status call_user_op(const void* ctx, const void* in, void* inout, size_t count) {

@@ -30,7 +30,7 @@ namespace handle {
 inline constexpr uint32_t kKindShift = 30, kObjShift = 26, kIndexMask = (1u << 26) - 1;
 enum Kind : uint32_t { invalid = 0, builtin = 1, direct = 2, indirect = 3 };
 enum Obj : uint32_t { comm = 0x1, group = 0x2, datatype = 0x3, errhandler = 0x5, op = 0x6,
-                      info = 0x7, keyval = 0x9, request = 0xb };
+                      info = 0x7, win = 0x8, keyval = 0x9, request = 0xb };
 inline constexpr int make(Kind k, Obj o, uint32_t index) {
   return int((uint32_t(k) << kKindShift) | (uint32_t(o) << kObjShift) | (index & kIndexMask));
 }
@@ -153,6 +153,8 @@ Comm* lookup_comm(MPI_Comm h);
 CommEntry* lookup_comm_entry(MPI_Comm h);
 Group* lookup_group(MPI_Group h);  // MPI_GROUP_EMPTY included
 const UserOp* lookup_user_op(MPI_Op h);
+// A predefined operation's ReduceOp (MPI_REPLACE and MPI_NO_OP included); false otherwise.
+bool lookup_builtin_op(MPI_Op op, ReduceOp* out);
 
 // The arguments a user reduction function needs, kept alive for the collective's duration.
 struct UserOpCall {

@@ -19,18 +19,6 @@ extern "C" __attribute__((visibility("default"))) const char* const weft_unsuppo
 
 extern "C" {
 
-int PMPI_Win_create(void*, MPI_Aint, int, MPI_Info, MPI_Comm comm, MPI_Win*) {
-  WEFT_REQUIRE_INIT("MPI_Win_create");
-  return unsupported(comm, "MPI_Win_create");
-}
-WEFT_PMPI_ALIAS(Win_create)
-
-int PMPI_Win_allocate(MPI_Aint, int, MPI_Info, MPI_Comm comm, void*, MPI_Win*) {
-  WEFT_REQUIRE_INIT("MPI_Win_allocate");
-  return unsupported(comm, "MPI_Win_allocate");
-}
-WEFT_PMPI_ALIAS(Win_allocate)
-
 int PMPI_Win_allocate_shared(MPI_Aint, int, MPI_Info, MPI_Comm comm, void*, MPI_Win*) {
   WEFT_REQUIRE_INIT("MPI_Win_allocate_shared");
   return unsupported(comm, "MPI_Win_allocate_shared");
@@ -61,12 +49,6 @@ int PMPI_Win_detach(MPI_Win, const void*) {
 }
 WEFT_PMPI_ALIAS(Win_detach)
 
-int PMPI_Win_free(MPI_Win*) {
-  WEFT_REQUIRE_INIT("MPI_Win_free");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_free");
-}
-WEFT_PMPI_ALIAS(Win_free)
-
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function*, int*,
     void*) {
   WEFT_REQUIRE_INIT("MPI_Win_create_keyval");
@@ -86,35 +68,11 @@ int PMPI_Win_set_attr(MPI_Win, int, void*) {
 }
 WEFT_PMPI_ALIAS(Win_set_attr)
 
-int PMPI_Win_get_attr(MPI_Win, int, void*, int*) {
-  WEFT_REQUIRE_INIT("MPI_Win_get_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_get_attr");
-}
-WEFT_PMPI_ALIAS(Win_get_attr)
-
 int PMPI_Win_delete_attr(MPI_Win, int) {
   WEFT_REQUIRE_INIT("MPI_Win_delete_attr");
   return unsupported(MPI_COMM_NULL, "MPI_Win_delete_attr");
 }
 WEFT_PMPI_ALIAS(Win_delete_attr)
-
-int PMPI_Win_set_name(MPI_Win, const char*) {
-  WEFT_REQUIRE_INIT("MPI_Win_set_name");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_set_name");
-}
-WEFT_PMPI_ALIAS(Win_set_name)
-
-int PMPI_Win_get_name(MPI_Win, char*, int*) {
-  WEFT_REQUIRE_INIT("MPI_Win_get_name");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_get_name");
-}
-WEFT_PMPI_ALIAS(Win_get_name)
-
-int PMPI_Win_get_group(MPI_Win, MPI_Group*) {
-  WEFT_REQUIRE_INIT("MPI_Win_get_group");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_get_group");
-}
-WEFT_PMPI_ALIAS(Win_get_group)
 
 int PMPI_Win_set_info(MPI_Win, MPI_Info) {
   WEFT_REQUIRE_INIT("MPI_Win_set_info");
@@ -152,43 +110,12 @@ int PMPI_Win_call_errhandler(MPI_Win, int) {
 }
 WEFT_PMPI_ALIAS(Win_call_errhandler)
 
-int PMPI_Put(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Put");
-  return unsupported(MPI_COMM_NULL, "MPI_Put");
-}
-WEFT_PMPI_ALIAS(Put)
-
-int PMPI_Get(void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Get");
-  return unsupported(MPI_COMM_NULL, "MPI_Get");
-}
-WEFT_PMPI_ALIAS(Get)
-
-int PMPI_Accumulate(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op,
-    MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Accumulate");
-  return unsupported(MPI_COMM_NULL, "MPI_Accumulate");
-}
-WEFT_PMPI_ALIAS(Accumulate)
-
 int PMPI_Get_accumulate(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Aint,
     int, MPI_Datatype, MPI_Op, MPI_Win) {
   WEFT_REQUIRE_INIT("MPI_Get_accumulate");
   return unsupported(MPI_COMM_NULL, "MPI_Get_accumulate");
 }
 WEFT_PMPI_ALIAS(Get_accumulate)
-
-int PMPI_Fetch_and_op(const void*, void*, MPI_Datatype, int, MPI_Aint, MPI_Op, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Fetch_and_op");
-  return unsupported(MPI_COMM_NULL, "MPI_Fetch_and_op");
-}
-WEFT_PMPI_ALIAS(Fetch_and_op)
-
-int PMPI_Compare_and_swap(const void*, const void*, void*, MPI_Datatype, int, MPI_Aint, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Compare_and_swap");
-  return unsupported(MPI_COMM_NULL, "MPI_Compare_and_swap");
-}
-WEFT_PMPI_ALIAS(Compare_and_swap)
 
 int PMPI_Rput(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win,
     MPI_Request*) {
@@ -216,12 +143,6 @@ int PMPI_Rget_accumulate(const void*, int, MPI_Datatype, void*, int, MPI_Datatyp
   return unsupported(MPI_COMM_NULL, "MPI_Rget_accumulate");
 }
 WEFT_PMPI_ALIAS(Rget_accumulate)
-
-int PMPI_Win_fence(int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_fence");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_fence");
-}
-WEFT_PMPI_ALIAS(Win_fence)
 
 int PMPI_Win_post(MPI_Group, int, MPI_Win) {
   WEFT_REQUIRE_INIT("MPI_Win_post");
@@ -252,60 +173,6 @@ int PMPI_Win_test(MPI_Win, int*) {
   return unsupported(MPI_COMM_NULL, "MPI_Win_test");
 }
 WEFT_PMPI_ALIAS(Win_test)
-
-int PMPI_Win_lock(int, int, int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_lock");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_lock");
-}
-WEFT_PMPI_ALIAS(Win_lock)
-
-int PMPI_Win_unlock(int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_unlock");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_unlock");
-}
-WEFT_PMPI_ALIAS(Win_unlock)
-
-int PMPI_Win_lock_all(int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_lock_all");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_lock_all");
-}
-WEFT_PMPI_ALIAS(Win_lock_all)
-
-int PMPI_Win_unlock_all(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_unlock_all");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_unlock_all");
-}
-WEFT_PMPI_ALIAS(Win_unlock_all)
-
-int PMPI_Win_flush(int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_flush");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_flush");
-}
-WEFT_PMPI_ALIAS(Win_flush)
-
-int PMPI_Win_flush_local(int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_flush_local");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_flush_local");
-}
-WEFT_PMPI_ALIAS(Win_flush_local)
-
-int PMPI_Win_flush_all(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_flush_all");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_flush_all");
-}
-WEFT_PMPI_ALIAS(Win_flush_all)
-
-int PMPI_Win_flush_local_all(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_flush_local_all");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_flush_local_all");
-}
-WEFT_PMPI_ALIAS(Win_flush_local_all)
-
-int PMPI_Win_sync(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_sync");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_sync");
-}
-WEFT_PMPI_ALIAS(Win_sync)
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function*, MPI_Type_delete_attr_function*, int*,
     void*) {
@@ -416,53 +283,31 @@ int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 WEFT_PMPI_ALIAS(Pcontrol)
 
 const char* const weft_unsupported_functions[] = {
-    "MPI_Win_create",
-    "MPI_Win_allocate",
     "MPI_Win_allocate_shared",
     "MPI_Win_shared_query",
     "MPI_Win_create_dynamic",
     "MPI_Win_attach",
     "MPI_Win_detach",
-    "MPI_Win_free",
     "MPI_Win_create_keyval",
     "MPI_Win_free_keyval",
     "MPI_Win_set_attr",
-    "MPI_Win_get_attr",
     "MPI_Win_delete_attr",
-    "MPI_Win_set_name",
-    "MPI_Win_get_name",
-    "MPI_Win_get_group",
     "MPI_Win_set_info",
     "MPI_Win_get_info",
     "MPI_Win_create_errhandler",
     "MPI_Win_set_errhandler",
     "MPI_Win_get_errhandler",
     "MPI_Win_call_errhandler",
-    "MPI_Put",
-    "MPI_Get",
-    "MPI_Accumulate",
     "MPI_Get_accumulate",
-    "MPI_Fetch_and_op",
-    "MPI_Compare_and_swap",
     "MPI_Rput",
     "MPI_Rget",
     "MPI_Raccumulate",
     "MPI_Rget_accumulate",
-    "MPI_Win_fence",
     "MPI_Win_post",
     "MPI_Win_start",
     "MPI_Win_complete",
     "MPI_Win_wait",
     "MPI_Win_test",
-    "MPI_Win_lock",
-    "MPI_Win_unlock",
-    "MPI_Win_lock_all",
-    "MPI_Win_unlock_all",
-    "MPI_Win_flush",
-    "MPI_Win_flush_local",
-    "MPI_Win_flush_all",
-    "MPI_Win_flush_local_all",
-    "MPI_Win_sync",
     "MPI_Type_create_keyval",
     "MPI_Type_free_keyval",
     "MPI_Type_set_attr",

@@ -1,0 +1,174 @@
+// One-sided access over UCX (Transport::rma_*): memory registration and remote keys, put, get,
+// fetching atomics and flush, each waited for through the progress engine (a dead peer ends
+// the wait with Status::peer_failed, never a hang).
+#include <ucp/api/ucp.h>
+
+#include <cstring>
+#include <string>
+
+#include "runtime/core/log.h"
+#include "shm.h"
+#include "transport.h"
+
+namespace weft {
+
+namespace {
+
+Status rma_fail(const char* what, ucs_status_t st) {
+  std::string msg = std::string(what) + ": " + ucs_status_string(st);
+  WEFT_ERROR(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  return st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_UNREACHABLE
+             ? Status::peer_failed
+             : Status::transport;
+}
+
+}  // namespace
+
+Status Transport::rma_register(void* base, size_t bytes, RmaRegistration* out) {
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = base;
+  mp.length = bytes ? bytes : 1;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = ucp_mem_map(static_cast<ucp_context_h>(context_), &mp, &memh);
+  if (st != UCS_OK) return rma_fail("ucp_mem_map", st);
+  void* packed = nullptr;
+  size_t len = 0;
+  st = ucp_rkey_pack(static_cast<ucp_context_h>(context_), memh, &packed, &len);
+  if (st != UCS_OK) {
+    (void)ucp_mem_unmap(static_cast<ucp_context_h>(context_), memh);
+    return rma_fail("ucp_rkey_pack", st);
+  }
+  ++rma_regions_;
+  // In shared-memory mode nothing polls the UCX worker for point-to-point; one-sided accesses
+  // (from peers too) need it polled while regions exist.
+  if (shm_ && !hybrid_ && !rma_poller_) {
+    rma_poller_ = true;
+    progress_.add_poller(
+        [](void* tp) {
+          auto* t = static_cast<Transport*>(tp);
+          return t->rma_regions_ ? int(ucp_worker_progress(static_cast<ucp_worker_h>(t->worker_))) : 0;
+        },
+        this);
+  }
+  out->memh = memh;
+  out->rkey.assign(static_cast<unsigned char*>(packed), static_cast<unsigned char*>(packed) + len);
+  ucp_rkey_buffer_release(packed);
+  return Status::ok;
+}
+
+void Transport::rma_deregister(RmaRegistration* r) {
+  if (r->memh) {
+    (void)ucp_mem_unmap(static_cast<ucp_context_h>(context_), static_cast<ucp_mem_h>(r->memh));
+    --rma_regions_;
+  }
+  r->memh = nullptr;
+  r->rkey.clear();
+}
+
+Status Transport::rma_unpack(int peer, const void* packed, size_t len, void** rkey) {
+  (void)len;
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(peer, &ep));
+  ucp_rkey_h k = nullptr;
+  const ucs_status_t st = ucp_ep_rkey_unpack(static_cast<ucp_ep_h>(ep), packed, &k);
+  if (st != UCS_OK) return rma_fail("ucp_ep_rkey_unpack", st);
+  *rkey = k;
+  return Status::ok;
+}
+
+void Transport::rma_release(void* rkey) {
+  if (rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(rkey));
+}
+
+// Waits for a UCX operation started on the way to `peer` (-1: any).
+static Status finish(Transport& t, Progress& progress, Bootstrap& boot, ucs_status_ptr_t sp, int peer,
+                     const char* what) {
+  (void)t;
+  if (sp == nullptr) return Status::ok;
+  if (UCS_PTR_IS_ERR(sp)) return rma_fail(what, UCS_PTR_STATUS(sp));
+  ucs_status_t st = UCS_INPROGRESS;
+  progress.wait([&] {
+    st = ucp_request_check_status(sp);
+    if (st != UCS_INPROGRESS) return true;
+    boot.poll_local_liveness();
+    return peer >= 0 && boot.peer_failed(peer);
+  });
+  if (st == UCS_INPROGRESS) {
+    ucp_request_free(sp);
+    std::string msg = std::string(what) + " to rank " + std::to_string(peer) + " failed: the rank has terminated";
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::peer_failed;
+  }
+  ucp_request_free(sp);
+  return st == UCS_OK ? Status::ok : rma_fail(what, st);
+}
+
+Status Transport::rma_put(int peer, const void* buf, size_t bytes, uint64_t remote, void* rkey) {
+  if (bytes == 0) return Status::ok;
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(peer, &ep));
+  ucp_request_param_t p;
+  p.op_attr_mask = 0;
+  ucs_status_ptr_t sp = ucp_put_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p);
+  return finish(*this, progress_, boot_, sp, peer, "put");
+}
+
+Status Transport::rma_get(int peer, void* buf, size_t bytes, uint64_t remote, void* rkey) {
+  if (bytes == 0) return Status::ok;
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(peer, &ep));
+  ucp_request_param_t p;
+  p.op_attr_mask = 0;
+  ucs_status_ptr_t sp = ucp_get_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p);
+  return finish(*this, progress_, boot_, sp, peer, "get");
+}
+
+Status Transport::rma_atomic(int peer, RmaAtomic op, const void* value, void* result, size_t size, uint64_t remote,
+                             void* rkey) {
+  if (size != 4 && size != 8) {
+    set_error_detail("one-sided atomics work on 4- and 8-byte words");
+    return Status::not_supported;
+  }
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(peer, &ep));
+  ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
+  switch (op) {
+    case RmaAtomic::add: uop = UCP_ATOMIC_OP_ADD; break;
+    case RmaAtomic::band: uop = UCP_ATOMIC_OP_AND; break;
+    case RmaAtomic::bor: uop = UCP_ATOMIC_OP_OR; break;
+    case RmaAtomic::bxor: uop = UCP_ATOMIC_OP_XOR; break;
+    case RmaAtomic::swap: uop = UCP_ATOMIC_OP_SWAP; break;
+    case RmaAtomic::cswap: uop = UCP_ATOMIC_OP_CSWAP; break;
+  }
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  p.datatype = ucp_dt_make_contig(size);
+  p.reply_buffer = result;
+  // UCX's compare-and-swap takes the compare value as the operand and the value to swap in
+  // through the reply buffer (which then receives the old value).
+  uint64_t compare = 0;
+  if (op == RmaAtomic::cswap) {
+    memcpy(&compare, result, size);
+    memcpy(result, value, size);
+    value = &compare;
+  }
+  ucs_status_ptr_t sp =
+      ucp_atomic_op_nbx(static_cast<ucp_ep_h>(ep), uop, value, 1, remote, static_cast<ucp_rkey_h>(rkey), &p);
+  return finish(*this, progress_, boot_, sp, peer, "atomic");
+}
+
+Status Transport::rma_flush(int peer) {
+  ucp_request_param_t p;
+  p.op_attr_mask = 0;
+  if (peer >= 0) {
+    void* ep = nullptr;
+    WEFT_TRY(endpoint(peer, &ep));
+    return finish(*this, progress_, boot_, ucp_ep_flush_nbx(static_cast<ucp_ep_h>(ep), &p), peer, "flush");
+  }
+  return finish(*this, progress_, boot_, ucp_worker_flush_nbx(static_cast<ucp_worker_h>(worker_), &p), -1, "flush");
+}
+
+}  // namespace weft
