@@ -136,6 +136,35 @@ Status Window::atomic_at(void* at, Transport::RmaAtomic op, const void* value, v
   return Status::ok;
 }
 
+Status Window::update_element(int target, uint64_t offset, size_t size,
+                              const std::function<void(void* element)>& update, void* old) {
+  const Peer& p = peers_[size_t(target)];
+  const uint64_t base = target == rank_ ? uint64_t(reinterpret_cast<uintptr_t>(base_)) : p.base;
+  const size_t word = size == 8 ? 8 : 4;
+  const uint64_t shift = (base + offset) & (word - 1);
+  if ((size != 1 && size != 2 && size != 4 && size != 8) || (base + offset) % size != 0 ||
+      offset - shift + word > p.size) {
+    set_error_detail("an atomic update of a " + std::to_string(size) +
+                     "-byte element needs 1, 2, 4 or 8 bytes, aligned, in a whole 4- or 8-byte word of the window");
+    return Status::not_supported;
+  }
+  const uint64_t at = offset - shift;
+  const uint64_t zero = 0;
+  uint64_t cur = 0;
+  WEFT_TRY(atomic(target, Transport::RmaAtomic::add, &zero, &cur, word, at));  // an atomic read
+  for (;;) {
+    uint64_t next = cur;
+    update(reinterpret_cast<char*>(&next) + shift);  // little-endian: byte `shift` of the word
+    if (next == cur) break;
+    uint64_t seen = cur;
+    WEFT_TRY(atomic(target, Transport::RmaAtomic::cswap, &next, &seen, word, at));
+    if (seen == cur) break;
+    cur = seen;  // another update came in between: apply this one to its result
+  }
+  if (old) memcpy(old, reinterpret_cast<const char*>(&cur) + shift, size);
+  return Status::ok;
+}
+
 Status Window::flush(int target) { return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]); }
 
 Status Window::lock_atomic(int target, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {

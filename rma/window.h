@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ class Window {
   // A fetching atomic on one 4- or 8-byte element; *result gets the old value (cswap: holds
   // the compare value on entry).
   Status atomic(int target, Transport::RmaAtomic op, const void* value, void* result, size_t size, uint64_t offset);
+  // Applies `update` to one element of `size` bytes (1, 2, 4 or 8, aligned to its size) at a
+  // byte offset into the target's window, atomically: the aligned 4- or 8-byte word holding it
+  // is read, updated in a copy and put back with compare-and-swap, again until no other update
+  // came in between. *old (may be null) gets the element's value before the update.
+  Status update_element(int target, uint64_t offset, size_t size, const std::function<void(void* element)>& update,
+                        void* old);
   Status flush(int target);  // -1: every target
   Status lock(int target, LockType type);
   Status unlock(int target);

@@ -43,7 +43,7 @@ UNSUPPORTED = """
     Win_create_keyval Win_free_keyval Win_set_attr Win_delete_attr
     Win_set_info Win_get_info Win_create_errhandler
     Win_set_errhandler Win_get_errhandler Win_call_errhandler
-    Get_accumulate Rput Rget Raccumulate Rget_accumulate
+    Rput Rget Raccumulate Rget_accumulate
     Win_post Win_start Win_complete Win_wait Win_test
 
     Type_create_keyval Type_free_keyval Type_set_attr Type_get_attr Type_delete_attr

@@ -110,13 +110,6 @@ int PMPI_Win_call_errhandler(MPI_Win, int) {
 }
 WEFT_PMPI_ALIAS(Win_call_errhandler)
 
-int PMPI_Get_accumulate(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Aint,
-    int, MPI_Datatype, MPI_Op, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Get_accumulate");
-  return unsupported(MPI_COMM_NULL, "MPI_Get_accumulate");
-}
-WEFT_PMPI_ALIAS(Get_accumulate)
-
 int PMPI_Rput(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win,
     MPI_Request*) {
   WEFT_REQUIRE_INIT("MPI_Rput");
@@ -298,7 +291,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Win_set_errhandler",
     "MPI_Win_get_errhandler",
     "MPI_Win_call_errhandler",
-    "MPI_Get_accumulate",
     "MPI_Rput",
     "MPI_Rget",
     "MPI_Raccumulate",

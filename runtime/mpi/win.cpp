@@ -6,9 +6,10 @@
 // duplicate of the creating one, with its error handler).
 // Not supported yet (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in
 // unsupported.cpp): shared and dynamic windows, general active target (post / start /
-// complete / wait), the request-based forms, Get_accumulate, accumulate operations other than
-// sum, band, bor, bxor, replace and no_op on 4- and 8-byte integers, non-contiguous datatypes,
-// window attributes of the user's, info and error handlers of windows, device memory.
+// complete / wait), the request-based forms, accumulate on derived datatypes and on elements
+// other than 1, 2, 4 or 8 bytes (long double, the complex types of 16 bytes and more, the
+// minloc/maxloc pairs of more than 8 bytes), non-contiguous datatypes, window attributes of
+// the user's, info and error handlers of windows, device memory.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -173,8 +174,10 @@ bool integer_word(BasicType t) {
   return t == BasicType::i32 || t == BasicType::u32 || t == BasicType::i64 || t == BasicType::u64;
 }
 
-// Accumulate (result null) or Get_accumulate-like fetch (Fetch_and_op): element by element,
-// each one atomic at the target.
+// Accumulate (result null), Get_accumulate and Fetch_and_op (result: the old values): element
+// by element, each one atomic at the target. One remote atomic where UCX has it (sum, band,
+// bor, bxor, replace and no_op on 4- and 8-byte integers), else compare-and-swap on the word
+// holding the element (Window::update_element) with the host reduction applied in between.
 int accumulate(const char* fn, const void* origin, void* result, int count, MPI_Datatype dt, int target,
                MPI_Aint disp, MPI_Op op, MPI_Win win) {
   WinEntry* e;
@@ -186,22 +189,29 @@ int accumulate(const char* fn, const void* origin, void* result, int count, MPI_
   ReduceOp rop;
   if (!lookup_builtin_op(op, &rop))
     return raise(e->comm, MPI_ERR_OP, fn, "accumulate takes predefined operations only (argument 'op')");
-  Transport::RmaAtomic aop;
-  if (!d->predefined || !integer_word(d->basic) || !atomic_for(rop, &aop))
+  if (!d->predefined)
+    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "accumulate on a derived datatype is not supported yet");
+  if (!reduce_op_supports(rop, d->basic))
+    return raise(e->comm, MPI_ERR_OP, fn, "%s is not defined on %s", reduce_op_name(rop), basic_type_name(d->basic));
+  const size_t elem = size_t(d->size);
+  if (elem != 1 && elem != 2 && elem != 4 && elem != 8)
     return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "accumulate with %s on %s is not supported yet (sum, band, bor, bxor, replace and no_op on "
-                 "4- and 8-byte integers are)",
-                 reduce_op_name(rop), d->predefined ? basic_type_name(d->basic) : "a derived datatype");
+                 "accumulate on %zu-byte elements (%s) is not supported yet (1, 2, 4 and 8 bytes are)", elem,
+                 basic_type_name(d->basic));
   if (int rc = check_access(fn, *e, target, disp, bytes); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || bytes == 0) return MPI_SUCCESS;
-  const size_t elem = basic_type_size(d->basic);
+  Transport::RmaAtomic aop;
+  const bool native = integer_word(d->basic) && atomic_for(rop, &aop);
   const char* in = static_cast<const char*>(origin) + offset;
   char* out = result ? static_cast<char*>(result) + offset : nullptr;
-  const uint64_t zero = 0;
+  const uint64_t zero = 0, first = e->window->offset_of(target, uint64_t(disp));
   for (size_t i = 0; i < bytes / elem; ++i) {
+    const char* value = rop == ReduceOp::no_op ? reinterpret_cast<const char*>(&zero) : in + i * elem;
     uint64_t old = 0;
-    const void* value = rop == ReduceOp::no_op ? static_cast<const void*>(&zero) : in + i * elem;
-    Status s = e->window->atomic(target, aop, value, &old, elem, e->window->offset_of(target, uint64_t(disp)) + i * elem);
+    Status s = native ? e->window->atomic(target, aop, value, &old, elem, first + i * elem)
+                      : e->window->update_element(
+                            target, first + i * elem, elem,
+                            [&](void* element) { (void)reduce_local(rop, d->basic, value, element, 1); }, &old);
     if (s != Status::ok) return status_rc(*e, s, fn);
     if (out) memcpy(out + i * elem, &old, elem);
   }
@@ -343,6 +353,26 @@ int PMPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_ty
   return accumulate("MPI_Accumulate", origin, nullptr, origin_count, origin_type, target, disp, op, win);
 }
 WEFT_PMPI_ALIAS(Accumulate)
+
+int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
+                        int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
+                        MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  WEFT_REQUIRE_INIT("MPI_Get_accumulate");
+  const bool no_op = op == MPI_NO_OP;  // the origin arguments are ignored then
+  if ((!no_op && (origin_count != target_count || origin_type != target_type)) || result_count != target_count ||
+      result_type != target_type) {
+    WinEntry* e;
+    if (int rc = check_win("MPI_Get_accumulate", win, &e); rc != MPI_SUCCESS) return rc;
+    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Get_accumulate",
+                 "different origin, result and target counts or datatypes are not supported yet");
+  }
+  if (target_count > 0 && !result)
+    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Get_accumulate", "NULL result buffer");
+  // With MPI_NO_OP the values are only fetched: the result buffer stands in for the origin.
+  return accumulate("MPI_Get_accumulate", no_op ? result : origin, result, target_count, target_type, target, disp,
+                    op, win);
+}
+WEFT_PMPI_ALIAS(Get_accumulate)
 
 int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op,
                       MPI_Win win) {

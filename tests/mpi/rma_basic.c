@@ -3,7 +3,8 @@
  * read and written under exclusive locks (mutual exclusion: no increment is lost); Get under
  * lock_all; Fetch_and_op contention (every rank adds 1 N times: the total is exact, and every
  * fetched value is distinct); Compare_and_swap (one winner); Accumulate (sum, bxor, replace)
- * on int64 arrays; and the errors: an access outside any epoch is MPI_ERR_RMA_SYNC, one outside
+ * on int64 arrays, and from every rank at once sum on chars and shorts, max on doubles, prod
+ * on floats (compare-and-swap on the word holding each element); Get_accumulate; and the errors: an access outside any epoch is MPI_ERR_RMA_SYNC, one outside
  * the target's window MPI_ERR_RMA_RANGE, and neither touches the target's memory.
  * Every value is checked against a locally computed reference. */
 #include "common.h"
@@ -107,6 +108,57 @@ int main(int argc, char **argv)
     if (t_rank == 0)
         for (int i = 0; i < N; i++)
             if (mem[i] != pat(t_size - 1, i) + 5) FAIL("Accumulate replace: element %d is %lld", i, (long long)mem[i]);
+
+    /* 3b. Accumulates without a UCX atomic (compare-and-swap on the word holding each element),
+     * from every rank at once onto rank 0: sum on chars and shorts (neighbours share a word),
+     * max on doubles, prod on floats, and Get_accumulate's fetched values. */
+    MPI_OK(MPI_Win_fence(0, win));
+    if (t_rank == 0) memset(mem, 0, 2 * N * sizeof(int64_t));
+    MPI_OK(MPI_Win_fence(0, win));
+    signed char ones[N];
+    short twos[N];
+    double level[N / 8];
+    float factor[N / 8];
+    for (int i = 0; i < N; i++) ones[i] = 1, twos[i] = (short)(2 + i);
+    for (int i = 0; i < N / 8; i++) level[i] = t_rank + 0.5 + i, factor[i] = 2.0f;
+    MPI_OK(MPI_Accumulate(ones, N, MPI_SIGNED_CHAR, 0, 0, N, MPI_SIGNED_CHAR, MPI_SUM, win));          /* bytes 0..N-1 */
+    MPI_OK(MPI_Accumulate(twos, N, MPI_SHORT, 0, N / 8, N, MPI_SHORT, MPI_SUM, win));                 /* bytes N..3N-1 */
+    MPI_OK(MPI_Accumulate(level, N / 8, MPI_DOUBLE, 0, N / 2, N / 8, MPI_DOUBLE, MPI_MAX, win));      /* bytes 4N.. */
+    MPI_OK(MPI_Win_fence(0, win));
+    if (t_rank == 0) {
+        const float one = 1.0f;
+        for (int i = 0; i < N / 8; i++) memcpy((char *)mem + 5 * N + 4 * i, &one, 4);
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Accumulate(factor, N / 8, MPI_FLOAT, 0, 5 * N / 8, N / 8, MPI_FLOAT, MPI_PROD, win));   /* bytes 5N.. */
+    MPI_OK(MPI_Win_fence(0, win));
+    if (t_rank == 0) {
+        const signed char *c = (const signed char *)mem;
+        const short *sh = (const short *)((char *)mem + N);
+        const double *dm = (const double *)((char *)mem + 4 * N);
+        const float *fp = (const float *)((char *)mem + 5 * N);
+        for (int i = 0; i < N; i++) {
+            if (c[i] != t_size) FAIL("Accumulate sum on chars: byte %d is %d, expected %d", i, c[i], t_size);
+            if (sh[i] != (short)(t_size * (2 + i))) FAIL("Accumulate sum on shorts: element %d is %d", i, sh[i]);
+        }
+        for (int i = 0; i < N / 8; i++) {
+            if (dm[i] != t_size - 0.5 + i) FAIL("Accumulate max on doubles: element %d is %g", i, dm[i]);
+            if (fp[i] != (float)(1 << t_size)) FAIL("Accumulate prod on floats: element %d is %g", i, fp[i]);
+        }
+    }
+    /* Get_accumulate: every rank adds (rank + 1) to int word 6N/4 of rank 0 and fetches; the
+     * fetched values plus the own addition are partial sums, the final value the total. */
+    MPI_OK(MPI_Win_fence(0, win));
+    int add_me = t_rank + 1, fetched = -1;
+    MPI_OK(MPI_Get_accumulate(&add_me, 1, MPI_INT, &fetched, 1, MPI_INT, 0, 6 * N / 8, 1, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(fetched >= 0 && fetched <= t_size * (t_size + 1) / 2 - add_me, "Get_accumulate fetched %d", fetched);
+    int total = -1;
+    MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, &total, 1, MPI_INT, 0, 6 * N / 8, 1, MPI_INT, MPI_NO_OP, win));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    CHECK(total == t_size * (t_size + 1) / 2, "Get_accumulate(NO_OP) read %d, expected %d", total,
+          t_size * (t_size + 1) / 2);
+
     MPI_OK(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not reset the handle");
     free(mem);
