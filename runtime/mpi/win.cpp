@@ -120,16 +120,16 @@ int contiguous_bytes(const char* fn, MPI_Comm comm, MPI_Datatype dt, int count, 
 int check_access(const char* fn, WinEntry& e, int target, MPI_Aint disp, size_t bytes) {
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= e.window->size())
-    return raise(e.comm, MPI_ERR_RANK, fn, "invalid target rank %d (the window has %d ranks)", target,
-                 e.window->size());
+    return raise(e.comm, MPI_ERR_RANK, fn, "invalid target rank %d (argument 'target_rank'; the window has %d ranks)",
+                 target, e.window->size());
   if (!e.fence_epoch && !e.lock_all && e.window->locked(target) == rma::LockType::none)
     return raise(e.comm, MPI_ERR_RMA_SYNC, fn,
                  "no access epoch to rank %d is open (MPI_Win_fence, MPI_Win_lock or MPI_Win_lock_all first)",
                  target);
   if (disp < 0 || !e.window->in_range(target, uint64_t(disp), bytes))
     return raise(e.comm, MPI_ERR_RMA_RANGE, fn,
-                 "access of %zu bytes at displacement %lld is outside rank %d's window", bytes, (long long)disp,
-                 target);
+                 "access of %zu bytes at displacement %lld (argument 'target_disp') is outside rank %d's window",
+                 bytes, (long long)disp, target);
   return MPI_SUCCESS;
 }
 
@@ -147,7 +147,7 @@ int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Da
     return raise(e->comm, MPI_ERR_TYPE, fn, "the origin has %zu bytes of data and the target %zu", ob, tb);
   if (int rc = check_access(fn, *e, target, disp, tb); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || ob == 0) return MPI_SUCCESS;
-  if (ob && !origin) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL origin buffer");
+  if (!origin) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
   if (to != 0)
     return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                  "a target datatype with a nonzero lower bound is not supported yet");
@@ -200,6 +200,7 @@ int accumulate(const char* fn, const void* origin, void* result, int count, MPI_
                  basic_type_name(d->basic));
   if (int rc = check_access(fn, *e, target, disp, bytes); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || bytes == 0) return MPI_SUCCESS;
+  if (!origin && rop != ReduceOp::no_op) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
   Transport::RmaAtomic aop;
   const bool native = integer_word(d->basic) && atomic_for(rop, &aop);
   const char* in = static_cast<const char*>(origin) + offset;
@@ -366,8 +367,11 @@ int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origi
     return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Get_accumulate",
                  "different origin, result and target counts or datatypes are not supported yet");
   }
-  if (target_count > 0 && !result)
-    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Get_accumulate", "NULL result buffer");
+  if (target_count > 0 && !result) {
+    WinEntry* e;
+    if (int rc = check_win("MPI_Get_accumulate", win, &e); rc != MPI_SUCCESS) return rc;
+    return raise(e->comm, MPI_ERR_BUFFER, "MPI_Get_accumulate", "NULL buffer (argument 'result_addr')");
+  }
   // With MPI_NO_OP the values are only fetched: the result buffer stands in for the origin.
   return accumulate("MPI_Get_accumulate", no_op ? result : origin, result, target_count, target_type, target, disp,
                     op, win);
@@ -377,7 +381,11 @@ WEFT_PMPI_ALIAS(Get_accumulate)
 int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op,
                       MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Fetch_and_op");
-  if (!result) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Fetch_and_op", "NULL result buffer");
+  if (!result) {
+    WinEntry* e;
+    if (int rc = check_win("MPI_Fetch_and_op", win, &e); rc != MPI_SUCCESS) return rc;
+    return raise(e->comm, MPI_ERR_BUFFER, "MPI_Fetch_and_op", "NULL buffer (argument 'result_addr')");
+  }
   static const uint64_t zero = 0;
   return accumulate("MPI_Fetch_and_op", origin ? origin : &zero, result, 1, dt, target, disp, op, win);
 }
@@ -428,10 +436,10 @@ int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_lock", win, &e); rc != MPI_SUCCESS) return rc;
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-    return raise(e->comm, MPI_ERR_LOCKTYPE, "MPI_Win_lock", "invalid lock type %d", lock_type);
+    return raise(e->comm, MPI_ERR_LOCKTYPE, "MPI_Win_lock", "invalid lock type %d (argument 'lock_type')", lock_type);
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= e->window->size())
-    return raise(e->comm, MPI_ERR_RANK, "MPI_Win_lock", "invalid target rank %d", target);
+    return raise(e->comm, MPI_ERR_RANK, "MPI_Win_lock", "invalid target rank %d (argument 'rank')", target);
   if (e->lock_all || e->window->locked(target) != rma::LockType::none)
     return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock", "rank %d is already locked by this rank", target);
   if (e->fence_epoch) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock", "inside a fence epoch");
@@ -447,7 +455,7 @@ int PMPI_Win_unlock(int target, MPI_Win win) {
   if (int rc = check_win("MPI_Win_unlock", win, &e); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= e->window->size())
-    return raise(e->comm, MPI_ERR_RANK, "MPI_Win_unlock", "invalid target rank %d", target);
+    return raise(e->comm, MPI_ERR_RANK, "MPI_Win_unlock", "invalid target rank %d (argument 'rank')", target);
   if (e->window->locked(target) == rma::LockType::none)
     return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "rank %d is not locked by this rank", target);
   return status_rc(*e, e->window->unlock(target), "MPI_Win_unlock");
@@ -485,44 +493,43 @@ WEFT_PMPI_ALIAS(Win_unlock_all)
 
 // Puts and atomics return once the origin buffer may be reused, so the local forms of flush
 // have nothing left to wait for; the others complete every access at the target(s).
-// target -1: every rank of the window.
-static int flush_call(const char* fn, int target, MPI_Win win, bool remote) {
+// all: every rank of the window (target is then ignored).
+static int flush_call(const char* fn, int target, bool all, MPI_Win win, bool remote) {
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
   bool open = e->lock_all;
-  if (target >= 0) {
-    if (target >= e->window->size()) return raise(e->comm, MPI_ERR_RANK, fn, "invalid target rank %d", target);
+  if (!all) {
+    if (target < 0 || target >= e->window->size())
+      return raise(e->comm, MPI_ERR_RANK, fn, "invalid target rank %d (argument 'rank')", target);
     open = open || e->window->locked(target) != rma::LockType::none;
   } else {
     for (int q = 0; q < e->window->size() && !open; ++q) open = e->window->locked(q) != rma::LockType::none;
   }
   if (!open) return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "no passive-target epoch is open");
-  return remote ? status_rc(*e, e->window->flush(target), fn) : MPI_SUCCESS;
+  return remote ? status_rc(*e, e->window->flush(all ? -1 : target), fn) : MPI_SUCCESS;
 }
 
 int PMPI_Win_flush(int target, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Win_flush");
-  if (target < 0) return raise(MPI_COMM_NULL, MPI_ERR_RANK, "MPI_Win_flush", "invalid target rank %d", target);
-  return flush_call("MPI_Win_flush", target, win, true);
+  return flush_call("MPI_Win_flush", target, false, win, true);
 }
 WEFT_PMPI_ALIAS(Win_flush)
 
 int PMPI_Win_flush_local(int target, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Win_flush_local");
-  if (target < 0) return raise(MPI_COMM_NULL, MPI_ERR_RANK, "MPI_Win_flush_local", "invalid target rank %d", target);
-  return flush_call("MPI_Win_flush_local", target, win, false);
+  return flush_call("MPI_Win_flush_local", target, false, win, false);
 }
 WEFT_PMPI_ALIAS(Win_flush_local)
 
 int PMPI_Win_flush_all(MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Win_flush_all");
-  return flush_call("MPI_Win_flush_all", -1, win, true);
+  return flush_call("MPI_Win_flush_all", -1, true, win, true);
 }
 WEFT_PMPI_ALIAS(Win_flush_all)
 
 int PMPI_Win_flush_local_all(MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Win_flush_local_all");
-  return flush_call("MPI_Win_flush_local_all", -1, win, false);
+  return flush_call("MPI_Win_flush_local_all", -1, true, win, false);
 }
 WEFT_PMPI_ALIAS(Win_flush_local_all)
 
