@@ -616,40 +616,32 @@ static void copy_check(cudaError_t e, const char *what, size_t size)
 }
 #endif
 
-void bench_copy_in(void *buf, const void *host, size_t size, bench_placement placement)
+/* A copy between a host buffer and a benchmark buffer, finished on return (from pageable
+ * memory cudaMemcpy may return before the DMA lands). */
+static void copy_with(void *dst, const void *src, size_t size, bench_placement placement, const char *what)
 {
     if (size == 0)
         return;
-    switch (placement) {
-    case BENCH_PLACE_HOST:
-        memcpy(buf, host, size);
-        break;
-    case BENCH_PLACE_DEVICE:
-    case BENCH_PLACE_MANAGED:
-#ifdef BENCH_HAVE_CUDA
-        /* From pageable memory cudaMemcpy may return before the DMA lands: wait for it. */
-        copy_check(cudaMemcpy(buf, host, size, cudaMemcpyHostToDevice), "to the device", size);
-        copy_check(cudaDeviceSynchronize(), "to the device", size);
-#endif
-        break;
+    if (placement == BENCH_PLACE_HOST) {
+        memcpy(dst, src, size);
+        return;
     }
+#ifdef BENCH_HAVE_CUDA
+    copy_check(cudaMemcpy(dst, src, size, cudaMemcpyDefault), what, size);
+    copy_check(cudaDeviceSynchronize(), what, size);
+#else
+    (void)what;
+#endif
+}
+
+void bench_copy_in(void *buf, const void *host, size_t size, bench_placement placement)
+{
+    copy_with(buf, host, size, placement, "to the device");
 }
 
 void bench_copy_out(void *host, const void *buf, size_t size, bench_placement placement)
 {
-    if (size == 0)
-        return;
-    switch (placement) {
-    case BENCH_PLACE_HOST:
-        memcpy(host, buf, size);
-        break;
-    case BENCH_PLACE_DEVICE:
-    case BENCH_PLACE_MANAGED:
-#ifdef BENCH_HAVE_CUDA
-        copy_check(cudaMemcpy(host, buf, size, cudaMemcpyDeviceToHost), "to the host", size);
-#endif
-        break;
-    }
+    copy_with(host, buf, size, placement, "to the host");
 }
 
 void *bench_alloc_or_abort(const bench_opts *o, size_t size, bench_placement placement)

@@ -83,47 +83,43 @@ void Transport::rma_release(void* rkey) {
 }
 
 // Waits for a UCX operation started on the way to `peer` (-1: any).
-static Status finish(Transport& t, Progress& progress, Bootstrap& boot, ucs_status_ptr_t sp, int peer,
-                     const char* what) {
-  (void)t;
+Status Transport::rma_wait(void* request, int peer, const char* what) {
+  auto sp = static_cast<ucs_status_ptr_t>(request);
   if (sp == nullptr) return Status::ok;
   if (UCS_PTR_IS_ERR(sp)) return rma_fail(what, UCS_PTR_STATUS(sp));
   ucs_status_t st = UCS_INPROGRESS;
-  progress.wait([&] {
+  progress_.wait([&] {
     st = ucp_request_check_status(sp);
     if (st != UCS_INPROGRESS) return true;
-    boot.poll_local_liveness();
-    return peer >= 0 && boot.peer_failed(peer);
+    boot_.poll_local_liveness();
+    return peer >= 0 && boot_.peer_failed(peer);
   });
+  ucp_request_free(sp);
   if (st == UCS_INPROGRESS) {
-    ucp_request_free(sp);
     std::string msg = std::string(what) + " to rank " + std::to_string(peer) + " failed: the rank has terminated";
     WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::peer_failed;
   }
-  ucp_request_free(sp);
   return st == UCS_OK ? Status::ok : rma_fail(what, st);
 }
 
 Status Transport::rma_put(int peer, const void* buf, size_t bytes, uint64_t remote, void* rkey) {
-  if (bytes == 0) return Status::ok;
   void* ep = nullptr;
+  if (bytes == 0) return Status::ok;
   WEFT_TRY(endpoint(peer, &ep));
-  ucp_request_param_t p;
-  p.op_attr_mask = 0;
-  ucs_status_ptr_t sp = ucp_put_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p);
-  return finish(*this, progress_, boot_, sp, peer, "put");
+  ucp_request_param_t p{};
+  return rma_wait(ucp_put_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p), peer,
+                  "put");
 }
 
 Status Transport::rma_get(int peer, void* buf, size_t bytes, uint64_t remote, void* rkey) {
-  if (bytes == 0) return Status::ok;
   void* ep = nullptr;
+  if (bytes == 0) return Status::ok;
   WEFT_TRY(endpoint(peer, &ep));
-  ucp_request_param_t p;
-  p.op_attr_mask = 0;
-  ucs_status_ptr_t sp = ucp_get_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p);
-  return finish(*this, progress_, boot_, sp, peer, "get");
+  ucp_request_param_t p{};
+  return rma_wait(ucp_get_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p), peer,
+                  "get");
 }
 
 Status Transport::rma_atomic(int peer, RmaAtomic op, const void* value, void* result, size_t size, uint64_t remote,
@@ -157,18 +153,15 @@ Status Transport::rma_atomic(int peer, RmaAtomic op, const void* value, void* re
   }
   ucs_status_ptr_t sp =
       ucp_atomic_op_nbx(static_cast<ucp_ep_h>(ep), uop, value, 1, remote, static_cast<ucp_rkey_h>(rkey), &p);
-  return finish(*this, progress_, boot_, sp, peer, "atomic");
+  return rma_wait(sp, peer, "atomic");
 }
 
 Status Transport::rma_flush(int peer) {
-  ucp_request_param_t p;
-  p.op_attr_mask = 0;
-  if (peer >= 0) {
-    void* ep = nullptr;
-    WEFT_TRY(endpoint(peer, &ep));
-    return finish(*this, progress_, boot_, ucp_ep_flush_nbx(static_cast<ucp_ep_h>(ep), &p), peer, "flush");
-  }
-  return finish(*this, progress_, boot_, ucp_worker_flush_nbx(static_cast<ucp_worker_h>(worker_), &p), -1, "flush");
+  ucp_request_param_t p{};
+  if (peer < 0) return rma_wait(ucp_worker_flush_nbx(static_cast<ucp_worker_h>(worker_), &p), -1, "flush");
+  void* ep = nullptr;
+  WEFT_TRY(endpoint(peer, &ep));
+  return rma_wait(ucp_ep_flush_nbx(static_cast<ucp_ep_h>(ep), &p), peer, "flush");
 }
 
 }  // namespace weft

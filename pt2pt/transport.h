@@ -120,6 +120,8 @@ class Transport {
   Transport(Bootstrap& boot, Progress& progress, RequestPool& pool);
   Status init(const TransportOptions& options);
   Status endpoint(int dest, void** ep);
+  // Waits for a one-sided UCX request (a ucs_status_ptr_t) to `peer` (-1: any); rma.cpp.
+  Status rma_wait(void* request, int peer, const char* what);
   Status connect(int dest, void** ep);
   bool check_peer_failure(Request* r);
 

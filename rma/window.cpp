@@ -85,7 +85,7 @@ namespace {
 // the shared-memory transports apply for the peers; UCX's loopback endpoint did not apply them).
 template <class T>
 void local_atomic(Transport::RmaAtomic op, T* at, const void* value, void* result) {
-  T v, old;
+  T v, old{};
   memcpy(&v, value, sizeof v);
   switch (op) {
     case Transport::RmaAtomic::add: old = __atomic_fetch_add(at, v, __ATOMIC_SEQ_CST); break;
