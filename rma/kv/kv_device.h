@@ -1,0 +1,27 @@
+// Device memory for KV agents (kv_agent.h): detection, CUDA IPC descriptors of registered
+// device regions, mapping a peer's region on the same host, and asynchronous copies into or
+// out of it. A build without CUDA refuses device regions with WEFT_KV_ERR_NOT_SUPPORTED.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kv_error.h"
+
+namespace weft::kv {
+
+bool is_device_memory(const void* p);
+// The CUDA IPC descriptor of the device buffer at base (kIpcDescriptorBytes bytes).
+int device_describe(void* base, std::vector<unsigned char>* ipc);
+// Maps a peer's device region into this process; *ptr is its first byte.
+int device_map(uint32_t peer, const std::vector<unsigned char>& ipc, void** ptr);
+void device_unmap(void* ptr);
+// Queues a copy between any memory the device can reach; device_mark names every copy queued
+// so far, device_test reports them done (releasing the token) and device_release waits for
+// them and releases the token.
+int device_copy_start(void* dst, const void* src, size_t bytes);
+int device_mark(void** token);
+bool device_test(void* token, int* status);
+void device_release(void* token);
+
+}  // namespace weft::kv

@@ -1,0 +1,140 @@
+// Device memory for KV agents with CUDA: regions are described with the runtime's CUDA IPC
+// descriptors (runtime/core/cuda_ipc.h); a peer's region is opened with cudaIpcOpenMemHandle
+// (each allocation once per process, shared by the regions in it) and copies run on one
+// stream of their own, marked with events.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "kv_blob.h"
+#include "kv_device.h"
+#include "runtime/core/cuda_ipc.h"
+#include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
+#include "weft/kv.h"
+
+namespace weft::kv {
+
+namespace {
+
+static_assert(sizeof(IpcDescriptor) == kIpcDescriptorBytes, "the blob's descriptor size");
+
+struct Opened {
+  void* base = nullptr;
+  int refs = 0;
+};
+
+struct DeviceState {
+  std::mutex mu;
+  std::map<std::string, Opened> opened;      // by the allocation's IPC handle
+  std::multimap<void*, std::string> mapped;  // region pointer -> its allocation's handle
+  cudaStream_t stream = nullptr;
+};
+
+DeviceState& state() {
+  static DeviceState s;
+  return s;
+}
+
+int cuda_error(const char* what, cudaError_t err) {
+  (void)cudaGetLastError();
+  return kv_error(WEFT_KV_ERR_TRANSPORT, std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+bool is_device_memory(const void* p) {
+  (void)cuda_probe(true);
+  const MemKind k = memkind_query(p).kind;
+  return k == MemKind::cuda_device || k == MemKind::unsupported_device;
+}
+
+int device_describe(void* base, std::vector<unsigned char>* ipc) {
+  IpcDescriptor d;
+  if (cuda_ipc_describe(base, &d) != Status::ok)
+    return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "register: device memory cannot be shared: " + error_detail());
+  const auto* b = reinterpret_cast<const unsigned char*>(&d);
+  ipc->assign(b, b + sizeof d);
+  return WEFT_KV_SUCCESS;
+}
+
+int device_map(uint32_t /*peer*/, const std::vector<unsigned char>& ipc, void** ptr) {
+  if (ipc.size() != sizeof(IpcDescriptor)) return kv_error(WEFT_KV_ERR_BLOB, "a device region's descriptor is invalid");
+  IpcDescriptor d;
+  std::memcpy(&d, ipc.data(), sizeof d);
+  const std::string key(reinterpret_cast<const char*>(d.handle), sizeof d.handle);
+  DeviceState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  Opened& o = s.opened[key];
+  if (o.refs == 0) {
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, d.handle, sizeof h);
+    const cudaError_t err = cudaIpcOpenMemHandle(&o.base, h, cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+      s.opened.erase(key);
+      return cuda_error("mapping a peer's device region (cudaIpcOpenMemHandle)", err);
+    }
+  }
+  ++o.refs;
+  *ptr = static_cast<char*>(o.base) + d.offset;
+  s.mapped.emplace(*ptr, key);
+  return WEFT_KV_SUCCESS;
+}
+
+void device_unmap(void* ptr) {
+  if (!ptr) return;
+  DeviceState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto m = s.mapped.find(ptr);
+  if (m == s.mapped.end()) return;
+  auto o = s.opened.find(m->second);
+  s.mapped.erase(m);
+  if (o == s.opened.end() || --o->second.refs > 0) return;
+  if (s.stream) (void)cudaStreamSynchronize(s.stream);
+  (void)cudaIpcCloseMemHandle(o->second.base);
+  s.opened.erase(o);
+}
+
+int device_copy_start(void* dst, const void* src, size_t bytes) {
+  DeviceState& s = state();
+  if (!s.stream) {
+    const cudaError_t err = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
+    if (err != cudaSuccess) return cuda_error("creating the copy stream", err);
+  }
+  const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s.stream);
+  return err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("cudaMemcpyAsync", err);
+}
+
+int device_mark(void** token) {
+  DeviceState& s = state();
+  cudaEvent_t ev = nullptr;
+  cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (err != cudaSuccess) return cuda_error("cudaEventCreate", err);
+  err = cudaEventRecord(ev, s.stream);
+  if (err != cudaSuccess) {
+    (void)cudaEventDestroy(ev);
+    return cuda_error("cudaEventRecord", err);
+  }
+  *token = ev;
+  return WEFT_KV_SUCCESS;
+}
+
+bool device_test(void* token, int* status) {
+  auto ev = static_cast<cudaEvent_t>(token);
+  const cudaError_t err = cudaEventQuery(ev);
+  if (err == cudaErrorNotReady) return false;
+  *status = err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("a device copy", err);
+  (void)cudaEventDestroy(ev);
+  return true;
+}
+
+void device_release(void* token) {
+  auto ev = static_cast<cudaEvent_t>(token);
+  (void)cudaEventSynchronize(ev);
+  (void)cudaEventDestroy(ev);
+}
+
+}  // namespace weft::kv

@@ -1,0 +1,576 @@
+/* The KV transfer API between two processes (a "prefill" parent and a "decode" child that
+ * exchange blobs over a socket pair), without MPI:
+ *   blocks    WRITE of 2,048 blocks of random sizes to random places, prepared once and
+ *             posted three times with new data, each notification checked against every
+ *             byte of the decoder's regions; then a READ of a random layout checked too
+ *   order     four requests posted back to back: notifications arrive in posting order, and
+ *             each one finds its own data in place
+ *   errors    damaged blobs, blocks out of range, bad arguments
+ *   peer_exit the decoder exits while the prefill keeps posting: WEFT_KV_ERR_PEER, no hang
+ * Usage: kv_transfer [blocks|order|errors|peer_exit|all] [--device]
+ * --device puts both sides' regions in GPU memory (exit 77, a skip, without a GPU). */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <weft/kv.h>
+
+#ifdef WEFT_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#define CHECK(cond, ...)                                                        \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "[%s %d] check failed at line %d: %s: ", role, (int)getpid(), __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                             \
+      fprintf(stderr, " (last error: %s)\n", weft_kv_last_error());            \
+      exit(1);                                                                  \
+    }                                                                           \
+  } while (0)
+#define KV_OK(call) CHECK((rc = (call)) == WEFT_KV_SUCCESS, "%s", weft_kv_status_string(rc))
+
+static const char *role = "main";
+static int use_device = 0;
+
+/* ---- memory that may be on the device ---------------------------------------------------- */
+
+static void *mem_alloc(size_t n) {
+#ifdef WEFT_TEST_CUDA
+  if (use_device) {
+    void *p = NULL;
+    CHECK(cudaMalloc(&p, n) == cudaSuccess, "cudaMalloc of %zu bytes", n);
+    CHECK(cudaMemset(p, 0, n) == cudaSuccess, "cudaMemset");
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "sync");
+    return p;
+  }
+#endif
+  void *p = calloc(1, n);
+  CHECK(p != NULL, "calloc of %zu bytes", n);
+  return p;
+}
+
+static void mem_free(void *p) {
+#ifdef WEFT_TEST_CUDA
+  if (use_device) {
+    cudaFree(p);
+    return;
+  }
+#endif
+  free(p);
+}
+
+/* Copies between test memory and the host (plain memcpy for host memory). */
+static void mem_copy(void *dst, const void *src, size_t n) {
+#ifdef WEFT_TEST_CUDA
+  if (use_device) {
+    CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDefault) == cudaSuccess, "cudaMemcpy");
+    return;
+  }
+#endif
+  memcpy(dst, src, n);
+}
+
+/* ---- blob and message exchange over the socket ------------------------------------------- */
+
+static void send_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n) {
+    ssize_t k = write(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    CHECK(k > 0, "write to the peer: %s", strerror(errno));
+    c += k;
+    n -= (size_t)k;
+  }
+}
+
+static void recv_all(int fd, void *p, size_t n) {
+  char *c = p;
+  while (n) {
+    ssize_t k = read(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    CHECK(k > 0, "read from the peer: %s", k == 0 ? "closed" : strerror(errno));
+    c += k;
+    n -= (size_t)k;
+  }
+}
+
+static void send_u64(int fd, uint64_t v) { send_all(fd, &v, sizeof v); }
+static uint64_t recv_u64(int fd) {
+  uint64_t v;
+  recv_all(fd, &v, sizeof v);
+  return v;
+}
+
+static void send_blob(int fd, weft_kv_agent_t a) {
+  int rc;
+  size_t n = 0;
+  KV_OK(weft_kv_export(a, NULL, 0, &n));
+  unsigned char *b = malloc(n);
+  KV_OK(weft_kv_export(a, b, n, &n));
+  send_u64(fd, n);
+  send_all(fd, b, n);
+  free(b);
+}
+
+static unsigned char *recv_blob(int fd, size_t *n) {
+  *n = (size_t)recv_u64(fd);
+  CHECK(*n > 0 && *n < (1u << 24), "blob length %zu", *n);
+  unsigned char *b = malloc(*n);
+  recv_all(fd, b, *n);
+  return b;
+}
+
+static weft_kv_peer_t import_from(int fd, weft_kv_agent_t a, const char *expect_name) {
+  int rc;
+  size_t n;
+  unsigned char *b = recv_blob(fd, &n);
+  weft_kv_peer_t peer;
+  KV_OK(weft_kv_import(a, b, n, &peer));
+  free(b);
+  char name[64];
+  KV_OK(weft_kv_peer_name(a, peer, name, sizeof name));
+  CHECK(strcmp(name, expect_name) == 0, "imported agent is %s", name);
+  return peer;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Waits for the next notification (at most 60 s), returning its sender and message. */
+static size_t next_notification(weft_kv_agent_t a, char *from, char *msg, size_t cap) {
+  const double end = now() + 60;
+  for (;;) {
+    size_t n = 0;
+    int rc = weft_kv_get_notification(a, from, 64, msg, cap - 1, &n);
+    if (rc == WEFT_KV_SUCCESS) {
+      msg[n] = '\0';
+      return n;
+    }
+    CHECK(rc == WEFT_KV_NO_NOTIFICATION, "%s", weft_kv_status_string(rc));
+    CHECK(now() < end, "no notification within 60 s");
+  }
+}
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+
+static uint64_t rng_next(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+enum { kRegionBytes = 8 << 20, kSlot = 8 << 10, kBlocks = 2 * (kRegionBytes / kSlot), kSourceBytes = 16 << 20 };
+
+/* Block i goes into its own slot (a random permutation over the decoder's two regions), at a
+ * random place in the slot, with a random length, from a random place of the source. */
+static void make_layout(uint64_t seed, weft_kv_region_t src, const weft_kv_region_t dst[2], weft_kv_block_t *b) {
+  uint64_t s = seed | 1;
+  int slots[kBlocks];
+  for (int i = 0; i < kBlocks; ++i) slots[i] = i;
+  for (int i = kBlocks - 1; i > 0; --i) {
+    int j = (int)(rng_next(&s) % (uint64_t)(i + 1));
+    int t = slots[i];
+    slots[i] = slots[j];
+    slots[j] = t;
+  }
+  for (int i = 0; i < kBlocks; ++i) {
+    const int slot = slots[i];
+    const uint64_t length = 1 + rng_next(&s) % kSlot;
+    b[i].local_region = src;
+    b[i].local_offset = rng_next(&s) % (kSourceBytes - length + 1);
+    b[i].remote_region = dst[slot / (kBlocks / 2)];
+    b[i].remote_offset = (uint64_t)(slot % (kBlocks / 2)) * kSlot + rng_next(&s) % (kSlot - length + 1);
+    b[i].length = length;
+  }
+}
+
+static unsigned char source_byte(uint64_t i, int iter) { return (unsigned char)((i * 131u) ^ (i >> 11) ^ (unsigned)(iter * 29 + 1)); }
+
+/* What the decoder's two regions hold after a WRITE of `layout` with the source of `iter`. */
+static void expected_regions(const weft_kv_block_t *layout, const weft_kv_region_t dst[2], int iter, unsigned char *out) {
+  memset(out, 0, 2 * (size_t)kRegionBytes);
+  for (int i = 0; i < kBlocks; ++i) {
+    unsigned char *d = out + (layout[i].remote_region == dst[0] ? 0 : kRegionBytes) + layout[i].remote_offset;
+    for (uint64_t k = 0; k < layout[i].length; ++k) d[k] = source_byte(layout[i].local_offset + k, iter);
+  }
+}
+
+/* The decoder: two regions, their ids sent to the prefill after the blob. */
+typedef struct {
+  weft_kv_agent_t agent;
+  unsigned char *regions;  /* 2 * kRegionBytes, host or device */
+  weft_kv_region_t ids[2];
+} decoder_t;
+
+static void decoder_start(decoder_t *d, int fd) {
+  int rc;
+  KV_OK(weft_kv_agent_create("decode", &d->agent));
+  d->regions = mem_alloc(2 * (size_t)kRegionBytes);
+  KV_OK(weft_kv_register(d->agent, d->regions, kRegionBytes, &d->ids[0]));
+  KV_OK(weft_kv_register(d->agent, d->regions + kRegionBytes, kRegionBytes, &d->ids[1]));
+  send_blob(fd, d->agent);
+  send_u64(fd, d->ids[0]);
+  send_u64(fd, d->ids[1]);
+}
+
+static void decoder_stop(decoder_t *d) {
+  int rc;
+  KV_OK(weft_kv_agent_destroy(d->agent));
+  mem_free(d->regions);
+}
+
+/* ---- blocks ------------------------------------------------------------------------------- */
+
+enum { kIters = 3 };
+
+static void blocks_decode(int fd) {
+  decoder_t d;
+  decoder_start(&d, fd);
+  const uint64_t seed = recv_u64(fd);
+  weft_kv_block_t *layout = malloc(sizeof(weft_kv_block_t) * kBlocks);
+  make_layout(seed, 1, d.ids, layout); /* the source id does not matter here */
+  unsigned char *want = malloc(2 * (size_t)kRegionBytes), *got = malloc(2 * (size_t)kRegionBytes);
+  for (int iter = 0; iter < kIters; ++iter) {
+    char from[64], msg[128];
+    next_notification(d.agent, from, msg, sizeof msg);
+    char expect[32];
+    snprintf(expect, sizeof expect, "layer batch %d", iter);
+    CHECK(strcmp(from, "prefill") == 0 && strcmp(msg, expect) == 0, "notification '%s' from %s", msg, from);
+    expected_regions(layout, d.ids, iter, want);
+    mem_copy(got, d.regions, 2 * (size_t)kRegionBytes);
+    for (size_t k = 0; k < 2 * (size_t)kRegionBytes; ++k)
+      CHECK(got[k] == want[k], "iteration %d: byte %zu is %u, expected %u", iter, k, got[k], want[k]);
+    if (iter + 1 < kIters) {
+      unsigned char *zero = calloc(1, 2 * (size_t)kRegionBytes);
+      mem_copy(d.regions, zero, 2 * (size_t)kRegionBytes);
+      free(zero);
+    }
+    send_u64(fd, (uint64_t)iter);
+  }
+  (void)recv_u64(fd); /* the prefill's READ is done */
+  free(layout);
+  free(want);
+  free(got);
+  decoder_stop(&d);
+}
+
+static void blocks_prefill(int fd) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  unsigned char *host = malloc(kSourceBytes);
+  unsigned char *src = mem_alloc(kSourceBytes);
+  weft_kv_region_t src_id;
+  KV_OK(weft_kv_register(a, src, kSourceBytes, &src_id));
+  weft_kv_peer_t peer = import_from(fd, a, "decode");
+  weft_kv_region_t dst[2] = {(weft_kv_region_t)recv_u64(fd), (weft_kv_region_t)recv_u64(fd)};
+  const uint64_t seed = 0x9e3779b97f4a7c15ull;
+  send_u64(fd, seed);
+  weft_kv_block_t *layout = malloc(sizeof(weft_kv_block_t) * kBlocks);
+  make_layout(seed, src_id, dst, layout);
+  weft_kv_request_t req;
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, layout, kBlocks, "x", 1, &req));
+  weft_kv_release(req); /* a prepared request released before any post */
+  for (int iter = 0; iter < kIters; ++iter) {
+    char note[32];
+    snprintf(note, sizeof note, "layer batch %d", iter);
+    /* The notification is fixed at prepare: one request per message text. */
+    KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, layout, kBlocks, note, strlen(note), &req));
+    for (uint64_t k = 0; k < kSourceBytes; ++k) host[k] = source_byte(k, iter);
+    mem_copy(src, host, kSourceBytes);
+    KV_OK(weft_kv_post(req));
+    KV_OK(weft_kv_wait(req, 60000));
+    CHECK(recv_u64(fd) == (uint64_t)iter, "decoder's acknowledgement");
+    KV_OK(weft_kv_release(req));
+  }
+  /* The same prepared request posted again and again (no notification): the data stays. */
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, layout, kBlocks, NULL, 0, &req));
+  for (int again = 0; again < 3; ++again) {
+    KV_OK(weft_kv_post(req));
+    KV_OK(weft_kv_wait(req, 60000));
+  }
+  KV_OK(weft_kv_release(req));
+  /* READ back a random layout of what the decoder now holds (the last iteration's data). */
+  unsigned char *want = malloc(2 * (size_t)kRegionBytes);
+  expected_regions(layout, dst, kIters - 1, want);
+  weft_kv_block_t *back = malloc(sizeof(weft_kv_block_t) * kBlocks);
+  make_layout(seed * 3, src_id, dst, back);
+  unsigned char *zero = calloc(1, kSourceBytes);
+  mem_copy(src, zero, kSourceBytes);
+  free(zero);
+  /* Reads into overlapping local places would race; read the first 1,024 blocks, each into
+   * its own 8 KiB slot of the source region. */
+  enum { kReads = 1024 };
+  for (int i = 0; i < kReads; ++i) back[i].local_offset = (uint64_t)i * kSlot;
+  KV_OK(weft_kv_prepare(a, WEFT_KV_READ, peer, back, kReads, NULL, 0, &req));
+  KV_OK(weft_kv_post(req));
+  KV_OK(weft_kv_wait(req, 60000));
+  KV_OK(weft_kv_release(req));
+  mem_copy(host, src, kSourceBytes);
+  for (int i = 0; i < kReads; ++i) {
+    const unsigned char *w = want + (back[i].remote_region == dst[0] ? 0 : kRegionBytes) + back[i].remote_offset;
+    for (uint64_t k = 0; k < back[i].length; ++k)
+      CHECK(host[back[i].local_offset + k] == w[k], "READ block %d byte %llu", i, (unsigned long long)k);
+  }
+  send_u64(fd, 1);
+  printf("blocks: %d blocks x %d posts written and checked, %d blocks read back and checked\n", kBlocks, kIters + 3, kReads);
+  free(back);
+  free(want);
+  free(layout);
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(src);
+  free(host);
+}
+
+/* ---- order -------------------------------------------------------------------------------- */
+
+enum { kOrderRequests = 4, kOrderRounds = 5, kOrderBytes = kRegionBytes / kOrderRequests };
+
+static void order_decode(int fd) {
+  decoder_t d;
+  decoder_start(&d, fd);
+  unsigned char *got = malloc(kOrderBytes);
+  for (int round = 0; round < kOrderRounds; ++round) {
+    for (int r = 0; r < kOrderRequests; ++r) {
+      char from[64], msg[128], expect[32];
+      next_notification(d.agent, from, msg, sizeof msg);
+      snprintf(expect, sizeof expect, "round %d request %d", round, r);
+      CHECK(strcmp(msg, expect) == 0, "notification '%s', expected '%s'", msg, expect);
+      /* Request r wrote its quarter of region 0 with the byte round * 16 + r + 1. */
+      mem_copy(got, d.regions + (size_t)r * kOrderBytes, kOrderBytes);
+      for (size_t k = 0; k < kOrderBytes; ++k)
+        CHECK(got[k] == (unsigned char)(round * 16 + r + 1), "'%s' arrived before byte %zu of its data", msg, k);
+    }
+    send_u64(fd, (uint64_t)round);
+  }
+  free(got);
+  decoder_stop(&d);
+}
+
+static void order_prefill(int fd) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  unsigned char *src = mem_alloc((size_t)kRegionBytes);
+  unsigned char *host = malloc(kRegionBytes);
+  weft_kv_region_t src_id;
+  KV_OK(weft_kv_register(a, src, kRegionBytes, &src_id));
+  weft_kv_peer_t peer = import_from(fd, a, "decode");
+  weft_kv_region_t dst[2] = {(weft_kv_region_t)recv_u64(fd), (weft_kv_region_t)recv_u64(fd)};
+  for (int round = 0; round < kOrderRounds; ++round) {
+    weft_kv_request_t req[kOrderRequests];
+    for (int r = 0; r < kOrderRequests; ++r) memset(host + (size_t)r * kOrderBytes, round * 16 + r + 1, kOrderBytes);
+    mem_copy(src, host, kRegionBytes);
+    for (int r = 0; r < kOrderRequests; ++r) {
+      /* Request r: its quarter in 64 blocks. */
+      weft_kv_block_t b[64];
+      for (int i = 0; i < 64; ++i) {
+        const uint64_t at = (uint64_t)r * kOrderBytes + (uint64_t)i * (kOrderBytes / 64);
+        b[i] = (weft_kv_block_t){src_id, at, dst[0], at, kOrderBytes / 64};
+      }
+      char note[32];
+      snprintf(note, sizeof note, "round %d request %d", round, r);
+      KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, b, 64, note, strlen(note), &req[r]));
+    }
+    for (int r = 0; r < kOrderRequests; ++r) KV_OK(weft_kv_post(req[r]));
+    for (int r = kOrderRequests - 1; r >= 0; --r) KV_OK(weft_kv_wait(req[r], 60000));
+    for (int r = 0; r < kOrderRequests; ++r) KV_OK(weft_kv_release(req[r]));
+    CHECK(recv_u64(fd) == (uint64_t)round, "decoder's acknowledgement");
+  }
+  (void)dst[1];
+  printf("order: %d rounds of %d requests, notifications in order, each after its data\n", kOrderRounds, kOrderRequests);
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(src);
+  free(host);
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static void errors_decode(int fd) {
+  decoder_t d;
+  decoder_start(&d, fd);
+  (void)recv_u64(fd);
+  decoder_stop(&d);
+}
+
+static void errors_prefill(int fd) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  CHECK(weft_kv_agent_create("", &a) == WEFT_KV_ERR_ARG, "an empty name");
+  unsigned char *src = mem_alloc(1 << 20);
+  weft_kv_region_t src_id;
+  KV_OK(weft_kv_register(a, src, 1 << 20, &src_id));
+  CHECK(weft_kv_register(a, src, 0, &src_id) == WEFT_KV_ERR_ARG, "a zero-length region");
+  size_t n;
+  unsigned char *blob = recv_blob(fd, &n);
+  weft_kv_region_t dst[2] = {(weft_kv_region_t)recv_u64(fd), (weft_kv_region_t)recv_u64(fd)};
+  weft_kv_peer_t peer;
+  /* Damaged copies of a real blob: every truncation, a flipped byte, another version. */
+  for (size_t len = 0; len < n; len += (len < 64 ? 1 : 97)) {
+    CHECK(weft_kv_import(a, blob, len, &peer) == WEFT_KV_ERR_BLOB, "truncated to %zu bytes", len);
+    CHECK(strlen(weft_kv_last_error()) > 0, "no reason given");
+  }
+  for (size_t at = 0; at < n; at += 13) {
+    blob[at] ^= 0x40;
+    CHECK(weft_kv_import(a, blob, n, &peer) == WEFT_KV_ERR_BLOB, "byte %zu flipped", at);
+    blob[at] ^= 0x40;
+  }
+  blob[8] = 9;
+  CHECK(weft_kv_import(a, blob, n, &peer) == WEFT_KV_ERR_BLOB, "version 9");
+  blob[8] = WEFT_KV_BLOB_VERSION;
+  CHECK(weft_kv_import(a, NULL, n, &peer) == WEFT_KV_ERR_BLOB, "a null blob");
+  KV_OK(weft_kv_import(a, blob, n, &peer));
+  free(blob);
+  weft_kv_request_t req;
+  weft_kv_block_t b = {src_id, 0, dst[0], kRegionBytes - 100, 101};
+  CHECK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_RANGE, "past the remote region");
+  b = (weft_kv_block_t){src_id, (1 << 20) - 10, dst[0], 0, 11};
+  CHECK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_RANGE, "past the local region");
+  b = (weft_kv_block_t){src_id, 0, dst[0], UINT64_MAX, 2};
+  CHECK(weft_kv_prepare(a, WEFT_KV_READ, peer, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_RANGE, "an offset that wraps");
+  b = (weft_kv_block_t){src_id, 0, 999, 0, 1};
+  CHECK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_ARG, "an unknown remote region");
+  b = (weft_kv_block_t){src_id, 0, dst[1], 0, 0};
+  CHECK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_ARG, "an empty block");
+  b = (weft_kv_block_t){src_id, 0, dst[1], 0, 8};
+  CHECK(weft_kv_prepare(a, WEFT_KV_READ, peer, &b, 1, "n", 1, &req) == WEFT_KV_ERR_ARG, "a READ with a notification");
+  CHECK(weft_kv_prepare(a, WEFT_KV_WRITE, peer + 100, &b, 1, NULL, 0, &req) == WEFT_KV_ERR_ARG, "an unknown agent");
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &b, 1, NULL, 0, &req));
+  CHECK(weft_kv_test(req) == WEFT_KV_ERR_ARG, "test before any post");
+  CHECK(weft_kv_deregister(a, src_id) == WEFT_KV_ERR_BUSY, "deregistering a region a request uses");
+  KV_OK(weft_kv_release(req));
+  KV_OK(weft_kv_deregister(a, src_id));
+  CHECK(weft_kv_deregister(a, src_id) == WEFT_KV_ERR_ARG, "deregistering twice");
+  char small[4];
+  size_t need = 0;
+  CHECK(weft_kv_export(a, small, sizeof small, &need) == WEFT_KV_ERR_TOO_SMALL && need > sizeof small, "a small buffer");
+  KV_OK(weft_kv_forget(a, peer));
+  CHECK(weft_kv_forget(a, peer) == WEFT_KV_ERR_ARG, "forgetting twice");
+  send_u64(fd, 1);
+  printf("errors: damaged blobs, ranges and arguments refused\n");
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(src);
+}
+
+/* ---- peer_exit ---------------------------------------------------------------------------- */
+
+static void peer_exit_decode(int fd) {
+  decoder_t d;
+  decoder_start(&d, fd);
+  (void)recv_u64(fd); /* the prefill is posting */
+  usleep(20000);
+  _exit(0); /* gone without a goodbye */
+}
+
+static void peer_exit_prefill(int fd, pid_t child) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  unsigned char *src = mem_alloc(kRegionBytes);
+  weft_kv_region_t src_id;
+  KV_OK(weft_kv_register(a, src, kRegionBytes, &src_id));
+  weft_kv_peer_t peer = import_from(fd, a, "decode");
+  weft_kv_region_t dst[2] = {(weft_kv_region_t)recv_u64(fd), (weft_kv_region_t)recv_u64(fd)};
+  weft_kv_block_t b[256];
+  for (int i = 0; i < 256; ++i) b[i] = (weft_kv_block_t){src_id, (uint64_t)i * 32768, dst[i % 2], (uint64_t)(i / 2) * 32768, 32768};
+  weft_kv_request_t req;
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, b, 256, "done", 4, &req));
+  send_u64(fd, 1);
+  const double start = now();
+  int posts = 0;
+  for (;;) {
+    rc = weft_kv_post(req);
+    if (rc == WEFT_KV_SUCCESS) rc = weft_kv_wait(req, 30000);
+    if (rc != WEFT_KV_SUCCESS) break;
+    ++posts;
+    CHECK(now() - start < 30, "still posting after 30 s: the lost peer was not noticed");
+  }
+  CHECK(rc == WEFT_KV_ERR_PEER, "the transfer ended with %s, not a lost peer", weft_kv_status_string(rc));
+  CHECK(weft_kv_post(req) == WEFT_KV_ERR_PEER, "posting again to the lost peer");
+  printf("peer_exit: WEFT_KV_ERR_PEER after %d posts, %.2f s after the decoder was told to exit (%s)\n", posts,
+         now() - start, weft_kv_last_error());
+  KV_OK(weft_kv_release(req));
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(src);
+  int status;
+  waitpid(child, &status, 0);
+}
+
+/* ---- driver ------------------------------------------------------------------------------- */
+
+static int run(const char *name) {
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+  fflush(stdout);
+  pid_t child = fork();
+  CHECK(child >= 0, "fork");
+  if (child == 0) {
+    role = "decode";
+    close(sv[0]);
+    if (!strcmp(name, "blocks")) blocks_decode(sv[1]);
+    if (!strcmp(name, "order")) order_decode(sv[1]);
+    if (!strcmp(name, "errors")) errors_decode(sv[1]);
+    if (!strcmp(name, "peer_exit")) peer_exit_decode(sv[1]);
+    _exit(0);
+  }
+  role = "prefill";
+  close(sv[1]);
+  if (!strcmp(name, "blocks")) blocks_prefill(sv[0]);
+  if (!strcmp(name, "order")) order_prefill(sv[0]);
+  if (!strcmp(name, "errors")) errors_prefill(sv[0]);
+  if (!strcmp(name, "peer_exit")) {
+    peer_exit_prefill(sv[0], child);
+    close(sv[0]);
+    return 0;
+  }
+  close(sv[0]);
+  int status = 0;
+  CHECK(waitpid(child, &status, 0) == child, "waitpid");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the decoder failed (status %d)", status);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *which = "all";
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--device"))
+      use_device = 1;
+    else
+      which = argv[i];
+  }
+  if (use_device) {
+#ifdef WEFT_TEST_CUDA
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      printf("no CUDA device: skipped\n");
+      return 77;
+    }
+#else
+    printf("built without CUDA: skipped\n");
+    return 77;
+#endif
+  }
+  const char *names[] = {"errors", "blocks", "order", "peer_exit"};
+  int ran = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (strcmp(which, "all") && strcmp(which, names[i])) continue;
+    run(names[i]);
+    ++ran;
+  }
+  CHECK(ran > 0, "unknown test %s", which);
+  printf("kv_transfer %s%s: passed\n", which, use_device ? " (device memory)" : "");
+  return 0;
+}
