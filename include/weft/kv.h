@@ -61,7 +61,11 @@ int weft_kv_agent_create(const char *name, weft_kv_agent_t *agent);
 /* Releases every request, import and region of the agent. */
 int weft_kv_agent_destroy(weft_kv_agent_t agent);
 
-/* Registers [base, base + length) of host or CUDA device memory (detected) for transfers. */
+/* Registers [base, base + length) of host or CUDA device memory (detected) for transfers.
+ * An agent numbers its regions 1, 2, 3, ... in registration order, so two sides that agree on
+ * a layout agree on region ids; blocks name a remote region by that id. Device regions are
+ * reachable from agents on the same host (CUDA IPC); copies between local device memory and a
+ * remote host region are not supported. */
 int weft_kv_register(weft_kv_agent_t agent, void *base, size_t length, weft_kv_region_t *region);
 int weft_kv_deregister(weft_kv_agent_t agent, weft_kv_region_t region);
 

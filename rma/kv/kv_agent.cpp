@@ -74,6 +74,19 @@ void wait_ucx(ucp_worker_h worker, ucs_status_ptr_t req, double limit_s) {
   ucp_request_free(req);
 }
 
+// Without MPI_Init nobody applied WEFT_DEBUG and WEFT_DEBUG_SUBSYS: the first agent does.
+void configure_logging() {
+  if (log_configured()) return;
+  LogSettings log;
+  if (const char* level = getenv("WEFT_DEBUG"); level && !parse_log_level(level, &log.level))
+    fprintf(stderr, "weft: WEFT_DEBUG=%s is not a level (ERROR, WARN, INFO, TRACE)\n", level);
+  std::string bad;
+  if (const char* subsys = getenv("WEFT_DEBUG_SUBSYS"); subsys && !parse_subsys_list(subsys, &log.subsys_mask, &bad))
+    fprintf(stderr, "weft: unknown subsystem '%s' in WEFT_DEBUG_SUBSYS\n", bad.c_str());
+  if (const char* file = getenv("WEFT_DEBUG_FILE")) log.file_pattern = file;
+  log_configure(log, -1);
+}
+
 }  // namespace
 
 int kv_error(int code, const std::string& msg) {
@@ -107,6 +120,7 @@ int Agent::create(const char* name, std::unique_ptr<Agent>* out) {
 }
 
 int Agent::init(const char* name) {
+  configure_logging();
   name_ = name;
   host_ = host_name();
   start_time_ = process_start_time(int(getpid()));
@@ -183,7 +197,7 @@ Agent::~Agent() {
     (void)ucp_worker_signal(worker);
     progress_thread_.join();
   }
-  // Force-closing the endpoints completes whatever UCX still holds, so requests can go.
+  // Closing the endpoints (forced for lost peers) completes whatever UCX still holds.
   for (auto& [id, p] : peers_) close_endpoint(*p);
   for (auto& [id, p] : peers_)
     for (auto& [rid, r] : p->regions) {
@@ -278,7 +292,11 @@ int Agent::import_blob(const void* blob, size_t length, uint32_t* peer_id) {
   ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
   ep.address = reinterpret_cast<const ucp_address_t*>(p->info.address.data());
-  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  // UCX's shared-memory transports have no peer failure handling, so asking for it would move
+  // an agent on this host onto tcp; here the agent watches the peer's process itself
+  // (peer_gone) and keeps shared memory and cma.
+  const bool same_host = p->info.host == host_ && p->info.pid != 0;
+  ep.err_mode = same_host ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = [](void* arg, ucp_ep_h ep_handle, ucs_status_t st) {
     on_endpoint_error(arg, ep_handle, int(st));
   };
@@ -305,8 +323,26 @@ int Agent::import_blob(const void* blob, size_t length, uint32_t* peer_id) {
     }
     p->regions.emplace(g.id, std::move(rr));
   }
-  WEFT_INFO(Subsys::rma, "kv: agent %s imported agent %s (%zu regions, host %s, pid %u)", name_.c_str(),
-            p->info.name.c_str(), p->info.regions.size(), p->info.host.c_str(), p->info.pid);
+  std::string path = "UCX";
+  if (same_host) {
+    auto host_region = std::find_if(p->info.regions.begin(), p->info.regions.end(),
+                                    [](const RegionInfo& g) { return g.kind == RegionKind::host; });
+    int error = 0;
+    const char* cma = getenv("WEFT_KV_CMA");
+    if (cma && std::string(cma) == "0") {
+      path = "UCX (WEFT_KV_CMA=0)";
+    } else if (host_region == p->info.regions.end()) {
+      path = "UCX (no host region to reach with cross-memory attach)";
+    } else if (cma_usable(pid_t(p->info.pid), host_region->base, &error)) {
+      p->cma = true;
+      path = "cross-memory attach";
+    } else {
+      path = std::string("UCX (cross-memory attach refused: ") + strerror(error) + ")";
+    }
+  }
+  WEFT_INFO(Subsys::rma, "kv: agent %s imported agent %s (%zu regions, host %s, pid %u): host blocks by %s, %s",
+            name_.c_str(), p->info.name.c_str(), p->info.regions.size(), p->info.host.c_str(), p->info.pid,
+            path.c_str(), same_host ? "a lost peer seen by watching its process" : "a lost peer reported by UCX");
   *peer_id = p->id;
   peers_.emplace(p->id, std::move(p));
   return WEFT_KV_SUCCESS;
@@ -368,9 +404,11 @@ bool Agent::peer_gone(Peer& p) {
 
 void Agent::close_endpoint(Peer& p) {
   if (!p.ep) return;
+  // A live peer gets a flushed close: a forced one in the middle of tcp wireup trips an
+  // assertion in UCX 1.13 on the peer's side.
   ucp_request_param_t rp{};
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  rp.flags = p.failed != WEFT_KV_SUCCESS ? UCP_EP_CLOSE_FLAG_FORCE : 0;
   ucs_status_ptr_t req = ucp_ep_close_nbx(static_cast<ucp_ep_h>(p.ep), &rp);
   p.ep = nullptr;
   wait_ucx(static_cast<ucp_worker_h>(worker_), req, 5.0);
@@ -439,7 +477,8 @@ int Agent::prepare(weft_kv_op_t op, uint32_t peer_id, const weft_kv_block_t* blo
       return kv_error(WEFT_KV_ERR_RANGE, which + " exceeds local region " + std::to_string(b.local_region));
     if (b.remote_offset > r.info.length || b.length > r.info.length - b.remote_offset)
       return kv_error(WEFT_KV_ERR_RANGE, which + " exceeds agent " + p->info.name + "'s region " + std::to_string(b.remote_region));
-    Request::Op o{static_cast<char*>(l.base) + b.local_offset, r.info.base + b.remote_offset, r.rkey, b.length};
+    Request::Op o{static_cast<char*>(l.base) + b.local_offset, r.info.base + b.remote_offset, r.rkey, b.length,
+                  p->cma && l.kind == RegionKind::host && r.info.kind == RegionKind::host};
     if (l.kind == RegionKind::device || r.info.kind == RegionKind::device) {
       if (r.info.kind == RegionKind::device) {
         if (p->info.host != host_)
@@ -458,6 +497,16 @@ int Agent::prepare(weft_kv_op_t op, uint32_t peer_id, const weft_kv_block_t* blo
     used.insert(b.local_region);
   }
   q->local_regions_.assign(used.begin(), used.end());
+  for (const Request::Op& o : q->ops_) {
+    if (!o.cma) continue;
+    if (!q->cma_job_) {
+      q->cma_job_ = std::make_shared<CmaEngine::Job>();
+      q->cma_job_->pid = pid_t(p->info.pid);
+      q->cma_job_->write = op == WEFT_KV_WRITE;
+    }
+    q->cma_job_->local.push_back({o.local, size_t(o.length)});
+    q->cma_job_->remote.push_back({reinterpret_cast<void*>(o.remote), size_t(o.length)});
+  }
   if (notification_length) {
     const auto* n = static_cast<const unsigned char*>(notification);
     q->notification_.assign(n, n + notification_length);
@@ -477,6 +526,7 @@ int Agent::progress_locked() {
   // Notifications go out in posting order, each once its data has landed.
   while (!notify_queue_.empty()) {
     Request* q = notify_queue_.front();
+    q->advance();
     if (q->state_ == Request::State::data) break;
     notify_queue_.pop_front();
     q->queued_ = false;
@@ -505,7 +555,13 @@ int Request::post() {
   state_ = State::data;
   status_ = WEFT_KV_SUCCESS;
   ucp_request_param_t rp{};
+  if (cma_job_) {
+    cma_job_->done.store(false, std::memory_order_relaxed);
+    cma_job_->error = 0;
+    agent_.cma_.submit(cma_job_);
+  }
   for (const Op& o : ops_) {
+    if (o.cma) continue;
     if (!o.rkey) {
       void* dst = op_ == WEFT_KV_WRITE ? reinterpret_cast<void*>(o.remote) : o.local;
       const void* src = op_ == WEFT_KV_WRITE ? o.local : reinterpret_cast<const void*>(o.remote);
@@ -525,7 +581,7 @@ int Request::post() {
     // The flush below completes it; nothing waits for it alone.
     if (r != nullptr) ucp_request_free(r);
   }
-  if (std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.rkey == nullptr; })) {
+  if (std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.rkey == nullptr && !o.cma; })) {
     if (int rc = device_mark(&device_token_); rc != WEFT_KV_SUCCESS) {
       fail(rc);
       return rc;
@@ -570,6 +626,16 @@ void Request::on_flushed(int st) {
 // Moves a request whose UCX data has landed on once its device copies are done too.
 void Request::advance() {
   if (state_ != State::data || !flushed_) return;
+  if (cma_job_) {
+    if (!cma_job_->done.load(std::memory_order_acquire)) return;
+    if (const int error = cma_job_->error; error != 0) {
+      Agent::Peer* p = agent_.find_peer(peer_);
+      if (error == ESRCH && p) agent_.mark_failed(*p, "its process has exited");
+      fail(kv_error(error == ESRCH ? WEFT_KV_ERR_PEER : WEFT_KV_ERR_TRANSPORT,
+                    std::string("transfer: cross-memory attach: ") + strerror(error)));
+      return;
+    }
+  }
   if (device_token_) {
     int rc = WEFT_KV_SUCCESS;
     if (!device_test(device_token_, &rc)) return;

@@ -2,7 +2,9 @@
 // each agent owns a UCX context and worker. Host regions are registered with UCX and reached
 // with put/get through the remote key an imported blob carries; device regions travel as CUDA
 // IPC descriptors and are reached by copies through the mapped allocation (same host only).
-// A posted request issues every block without waiting, then one endpoint flush; a WRITE's
+// Between host regions of two agents on one host, blocks are copied with cross-memory attach
+// on the agent's copy thread (kv_cma.h) instead: UCX 1.13 emulates RMA on malloc'd memory
+// there with active messages. A posted request issues every block without waiting, then one endpoint flush; a WRITE's
 // notification is sent as an active message after that flush, so it lands after the data.
 // Where UCX emulates RMA with active messages (tcp, and shared memory without cma) a target
 // must progress for data to land, so each agent has a progress thread that sleeps on the
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "kv_blob.h"
+#include "kv_cma.h"
 #include "kv_error.h"
 #include "weft/kv.h"
 
@@ -44,6 +47,7 @@ class Request {
     uint64_t remote;   // address in the remote process (host) or mapped pointer (device)
     void* rkey;        // ucp_rkey_h; null for a device-memory copy
     uint64_t length;
+    bool cma;          // copied with cross-memory attach (kv_cma.h)
   };
   // data: blocks issued, not all landed; flushed: landed, the notification waits its turn;
   // notify: the notification is being sent.
@@ -68,6 +72,7 @@ class Request {
   bool flushed_ = false;  // the UCX flush of the current post has completed
   bool queued_ = false;   // in the agent's notification queue
   void* device_token_ = nullptr;  // device-memory copies of the current post
+  std::shared_ptr<CmaEngine::Job> cma_job_;  // the blocks copied with cross-memory attach
 };
 
 class Agent {
@@ -110,6 +115,7 @@ class Agent {
     void* ep = nullptr;  // ucp_ep_h
     std::map<uint32_t, RemoteRegion> regions;
     int failed = WEFT_KV_SUCCESS;
+    bool cma = false;  // on this host and reachable with cross-memory attach
     double next_liveness_check = 0;
   };
   struct Notification {
@@ -149,6 +155,7 @@ class Agent {
   std::thread progress_thread_;
   std::atomic<bool> stop_{false};
   int efd_ = -1;  // the worker's event descriptor, for the progress thread
+  CmaEngine cma_;  // last: its thread finishes queued copies before anything else goes
 };
 
 // The start time of a process (clock ticks since boot), 0 when it cannot be read; with the

@@ -22,6 +22,7 @@ struct LogState {
   uint32_t mask = ~0u;
   FILE* out = stderr;
   bool owns_file = false;
+  bool configured = false;
   char prefix[160] = "";
   std::mutex mutex;
   std::set<std::string, std::less<>> seen_keys;
@@ -113,6 +114,7 @@ bool parse_subsys_list(std::string_view text, uint32_t* mask, std::string* bad) 
 void log_configure(const LogSettings& settings, int rank) {
   LogState& s = state();
   std::lock_guard lock(s.mutex);
+  s.configured = true;
   s.level = settings.level;
   s.mask = settings.subsys_mask;
   set_prefix(s, rank);
@@ -130,6 +132,12 @@ void log_configure(const LogSettings& settings, int rank) {
               strerror(errno));
     }
   }
+}
+
+bool log_configured() {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.configured;
 }
 
 void log_shutdown() {

@@ -27,6 +27,8 @@ bool parse_subsys_list(std::string_view text, uint32_t* mask, std::string* bad);
 // Applies settings; called once at init after the rank is known.
 void log_configure(const LogSettings& settings, int rank);
 void log_shutdown();
+// Whether log_configure ran (MPI_Init did, or a KV agent without MPI).
+bool log_configured();
 
 bool log_enabled(LogLevel level, Subsys subsys);
 // A file name pattern with %h (host), %p (pid) and %r (rank) replaced.
