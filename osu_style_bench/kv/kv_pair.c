@@ -26,10 +26,19 @@ static void die(const char *msg) {
   exit(1);
 }
 
+/* Asked in a child process: CUDA initialised here would not work in the decoder forked later. */
 int kv_pair_have_device(void) {
 #ifdef KV_PAIR_HAVE_CUDA
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    int n = 0;
+    _exit(cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 0 : 1);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) die("waitpid");
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 #else
   return 0;
 #endif

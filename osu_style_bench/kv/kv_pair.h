@@ -36,7 +36,8 @@ void kv_pair_write_blob(const char *path, weft_kv_agent_t agent);
 weft_kv_peer_t kv_pair_import_file(const char *path, weft_kv_agent_t agent);
 
 /* Forks: decode(fd) runs in the child, prefill(fd) here; returns once both are done, 0 when
- * both succeeded. */
+ * both succeeded. CUDA must not have been used in this process before (a forked child cannot
+ * use its parent's CUDA context). */
 int kv_pair_run(void (*prefill)(int fd, void *arg), void (*decode)(int fd, void *arg), void *arg);
 
 double kv_pair_now(void);

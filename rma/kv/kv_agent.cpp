@@ -25,6 +25,9 @@ namespace weft::kv {
 namespace {
 
 constexpr unsigned kNotificationAm = 0x5746;  // active message id of notifications
+// Cross-memory-attach jobs up to this size are copied inside post: a hand-over to the copy
+// thread costs several microseconds, about what copying 64 KiB does.
+constexpr size_t kInlineCopyBytes = 64 * 1024;
 
 double now_seconds() {
   timespec ts{};
@@ -506,6 +509,7 @@ int Agent::prepare(weft_kv_op_t op, uint32_t peer_id, const weft_kv_block_t* blo
     }
     q->cma_job_->local.push_back({o.local, size_t(o.length)});
     q->cma_job_->remote.push_back({reinterpret_cast<void*>(o.remote), size_t(o.length)});
+    q->cma_job_->bytes += o.length;
   }
   if (notification_length) {
     const auto* n = static_cast<const unsigned char*>(notification);
@@ -558,7 +562,10 @@ int Request::post() {
   if (cma_job_) {
     cma_job_->done.store(false, std::memory_order_relaxed);
     cma_job_->error = 0;
-    agent_.cma_.submit(cma_job_);
+    if (cma_job_->bytes <= kInlineCopyBytes)
+      CmaEngine::run_now(*cma_job_);
+    else
+      agent_.cma_.submit(cma_job_);
   }
   for (const Op& o : ops_) {
     if (o.cma) continue;

@@ -36,6 +36,11 @@ void CmaEngine::submit(std::shared_ptr<Job> job) {
   cv_.notify_one();
 }
 
+void CmaEngine::run_now(Job& job) {
+  job.error = copy(job);
+  job.done.store(true, std::memory_order_release);
+}
+
 void CmaEngine::run() {
   for (;;) {
     std::shared_ptr<Job> job;
@@ -46,8 +51,7 @@ void CmaEngine::run() {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    job->error = copy(*job);
-    job->done.store(true, std::memory_order_release);
+    run_now(*job);
   }
 }
 

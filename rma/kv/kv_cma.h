@@ -27,6 +27,7 @@ class CmaEngine {
     pid_t pid = 0;
     bool write = true;
     std::vector<iovec> local, remote;  // the same number of bytes in each, block by block
+    size_t bytes = 0;
     std::atomic<bool> done{false};
     int error = 0;  // errno of a failed copy, once done
   };
@@ -35,6 +36,9 @@ class CmaEngine {
   CmaEngine(const CmaEngine&) = delete;
   CmaEngine& operator=(const CmaEngine&) = delete;
   void submit(std::shared_ptr<Job> job);
+  // Copies at once on the calling thread: for small jobs, where handing over to the thread
+  // would cost more than the copy.
+  static void run_now(Job& job);
 
  private:
   void run();

@@ -505,8 +505,7 @@ static void peer_exit_prefill(int fd, pid_t child) {
   KV_OK(weft_kv_release(req));
   KV_OK(weft_kv_agent_destroy(a));
   mem_free(src);
-  int status;
-  waitpid(child, &status, 0);
+  (void)child;
 }
 
 /* ---- driver ------------------------------------------------------------------------------- */
@@ -526,18 +525,24 @@ static int run(const char *name) {
     if (!strcmp(name, "peer_exit")) peer_exit_decode(sv[1]);
     _exit(0);
   }
-  role = "prefill";
+  /* The prefill runs in a child too: CUDA used by this process would not work in the next
+   * test's forked children. */
   close(sv[1]);
-  if (!strcmp(name, "blocks")) blocks_prefill(sv[0]);
-  if (!strcmp(name, "order")) order_prefill(sv[0]);
-  if (!strcmp(name, "errors")) errors_prefill(sv[0]);
-  if (!strcmp(name, "peer_exit")) {
-    peer_exit_prefill(sv[0], child);
-    close(sv[0]);
-    return 0;
+  pid_t prefill = fork();
+  CHECK(prefill >= 0, "fork");
+  if (prefill == 0) {
+    role = "prefill";
+    if (!strcmp(name, "blocks")) blocks_prefill(sv[0]);
+    if (!strcmp(name, "order")) order_prefill(sv[0]);
+    if (!strcmp(name, "errors")) errors_prefill(sv[0]);
+    if (!strcmp(name, "peer_exit")) peer_exit_prefill(sv[0], child);
+    fflush(stdout);
+    _exit(0);
   }
   close(sv[0]);
   int status = 0;
+  CHECK(waitpid(prefill, &status, 0) == prefill, "waitpid");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the prefill failed (status %d)", status);
   CHECK(waitpid(child, &status, 0) == child, "waitpid");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the decoder failed (status %d)", status);
   return 0;
@@ -553,8 +558,16 @@ int main(int argc, char **argv) {
   }
   if (use_device) {
 #ifdef WEFT_TEST_CUDA
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    /* Asked in a child: this process forks the test's processes and must not use CUDA. */
+    pid_t probe = fork();
+    CHECK(probe >= 0, "fork");
+    if (probe == 0) {
+      int n = 0;
+      _exit(cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(probe, &status, 0) == probe, "waitpid");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       printf("no CUDA device: skipped\n");
       return 77;
     }
