@@ -500,6 +500,15 @@ int Agent::prepare(weft_kv_op_t op, uint32_t peer_id, const weft_kv_block_t* blo
     used.insert(b.local_region);
   }
   q->local_regions_.assign(used.begin(), used.end());
+  std::vector<DeviceCopy> device_copies;
+  for (const Request::Op& o : q->ops_)
+    if (!o.cma && !o.rkey)
+      device_copies.push_back(op == WEFT_KV_WRITE
+                                  ? DeviceCopy{reinterpret_cast<void*>(o.remote), o.local, o.length}
+                                  : DeviceCopy{o.local, reinterpret_cast<const void*>(o.remote), o.length});
+  if (!device_copies.empty()) {
+    if (int rc = device_batch_create(device_copies, &q->device_batch_); rc != WEFT_KV_SUCCESS) return rc;
+  }
   for (const Request::Op& o : q->ops_) {
     if (!o.cma) continue;
     if (!q->cma_job_) {
@@ -548,6 +557,11 @@ void Agent::reap() {
 
 // ---- Request -----------------------------------------------------------------------------
 
+Request::~Request() {
+  if (device_token_) device_release(device_token_);
+  device_batch_free(device_batch_);
+}
+
 int Request::post() {
   std::lock_guard<std::recursive_mutex> lock(agent_.mu_);
   if (state_ == State::data || state_ == State::flushed || state_ == State::notify)
@@ -567,17 +581,16 @@ int Request::post() {
     else
       agent_.cma_.submit(cma_job_);
   }
-  for (const Op& o : ops_) {
-    if (o.cma) continue;
-    if (!o.rkey) {
-      void* dst = op_ == WEFT_KV_WRITE ? reinterpret_cast<void*>(o.remote) : o.local;
-      const void* src = op_ == WEFT_KV_WRITE ? o.local : reinterpret_cast<const void*>(o.remote);
-      if (int rc = device_copy_start(dst, src, o.length); rc != WEFT_KV_SUCCESS) {
-        fail(rc);
-        return rc;
-      }
-      continue;
+  if (device_batch_) {
+    int rc = device_batch_start(device_batch_);
+    if (rc == WEFT_KV_SUCCESS) rc = device_mark(&device_token_);
+    if (rc != WEFT_KV_SUCCESS) {
+      fail(rc);
+      return rc;
     }
+  }
+  for (const Op& o : ops_) {
+    if (o.cma || !o.rkey) continue;
     ucs_status_ptr_t r = op_ == WEFT_KV_WRITE ? ucp_put_nbx(ep, o.local, o.length, o.remote, static_cast<ucp_rkey_h>(o.rkey), &rp)
                                               : ucp_get_nbx(ep, o.local, o.length, o.remote, static_cast<ucp_rkey_h>(o.rkey), &rp);
     if (UCS_PTR_IS_ERR(r)) {
@@ -587,12 +600,6 @@ int Request::post() {
     }
     // The flush below completes it; nothing waits for it alone.
     if (r != nullptr) ucp_request_free(r);
-  }
-  if (std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.rkey == nullptr && !o.cma; })) {
-    if (int rc = device_mark(&device_token_); rc != WEFT_KV_SUCCESS) {
-      fail(rc);
-      return rc;
-    }
   }
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   rp.cb.send = [](void* request, ucs_status_t st, void* user) {
@@ -734,6 +741,8 @@ void Request::release() {
   released_ = true;
   if (device_token_) device_release(device_token_);
   device_token_ = nullptr;
+  device_batch_free(device_batch_);
+  device_batch_ = nullptr;
   if (state_ == State::data || state_ == State::flushed) state_ = State::failed;  // cancelled: no notification
   agent_.reap();
 }

@@ -34,6 +34,7 @@ class Agent;
 
 class Request {
  public:
+  ~Request();
   int post();
   int test();
   int wait(int timeout_ms);
@@ -71,7 +72,8 @@ class Request {
   bool flush_pending_ = false, notify_pending_ = false, released_ = false;
   bool flushed_ = false;  // the UCX flush of the current post has completed
   bool queued_ = false;   // in the agent's notification queue
-  void* device_token_ = nullptr;  // device-memory copies of the current post
+  void* device_batch_ = nullptr;  // its device-memory copies (kv_device.h)
+  void* device_token_ = nullptr;  // the device-memory copies of the current post
   std::shared_ptr<CmaEngine::Job> cma_job_;  // the blocks copied with cross-memory attach
 };
 

@@ -16,10 +16,19 @@ int device_describe(void* base, std::vector<unsigned char>* ipc);
 // Maps a peer's device region into this process; *ptr is its first byte.
 int device_map(uint32_t peer, const std::vector<unsigned char>& ipc, void** ptr);
 void device_unmap(void* ptr);
-// Queues a copy between any memory the device can reach; device_mark names every copy queued
-// so far, device_test reports them done (releasing the token) and device_release waits for
-// them and releases the token.
-int device_copy_start(void* dst, const void* src, size_t bytes);
+struct DeviceCopy {
+  void* dst;
+  const void* src;
+  uint64_t bytes;
+};
+// The device copies of one request, prepared once: when every buffer is device memory (local,
+// or a peer's mapped through IPC) they are cut into chunks kept on the device and one kernel
+// moves them all; otherwise each is a cudaMemcpyAsync.
+int device_batch_create(const std::vector<DeviceCopy>& copies, void** batch);
+// Queues the batch's copies; device_mark names every copy queued so far, device_test reports
+// them done (releasing the token) and device_release waits for them and releases the token.
+int device_batch_start(void* batch);
+void device_batch_free(void* batch);
 int device_mark(void** token);
 bool device_test(void* token, int* status);
 void device_release(void* token);

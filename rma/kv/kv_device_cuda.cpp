@@ -1,15 +1,19 @@
 // Device memory for KV agents with CUDA: regions are described with the runtime's CUDA IPC
 // descriptors (runtime/core/cuda_ipc.h); a peer's region is opened with cudaIpcOpenMemHandle
 // (each allocation once per process, shared by the regions in it) and copies run on one
-// stream of their own, marked with events.
+// stream of their own, marked with events: between device buffers as one kernel per post
+// (kv_copy_kernel.h), otherwise one cudaMemcpyAsync per block.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "kv_blob.h"
+#include "kv_copy_kernel.h"
 #include "kv_device.h"
 #include "runtime/core/cuda_ipc.h"
 #include "runtime/core/log.h"
@@ -98,14 +102,84 @@ void device_unmap(void* ptr) {
   s.opened.erase(o);
 }
 
-int device_copy_start(void* dst, const void* src, size_t bytes) {
+namespace {
+
+constexpr uint64_t kChunkBytes = 1 << 20;  // a thread block's share of a large copy
+
+struct Batch {
+  std::vector<DeviceCopy> copies;  // when some buffer is not device memory
+  CopyChunk* chunks = nullptr;     // on the device, for the kernel
+  uint64_t chunk_count = 0;
+};
+
+bool device_accessible(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+int copy_stream(cudaStream_t* out) {
   DeviceState& s = state();
   if (!s.stream) {
     const cudaError_t err = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
     if (err != cudaSuccess) return cuda_error("creating the copy stream", err);
   }
-  const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s.stream);
-  return err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("cudaMemcpyAsync", err);
+  *out = s.stream;
+  return WEFT_KV_SUCCESS;
+}
+
+}  // namespace
+
+int device_batch_create(const std::vector<DeviceCopy>& copies, void** out) {
+  auto b = std::make_unique<Batch>();
+  const bool kernel = std::all_of(copies.begin(), copies.end(), [](const DeviceCopy& c) {
+    return device_accessible(c.dst) && device_accessible(c.src);
+  });
+  if (!kernel) {
+    b->copies = copies;
+    *out = b.release();
+    return WEFT_KV_SUCCESS;
+  }
+  std::vector<CopyChunk> chunks;
+  for (const DeviceCopy& c : copies)
+    for (uint64_t at = 0; at < c.bytes; at += kChunkBytes)
+      chunks.push_back({static_cast<const char*>(c.src) + at, static_cast<char*>(c.dst) + at,
+                        std::min(kChunkBytes, c.bytes - at)});
+  cudaError_t err = cudaMalloc(&b->chunks, chunks.size() * sizeof(CopyChunk));
+  if (err != cudaSuccess) return cuda_error("allocating a request's copy list", err);
+  err = cudaMemcpy(b->chunks, chunks.data(), chunks.size() * sizeof(CopyChunk), cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    (void)cudaFree(b->chunks);
+    return cuda_error("uploading a request's copy list", err);
+  }
+  b->chunk_count = chunks.size();
+  *out = b.release();
+  return WEFT_KV_SUCCESS;
+}
+
+int device_batch_start(void* batch) {
+  auto* b = static_cast<Batch*>(batch);
+  cudaStream_t stream = nullptr;
+  if (int rc = copy_stream(&stream); rc != WEFT_KV_SUCCESS) return rc;
+  if (b->chunks) {
+    const cudaError_t err = launch_copy_chunks(b->chunks, b->chunk_count, stream);
+    return err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("the copy kernel", err);
+  }
+  for (const DeviceCopy& c : b->copies) {
+    const cudaError_t err = cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream);
+    if (err != cudaSuccess) return cuda_error("cudaMemcpyAsync", err);
+  }
+  return WEFT_KV_SUCCESS;
+}
+
+void device_batch_free(void* batch) {
+  auto* b = static_cast<Batch*>(batch);
+  if (!b) return;
+  if (b->chunks) (void)cudaFree(b->chunks);
+  delete b;
 }
 
 int device_mark(void** token) {

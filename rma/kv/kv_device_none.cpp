@@ -21,9 +21,15 @@ int device_map(uint32_t, const std::vector<unsigned char>&, void**) {
 
 void device_unmap(void*) {}
 
-int device_copy_start(void*, const void*, size_t) {
+int device_batch_create(const std::vector<DeviceCopy>&, void**) {
   return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "device memory is not supported in a build without CUDA");
 }
+
+int device_batch_start(void*) {
+  return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "device memory is not supported in a build without CUDA");
+}
+
+void device_batch_free(void*) {}
 
 int device_mark(void**) {
   return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "device memory is not supported in a build without CUDA");
