@@ -2,54 +2,57 @@
 #include "window.h"
 
 #include <cstring>
-#include <thread>
 
+#include "control.h"
 #include "runtime/core/log.h"
 
 namespace weft::rma {
 
-namespace {
-// The exclusive holder's mark in a lock word; shared holders add 1 each.
-constexpr uint64_t kExclusive = uint64_t(1) << 62;
-}  // namespace
-
-Window::Window(Transport& t, std::vector<int> job_ranks, int rank)
-    : t_(t), job_ranks_(std::move(job_ranks)), rank_(rank), peers_(job_ranks_.size()),
-      locks_(job_ranks_.size(), LockType::none) {}
+Window::Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor)
+    : t_(t), job_ranks_(std::move(job_ranks)), rank_(rank), flavor_(flavor), peers_(job_ranks_.size()),
+      locks_(job_ranks_.size(), LockType::none) {
+  const size_t bytes = flavor_ == Flavor::dynamic ? dir_offset() + ctrl::kDirHeader + ctrl::kDirBytes : dir_offset();
+  ctrl_.assign(bytes / 8, 0);
+}
 
 Window::~Window() {
   for (Peer& p : peers_) {
     Transport::rma_release(p.rkey);
-    Transport::rma_release(p.lock_rkey);
+    Transport::rma_release(p.ctrl_rkey);
+    for (Region& r : p.regions) Transport::rma_release(r.rkey);
   }
+  for (Local& l : attached_) t_.rma_deregister(&l.reg);
   t_.rma_deregister(&mem_);
-  t_.rma_deregister(&lock_);
+  t_.rma_deregister(&ctrl_reg_);
 }
+
+size_t Window::dir_offset() const { return (ctrl::kPosts + 8 * job_ranks_.size() + 63) & ~size_t(63); }
 
 Status Window::register_memory(void* base, size_t size, int disp_unit) {
   base_ = base;
   size_ = size;
   disp_unit_ = disp_unit;
-  // A window of 0 bytes still registers one byte: every rank then has a key to publish.
+  // A window of 0 bytes (and a dynamic one) still registers one byte: every rank then has a
+  // key to publish.
   static unsigned char empty;
   WEFT_TRY(t_.rma_register(size ? base : &empty, size ? size : 1, &mem_));
-  return t_.rma_register(&lock_word_, sizeof lock_word_, &lock_);
+  return t_.rma_register(ctrl_.data(), ctrl_.size() * 8, &ctrl_reg_);
 }
 
-size_t Window::key_space() const { return mem_.rkey.size() + lock_.rkey.size(); }
+size_t Window::key_space() const { return mem_.rkey.size() + ctrl_reg_.rkey.size(); }
 
 std::vector<unsigned char> Window::record(size_t key_space) const {
   std::vector<unsigned char> r(sizeof(PeerHeader) + key_space, 0);
   PeerHeader h;
   h.base = uint64_t(reinterpret_cast<uintptr_t>(base_));
   h.size = size_;
-  h.lock_addr = uint64_t(reinterpret_cast<uintptr_t>(&lock_word_));
+  h.ctrl_addr = uint64_t(reinterpret_cast<uintptr_t>(ctrl_.data()));
   h.disp_unit = uint32_t(disp_unit_);
   h.rkey_bytes = uint32_t(mem_.rkey.size());
-  h.lock_rkey_bytes = uint32_t(lock_.rkey.size());
+  h.ctrl_rkey_bytes = uint32_t(ctrl_reg_.rkey.size());
   memcpy(r.data(), &h, sizeof h);
   memcpy(r.data() + sizeof h, mem_.rkey.data(), mem_.rkey.size());
-  memcpy(r.data() + sizeof h + mem_.rkey.size(), lock_.rkey.data(), lock_.rkey.size());
+  memcpy(r.data() + sizeof h + mem_.rkey.size(), ctrl_reg_.rkey.data(), ctrl_reg_.rkey.size());
   return r;
 }
 
@@ -58,31 +61,60 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
     const unsigned char* r = records.data() + q * record_bytes;
     PeerHeader h;
     memcpy(&h, r, sizeof h);
-    if (sizeof h + size_t(h.rkey_bytes) + h.lock_rkey_bytes > record_bytes) {
+    if (sizeof h + size_t(h.rkey_bytes) + h.ctrl_rkey_bytes > record_bytes) {
       set_error_detail("window rank " + std::to_string(q) + " published keys longer than its record");
       return Status::internal;
     }
     Peer& p = peers_[q];
     p.base = h.base;
     p.size = h.size;
-    p.lock_addr = h.lock_addr;
+    p.ctrl_addr = h.ctrl_addr;
     p.disp_unit = h.disp_unit;
     WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h, h.rkey_bytes, &p.rkey));
-    WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h + h.rkey_bytes, h.lock_rkey_bytes, &p.lock_rkey));
+    WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h + h.rkey_bytes, h.ctrl_rkey_bytes, &p.ctrl_rkey));
   }
+  peers_[size_t(rank_)].direct = static_cast<char*>(base_);
   return Status::ok;
 }
 
-bool Window::in_range(int target, uint64_t disp, size_t bytes) const {
-  const Peer& p = peers_[size_t(target)];
-  const unsigned __int128 start = (unsigned __int128)disp * p.disp_unit;
-  return start + bytes <= p.size;
+Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bool* found) {
+  Peer& p = peers_[size_t(target)];
+  if (flavor_ != Flavor::dynamic) {
+    *found = bytes <= p.size && disp <= p.size - bytes;
+    if (*found) *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size};
+    return Status::ok;
+  }
+  // Dynamic: disp is an address of the target's; a region attached there must hold the range.
+  auto lookup = [&]() -> bool {
+    if (target == rank_) {
+      for (const Local& l : attached_) {
+        const uint64_t b = uint64_t(reinterpret_cast<uintptr_t>(l.base));
+        if (disp >= b && disp - b <= l.size && bytes <= l.size - (disp - b)) {
+          *out = Location{disp, nullptr, reinterpret_cast<char*>(uintptr_t(disp)), b, b + l.size};
+          return true;
+        }
+      }
+      return false;
+    }
+    for (const Region& r : p.regions)
+      if (disp >= r.base && disp - r.base <= r.size && bytes <= r.size - (disp - r.base)) {
+        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size};
+        return true;
+      }
+    return false;
+  };
+  *found = lookup();
+  if (*found || target == rank_) return Status::ok;
+  WEFT_TRY(fetch_directory(target));  // attached since the last look, or never attached
+  *found = lookup();
+  return Status::ok;
 }
 
 namespace {
 
-// An atomic on this rank's own window memory, with the CPU's atomics (the same memory operations
-// the shared-memory transports apply for the peers; UCX's loopback endpoint did not apply them).
+// An atomic on memory this process maps (its own window, or a node peer's shared window),
+// with the CPU's atomics (the same memory operations the shared-memory transports apply for
+// the peers; UCX's loopback endpoint did not apply them).
 template <class T>
 void local_atomic(Transport::RmaAtomic op, T* at, const void* value, void* result) {
   T v, old{};
@@ -104,29 +136,26 @@ void local_atomic(Transport::RmaAtomic op, T* at, const void* value, void* resul
 
 }  // namespace
 
-Status Window::put(int target, const void* buf, size_t bytes, uint64_t offset) {
-  if (target == rank_) {
-    memcpy(static_cast<char*>(base_) + offset, buf, bytes);
+Status Window::put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes) {
+  if (at.direct) {
+    memcpy(at.direct + off, buf, bytes);
     return Status::ok;
   }
-  const Peer& p = peers_[size_t(target)];
-  return t_.rma_put(job_ranks_[size_t(target)], buf, bytes, p.base + offset, p.rkey);
+  return t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
 }
 
-Status Window::get(int target, void* buf, size_t bytes, uint64_t offset) {
-  if (target == rank_) {
-    memcpy(buf, static_cast<const char*>(base_) + offset, bytes);
+Status Window::get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
+  if (at.direct) {
+    memcpy(buf, at.direct + off, bytes);
     return Status::ok;
   }
-  const Peer& p = peers_[size_t(target)];
-  return t_.rma_get(job_ranks_[size_t(target)], buf, bytes, p.base + offset, p.rkey);
+  return t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
 }
 
-Status Window::atomic(int target, Transport::RmaAtomic op, const void* value, void* result, size_t size,
-                      uint64_t offset) {
-  if (target == rank_) return atomic_at(static_cast<char*>(base_) + offset, op, value, result, size);
-  const Peer& p = peers_[size_t(target)];
-  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, result, size, p.base + offset, p.rkey);
+Status Window::atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
+                      void* result, size_t size) {
+  if (at.direct) return atomic_at(at.direct + off, op, value, result, size);
+  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, result, size, at.addr + off, at.rkey);
 }
 
 Status Window::atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size) {
@@ -136,28 +165,28 @@ Status Window::atomic_at(void* at, Transport::RmaAtomic op, const void* value, v
   return Status::ok;
 }
 
-Status Window::update_element(int target, uint64_t offset, size_t size,
+Status Window::update_element(int target, const Location& at, uint64_t off, size_t size,
                               const std::function<void(void* element)>& update, void* old) {
-  const Peer& p = peers_[size_t(target)];
-  const uint64_t base = target == rank_ ? uint64_t(reinterpret_cast<uintptr_t>(base_)) : p.base;
   const size_t word = size == 8 ? 8 : 4;
-  const uint64_t shift = (base + offset) & (word - 1);
-  if ((size != 1 && size != 2 && size != 4 && size != 8) || (base + offset) % size != 0 ||
-      offset - shift + word > p.size) {
+  const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) + off : at.addr + off;
+  const uint64_t shift = addr & (word - 1);
+  // The whole word must lie in the registered region (the element does, checked before).
+  if ((size != 1 && size != 2 && size != 4 && size != 8) || addr % size != 0 ||
+      at.addr + off - shift < at.lo || at.addr + off - shift + word > at.hi) {
     set_error_detail("an atomic update of a " + std::to_string(size) +
                      "-byte element needs 1, 2, 4 or 8 bytes, aligned, in a whole 4- or 8-byte word of the window");
     return Status::not_supported;
   }
-  const uint64_t at = offset - shift;
+  const uint64_t w = off - shift;
   const uint64_t zero = 0;
   uint64_t cur = 0;
-  WEFT_TRY(atomic(target, Transport::RmaAtomic::add, &zero, &cur, word, at));  // an atomic read
+  WEFT_TRY(atomic(target, at, w, Transport::RmaAtomic::add, &zero, &cur, word));  // an atomic read
   for (;;) {
     uint64_t next = cur;
     update(reinterpret_cast<char*>(&next) + shift);  // little-endian: byte `shift` of the word
     if (next == cur) break;
     uint64_t seen = cur;
-    WEFT_TRY(atomic(target, Transport::RmaAtomic::cswap, &next, &seen, word, at));
+    WEFT_TRY(atomic(target, at, w, Transport::RmaAtomic::cswap, &next, &seen, word));
     if (seen == cur) break;
     cur = seen;  // another update came in between: apply this one to its result
   }
@@ -167,30 +196,34 @@ Status Window::update_element(int target, uint64_t offset, size_t size,
 
 Status Window::flush(int target) { return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]); }
 
-Status Window::lock_atomic(int target, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
-  if (target == rank_) return atomic_at(&lock_word_, op, value, old, 8);
+Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
+  if (target == rank_) return atomic_at(ctrl_word(off), op, value, old, 8);
   const Peer& p = peers_[size_t(target)];
-  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.lock_addr, p.lock_rkey);
+  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.ctrl_addr + off, p.ctrl_rkey);
+}
+
+void Window::await_ctrl(size_t off, uint64_t value) {
+  // The peers' atomics may need this rank's progress (UCX over tcp).
+  t_.progress_engine().wait([&] { return __atomic_load_n(ctrl_word(off), __ATOMIC_ACQUIRE) >= value; });
 }
 
 Status Window::lock(int target, LockType type) {
-  for (unsigned spins = 0;; ++spins) {
+  for (uint32_t idle = 0;;) {
     uint64_t old = 0;
     if (type == LockType::exclusive) {
-      const uint64_t mark = kExclusive;
+      const uint64_t mark = ctrl::kExclusive;
       old = 0;  // compare value in, old value out
-      WEFT_TRY(lock_atomic(target, Transport::RmaAtomic::cswap, &mark, &old));
+      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::cswap, &mark, &old));
       if (old == 0) break;
     } else {
       const uint64_t one = 1;
-      WEFT_TRY(lock_atomic(target, Transport::RmaAtomic::add, &one, &old));
-      if (!(old & kExclusive)) break;
+      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &one, &old));
+      if (!(old & ctrl::kExclusive)) break;
       const uint64_t minus_one = ~uint64_t(0);
-      WEFT_TRY(lock_atomic(target, Transport::RmaAtomic::add, &minus_one, &old));
+      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &minus_one, &old));
     }
     // Held by another rank: let it (and this rank's own progress) run before trying again.
-    (void)t_.progress();
-    if (spins > 64) std::this_thread::yield();
+    t_.progress_engine().pass(&idle);
   }
   locks_[size_t(target)] = type;
   return Status::ok;
@@ -201,10 +234,27 @@ Status Window::unlock(int target) {
   if (target != rank_) WEFT_TRY(t_.rma_flush(job));  // every access of the epoch lands before the lock is released
   const LockType type = locks_[size_t(target)];
   locks_[size_t(target)] = LockType::none;
-  const uint64_t delta = type == LockType::exclusive ? uint64_t(0) - kExclusive : ~uint64_t(0);
+  const uint64_t delta = type == LockType::exclusive ? uint64_t(0) - ctrl::kExclusive : ~uint64_t(0);
   uint64_t old = 0;
-  WEFT_TRY(lock_atomic(target, Transport::RmaAtomic::add, &delta, &old));
-  return target == rank_ ? Status::ok : t_.rma_flush(job);
+  // A fetching atomic: applied at the target once it returns, so no flush is needed after it.
+  return ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old);
+}
+
+Status Window::mutex_lock(int target) {
+  const uint64_t mark = uint64_t(rank_) + 1;
+  for (uint32_t idle = 0;;) {
+    uint64_t old = 0;  // compare value in, old value out
+    WEFT_TRY(ctrl_atomic(target, ctrl::kMutex, Transport::RmaAtomic::cswap, &mark, &old));
+    if (old == 0) return Status::ok;
+    t_.progress_engine().pass(&idle);
+  }
+}
+
+Status Window::mutex_unlock(int target) {
+  if (target != rank_) WEFT_TRY(flush(target));  // the update lands before the next holder reads
+  const uint64_t zero = 0;
+  uint64_t old = 0;
+  return ctrl_atomic(target, ctrl::kMutex, Transport::RmaAtomic::swap, &zero, &old);  // fetching: applied on return
 }
 
 }  // namespace weft::rma

@@ -1,9 +1,13 @@
 // MPI windows over UCX RMA and atomics (rma/): each rank registers its window memory and one
-// lock word with the transport, the ranks exchange (address, size, displacement unit, remote
-// keys) once at creation, and every access goes straight to the target's memory: put, get,
-// fetching atomics on 4- and 8-byte words, and flush. Locks are words at each target changed
-// with remote atomics (exclusive: compare-and-swap from 0; shared: a reader count). The caller
-// (runtime/mpi) checks epochs and argument ranges and maps errors to MPI error classes.
+// control block with the transport, the ranks exchange (address, size, displacement unit,
+// remote keys) once at creation, and every access goes straight to the target's memory: put,
+// get, fetching atomics on 4- and 8-byte words, and flush. The control block holds the lock
+// word (exclusive: compare-and-swap from 0; shared: a reader count), the counters of general
+// active target synchronisation (pscw.cpp), the mutex of accumulates without a word atomic and,
+// in dynamic windows, the directory of attached regions (dynamic.cpp). Memory this process
+// maps (its own, and its node peers' in a shared window, shared.cpp) is accessed with the
+// CPU's loads, stores and atomics. The caller (runtime/mpi) checks epochs and argument ranges
+// and maps errors to MPI error classes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,20 +23,30 @@ enum class Flavor : int { create = 1, allocate = 2, dynamic = 3, shared = 4 };
 enum class LockType : uint8_t { none, shared, exclusive };
 
 // What one rank publishes about its window at creation (fixed size; the remote keys follow
-// as `rkey_bytes` + `lock_rkey_bytes` bytes).
+// as `rkey_bytes` + `ctrl_rkey_bytes` bytes).
 struct PeerHeader {
-  uint64_t base = 0, size = 0, lock_addr = 0;
-  uint32_t disp_unit = 1, rkey_bytes = 0, lock_rkey_bytes = 0, pad = 0;
+  uint64_t base = 0, size = 0, ctrl_addr = 0;
+  uint32_t disp_unit = 1, rkey_bytes = 0, ctrl_rkey_bytes = 0, pad = 0;
+};
+
+// Where an access lands at its target: a remote address and key, or (direct) a pointer into
+// memory this process maps. [lo, hi) is the registered region holding it.
+struct Location {
+  uint64_t addr = 0;
+  void* rkey = nullptr;
+  char* direct = nullptr;
+  uint64_t lo = 0, hi = 0;
 };
 
 class Window {
  public:
-  // Registers base[0, size) and the lock word; `job_ranks` maps window ranks to job ranks.
-  Window(Transport& t, std::vector<int> job_ranks, int rank);
+  // `job_ranks` maps window ranks to job ranks.
+  Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor);
   ~Window();
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
+  // Registers base[0, size) (nothing for a dynamic window) and the control block.
   Status register_memory(void* base, size_t size, int disp_unit);
   // This rank's header and keys, to be gathered by every rank (a fixed-size record of
   // record_bytes(), the same on every rank after agreeing on the largest key size).
@@ -40,52 +54,96 @@ class Window {
   size_t key_space() const;  // bytes this rank's keys need
   // Every rank's record (record_bytes each, in window rank order).
   Status connect(const std::vector<unsigned char>& records, size_t record_bytes);
+  // Shared windows: the target's memory is mapped here at `at` (accessed directly).
+  void map_peer(int target, char* at) { peers_[size_t(target)].direct = at; }
+  char* mapped(int target) const { return peers_[size_t(target)].direct; }
+  uint64_t peer_size(int target) const { return peers_[size_t(target)].size; }
+  int peer_disp_unit(int target) const { return int(peers_[size_t(target)].disp_unit); }
 
-  // Whether [disp * the target's disp_unit, + bytes) lies inside the target's window.
-  bool in_range(int target, uint64_t disp, size_t bytes) const;
-  // The byte offset of displacement disp in the target's window.
-  uint64_t offset_of(int target, uint64_t disp) const { return disp * peers_[size_t(target)].disp_unit; }
+  // Where the `bytes` bytes from byte `at` of the target's window are (a dynamic window: from
+  // the address `at`, in a region attached there, whose table is fetched again when the one
+  // cached has no such region). *found is false when they may not be accessed.
+  Status locate(int target, uint64_t at, size_t bytes, Location* out, bool* found);
 
-  // Accesses at a byte offset into the target's window (checked by the caller).
-  Status put(int target, const void* buf, size_t bytes, uint64_t offset);
-  Status get(int target, void* buf, size_t bytes, uint64_t offset);
+  // Accesses at byte `off` from a located place (checked by the caller).
+  Status put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes);
+  Status get(int target, const Location& at, uint64_t off, void* buf, size_t bytes);
   // A fetching atomic on one 4- or 8-byte element; *result gets the old value (cswap: holds
   // the compare value on entry).
-  Status atomic(int target, Transport::RmaAtomic op, const void* value, void* result, size_t size, uint64_t offset);
-  // Applies `update` to one element of `size` bytes (1, 2, 4 or 8, aligned to its size) at a
-  // byte offset into the target's window, atomically: the aligned 4- or 8-byte word holding it
-  // is read, updated in a copy and put back with compare-and-swap, again until no other update
-  // came in between. *old (may be null) gets the element's value before the update.
-  Status update_element(int target, uint64_t offset, size_t size, const std::function<void(void* element)>& update,
-                        void* old);
+  Status atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
+                void* result, size_t size);
+  // Applies `update` to one element of `size` bytes (1, 2, 4 or 8, aligned to its size)
+  // atomically: the aligned 4- or 8-byte word holding it is read, updated in a copy and put
+  // back with compare-and-swap, again until no other update came in between. *old (may be
+  // null) gets the element's value before the update.
+  Status update_element(int target, const Location& at, uint64_t off, size_t size,
+                        const std::function<void(void* element)>& update, void* old);
   Status flush(int target);  // -1: every target
   Status lock(int target, LockType type);
   Status unlock(int target);
+  // The target's accumulate mutex, held around accumulates on elements no word atomic covers.
+  Status mutex_lock(int target);
+  Status mutex_unlock(int target);
+
+  // General active target (pscw.cpp). post: tells each origin this rank's window is exposed
+  // (notify false: MPI_MODE_NOCHECK). start: waits until each target has posted (unless
+  // !wait). complete: completes the accesses at each target and tells it so. wait_complete:
+  // waits until `origins` ranks have completed (block false: only looks once; *done says).
+  Status post(const std::vector<int>& origins, bool notify);
+  Status start(const std::vector<int>& targets, bool wait);
+  Status complete(const std::vector<int>& targets);
+  Status wait_complete(int origins, bool block, bool* done);
+
+  // Dynamic windows (dynamic.cpp): regions of this rank's memory made accessible.
+  Status attach(void* base, size_t size);
+  Status detach(const void* base, bool* found);
 
   int rank() const { return rank_; }
   int size() const { return int(job_ranks_.size()); }
+  Flavor flavor() const { return flavor_; }
   LockType locked(int target) const { return locks_[size_t(target)]; }
 
  private:
-  // Atomics on this rank's own memory (the target is this rank).
+  // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
-  Status lock_atomic(int target, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old);
+  // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
+  Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old);
+  uint64_t* ctrl_word(size_t off) { return ctrl_.data() + off / 8; }
+  // Waits (polling progress) until the own control word at `off` is at least `value`.
+  void await_ctrl(size_t off, uint64_t value);
+  size_t dir_offset() const;  // where the directory of attached regions starts in the block
+  Status fetch_directory(int target);
+  Status publish_directory();
+  struct Region {
+    uint64_t base = 0, size = 0;
+    void* rkey = nullptr;  // remote regions: the unpacked key
+  };
+  struct Local {  // a region this rank attached
+    void* base;
+    size_t size;
+    Transport::RmaRegistration reg;
+  };
   struct Peer {
-    uint64_t base = 0, size = 0, lock_addr = 0;
+    uint64_t base = 0, size = 0, ctrl_addr = 0;
     uint32_t disp_unit = 1;
     void* rkey = nullptr;
-    void* lock_rkey = nullptr;
+    void* ctrl_rkey = nullptr;
+    char* direct = nullptr;       // the target's window memory mapped here
+    std::vector<Region> regions;  // dynamic windows: the target's attached regions, as last fetched
   };
   Transport& t_;
   std::vector<int> job_ranks_;
   int rank_ = 0;
+  Flavor flavor_;
   void* base_ = nullptr;
   size_t size_ = 0;
   int disp_unit_ = 1;
-  uint64_t lock_word_ = 0;  // this rank's lock: kExclusive, or the number of shared holders
-  Transport::RmaRegistration mem_, lock_;
+  // Control block: lock word, completions, accumulate mutex, posts by origin rank, directory.
+  std::vector<uint64_t> ctrl_;
+  Transport::RmaRegistration mem_, ctrl_reg_;
   std::vector<Peer> peers_;
   std::vector<LockType> locks_;
+  std::vector<Local> attached_;
 };
 
 }  // namespace weft::rma

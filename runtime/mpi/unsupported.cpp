@@ -19,36 +19,6 @@ extern "C" __attribute__((visibility("default"))) const char* const weft_unsuppo
 
 extern "C" {
 
-int PMPI_Win_allocate_shared(MPI_Aint, int, MPI_Info, MPI_Comm comm, void*, MPI_Win*) {
-  WEFT_REQUIRE_INIT("MPI_Win_allocate_shared");
-  return unsupported(comm, "MPI_Win_allocate_shared");
-}
-WEFT_PMPI_ALIAS(Win_allocate_shared)
-
-int PMPI_Win_shared_query(MPI_Win, int, MPI_Aint*, int*, void*) {
-  WEFT_REQUIRE_INIT("MPI_Win_shared_query");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_shared_query");
-}
-WEFT_PMPI_ALIAS(Win_shared_query)
-
-int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win*) {
-  WEFT_REQUIRE_INIT("MPI_Win_create_dynamic");
-  return unsupported(comm, "MPI_Win_create_dynamic");
-}
-WEFT_PMPI_ALIAS(Win_create_dynamic)
-
-int PMPI_Win_attach(MPI_Win, void*, MPI_Aint) {
-  WEFT_REQUIRE_INIT("MPI_Win_attach");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_attach");
-}
-WEFT_PMPI_ALIAS(Win_attach)
-
-int PMPI_Win_detach(MPI_Win, const void*) {
-  WEFT_REQUIRE_INIT("MPI_Win_detach");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_detach");
-}
-WEFT_PMPI_ALIAS(Win_detach)
-
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function*, int*,
     void*) {
   WEFT_REQUIRE_INIT("MPI_Win_create_keyval");
@@ -109,63 +79,6 @@ int PMPI_Win_call_errhandler(MPI_Win, int) {
   return unsupported(MPI_COMM_NULL, "MPI_Win_call_errhandler");
 }
 WEFT_PMPI_ALIAS(Win_call_errhandler)
-
-int PMPI_Rput(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win,
-    MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Rput");
-  return unsupported(MPI_COMM_NULL, "MPI_Rput");
-}
-WEFT_PMPI_ALIAS(Rput)
-
-int PMPI_Rget(void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Rget");
-  return unsupported(MPI_COMM_NULL, "MPI_Rget");
-}
-WEFT_PMPI_ALIAS(Rget)
-
-int PMPI_Raccumulate(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op,
-    MPI_Win, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Raccumulate");
-  return unsupported(MPI_COMM_NULL, "MPI_Raccumulate");
-}
-WEFT_PMPI_ALIAS(Raccumulate)
-
-int PMPI_Rget_accumulate(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Aint,
-    int, MPI_Datatype, MPI_Op, MPI_Win, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Rget_accumulate");
-  return unsupported(MPI_COMM_NULL, "MPI_Rget_accumulate");
-}
-WEFT_PMPI_ALIAS(Rget_accumulate)
-
-int PMPI_Win_post(MPI_Group, int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_post");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_post");
-}
-WEFT_PMPI_ALIAS(Win_post)
-
-int PMPI_Win_start(MPI_Group, int, MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_start");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_start");
-}
-WEFT_PMPI_ALIAS(Win_start)
-
-int PMPI_Win_complete(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_complete");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_complete");
-}
-WEFT_PMPI_ALIAS(Win_complete)
-
-int PMPI_Win_wait(MPI_Win) {
-  WEFT_REQUIRE_INIT("MPI_Win_wait");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_wait");
-}
-WEFT_PMPI_ALIAS(Win_wait)
-
-int PMPI_Win_test(MPI_Win, int*) {
-  WEFT_REQUIRE_INIT("MPI_Win_test");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_test");
-}
-WEFT_PMPI_ALIAS(Win_test)
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function*, MPI_Type_delete_attr_function*, int*,
     void*) {
@@ -276,11 +189,6 @@ int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 WEFT_PMPI_ALIAS(Pcontrol)
 
 const char* const weft_unsupported_functions[] = {
-    "MPI_Win_allocate_shared",
-    "MPI_Win_shared_query",
-    "MPI_Win_create_dynamic",
-    "MPI_Win_attach",
-    "MPI_Win_detach",
     "MPI_Win_create_keyval",
     "MPI_Win_free_keyval",
     "MPI_Win_set_attr",
@@ -291,15 +199,6 @@ const char* const weft_unsupported_functions[] = {
     "MPI_Win_set_errhandler",
     "MPI_Win_get_errhandler",
     "MPI_Win_call_errhandler",
-    "MPI_Rput",
-    "MPI_Rget",
-    "MPI_Raccumulate",
-    "MPI_Rget_accumulate",
-    "MPI_Win_post",
-    "MPI_Win_start",
-    "MPI_Win_complete",
-    "MPI_Win_wait",
-    "MPI_Win_test",
     "MPI_Type_create_keyval",
     "MPI_Type_free_keyval",
     "MPI_Type_set_attr",

@@ -1,22 +1,25 @@
-// MPI one-sided communication (MPI-3 RMA) on rma::Window: window creation and freeing, the
-// predefined attributes and names, Put / Get / Accumulate / Fetch_and_op / Compare_and_swap,
-// and the fence and passive-target (lock) synchronisation. Epochs and ranges are checked here,
-// before any byte moves: an access outside the target's window is MPI_ERR_RMA_RANGE, one
-// outside an access epoch MPI_ERR_RMA_SYNC. Errors go to the window's communicator (a
-// duplicate of the creating one, with its error handler).
+// MPI one-sided communication (MPI-3 RMA) on rma::Window: window creation (create, allocate,
+// allocate_shared, create_dynamic with attach / detach) and freeing, the predefined
+// attributes and names, Put / Get / Accumulate / Get_accumulate / Fetch_and_op /
+// Compare_and_swap and their request-based forms, and the synchronisation: fence, general
+// active target (post / start / complete / wait / test), passive target (lock, lock_all,
+// flushes). Epochs and ranges are checked here, before any byte moves: an access outside the
+// target's window (or, in a dynamic window, outside every region attached there) is
+// MPI_ERR_RMA_RANGE, one outside an access epoch MPI_ERR_RMA_SYNC. Errors go to the window's
+// communicator (a duplicate of the creating one, with its error handler).
 // Not supported yet (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in
-// unsupported.cpp): shared and dynamic windows, general active target (post / start /
-// complete / wait), the request-based forms, accumulate on derived datatypes and on elements
-// other than 1, 2, 4 or 8 bytes (long double, the complex types of 16 bytes and more, the
-// minloc/maxloc pairs of more than 8 bytes), non-contiguous datatypes, window attributes of
-// the user's, info and error handlers of windows, device memory.
+// unsupported.cpp): window attributes of the user's, info and error handlers of windows,
+// device memory, compare-and-swap on types over 8 bytes and derived datatypes.
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "coll_call.h"
 #include "datatype_api.h"
+#include "rma/runs.h"
+#include "rma/shared.h"
 #include "rma/window.h"
 #include "runtime/core/memkind.h"
 #include "runtime/core/log.h"
@@ -29,6 +32,7 @@ namespace {
 struct WinEntry {
   MPI_Comm comm = MPI_COMM_NULL;  // the window's own duplicate of the creating communicator
   std::unique_ptr<rma::Window> window;
+  std::unique_ptr<rma::SharedSegment> segment;  // shared windows: every node rank's memory
   void* base = nullptr;
   MPI_Aint size = 0;
   int disp_unit = 1;
@@ -38,6 +42,13 @@ struct WinEntry {
   std::string name;
   bool fence_epoch = false;  // between fences (not after MPI_MODE_NOSUCCEED)
   bool lock_all = false;
+  // General active target: the targets of the open access epoch (MPI_Win_start), and the
+  // origins of the open exposure epoch (MPI_Win_post).
+  bool access_open = false;
+  std::vector<int> access_group;
+  std::vector<char> access_to;  // by window rank
+  bool exposed = false;
+  int exposure_origins = 0;
 };
 
 HandleTable<WinEntry>& wins() {
@@ -56,15 +67,51 @@ int check_win(const char* fn, MPI_Win w, WinEntry** out) {
   return MPI_SUCCESS;
 }
 
-// The collective part of creating a window over [base, size) on comm.
+int status_rc(WinEntry& e, Status s, const char* fn) { return s == Status::ok ? MPI_SUCCESS : raise_status(e.comm, s, fn); }
+
+// Shared windows: the node ranks' parts in one segment, contiguous in rank order (MPI's
+// default). Rank 0 makes the segment, the others map it by name, and the name goes once every
+// rank has mapped it. Runs on the window's own communicator.
+int allocate_shared(const char* fn, WinEntry& e, MPI_Aint size, std::vector<MPI_Aint>* offsets) {
+  Comm* c = lookup_comm(e.comm);
+  std::vector<long long> sizes(size_t(c->size), 0);
+  long long mine = size;
+  if (int rc = PMPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, e.comm); rc != MPI_SUCCESS)
+    return rc;
+  offsets->assign(size_t(c->size) + 1, 0);
+  for (size_t q = 0; q < sizes.size(); ++q) (*offsets)[q + 1] = (*offsets)[q] + MPI_Aint(sizes[q]);
+  const size_t total = size_t(offsets->back());
+  char name[64] = {};
+  Status s = Status::ok;
+  if (c->rank == 0 && (s = rma::SharedSegment::create(total, &e.segment)) == Status::ok)
+    snprintf(name, sizeof name, "%s", e.segment->name().c_str());
+  if (int rc = PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, e.comm); rc != MPI_SUCCESS) return rc;
+  if (!name[0])
+    return c->rank == 0 ? raise_status(e.comm, s, fn)
+                        : raise(e.comm, MPI_ERR_NO_MEM, fn, "rank 0 could not make the shared window's memory");
+  if (c->rank != 0) s = rma::SharedSegment::open(name, total, &e.segment);
+  int bad = s != Status::ok, any = 0;
+  int rc = PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, e.comm);
+  if (e.segment) e.segment->unlink();  // every rank has tried to map it
+  if (rc != MPI_SUCCESS) return rc;
+  if (any)
+    return s != Status::ok ? raise_status(e.comm, s, fn)
+                           : raise(e.comm, MPI_ERR_NO_MEM, fn, "another rank could not map the shared window's memory");
+  e.base = e.segment->data() + (*offsets)[size_t(c->rank)];
+  return MPI_SUCCESS;
+}
+
+// The collective part of creating a window over [base, size) on comm (shared windows: the
+// memory is made here).
 int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, int flavor, bool owns,
                 MPI_Win* win) {
   if (!win) return raise(comm, MPI_ERR_ARG, fn, "win is NULL");
   if (size < 0) return raise(comm, MPI_ERR_SIZE, fn, "negative size %lld (argument 'size')", (long long)size);
   if (disp_unit <= 0)
     return raise(comm, MPI_ERR_DISP, fn, "displacement unit %d must be positive (argument 'disp_unit')", disp_unit);
-  if (size > 0 && !base) return raise(comm, MPI_ERR_BUFFER, fn, "NULL base for a window of %lld bytes", (long long)size);
-  if (memkind_device_possible() && size > 0 && memkind_query(base).kind == MemKind::cuda_device)
+  if (size > 0 && !base && flavor != MPI_WIN_FLAVOR_SHARED)
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL base for a window of %lld bytes", (long long)size);
+  if (memkind_device_possible() && size > 0 && base && memkind_query(base).kind == MemKind::cuda_device)
     return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "windows in GPU device memory are not supported yet");
   auto e = std::make_unique<WinEntry>();
   if (int rc = PMPI_Comm_dup(comm, &e->comm); rc != MPI_SUCCESS) return rc;
@@ -74,13 +121,20 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
   e->disp_unit = disp_unit;
   e->flavor = flavor;
   e->owns_memory = owns;
-  e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank);
-  Status s = e->window->register_memory(base, size_t(size), disp_unit);
+  std::vector<MPI_Aint> offsets;
+  int rc = flavor == MPI_WIN_FLAVOR_SHARED ? allocate_shared(fn, *e, size, &offsets) : MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) {
+    e->segment.reset();
+    (void)PMPI_Comm_free(&e->comm);
+    return rc;
+  }
+  e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank, rma::Flavor(flavor));
+  Status s = e->window->register_memory(e->base, size_t(size), disp_unit);
   // Every rank learns whether every rank registered, and the largest record, before any
   // exchange of keys.
   long long mine[2] = {s == Status::ok ? 0 : 1, (long long)e->window->key_space()};
   long long all[2] = {0, 0};
-  int rc = PMPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, e->comm);
+  rc = PMPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, e->comm);
   if (rc == MPI_SUCCESS && all[0] != 0)
     rc = s != Status::ok ? raise_status(e->comm, s, fn)
                          : raise(e->comm, MPI_ERR_WIN, fn, "another rank could not register its window memory");
@@ -94,67 +148,104 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
     rc = raise_status(e->comm, s, fn);
   if (rc != MPI_SUCCESS) {
     e->window.reset();
+    e->segment.reset();
     (void)PMPI_Comm_free(&e->comm);
     return rc;
   }
+  if (e->segment)  // every node rank's part is accessed directly, in this process's mapping
+    for (int q = 0; q < c->size; ++q) e->window->map_peer(q, e->segment->data() + offsets[size_t(q)]);
+  e->access_to.assign(size_t(c->size), 0);
   *win = handle::make(handle::direct, handle::win, wins().add(std::move(e)));
   return MPI_SUCCESS;
 }
 
-// A contiguous buffer of count x dt: its bytes, and where they start relative to buf.
-int contiguous_bytes(const char* fn, MPI_Comm comm, MPI_Datatype dt, int count, const char* arg, size_t* bytes,
-                     ptrdiff_t* offset, const Datatype** type = nullptr) {
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s_count')", count, arg);
-  const Datatype* d = nullptr;
-  if (int rc = check_datatype(comm, fn, dt, &d, arg); rc != MPI_SUCCESS) return rc;
-  if (!contiguous_span(d, size_t(count), offset))
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "one-sided access with a non-contiguous %s datatype is not supported yet", arg);
-  *bytes = packed_size(d, size_t(count));
-  if (type) *type = d;
-  return MPI_SUCCESS;
-}
+// Which epochs an access may take place in: any (fence, general active or passive target),
+// or passive target only (the request-based forms).
+enum class Epochs { any, passive };
 
 // The checks every access makes: a valid target, an open access epoch to it, the target
-// range inside its window.
-int check_access(const char* fn, WinEntry& e, int target, MPI_Aint disp, size_t bytes) {
+// range [lo, hi) from displacement disp inside its window (or, dynamic, in a region attached
+// there); *at is where it lands.
+int check_access(const char* fn, WinEntry& e, int target, MPI_Aint disp, ptrdiff_t lo, ptrdiff_t hi,
+                 rma::Location* at, Epochs epochs = Epochs::any) {
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= e.window->size())
     return raise(e.comm, MPI_ERR_RANK, fn, "invalid target rank %d (argument 'target_rank'; the window has %d ranks)",
                  target, e.window->size());
-  if (!e.fence_epoch && !e.lock_all && e.window->locked(target) == rma::LockType::none)
+  const bool passive = e.lock_all || e.window->locked(target) != rma::LockType::none;
+  if (epochs == Epochs::passive && !passive)
     return raise(e.comm, MPI_ERR_RMA_SYNC, fn,
-                 "no access epoch to rank %d is open (MPI_Win_fence, MPI_Win_lock or MPI_Win_lock_all first)",
+                 "request-based accesses need a passive-target epoch to rank %d (MPI_Win_lock or MPI_Win_lock_all "
+                 "first)",
                  target);
-  if (disp < 0 || !e.window->in_range(target, uint64_t(disp), bytes))
+  if (!passive && !e.fence_epoch && !(e.access_open && e.access_to[size_t(target)]))
+    return raise(e.comm, MPI_ERR_RMA_SYNC, fn,
+                 "no access epoch to rank %d is open (MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all "
+                 "first)",
+                 target);
+  const bool dynamic = e.flavor == MPI_WIN_FLAVOR_DYNAMIC;
+  // The first byte touched: an offset into the window, or (dynamic) an address.
+  const __int128 first = (dynamic ? __int128(disp) : __int128(disp) * e.window->peer_disp_unit(target)) + lo;
+  bool found = disp >= 0 && first >= 0 && first <= __int128(UINT64_MAX);
+  if (found && hi > lo) {
+    Status s = e.window->locate(target, uint64_t(first), size_t(hi - lo), at, &found);
+    if (s != Status::ok) return raise_status(e.comm, s, fn);
+  }
+  if (!found && dynamic)
     return raise(e.comm, MPI_ERR_RMA_RANGE, fn,
-                 "access of %zu bytes at displacement %lld (argument 'target_disp') is outside rank %d's window",
-                 bytes, (long long)disp, target);
+                 "no region attached at rank %d holds the %lld bytes at address 0x%llx (argument 'target_disp')",
+                 target, (long long)(hi - lo), (unsigned long long)(disp + lo));
+  if (!found)
+    return raise(e.comm, MPI_ERR_RMA_RANGE, fn,
+                 "access of %lld bytes at displacement %lld (argument 'target_disp') is outside rank %d's window",
+                 (long long)(hi - lo), (long long)disp, target);
   return MPI_SUCCESS;
 }
 
-int status_rc(WinEntry& e, Status s, const char* fn) { return s == Status::ok ? MPI_SUCCESS : raise_status(e.comm, s, fn); }
+// A datatype argument of an access: valid, committed, with a non-negative count.
+int check_type(const char* fn, WinEntry& e, MPI_Datatype dt, int count, const char* arg, const Datatype** d) {
+  if (count < 0) return raise(e.comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s_count')", count, arg);
+  return check_datatype(e.comm, fn, dt, d, arg);
+}
 
+// The bytes of count x d at buf in packed form: the buffer itself when contiguous, else a
+// packed copy in *tmp (pack false: room for them, to be unpacked afterwards).
+char* packed_view(const Datatype* d, void* buf, int count, bool pack_now, std::vector<char>* tmp) {
+  ptrdiff_t off = 0;
+  if (contiguous_span(d, size_t(count), &off)) return static_cast<char*>(buf) + off;
+  tmp->resize(packed_size(d, size_t(count)));
+  if (pack_now) (void)pack(d, buf, size_t(count), tmp->data());
+  return tmp->data();
+}
+
+// Put and Get: the origin in packed form (packed or unpacked here when not contiguous), one
+// access per contiguous run of the target datatype.
 int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Datatype origin_type, int target,
-             MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Win win) {
+             MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Win win, Epochs epochs) {
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
-  size_t ob = 0, tb = 0;
-  ptrdiff_t oo = 0, to = 0;
-  if (int rc = contiguous_bytes(fn, e->comm, origin_type, origin_count, "origin", &ob, &oo); rc != MPI_SUCCESS) return rc;
-  if (int rc = contiguous_bytes(fn, e->comm, target_type, target_count, "target", &tb, &to); rc != MPI_SUCCESS) return rc;
-  if (ob != tb)
-    return raise(e->comm, MPI_ERR_TYPE, fn, "the origin has %zu bytes of data and the target %zu", ob, tb);
-  if (int rc = check_access(fn, *e, target, disp, tb); rc != MPI_SUCCESS) return rc;
+  const Datatype *od = nullptr, *td = nullptr;
+  if (int rc = check_type(fn, *e, origin_type, origin_count, "origin", &od); rc != MPI_SUCCESS) return rc;
+  if (int rc = check_type(fn, *e, target_type, target_count, "target", &td); rc != MPI_SUCCESS) return rc;
+  const size_t ob = packed_size(od, size_t(origin_count)), tb = packed_size(td, size_t(target_count));
+  if (ob != tb) return raise(e->comm, MPI_ERR_TYPE, fn, "the origin has %zu bytes of data and the target %zu", ob, tb);
+  ptrdiff_t lo = 0, hi = 0;
+  const std::vector<rma::Run> runs = rma::runs_of(td, size_t(target_count), &lo, &hi);
+  rma::Location at;
+  if (int rc = check_access(fn, *e, target, disp, lo, hi, &at, epochs); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || ob == 0) return MPI_SUCCESS;
-  if (!origin) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
-  if (to != 0)
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "a target datatype with a nonzero lower bound is not supported yet");
-  char* o = static_cast<char*>(origin) + oo;
-  const uint64_t at = e->window->offset_of(target, uint64_t(disp));
-  Status s = is_put ? e->window->put(target, o, ob, at) : e->window->get(target, o, ob, at);
-  return status_rc(*e, s, fn);
+  if (!origin && od->true_lb == 0) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
+  std::vector<char> tmp;
+  char* data = packed_view(od, origin, origin_count, is_put, &tmp);
+  size_t k = 0;
+  for (const rma::Run& r : runs) {
+    const uint64_t off = uint64_t(r.disp - lo);
+    Status s = is_put ? e->window->put(target, at, off, data + k, r.bytes) : e->window->get(target, at, off, data + k, r.bytes);
+    if (s != Status::ok) return raise_status(e->comm, s, fn);
+    k += r.bytes;
+  }
+  if (!is_put && !tmp.empty()) (void)unpack(od, tmp.data(), tmp.size(), origin, size_t(origin_count));
+  return MPI_SUCCESS;
 }
 
 // The remote atomic for a predefined op, or false where none applies.
@@ -174,50 +265,145 @@ bool integer_word(BasicType t) {
   return t == BasicType::i32 || t == BasicType::u32 || t == BasicType::i64 || t == BasicType::u64;
 }
 
-// Accumulate (result null), Get_accumulate and Fetch_and_op (result: the old values): element
-// by element, each one atomic at the target. One remote atomic where UCX has it (sum, band,
-// bor, bxor, replace and no_op on 4- and 8-byte integers), else compare-and-swap on the word
-// holding the element (Window::update_element) with the host reduction applied in between.
-int accumulate(const char* fn, const void* origin, void* result, int count, MPI_Datatype dt, int target,
-               MPI_Aint disp, MPI_Op op, MPI_Win win) {
+// The one predefined type a datatype is made of (none if mixed).
+BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
+
+struct AccBuffer {  // an origin or result argument of an accumulate
+  const void* buf;
+  int count;
+  MPI_Datatype type;
+  const char* arg;
+};
+
+// Accumulate (no result), Get_accumulate and Fetch_and_op (result: the old values), element
+// by element in the target datatype's runs, each element atomic at the target:
+// - 1-, 2-, 4- and 8-byte elements: one remote atomic where UCX has it (sum, band, bor, bxor,
+//   replace and no_op on 4- and 8-byte integers), else compare-and-swap on the word holding
+//   the element (Window::update_element) with the host reduction applied in between;
+// - larger elements (long double, 16-byte complex, pairs over 8 bytes): under the target's
+//   accumulate mutex (a control word taken with compare-and-swap), read, reduced and written
+//   back whole. Every accumulate on such a type takes it, so they exclude each other; the
+//   user's locks are untouched (a shared lock_all would block the exclusive lock word).
+int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, MPI_Aint disp, int target_count,
+               MPI_Datatype target_type, MPI_Op op, MPI_Win win, Epochs epochs) {
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
-  size_t bytes = 0;
-  ptrdiff_t offset = 0;
-  const Datatype* d = nullptr;
-  if (int rc = contiguous_bytes(fn, e->comm, dt, count, "origin", &bytes, &offset, &d); rc != MPI_SUCCESS) return rc;
   ReduceOp rop;
   if (!lookup_builtin_op(op, &rop))
     return raise(e->comm, MPI_ERR_OP, fn, "accumulate takes predefined operations only (argument 'op')");
-  if (!d->predefined)
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "accumulate on a derived datatype is not supported yet");
-  if (!reduce_op_supports(rop, d->basic))
-    return raise(e->comm, MPI_ERR_OP, fn, "%s is not defined on %s", reduce_op_name(rop), basic_type_name(d->basic));
-  const size_t elem = size_t(d->size);
-  if (elem != 1 && elem != 2 && elem != 4 && elem != 8)
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "accumulate on %zu-byte elements (%s) is not supported yet (1, 2, 4 and 8 bytes are)", elem,
-                 basic_type_name(d->basic));
-  if (int rc = check_access(fn, *e, target, disp, bytes); rc != MPI_SUCCESS) return rc;
+  const Datatype* td = nullptr;
+  if (int rc = check_type(fn, *e, target_type, target_count, "target", &td); rc != MPI_SUCCESS) return rc;
+  const BasicType b = element_type(td);
+  if (b == BasicType::none)
+    return raise(e->comm, MPI_ERR_TYPE, fn, "accumulate needs a target datatype made of one predefined type");
+  if (!reduce_op_supports(rop, b))
+    return raise(e->comm, MPI_ERR_OP, fn, "%s is not defined on %s", reduce_op_name(rop), basic_type_name(b));
+  const size_t esz = basic_type_size(b), bytes = packed_size(td, size_t(target_count));
+  // The origin (ignored by MPI_NO_OP) and result must hold the same elements as the target.
+  const Datatype* bd[2] = {nullptr, nullptr};
+  AccBuffer* args[2] = {&origin, &result};
+  for (int i = 0; i < 2; ++i) {
+    AccBuffer& a = *args[i];
+    if (!a.arg || (i == 0 && rop == ReduceOp::no_op)) continue;
+    if (int rc = check_type(fn, *e, a.type, a.count, a.arg, &bd[i]); rc != MPI_SUCCESS) return rc;
+    if (element_type(bd[i]) != b || packed_size(bd[i], size_t(a.count)) != bytes)
+      return raise(e->comm, MPI_ERR_TYPE, fn, "the %s holds %zu bytes of %s, the target %zu bytes of %s", a.arg,
+                   packed_size(bd[i], size_t(a.count)),
+                   element_type(bd[i]) == BasicType::none ? "mixed types" : basic_type_name(element_type(bd[i])), bytes,
+                   basic_type_name(b));
+  }
+  ptrdiff_t lo = 0, hi = 0;
+  const std::vector<rma::Run> runs = rma::runs_of(td, size_t(target_count), &lo, &hi);
+  for (const rma::Run& r : runs)
+    if (r.bytes % esz != 0)
+      return raise(e->comm, MPI_ERR_TYPE, fn, "the target datatype splits a %s element", basic_type_name(b));
+  rma::Location at;
+  if (int rc = check_access(fn, *e, target, disp, lo, hi, &at, epochs); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || bytes == 0) return MPI_SUCCESS;
-  if (!origin && rop != ReduceOp::no_op) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
-  Transport::RmaAtomic aop;
-  const bool native = integer_word(d->basic) && atomic_for(rop, &aop);
-  const char* in = static_cast<const char*>(origin) + offset;
-  char* out = result ? static_cast<char*>(result) + offset : nullptr;
-  const uint64_t zero = 0, first = e->window->offset_of(target, uint64_t(disp));
-  for (size_t i = 0; i < bytes / elem; ++i) {
-    const char* value = rop == ReduceOp::no_op ? reinterpret_cast<const char*>(&zero) : in + i * elem;
-    uint64_t old = 0;
-    Status s = native ? e->window->atomic(target, aop, value, &old, elem, first + i * elem)
-                      : e->window->update_element(
-                            target, first + i * elem, elem,
-                            [&](void* element) { (void)reduce_local(rop, d->basic, value, element, 1); }, &old);
-    if (s != Status::ok) return status_rc(*e, s, fn);
-    if (out) memcpy(out + i * elem, &old, elem);
+  for (int i = 0; i < 2; ++i)
+    if (bd[i] && !args[i]->buf && bd[i]->true_lb == 0)
+      return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument '%s_addr')", args[i]->arg);
+  std::vector<char> in_tmp, out_tmp;
+  const char* in = bd[0] ? packed_view(bd[0], const_cast<void*>(origin.buf), origin.count, true, &in_tmp) : nullptr;
+  char* out = bd[1] ? packed_view(bd[1], const_cast<void*>(result.buf), result.count, false, &out_tmp) : nullptr;
+  Status s = Status::ok;
+  if (esz == 1 || esz == 2 || esz == 4 || esz == 8) {
+    Transport::RmaAtomic aop;
+    const bool native = integer_word(b) && atomic_for(rop, &aop);
+    const uint64_t zero = 0;
+    size_t k = 0;
+    for (const rma::Run& r : runs)
+      for (size_t i = 0; i < r.bytes / esz && s == Status::ok; ++i, k += esz) {
+        const uint64_t off = uint64_t(r.disp - lo) + i * esz;
+        const char* value = rop == ReduceOp::no_op ? reinterpret_cast<const char*>(&zero) : in + k;
+        uint64_t old = 0;
+        s = native ? e->window->atomic(target, at, off, aop, value, &old, esz)
+                   : e->window->update_element(
+                         target, at, off, esz, [&](void* element) { (void)reduce_local(rop, b, value, element, 1); },
+                         &old);
+        if (out) memcpy(out + k, &old, esz);
+      }
+  } else {
+    std::vector<char> cur(bytes);
+    s = e->window->mutex_lock(target);
+    size_t k = 0;
+    for (const rma::Run& r : runs) {
+      if (s == Status::ok) s = e->window->get(target, at, uint64_t(r.disp - lo), cur.data() + k, r.bytes);
+      k += r.bytes;
+    }
+    if (s == Status::ok && out) memcpy(out, cur.data(), bytes);
+    if (s == Status::ok && rop != ReduceOp::no_op) {
+      s = reduce_local(rop, b, in, cur.data(), bytes / esz);
+      k = 0;
+      for (const rma::Run& r : runs) {
+        if (s == Status::ok) s = e->window->put(target, at, uint64_t(r.disp - lo), cur.data() + k, r.bytes);
+        k += r.bytes;
+      }
+    }
+    if (Status u = e->window->mutex_unlock(target); s == Status::ok) s = u;
+  }
+  if (s != Status::ok) return raise_status(e->comm, s, fn);
+  if (out && !out_tmp.empty()) (void)unpack(bd[1], out_tmp.data(), bytes, const_cast<void*>(result.buf), size_t(result.count));
+  return MPI_SUCCESS;
+}
+
+// Completes a request-based access: the access is done when the call returns, so the request
+// is born complete.
+int complete_request(MPI_Win win, MPI_Request* request, int rc) {
+  if (rc != MPI_SUCCESS) return rc;
+  Request* r = g_state->requests.alloc(RequestKind::coll);
+  r->complete = true;
+  r->owner = lookup_win(win)->comm;
+  *request = request_handle(r);
+  return MPI_SUCCESS;
+}
+
+int check_request_arg(const char* fn, MPI_Win win, MPI_Request* request) {
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (!request) return raise(e->comm, MPI_ERR_ARG, fn, "request is NULL");
+  return MPI_SUCCESS;
+}
+
+// The window ranks of a group's members; each must be in the window.
+int window_ranks(const char* fn, WinEntry& e, MPI_Group group, std::vector<int>* out) {
+  Group* g = lookup_group(group);
+  if (!g) return raise(e.comm, MPI_ERR_GROUP, fn, "invalid group 0x%x (argument 'group')", unsigned(group));
+  const Comm* c = lookup_comm(e.comm);
+  out->clear();
+  for (int w : g->world_ranks) {
+    int q = 0;
+    while (q < c->size && c->world_ranks[size_t(q)] != w) ++q;
+    if (q == c->size)
+      return raise(e.comm, MPI_ERR_GROUP, fn, "rank %zu of the group (job rank %d) is not in the window",
+                   out->size(), w);
+    out->push_back(q);
   }
   return MPI_SUCCESS;
 }
+
+// Whether an access epoch of general active target, or an exposure epoch, is open.
+bool pscw_open(const WinEntry& e) { return e.access_open || e.exposed; }
 
 }  // namespace
 
@@ -255,6 +441,92 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, voi
 }
 WEFT_PMPI_ALIAS(Win_allocate)
 
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  const char* fn = "MPI_Win_allocate_shared";
+  WEFT_REQUIRE_INIT("MPI_Win_allocate_shared");
+  Comm* c;
+  if (int rc = check_coll_comm(fn, comm, &c); rc != MPI_SUCCESS) return rc;
+  if (!baseptr) return raise(comm, MPI_ERR_ARG, fn, "baseptr is NULL");
+  // Every rank sees the same node ids, so every rank fails here alike (no rank is left waiting).
+  for (int q = 0; q < c->size; ++q) {
+    const bool local = c->nodes.size() == size_t(c->size) ? c->nodes[size_t(q)] == c->nodes[size_t(c->rank)]
+                                                          : g_state->boot->is_local(c->world_rank(q));
+    if (!local)
+      return raise(comm, MPI_ERR_RMA_SHARED, fn,
+                   "rank %d of the communicator runs on another node: a shared window needs a node-local "
+                   "communicator (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)",
+                   q);
+  }
+  if (int rc = make_window(fn, comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_SHARED, false, win); rc != MPI_SUCCESS)
+    return rc;
+  void* base = lookup_win(*win)->base;
+  memcpy(baseptr, &base, sizeof base);
+  return MPI_SUCCESS;
+}
+WEFT_PMPI_ALIAS(Win_allocate_shared)
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  const char* fn = "MPI_Win_shared_query";
+  WEFT_REQUIRE_INIT("MPI_Win_shared_query");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->flavor != MPI_WIN_FLAVOR_SHARED)
+    return raise(e->comm, MPI_ERR_RMA_FLAVOR, fn, "the window was not made by MPI_Win_allocate_shared");
+  if (!size || !disp_unit || !baseptr) return raise(e->comm, MPI_ERR_ARG, fn, "NULL size, disp_unit or baseptr");
+  int q = rank;
+  if (rank == MPI_PROC_NULL) {  // the lowest rank with memory
+    q = 0;
+    while (q + 1 < e->window->size() && e->window->peer_size(q) == 0) ++q;
+  } else if (rank < 0 || rank >= e->window->size()) {
+    return raise(e->comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'rank')", rank);
+  }
+  *size = MPI_Aint(e->window->peer_size(q));
+  *disp_unit = e->window->peer_disp_unit(q);
+  void* p = e->window->mapped(q);
+  memcpy(baseptr, &p, sizeof p);
+  return MPI_SUCCESS;
+}
+WEFT_PMPI_ALIAS(Win_shared_query)
+
+int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {
+  WEFT_REQUIRE_INIT("MPI_Win_create_dynamic");
+  Comm* c;
+  if (int rc = check_coll_comm("MPI_Win_create_dynamic", comm, &c); rc != MPI_SUCCESS) return rc;
+  return make_window("MPI_Win_create_dynamic", comm, nullptr, 0, 1, MPI_WIN_FLAVOR_DYNAMIC, false, win);
+}
+WEFT_PMPI_ALIAS(Win_create_dynamic)
+
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  const char* fn = "MPI_Win_attach";
+  WEFT_REQUIRE_INIT("MPI_Win_attach");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return raise(e->comm, MPI_ERR_RMA_FLAVOR, fn, "the window was not made by MPI_Win_create_dynamic");
+  if (size < 0) return raise(e->comm, MPI_ERR_SIZE, fn, "negative size %lld (argument 'size')", (long long)size);
+  if (!base) return raise(e->comm, MPI_ERR_ARG, fn, "base is NULL");
+  Status s = e->window->attach(base, size_t(size));
+  if (s == Status::invalid_arg || s == Status::no_memory)
+    return raise(e->comm, MPI_ERR_RMA_ATTACH, fn, "%s", error_detail().c_str());
+  return status_rc(*e, s, fn);
+}
+WEFT_PMPI_ALIAS(Win_attach)
+
+int PMPI_Win_detach(MPI_Win win, const void* base) {
+  const char* fn = "MPI_Win_detach";
+  WEFT_REQUIRE_INIT("MPI_Win_detach");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return raise(e->comm, MPI_ERR_RMA_FLAVOR, fn, "the window was not made by MPI_Win_create_dynamic");
+  bool found = false;
+  Status s = e->window->detach(base, &found);
+  if (s == Status::ok && !found)
+    return raise(e->comm, MPI_ERR_RMA_ATTACH, fn, "no region of this rank is attached at %p", base);
+  return status_rc(*e, s, fn);
+}
+WEFT_PMPI_ALIAS(Win_detach)
+
 int PMPI_Win_free(MPI_Win* win) {
   WEFT_REQUIRE_INIT("MPI_Win_free");
   if (!win) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Win_free", "win is NULL");
@@ -262,12 +534,16 @@ int PMPI_Win_free(MPI_Win* win) {
   if (int rc = check_win("MPI_Win_free", *win, &e); rc != MPI_SUCCESS) return rc;
   if (e->lock_all)
     return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "the window is still locked (MPI_Win_unlock_all first)");
+  if (pscw_open(*e))
+    return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free",
+                 "a general active target epoch is open (MPI_Win_complete or MPI_Win_wait first)");
   for (int q = 0; q < e->window->size(); ++q)
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "rank %d of the window is still locked", q);
   // Every rank's accesses have completed before any rank's memory goes away.
   if (int rc = PMPI_Barrier(e->comm); rc != MPI_SUCCESS) return rc;
   e->window.reset();
+  e->segment.reset();
   (void)PMPI_Comm_free(&e->comm);
   if (e->owns_memory) free(e->base);
   wins().remove(handle::index_of(*win));
@@ -331,87 +607,120 @@ int PMPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type, int
              int target_count, MPI_Datatype target_type, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Put");
   return transfer("MPI_Put", true, const_cast<void*>(origin), origin_count, origin_type, target, disp, target_count,
-                  target_type, win);
+                  target_type, win, Epochs::any);
 }
 WEFT_PMPI_ALIAS(Put)
 
 int PMPI_Get(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
              MPI_Datatype target_type, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Get");
-  return transfer("MPI_Get", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win);
+  return transfer("MPI_Get", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win,
+                  Epochs::any);
 }
 WEFT_PMPI_ALIAS(Get)
+
+int PMPI_Rput(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+              int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Rput");
+  if (int rc = check_request_arg("MPI_Rput", win, request); rc != MPI_SUCCESS) return rc;
+  return complete_request(win, request,
+                          transfer("MPI_Rput", true, const_cast<void*>(origin), origin_count, origin_type, target,
+                                   disp, target_count, target_type, win, Epochs::passive));
+}
+WEFT_PMPI_ALIAS(Rput)
+
+int PMPI_Rget(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
+              MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Rget");
+  if (int rc = check_request_arg("MPI_Rget", win, request); rc != MPI_SUCCESS) return rc;
+  return complete_request(win, request,
+                          transfer("MPI_Rget", false, origin, origin_count, origin_type, target, disp, target_count,
+                                   target_type, win, Epochs::passive));
+}
+WEFT_PMPI_ALIAS(Rget)
 
 int PMPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                     int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Accumulate");
-  if (origin_count != target_count || origin_type != target_type) {
-    WinEntry* e;
-    if (int rc = check_win("MPI_Accumulate", win, &e); rc != MPI_SUCCESS) return rc;
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Accumulate",
-                 "different origin and target counts or datatypes are not supported yet");
-  }
-  return accumulate("MPI_Accumulate", origin, nullptr, origin_count, origin_type, target, disp, op, win);
+  return accumulate("MPI_Accumulate", {origin, origin_count, origin_type, "origin"}, {nullptr, 0, 0, nullptr}, target,
+                    disp, target_count, target_type, op, win, Epochs::any);
 }
 WEFT_PMPI_ALIAS(Accumulate)
+
+int PMPI_Raccumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+                     int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Raccumulate");
+  if (int rc = check_request_arg("MPI_Raccumulate", win, request); rc != MPI_SUCCESS) return rc;
+  return complete_request(win, request,
+                          accumulate("MPI_Raccumulate", {origin, origin_count, origin_type, "origin"},
+                                     {nullptr, 0, 0, nullptr}, target, disp, target_count, target_type, op, win,
+                                     Epochs::passive));
+}
+WEFT_PMPI_ALIAS(Raccumulate)
 
 int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
                         int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
                         MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Get_accumulate");
-  const bool no_op = op == MPI_NO_OP;  // the origin arguments are ignored then
-  if ((!no_op && (origin_count != target_count || origin_type != target_type)) || result_count != target_count ||
-      result_type != target_type) {
-    WinEntry* e;
-    if (int rc = check_win("MPI_Get_accumulate", win, &e); rc != MPI_SUCCESS) return rc;
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Get_accumulate",
-                 "different origin, result and target counts or datatypes are not supported yet");
-  }
-  if (target_count > 0 && !result) {
-    WinEntry* e;
-    if (int rc = check_win("MPI_Get_accumulate", win, &e); rc != MPI_SUCCESS) return rc;
-    return raise(e->comm, MPI_ERR_BUFFER, "MPI_Get_accumulate", "NULL buffer (argument 'result_addr')");
-  }
-  // With MPI_NO_OP the values are only fetched: the result buffer stands in for the origin.
-  return accumulate("MPI_Get_accumulate", no_op ? result : origin, result, target_count, target_type, target, disp,
-                    op, win);
+  return accumulate("MPI_Get_accumulate", {origin, origin_count, origin_type, "origin"},
+                    {result, result_count, result_type, "result"}, target, disp, target_count, target_type, op, win,
+                    Epochs::any);
 }
 WEFT_PMPI_ALIAS(Get_accumulate)
+
+int PMPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
+                         int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
+                         MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  WEFT_REQUIRE_INIT("MPI_Rget_accumulate");
+  if (int rc = check_request_arg("MPI_Rget_accumulate", win, request); rc != MPI_SUCCESS) return rc;
+  return complete_request(win, request,
+                          accumulate("MPI_Rget_accumulate", {origin, origin_count, origin_type, "origin"},
+                                     {result, result_count, result_type, "result"}, target, disp, target_count,
+                                     target_type, op, win, Epochs::passive));
+}
+WEFT_PMPI_ALIAS(Rget_accumulate)
 
 int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op,
                       MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Fetch_and_op");
-  if (!result) {
-    WinEntry* e;
-    if (int rc = check_win("MPI_Fetch_and_op", win, &e); rc != MPI_SUCCESS) return rc;
-    return raise(e->comm, MPI_ERR_BUFFER, "MPI_Fetch_and_op", "NULL buffer (argument 'result_addr')");
-  }
-  static const uint64_t zero = 0;
-  return accumulate("MPI_Fetch_and_op", origin ? origin : &zero, result, 1, dt, target, disp, op, win);
+  return accumulate("MPI_Fetch_and_op", {origin, 1, dt, "origin"}, {result, 1, dt, "result"}, target, disp, 1, dt,
+                    op, win, Epochs::any);
 }
 WEFT_PMPI_ALIAS(Fetch_and_op)
 
+// One UCX compare-and-swap on 4- and 8-byte integers; on other 1-, 2-, 4- and 8-byte types
+// the compare-and-swap loop on the word holding the element (as accumulate does).
 int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result, MPI_Datatype dt, int target,
                           MPI_Aint disp, MPI_Win win) {
+  const char* fn = "MPI_Compare_and_swap";
   WEFT_REQUIRE_INIT("MPI_Compare_and_swap");
   WinEntry* e;
-  if (int rc = check_win("MPI_Compare_and_swap", win, &e); rc != MPI_SUCCESS) return rc;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
   const Datatype* d = nullptr;
-  if (int rc = check_datatype(e->comm, "MPI_Compare_and_swap", dt, &d); rc != MPI_SUCCESS) return rc;
-  if (!d->predefined || !integer_word(d->basic))
-    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap",
-                 "compare-and-swap on %s is not supported yet (4- and 8-byte integers are)",
+  if (int rc = check_datatype(e->comm, fn, dt, &d); rc != MPI_SUCCESS) return rc;
+  const size_t elem = d->predefined ? basic_type_size(d->basic) : 0;
+  if (!d->predefined || basic_type_is_pair(d->basic) || (elem != 1 && elem != 2 && elem != 4 && elem != 8))
+    return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                 "compare-and-swap on %s is not supported (predefined types of 1, 2, 4 and 8 bytes are)",
                  d->predefined ? basic_type_name(d->basic) : "a derived datatype");
-  if (!origin || !compare || !result)
-    return raise(e->comm, MPI_ERR_BUFFER, "MPI_Compare_and_swap", "NULL origin, compare or result buffer");
-  const size_t elem = basic_type_size(d->basic);
-  if (int rc = check_access("MPI_Compare_and_swap", *e, target, disp, elem); rc != MPI_SUCCESS) return rc;
+  rma::Location at;
+  if (int rc = check_access(fn, *e, target, disp, 0, ptrdiff_t(elem), &at); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (!origin || !compare || !result) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL origin, compare or result buffer");
   uint64_t io = 0;
-  memcpy(&io, compare, elem);
-  Status s = e->window->atomic(target, Transport::RmaAtomic::cswap, origin, &io, elem,
-                               e->window->offset_of(target, uint64_t(disp)));
-  if (s != Status::ok) return raise_status(e->comm, s, "MPI_Compare_and_swap");
+  Status s;
+  if (integer_word(d->basic)) {
+    memcpy(&io, compare, elem);
+    s = e->window->atomic(target, at, 0, Transport::RmaAtomic::cswap, origin, &io, elem);
+  } else {
+    s = e->window->update_element(
+        target, at, 0, elem,
+        [&](void* element) {
+          if (memcmp(element, compare, elem) == 0) memcpy(element, origin, elem);
+        },
+        &io);
+  }
+  if (s != Status::ok) return raise_status(e->comm, s, fn);
   memcpy(result, &io, elem);
   return MPI_SUCCESS;
 }
@@ -422,6 +731,8 @@ int PMPI_Win_fence(int assert_flags, MPI_Win win) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_fence", win, &e); rc != MPI_SUCCESS) return rc;
   if (e->lock_all) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "inside a lock_all epoch");
+  if (pscw_open(*e))
+    return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "inside a general active target (post/start) epoch");
   if (Status s = e->window->flush(-1); s != Status::ok) return raise_status(e->comm, s, "MPI_Win_fence");
   // The barrier ends every rank's accesses of the closing epoch before any rank starts the
   // next one (and before local stores to the window are read remotely).
@@ -430,6 +741,84 @@ int PMPI_Win_fence(int assert_flags, MPI_Win win) {
   return MPI_SUCCESS;
 }
 WEFT_PMPI_ALIAS(Win_fence)
+
+int PMPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
+  const char* fn = "MPI_Win_post";
+  WEFT_REQUIRE_INIT("MPI_Win_post");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->exposed) return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "an exposure epoch is already open (MPI_Win_wait first)");
+  std::vector<int> origins;
+  if (int rc = window_ranks(fn, *e, group, &origins); rc != MPI_SUCCESS) return rc;
+  if (Status s = e->window->post(origins, !(assert_flags & MPI_MODE_NOCHECK)); s != Status::ok)
+    return raise_status(e->comm, s, fn);
+  e->exposed = true;
+  e->exposure_origins = int(origins.size());
+  return MPI_SUCCESS;
+}
+WEFT_PMPI_ALIAS(Win_post)
+
+int PMPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
+  const char* fn = "MPI_Win_start";
+  WEFT_REQUIRE_INIT("MPI_Win_start");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->access_open)
+    return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "an access epoch is already open (MPI_Win_complete first)");
+  if (e->lock_all) return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "inside a lock_all epoch");
+  std::vector<int> targets;
+  if (int rc = window_ranks(fn, *e, group, &targets); rc != MPI_SUCCESS) return rc;
+  for (int q : targets)
+    if (e->window->locked(q) != rma::LockType::none)
+      return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "rank %d is locked by this rank", q);
+  // With MPI_MODE_NOCHECK the matching posts have been made already (with it too).
+  if (Status s = e->window->start(targets, !(assert_flags & MPI_MODE_NOCHECK)); s != Status::ok)
+    return raise_status(e->comm, s, fn);
+  e->access_open = true;
+  e->access_group = std::move(targets);
+  for (int q : e->access_group) e->access_to[size_t(q)] = 1;
+  return MPI_SUCCESS;
+}
+WEFT_PMPI_ALIAS(Win_start)
+
+int PMPI_Win_complete(MPI_Win win) {
+  const char* fn = "MPI_Win_complete";
+  WEFT_REQUIRE_INIT("MPI_Win_complete");
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (!e->access_open) return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "no access epoch is open (MPI_Win_start first)");
+  Status s = e->window->complete(e->access_group);
+  for (int q : e->access_group) e->access_to[size_t(q)] = 0;
+  e->access_group.clear();
+  e->access_open = false;
+  return status_rc(*e, s, fn);
+}
+WEFT_PMPI_ALIAS(Win_complete)
+
+static int wait_or_test(const char* fn, MPI_Win win, bool block, int* flag) {
+  WinEntry* e;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (!block && !flag) return raise(e->comm, MPI_ERR_ARG, fn, "flag is NULL");
+  if (!e->exposed) return raise(e->comm, MPI_ERR_RMA_SYNC, fn, "no exposure epoch is open (MPI_Win_post first)");
+  bool done = false;
+  if (Status s = e->window->wait_complete(e->exposure_origins, block, &done); s != Status::ok)
+    return raise_status(e->comm, s, fn);
+  if (done) e->exposed = false;
+  if (flag) *flag = done;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_wait(MPI_Win win) {
+  WEFT_REQUIRE_INIT("MPI_Win_wait");
+  return wait_or_test("MPI_Win_wait", win, true, nullptr);
+}
+WEFT_PMPI_ALIAS(Win_wait)
+
+int PMPI_Win_test(MPI_Win win, int* flag) {
+  WEFT_REQUIRE_INIT("MPI_Win_test");
+  return wait_or_test("MPI_Win_test", win, false, flag);
+}
+WEFT_PMPI_ALIAS(Win_test)
 
 int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   WEFT_REQUIRE_INIT("MPI_Win_lock");
@@ -443,6 +832,8 @@ int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   if (e->lock_all || e->window->locked(target) != rma::LockType::none)
     return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock", "rank %d is already locked by this rank", target);
   if (e->fence_epoch) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock", "inside a fence epoch");
+  if (e->access_open && e->access_to[size_t(target)])
+    return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock", "rank %d is in this rank's MPI_Win_start group", target);
   (void)assert_flags;  // MPI_MODE_NOCHECK: the lock is still taken (always correct)
   const auto type = lock_type == MPI_LOCK_EXCLUSIVE ? rma::LockType::exclusive : rma::LockType::shared;
   return status_rc(*e, e->window->lock(target, type), "MPI_Win_lock");
@@ -467,7 +858,8 @@ int PMPI_Win_lock_all(int assert_flags, MPI_Win win) {
   (void)assert_flags;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_lock_all", win, &e); rc != MPI_SUCCESS) return rc;
-  if (e->lock_all || e->fence_epoch) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "an epoch is open");
+  if (e->lock_all || e->fence_epoch || e->access_open)
+    return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "an epoch is open");
   for (int q = 0; q < e->window->size(); ++q)
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is locked by this rank", q);

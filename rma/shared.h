@@ -1,0 +1,36 @@
+// The memory of a shared window (MPI_Win_allocate_shared): one POSIX shared-memory segment
+// per window, made by one rank of the node and mapped by every other; each rank's part lies
+// at its prefix offset, so the parts are contiguous across ranks as MPI expects.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/core/status.h"
+
+namespace weft::rma {
+
+class SharedSegment {
+ public:
+  // Makes a segment of `bytes` (at least one page), named for the others to open.
+  static Status create(size_t bytes, std::unique_ptr<SharedSegment>* out);
+  // Maps the segment another rank made.
+  static Status open(const std::string& name, size_t bytes, std::unique_ptr<SharedSegment>* out);
+  ~SharedSegment();
+  SharedSegment(const SharedSegment&) = delete;
+  SharedSegment& operator=(const SharedSegment&) = delete;
+
+  // Removes the name once every rank has mapped the segment (the mappings stay).
+  void unlink();
+  char* data() const { return data_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  SharedSegment() = default;
+  std::string name_;
+  char* data_ = nullptr;
+  size_t bytes_ = 0;
+  bool owner_ = false;  // made it, and has not unlinked it yet
+};
+
+}  // namespace weft::rma
