@@ -45,23 +45,35 @@ int ucx_error(const char* what, ucs_status_t st) {
                   std::string(what) + ": " + ucs_status_string(st));
 }
 
-// Whether the process (pid, start time) still runs on this host; a zombie counts as gone.
-bool process_alive(uint32_t pid, uint64_t start_time) {
-  if (pid == 0) return true;  // unknown: leave it to UCX's own detection
-  if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) return false;
+// Reads a process's state letter and start time (clock ticks since boot) from /proc;
+// false when the process does not exist.
+bool read_proc_stat(int pid, char* state, uint64_t* start_time) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  if (!f) return errno != ENOENT;
   std::string line;
-  std::getline(f, line);
-  const size_t close = line.rfind(')');
+  if (!f || !std::getline(f, line)) return false;
+  *state = '?';
+  *start_time = 0;
+  const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
   if (close == std::string::npos) return true;
   std::istringstream rest(line.substr(close + 1));
   std::string field;
   for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return false;
-    if (i == 22) return start_time == 0 || std::stoull(field) == start_time;
+    if (i == 3) *state = field[0];
+    if (i == 22) *start_time = std::strtoull(field.c_str(), nullptr, 10);
   }
   return true;
+}
+
+// Whether the process (pid, start time) still runs on this host; a zombie counts as gone, and
+// so does a reused pid (another start time).
+bool process_alive(uint32_t pid, uint64_t start_time) {
+  if (pid == 0) return true;  // unknown: leave it to UCX's own detection
+  if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) return false;
+  char state = '?';
+  uint64_t started = 0;
+  if (!read_proc_stat(int(pid), &state, &started)) return kill(pid_t(pid), 0) == 0 || errno == EPERM;  // no /proc
+  if (state == 'Z' || state == 'X') return false;
+  return start_time == 0 || started == 0 || started == start_time;
 }
 
 std::string host_name() {
@@ -99,16 +111,9 @@ int kv_error(int code, const std::string& msg) {
 }
 
 uint64_t process_start_time(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!f || !std::getline(f, line)) return 0;
-  const size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i)
-    if (i == 22) return std::stoull(field);
-  return 0;
+  char state = '?';
+  uint64_t started = 0;
+  return read_proc_stat(pid, &state, &started) ? started : 0;
 }
 
 // ---- Agent -------------------------------------------------------------------------------
