@@ -37,6 +37,14 @@ static const char *kind_title(bench_kind k)
     case BENCH_ALLGATHER: return "Allgather Latency";
     case BENCH_ALLTOALL: return "All-to-All Personalized Exchange Latency";
     case BENCH_IALLREDUCE: return "Non-blocking Allreduce Latency";
+    case BENCH_PUT_LATENCY: return "Put Latency";
+    case BENCH_GET_LATENCY: return "Get Latency";
+    case BENCH_PUT_BW: return "Put Bandwidth";
+    case BENCH_GET_BW: return "Get Bandwidth";
+    case BENCH_ACC_LATENCY: return "Accumulate Latency";
+    case BENCH_FOP_LATENCY: return "Fetch_and_op Latency";
+    case BENCH_CAS_LATENCY: return "Compare_and_swap Latency";
+    case BENCH_GET_ACC_LATENCY: return "Get_accumulate Latency";
     }
     return "?";
 }
@@ -54,6 +62,14 @@ static const char *kind_prog(bench_kind k)
     case BENCH_ALLGATHER: return "osu_allgather";
     case BENCH_ALLTOALL: return "osu_alltoall";
     case BENCH_IALLREDUCE: return "osu_iallreduce";
+    case BENCH_PUT_LATENCY: return "osu_put_latency";
+    case BENCH_GET_LATENCY: return "osu_get_latency";
+    case BENCH_PUT_BW: return "osu_put_bw";
+    case BENCH_GET_BW: return "osu_get_bw";
+    case BENCH_ACC_LATENCY: return "osu_acc_latency";
+    case BENCH_FOP_LATENCY: return "osu_fop_latency";
+    case BENCH_CAS_LATENCY: return "osu_cas_latency";
+    case BENCH_GET_ACC_LATENCY: return "osu_get_acc_latency";
     }
     return "osu_bench";
 }
@@ -61,6 +77,111 @@ static const char *kind_prog(bench_kind k)
 static int is_pt2pt(bench_kind k)
 {
     return k == BENCH_LATENCY || k == BENCH_BW || k == BENCH_BIBW;
+}
+
+int bench_is_rma(bench_kind k)
+{
+    switch (k) {
+    case BENCH_PUT_LATENCY:
+    case BENCH_GET_LATENCY:
+    case BENCH_PUT_BW:
+    case BENCH_GET_BW:
+    case BENCH_ACC_LATENCY:
+    case BENCH_FOP_LATENCY:
+    case BENCH_CAS_LATENCY:
+    case BENCH_GET_ACC_LATENCY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int is_rma_bw(bench_kind k)
+{
+    return k == BENCH_PUT_BW || k == BENCH_GET_BW;
+}
+
+/* One-sided tests of a single MPI_LONG_LONG: one row, no sizes. */
+static int is_atomic_kind(bench_kind k)
+{
+    return k == BENCH_FOP_LATENCY || k == BENCH_CAS_LATENCY;
+}
+
+/* Accumulate tests: -T picks the element type, sizes are whole elements. */
+static int is_acc_kind(bench_kind k)
+{
+    return k == BENCH_ACC_LATENCY || k == BENCH_GET_ACC_LATENCY;
+}
+
+static const char *win_names[] = {"create", "allocate", "dynamic"};
+static const char *sync_names[] = {"lock", "flush", "flush_local", "lock_all", "fence", "pscw"};
+static const char *elem_names[] = {"char", "int", "long_long", "double"};
+
+/* What the header says, as OSU prints it. */
+static const char *win_call(bench_win_flavor w)
+{
+    switch (w) {
+    case BENCH_WIN_CREATE: return "MPI_Win_create";
+    case BENCH_WIN_ALLOCATE: return "MPI_Win_allocate";
+    case BENCH_WIN_DYNAMIC: return "MPI_Win_create_dynamic";
+    }
+    return "?";
+}
+
+static const char *sync_call(bench_sync s)
+{
+    switch (s) {
+    case BENCH_SYNC_LOCK: return "MPI_Win_lock/unlock";
+    case BENCH_SYNC_FLUSH: return "MPI_Win_flush";
+    case BENCH_SYNC_FLUSH_LOCAL: return "MPI_Win_flush_local";
+    case BENCH_SYNC_LOCK_ALL: return "MPI_Win_lock_all/unlock_all";
+    case BENCH_SYNC_FENCE: return "MPI_Win_fence";
+    case BENCH_SYNC_PSCW: return "MPI_Win_post/start/complete/wait";
+    }
+    return "?";
+}
+
+MPI_Datatype bench_elem_type(bench_elem e)
+{
+    switch (e) {
+    case BENCH_ELEM_CHAR: return MPI_CHAR;
+    case BENCH_ELEM_INT: return MPI_INT;
+    case BENCH_ELEM_LONG_LONG: return MPI_LONG_LONG;
+    case BENCH_ELEM_DOUBLE: return MPI_DOUBLE;
+    }
+    return MPI_CHAR;
+}
+
+size_t bench_elem_size(bench_elem e)
+{
+    switch (e) {
+    case BENCH_ELEM_CHAR: return 1;
+    case BENCH_ELEM_INT: return sizeof(int);
+    case BENCH_ELEM_LONG_LONG: return sizeof(long long);
+    case BENCH_ELEM_DOUBLE: return sizeof(double);
+    }
+    return 1;
+}
+
+static const char *elem_call(bench_elem e)
+{
+    switch (e) {
+    case BENCH_ELEM_CHAR: return "MPI_CHAR";
+    case BENCH_ELEM_INT: return "MPI_INT";
+    case BENCH_ELEM_LONG_LONG: return "MPI_LONG_LONG";
+    case BENCH_ELEM_DOUBLE: return "MPI_DOUBLE";
+    }
+    return "?";
+}
+
+/* Index of `s` in names[0..n), or -1. */
+static int lookup_name(const char *s, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
 }
 
 /*
@@ -99,7 +220,12 @@ static const char *csv_value(bench_kind k)
     switch (k) {
     case BENCH_BW:
     case BENCH_BIBW:
+    case BENCH_PUT_BW:
+    case BENCH_GET_BW:
         return "bandwidth in MB/s";
+    case BENCH_FOP_LATENCY:
+    case BENCH_CAS_LATENCY:
+        return "average latency in us; the size field is always 8";
     case BENCH_BARRIER:
         return "average latency in us; the size field is always 0";
     case BENCH_IALLREDUCE:
@@ -166,7 +292,39 @@ static void set_defaults(bench_opts *o, bench_kind kind)
         o->iters_large = 1000;
         o->warmup_large = 100;
         break;
+    case BENCH_PUT_LATENCY:
+    case BENCH_GET_LATENCY:
+    case BENCH_ACC_LATENCY:
+    case BENCH_GET_ACC_LATENCY:
+    case BENCH_FOP_LATENCY:
+    case BENCH_CAS_LATENCY:
+        /* OSU's one-sided latency counts; fop and cas have one row of 8 bytes. */
+        o->min_size = is_atomic_kind(kind) ? sizeof(long long) : 1;
+        o->max_size = is_atomic_kind(kind) ? sizeof(long long) : (size_t)4 << 20;
+        /* Accumulate stops at 64 KiB: where it goes element by element, OSU's 4 MiB
+         * would take hours. */
+        if (is_acc_kind(kind))
+            o->max_size = (size_t)64 << 10;
+        o->iters = 10000;
+        o->warmup = 100;
+        o->iters_large = 1000;
+        o->warmup_large = 10;
+        break;
+    case BENCH_PUT_BW:
+    case BENCH_GET_BW:
+        /* As osu_bw: one iteration moves a whole window (64 operations). */
+        o->min_size = 1;
+        o->max_size = (size_t)4 << 20;
+        o->iters = 100;
+        o->warmup = 10;
+        o->iters_large = 20;
+        o->warmup_large = 2;
+        break;
     }
+    /* OSU's defaults: MPI_Win_allocate, and MPI_Win_flush for every one-sided test. */
+    o->win = BENCH_WIN_ALLOCATE;
+    o->sync = BENCH_SYNC_FLUSH;
+    o->elem = BENCH_ELEM_CHAR;
 }
 
 static void print_usage(const bench_opts *o)
@@ -174,11 +332,12 @@ static void print_usage(const bench_opts *o)
     bench_opts d;
     set_defaults(&d, o->kind);
     printf("Usage: %s [options]%s\n", kind_prog(o->kind),
-           is_pt2pt(o->kind) ? " [SRC DST]" : " [BUF]");
+           is_pt2pt(o->kind) ? " [SRC DST]" : bench_is_rma(o->kind) ? "" : " [BUF]");
     printf("weft OSU-style MPI %s Test\n\n", kind_title(o->kind));
     printf("Options:\n");
-    if (o->kind == BENCH_BARRIER) {
-        printf("  -m [MIN:]MAX    accepted and ignored (the barrier moves no data)\n");
+    if (o->kind == BENCH_BARRIER || is_atomic_kind(o->kind)) {
+        printf("  -m [MIN:]MAX    accepted and ignored (%s)\n",
+               o->kind == BENCH_BARRIER ? "the barrier moves no data" : "one MPI_LONG_LONG");
         printf("  -i N            timed iterations (default %d)\n", d.iters);
         printf("  -x N            warm-up iterations (default %d)\n", d.warmup);
     } else {
@@ -189,6 +348,8 @@ static void print_usage(const bench_opts *o)
             printf("                  size = bytes contributed by each rank\n");
         else if (o->kind == BENCH_ALLTOALL)
             printf("                  size = bytes sent from each rank to each rank\n");
+        else if (is_acc_kind(o->kind))
+            printf("                  size = bytes, whole elements of the -T type\n");
         printf("  -i N            timed iterations per size (default %d, %d above %zu bytes)\n",
                d.iters, d.iters_large, d.large_threshold);
         printf("  -x N            warm-up iterations per size (default %d, %d above %zu bytes)\n",
@@ -202,6 +363,19 @@ static void print_usage(const bench_opts *o)
     if (o->kind == BENCH_BW || o->kind == BENCH_BIBW)
         printf("  -W N            window size: messages in flight per iteration (default %d)\n",
                d.window);
+    if (is_rma_bw(o->kind))
+        printf("  -W N            window size: operations per synchronisation (default %d)\n",
+               d.window);
+    if (bench_is_rma(o->kind)) {
+        printf("  -w FLAVOR       window creation: 'create' (MPI_Win_create), 'allocate'\n");
+        printf("                  (MPI_Win_allocate, default) or 'dynamic'\n");
+        printf("                  (MPI_Win_create_dynamic + MPI_Win_attach)\n");
+        printf("  -s SYNC         synchronisation: 'lock', 'flush' (default), 'flush_local',\n");
+        printf("                  'lock_all', 'fence' or 'pscw'\n");
+    }
+    if (is_acc_kind(o->kind))
+        printf("  -T TYPE         element type: 'char' (default, MPI_CHAR), 'int', 'long_long'\n"
+               "                  or 'double'; the operation is MPI_SUM\n");
     printf("  -d TYPE         use accelerator buffers, TYPE 'cuda' or 'managed'\n");
     if (!takes_device(o->kind)) {
         printf("                  (not supported by this program: device buffers are taken by\n");
@@ -219,6 +393,10 @@ static void print_usage(const bench_opts *o)
         printf("Buffer placement (after the options), OSU style: SRC DST, each one of\n");
         printf("  H (host), D (device), M (managed); e.g. \"-d cuda D D\" or \"H D\".\n");
         printf("This test needs exactly 2 ranks.\n");
+    } else if (bench_is_rma(o->kind)) {
+        printf("Host buffers only.  This test needs exactly 2 ranks; rank 0 is the origin\n");
+        printf("(with fence and pscw, latency tests also run the reverse direction, as OSU).\n");
+        printf("The data of every size is checked after the timed loop.\n");
     } else if (o->kind == BENCH_BARRIER) {
         printf("Buffer placement (after the options): H (host), D (device), M (managed).\n");
         printf("Runs on any number of ranks.\n");
@@ -379,6 +557,29 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
             const char *v = opt_value(o, ac, av, &i);
             if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
                 usage_error(o, "invalid window size '%s' (1..1024)", v);
+        } else if (strncmp(a, "-W", 2) == 0 && is_rma_bw(kind)) {
+            const char *v = opt_value(o, ac, av, &i);
+            if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
+                usage_error(o, "invalid window size '%s' (1..1024)", v);
+        } else if (strncmp(a, "-w", 2) == 0 && bench_is_rma(kind)) {
+            const char *v = opt_value(o, ac, av, &i);
+            int w = lookup_name(v, win_names, 3);
+            if (w < 0)
+                usage_error(o, "invalid window flavor '%s' (expected create, allocate or dynamic)", v);
+            o->win = (bench_win_flavor)w;
+        } else if (strncmp(a, "-s", 2) == 0 && bench_is_rma(kind)) {
+            const char *v = opt_value(o, ac, av, &i);
+            int y = lookup_name(v, sync_names, 6);
+            if (y < 0)
+                usage_error(o, "invalid synchronisation '%s' (expected lock, flush, flush_local,"
+                               " lock_all, fence or pscw)", v);
+            o->sync = (bench_sync)y;
+        } else if (strncmp(a, "-T", 2) == 0 && is_acc_kind(kind)) {
+            const char *v = opt_value(o, ac, av, &i);
+            int t = lookup_name(v, elem_names, 4);
+            if (t < 0)
+                usage_error(o, "invalid element type '%s' (expected char, int, long_long or double)", v);
+            o->elem = (bench_elem)t;
         } else if (strncmp(a, "-t", 2) == 0 && is_pt2pt(kind)) {
             const char *v = opt_value(o, ac, av, &i);
             if (strcmp(v, "contig") == 0)
@@ -418,6 +619,8 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
 
     if (kind == BENCH_BARRIER)
         o->min_size = o->max_size = 0; /* -m is accepted and ignored */
+    if (is_atomic_kind(kind))
+        o->min_size = o->max_size = sizeof(long long);
 
     if (o->min_size > o->max_size) {
         if (o->rank == 0)
@@ -439,6 +642,31 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
     }
     if (is_float_kind(kind) && o->min_size < sizeof(float))
         o->min_size = sizeof(float);
+    if (is_acc_kind(kind)) {
+        /* Whole elements: sizes start at one element (powers of 2 stay multiples of it). */
+        const size_t e = bench_elem_size(o->elem);
+        if (o->max_size < e) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: maximum message size must be at least %zu bytes (one %s)\n",
+                        kind_prog(kind), e, elem_call(o->elem));
+            bench_exit(1);
+        }
+        if (o->min_size < e)
+            o->min_size = e;
+        if (o->min_size % e != 0) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: minimum message size %zu is not a multiple of %zu bytes (%s)\n",
+                        kind_prog(kind), o->min_size, e, elem_call(o->elem));
+            bench_exit(1);
+        }
+    }
+    if (is_rma_bw(kind) && o->max_size > (size_t)INT_MAX / (size_t)o->window) {
+        /* The window holds one `size` slot per operation of a window. */
+        if (o->rank == 0)
+            fprintf(stderr, "%s: maximum message size %zu times window %d exceeds %d bytes\n",
+                    kind_prog(kind), o->max_size, o->window, INT_MAX);
+        bench_exit(1);
+    }
     if (is_per_rank_kind(kind) && o->max_size > (size_t)INT_MAX / (size_t)o->nranks) {
         /* The buffers hold one block per rank. */
         if (o->rank == 0)
@@ -495,7 +723,7 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
 #endif
     }
 
-    if (is_pt2pt(kind) && o->nranks != 2) {
+    if ((is_pt2pt(kind) || bench_is_rma(kind)) && o->nranks != 2) {
         if (o->rank == 0)
             fprintf(stderr, "%s: this test needs exactly 2 ranks (got %d)\n",
                     kind_prog(kind), o->nranks);
@@ -733,12 +961,26 @@ void bench_print_header(const bench_opts *o)
         printf("# Size: bytes contributed by each rank (%d ranks)\n", o->nranks);
     else if (o->kind == BENCH_ALLTOALL)
         printf("# Size: bytes sent from each rank to each rank (%d ranks)\n", o->nranks);
+    if (bench_is_rma(o->kind)) {
+        printf("# Window creation: %s\n", win_call(o->win));
+        printf("# Synchronization: %s\n", sync_call(o->sync));
+        if (is_acc_kind(o->kind))
+            printf("# Datatype: %s, MPI_SUM\n", elem_call(o->elem));
+    }
     switch (o->kind) {
     case BENCH_LATENCY:
+    case BENCH_PUT_LATENCY:
+    case BENCH_GET_LATENCY:
+    case BENCH_ACC_LATENCY:
+    case BENCH_FOP_LATENCY:
+    case BENCH_CAS_LATENCY:
+    case BENCH_GET_ACC_LATENCY:
         printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Latency (us)");
         break;
     case BENCH_BW:
     case BENCH_BIBW:
+    case BENCH_PUT_BW:
+    case BENCH_GET_BW:
         printf("%-*s%*s\n", BENCH_SIZE_WIDTH, "# Size", BENCH_FIELD_WIDTH, "Bandwidth (MB/s)");
         break;
     case BENCH_ALLREDUCE:

@@ -29,8 +29,42 @@ typedef enum {
     BENCH_REDUCE,       /* size = bytes of MPI_FLOAT reduced */
     BENCH_ALLGATHER,    /* size = bytes contributed by each rank */
     BENCH_ALLTOALL,     /* size = bytes sent from each rank to each rank */
-    BENCH_IALLREDUCE    /* size = bytes of MPI_FLOAT reduced; overlap test */
+    BENCH_IALLREDUCE,   /* size = bytes of MPI_FLOAT reduced; overlap test */
+    /* One-sided (RMA), 2 ranks, rank 0 the origin; see bench_rma.h. */
+    BENCH_PUT_LATENCY,
+    BENCH_GET_LATENCY,
+    BENCH_PUT_BW,
+    BENCH_GET_BW,
+    BENCH_ACC_LATENCY,      /* size = bytes accumulated (-T element type) */
+    BENCH_FOP_LATENCY,      /* one MPI_LONG_LONG: one row, sizes (-m) are ignored */
+    BENCH_CAS_LATENCY,      /* one MPI_LONG_LONG: one row, sizes (-m) are ignored */
+    BENCH_GET_ACC_LATENCY   /* size = bytes accumulated and fetched (-T element type) */
 } bench_kind;
+
+/* How a one-sided test creates its window (-w). */
+typedef enum {
+    BENCH_WIN_CREATE = 0,   /* MPI_Win_create on memory of the program's */
+    BENCH_WIN_ALLOCATE,     /* MPI_Win_allocate */
+    BENCH_WIN_DYNAMIC       /* MPI_Win_create_dynamic + MPI_Win_attach */
+} bench_win_flavor;
+
+/* How a one-sided test synchronises (-s), OSU's patterns. */
+typedef enum {
+    BENCH_SYNC_LOCK = 0,    /* MPI_Win_lock/unlock around each operation (latency) or window (bw) */
+    BENCH_SYNC_FLUSH,       /* one lock, MPI_Win_flush after each operation or window */
+    BENCH_SYNC_FLUSH_LOCAL, /* one lock, MPI_Win_flush_local after each operation or window */
+    BENCH_SYNC_LOCK_ALL,    /* MPI_Win_lock_all/unlock_all around each operation or window */
+    BENCH_SYNC_FENCE,       /* MPI_Win_fence (active target) */
+    BENCH_SYNC_PSCW         /* MPI_Win_post/start/complete/wait (active target) */
+} bench_sync;
+
+/* Element type of osu_acc_latency and osu_get_acc_latency (-T). */
+typedef enum {
+    BENCH_ELEM_CHAR = 0,    /* MPI_CHAR, OSU's choice */
+    BENCH_ELEM_INT,
+    BENCH_ELEM_LONG_LONG,
+    BENCH_ELEM_DOUBLE
+} bench_elem;
 
 /*
  * Where a buffer lives.  Device and managed memory need a CUDA build
@@ -72,7 +106,18 @@ typedef struct {
     const char *device;     /* -d TYPE, NULL when not given */
     bench_placement place[2]; /* buffer placement of rank 0 and rank 1 */
     bench_layout layout;    /* -t contig (default) or -t vector */
+
+    bench_win_flavor win;   /* one-sided tests: -w */
+    bench_sync sync;        /* one-sided tests: -s */
+    bench_elem elem;        /* osu_acc_latency, osu_get_acc_latency: -T */
 } bench_opts;
+
+/* Whether `kind` is a one-sided test (2 ranks, -w and -s). */
+int bench_is_rma(bench_kind kind);
+
+/* The MPI datatype of an element type and its size in bytes. */
+MPI_Datatype bench_elem_type(bench_elem elem);
+size_t bench_elem_size(bench_elem elem);
 
 /*
  * The message of one size in the chosen layout: what to pass to the send and

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Compare weft's OSU-style one-sided (RMA) benchmarks with the same sources built against
+# Open MPI, run with Open MPI's UCX one-sided component.
+#
+#   osu_style_bench/compare_rma.sh BUILD_DIR [RUNS]
+#
+# BUILD_DIR  weft build directory; its bin/ holds osu_put_latency, osu_get_latency,
+#            osu_put_bw, osu_get_bw, osu_acc_latency, osu_fop_latency, osu_cas_latency
+#            and osu_get_acc_latency built against weft.
+# RUNS       passes over every case (default 3); each value reported is the median of the
+#            passes, each ratio the ratio of the medians.
+#
+# What it does:
+#   1. compiles the sources with `mpicc.openmpi -O2` into BUILD_DIR/compare_rma/ompi/;
+#   2. for each pass and each case (a program and its options, below), runs the weft build
+#      and then the Open MPI build back to back, with --csv, both under
+#      `mpirun --oversubscribe -np 2 --bind-to none -x UCX_NET_DEVICES=lo`; the Open MPI run
+#      also gets `--mca osc ucx --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any`;
+#   3. prints a table per case (size | weft | open-mpi | ratio, ratio = weft / open-mpi) and
+#      writes BUILD_DIR/compare_rma/results.csv (case,size,weft,ompi,ratio).  Raw outputs
+#      are kept in BUILD_DIR/compare_rma/raw/.
+#
+# Cases (name: program and options; OSU's defaults otherwise: MPI_Win_allocate, -s flush):
+#   put_latency            osu_put_latency -m 8:1048576
+#   put_latency.lock       osu_put_latency -m 8:1048576 -s lock
+#   put_latency.fence      osu_put_latency -m 8:1048576 -s fence -i 1000 -x 10
+#   get_latency            osu_get_latency -m 8:1048576
+#   put_bw                 osu_put_bw -m 65536:4194304
+#   get_bw                 osu_get_bw -m 65536:4194304
+#   acc_latency            osu_acc_latency -m 4:1024 -i 100 -x 5        (MPI_CHAR, as OSU)
+#   acc_latency.int        osu_acc_latency -m 4:65536 -T int -i 100 -x 5
+#   get_acc_latency        osu_get_acc_latency -m 4:1024 -i 100 -x 5    (MPI_CHAR)
+#   get_acc_latency.int    osu_get_acc_latency -m 4:65536 -T int -i 100 -x 5
+# (The accumulate cases run few iterations and start at 4 bytes: weft accumulates element by
+# element, milliseconds per operation from 1 KiB, and cannot update a 1-byte element in a
+# window smaller than 4 bytes.)
+#   fop_latency            osu_fop_latency
+#   cas_latency            osu_cas_latency
+#
+# Environment:
+#   RMA_CASES      case names to run, space separated (default: all of the above)
+#   BENCH_ARGS     extra options appended to every case, e.g. "-i 100 -x 10"
+#   MPIRUN         launcher for both runs (default: mpirun)
+#   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
+#   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
+#
+# Exit status: 0 when every build and run succeeded, 1 otherwise (the tables are still
+# printed for whatever ran), 2 on usage errors.
+set -uo pipefail
+
+usage() {
+    sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
+case "$1" in -h|--help) usage ;; esac
+if [ ! -d "$1" ]; then
+    echo "compare_rma.sh: build directory '$1' does not exist" >&2
+    exit 2
+fi
+BUILD_DIR=$(cd "$1" && pwd)
+RUNS=${2:-3}
+case "$RUNS" in
+    ''|*[!0-9]*|0) echo "compare_rma.sh: RUNS must be a positive integer, got '$RUNS'" >&2; exit 2 ;;
+esac
+
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MPIRUN=${MPIRUN:-mpirun}
+MPICC=${MPICC:-mpicc.openmpi}
+TIMEOUT=${BENCH_TIMEOUT:-600}
+read -r -a EXTRA <<< "${BENCH_ARGS:-}"
+
+declare -A CASE_PROG=() CASE_ARGS=()
+ALL_CASES=()
+add_case() {  # add_case NAME PROGRAM ARGS...
+    local name=$1 prog=$2
+    shift 2
+    ALL_CASES+=("$name")
+    CASE_PROG[$name]=$prog
+    CASE_ARGS[$name]="$*"
+}
+add_case put_latency         osu_put_latency -m 8:1048576
+add_case put_latency.lock    osu_put_latency -m 8:1048576 -s lock
+add_case put_latency.fence   osu_put_latency -m 8:1048576 -s fence -i 1000 -x 10
+add_case get_latency         osu_get_latency -m 8:1048576
+add_case put_bw              osu_put_bw -m 65536:4194304
+add_case get_bw              osu_get_bw -m 65536:4194304
+add_case acc_latency         osu_acc_latency -m 4:1024 -i 100 -x 5
+add_case acc_latency.int     osu_acc_latency -m 4:65536 -T int -i 100 -x 5
+add_case get_acc_latency     osu_get_acc_latency -m 4:1024 -i 100 -x 5
+add_case get_acc_latency.int osu_get_acc_latency -m 4:65536 -T int -i 100 -x 5
+add_case fop_latency         osu_fop_latency
+add_case cas_latency         osu_cas_latency
+
+CASES=("${ALL_CASES[@]}")
+if [ -n "${RMA_CASES:-}" ]; then
+    read -r -a CASES <<< "$RMA_CASES"
+    for c in "${CASES[@]}"; do
+        if [ -z "${CASE_PROG[$c]:-}" ]; then
+            echo "compare_rma.sh: unknown case '$c' in RMA_CASES (known: ${ALL_CASES[*]})" >&2
+            exit 2
+        fi
+    done
+fi
+
+OUT=$BUILD_DIR/compare_rma
+OMPI_BIN=$OUT/ompi
+RAW=$OUT/raw
+RESULTS=$OUT/results.csv
+
+if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+for tool in "$MPIRUN" "$MPICC" awk; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "compare_rma.sh: '$tool' not found" >&2
+        exit 1
+    fi
+done
+TIMEOUT_CMD=()
+if command -v timeout >/dev/null 2>&1; then
+    TIMEOUT_CMD=(timeout -k 10 "$TIMEOUT")
+fi
+mkdir -p "$OMPI_BIN" "$RAW" || exit 1
+status=0
+
+# --- 1. Build the Open MPI binaries ------------------------------------------
+echo "# building Open MPI binaries with $MPICC -O2 into $OMPI_BIN"
+declare -A OMPI_OK=()
+for c in "${CASES[@]}"; do
+    prog=${CASE_PROG[$c]}
+    [ -n "${OMPI_OK[$prog]:-}" ] && continue
+    if "$MPICC" -O2 -std=c11 -o "$OMPI_BIN/$prog" \
+        "$SRC_DIR/$prog.c" "$SRC_DIR/bench_common.c" "$SRC_DIR/bench_rma.c"; then
+        OMPI_OK[$prog]=1
+    else
+        echo "compare_rma.sh: building $prog against Open MPI failed" >&2
+        status=1
+    fi
+done
+
+# Every run stays on loopback.
+LAUNCH=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np 2 --bind-to none -x UCX_NET_DEVICES=lo)
+OMPI_MCA=(--mca osc ucx --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
+
+# run_one LABEL OUTFILE ERRFILE -- COMMAND...
+run_one() {
+    local label=$1 out=$2 err=$3
+    shift 4
+    local cmd=("${LAUNCH[@]}" "$@")
+    echo "# [$label] ${cmd[*]}"
+    "${cmd[@]}" </dev/null >"$out" 2>"$err"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "compare_rma.sh: $label failed (exit $rc); last lines of $err:" >&2
+        tail -n 12 "$err" | sed 's/^/    /' >&2
+    fi
+    return $rc
+}
+
+# --- 2. Run, interleaved: each pass runs every case under weft, then Open MPI -
+for run in $(seq 1 "$RUNS"); do
+    for c in "${CASES[@]}"; do
+        prog=${CASE_PROG[$c]}
+        read -r -a args <<< "${CASE_ARGS[$c]}"
+        wcsv=$RAW/$c.weft.$run.csv
+        ocsv=$RAW/$c.ompi.$run.csv
+        : >"$wcsv"
+        : >"$ocsv"
+        if [ -x "$BUILD_DIR/bin/$prog" ]; then
+            run_one "pass $run, weft $c" "$wcsv" "$RAW/$c.weft.$run.err" -- \
+                "$BUILD_DIR/bin/$prog" --csv "${args[@]}" "${EXTRA[@]}" || status=1
+        else
+            echo "compare_rma.sh: $BUILD_DIR/bin/$prog not found (build weft first)" >&2
+            status=1
+        fi
+        if [ -n "${OMPI_OK[$prog]:-}" ]; then
+            run_one "pass $run, open-mpi $c" "$ocsv" "$RAW/$c.ompi.$run.err" -- \
+                "${OMPI_MCA[@]}" "$OMPI_BIN/$prog" --csv "${args[@]}" "${EXTRA[@]}" || status=1
+        fi
+    done
+done
+
+# --- 3. Medians and tables ---------------------------------------------------
+echo "case,size,weft,ompi,ratio" >"$RESULTS"
+for c in "${CASES[@]}"; do
+    case "$c" in
+        *_bw*) what="bandwidth (MB/s), higher is better" ;;
+        *)     what="latency (us), lower is better" ;;
+    esac
+    echo
+    echo "== $c (${CASE_PROG[$c]} ${CASE_ARGS[$c]}): $what; median of $RUNS; ratio = weft/open-mpi"
+    # Lines "W size value" and "O size value" from every pass.
+    for run in $(seq 1 "$RUNS"); do
+        awk -F, '/^[0-9]+,[-+0-9.eE]+$/ { print "W", $1, $2 }' "$RAW/$c.weft.$run.csv"
+        awk -F, '/^[0-9]+,[-+0-9.eE]+$/ { print "O", $1, $2 }' "$RAW/$c.ompi.$run.csv"
+    done | awk -v name="$c" -v results="$RESULTS" '
+        function median(list,   n, a, i, j, t) {
+            n = split(list, a, " ")
+            for (i = 2; i <= n; i++) {
+                t = a[i]
+                for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]
+                a[j + 1] = t
+            }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        {
+            if (!(($2) in seen)) { seen[$2] = 1; order[n++] = $2 + 0 }
+            if ($1 == "W") w[$2] = w[$2] " " $3; else o[$2] = o[$2] " " $3
+        }
+        END {
+            for (i = 1; i < n; i++) {
+                v = order[i]
+                for (j = i - 1; j >= 0 && order[j] > v; j--) order[j + 1] = order[j]
+                order[j + 1] = v
+            }
+            printf "%-10s | %14s | %14s | %8s\n", "size", "weft", "open-mpi", "ratio"
+            printf "%-10s-+-%14s-+-%14s-+-%8s\n", "----------", "--------------", "--------------", "--------"
+            logsum = 0; nr = 0
+            for (i = 0; i < n; i++) {
+                s = order[i] ""
+                wv = (s in w) ? sprintf("%.2f", median(w[s])) : ""
+                ov = (s in o) ? sprintf("%.2f", median(o[s])) : ""
+                r = ""
+                if (wv != "" && ov != "" && ov + 0 > 0 && wv + 0 > 0) {
+                    r = sprintf("%.2f", wv / ov)
+                    logsum += log(wv / ov); nr++
+                }
+                printf "%-10s | %14s | %14s | %8s\n", s, (wv == "" ? "-" : wv),
+                       (ov == "" ? "-" : ov), (r == "" ? "-" : r)
+                printf "%s,%s,%s,%s,%s\n", name, s, wv, ov, r >> results
+            }
+            if (n == 0)
+                print "(no results)"
+            else if (nr > 0)
+                printf "%-10s | %14s | %14s | %8.2f\n", "geomean", "", "", exp(logsum / nr)
+        }'
+done
+
+echo
+echo "# results: $RESULTS"
+[ $status -eq 0 ] || echo "# some builds or runs failed, see the messages above and $RAW/" >&2
+exit $status
