@@ -1,10 +1,14 @@
 // Windows over UCX RMA: registration, the exchange of keys, accesses and the lock protocol.
 #include "window.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "control.h"
 #include "runtime/core/log.h"
+#include "runtime/core/memkind.h"
 
 namespace weft::rma {
 
@@ -28,15 +32,55 @@ Window::~Window() {
 
 size_t Window::dir_offset() const { return (ctrl::kPosts + 8 * job_ranks_.size() + 63) & ~size_t(63); }
 
-Status Window::register_memory(void* base, size_t size, int disp_unit) {
+Status Window::register_memory(void* base, size_t size, int disp_unit, bool device) {
   base_ = base;
   size_ = size;
   disp_unit_ = disp_unit;
-  // A window of 0 bytes (and a dynamic one) still registers one byte: every rank then has a
-  // key to publish.
+  device_ = device && size > 0;
+  if (device_) WEFT_TRY(describe_device());
+  // A window of 0 bytes (and a dynamic one, and one in device memory, which UCX is not asked
+  // to register) still registers one byte: every rank then has a key to publish.
   static unsigned char empty;
-  WEFT_TRY(t_.rma_register(size ? base : &empty, size ? size : 1, &mem_));
+  const bool own = size > 0 && !device_;
+  WEFT_TRY(t_.rma_register(own ? base : &empty, own ? size : 1, &mem_));
   return t_.rma_register(ctrl_.data(), ctrl_.size() * 8, &ctrl_reg_);
+}
+
+Status Window::describe_device() {
+  IpcDescriptor first, last;
+  Status s = cuda_ipc_describe(base_, &first);
+  if (s == Status::not_supported) {
+    // CUDA IPC turned off or unusable, or memory without a legacy IPC handle (stream-ordered
+    // pools): the window still works for this rank; the others get an error on access.
+    if (size() > 1)
+      WEFT_WARN(Subsys::rma, "window memory %p is GPU device memory that other ranks cannot map (%s); only this "
+                "rank can access it", base_, error_detail().c_str());
+    return Status::ok;
+  }
+  if (s == Status::ok) s = cuda_ipc_describe(static_cast<char*>(base_) + size_ - 1, &last);
+  if (s != Status::ok) {
+    const std::string msg = "describing device window memory for CUDA IPC: " + error_detail();
+    WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
+    set_error_detail(msg);
+    return s;
+  }
+  // Origins map one allocation: the window must not run past it into another one.
+  if (last.buffer_id != first.buffer_id || last.offset != first.offset + size_ - 1) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "window memory %p + %zu bytes spans more than one GPU device allocation; a device window must lie in "
+             "one allocation",
+             base_, size_);
+    WEFT_ERROR(Subsys::rma, "%s", msg);
+    set_error_detail(msg);
+    return Status::not_supported;
+  }
+  ipc_ = first;
+  has_ipc_ = true;
+  if (log_first_time("rma-device-window"))
+    WEFT_INFO(Subsys::rma, "window in GPU device memory: ranks of its node reach it through CUDA IPC; every "
+              "accumulate on it takes the target's mutex");
+  return Status::ok;
 }
 
 size_t Window::key_space() const { return mem_.rkey.size() + ctrl_reg_.rkey.size(); }
@@ -50,6 +94,9 @@ std::vector<unsigned char> Window::record(size_t key_space) const {
   h.disp_unit = uint32_t(disp_unit_);
   h.rkey_bytes = uint32_t(mem_.rkey.size());
   h.ctrl_rkey_bytes = uint32_t(ctrl_reg_.rkey.size());
+  h.device = device_;
+  h.has_ipc = has_ipc_;
+  h.ipc = ipc_;
   memcpy(r.data(), &h, sizeof h);
   memcpy(r.data() + sizeof h, mem_.rkey.data(), mem_.rkey.size());
   memcpy(r.data() + sizeof h + mem_.rkey.size(), ctrl_reg_.rkey.data(), ctrl_reg_.rkey.size());
@@ -70,6 +117,17 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
     p.size = h.size;
     p.ctrl_addr = h.ctrl_addr;
     p.disp_unit = h.disp_unit;
+    p.device = h.device != 0;
+    p.ipc = h.ipc;
+    const char* no_ipc = nullptr;
+    if (!p.device || int(q) == rank_)
+      p.unreachable.clear();
+    else if (!t_.boot().is_local(job_ranks_[q]))
+      p.unreachable = "it runs on another node, and device windows across nodes are not supported";
+    else if (!h.has_ipc)
+      p.unreachable = "it could not describe the memory for CUDA IPC (its log says why)";
+    else if (!cuda_ipc_usable(&no_ipc))
+      p.unreachable = std::string("CUDA IPC is not usable here: ") + no_ipc;
     WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h, h.rkey_bytes, &p.rkey));
     WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h + h.rkey_bytes, h.ctrl_rkey_bytes, &p.ctrl_rkey));
   }
@@ -81,7 +139,16 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
   Peer& p = peers_[size_t(target)];
   if (flavor_ != Flavor::dynamic) {
     *found = bytes <= p.size && disp <= p.size - bytes;
-    if (*found) *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size};
+    if (*found && !p.unreachable.empty()) {
+      const std::string msg = "window rank " + std::to_string(target) + " (job rank " +
+                              std::to_string(job_ranks_[size_t(target)]) +
+                              ") has its window in GPU device memory, which this rank cannot reach: " + p.unreachable;
+      WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
+      set_error_detail(msg);
+      return Status::not_supported;
+    }
+    if (*found)
+      *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size, p.device};
     return Status::ok;
   }
   // Dynamic: disp is an address of the target's; a region attached there must hold the range.
@@ -136,7 +203,32 @@ void local_atomic(Transport::RmaAtomic op, T* at, const void* value, void* resul
 
 }  // namespace
 
+Status Window::device_at(int target, const Location& at, uint64_t off, char** out) {
+  if (at.direct) {  // the own window
+    *out = at.direct + off;
+    return Status::ok;
+  }
+  const Peer& p = peers_[size_t(target)];
+  const int job = job_ranks_[size_t(target)];
+  // Through the CUDA IPC mapping cache at every access rather than a mapping kept per window:
+  // the cache may close any mapping (evicting, or remapping memory the driver says is mapped
+  // already), and a mapping opened outside it would make the cache's own opens of the same
+  // allocation fail. A copy of no bytes maps the allocation as point-to-point does, remapping
+  // if need be; cuda_ipc_map then finds it. The pointer is used at once by a copy that is
+  // waited for, before anything can evict it.
+  WEFT_TRY(cuda_ipc_copy_start(job, p.ipc, nullptr, 0));
+  void* base = nullptr;
+  WEFT_TRY(cuda_ipc_map(job, p.ipc, &base));
+  *out = static_cast<char*>(base) + (at.addr - p.base) + off;
+  return Status::ok;
+}
+
 Status Window::put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes) {
+  if (at.device) {
+    char* to = nullptr;
+    WEFT_TRY(device_at(target, at, off, &to));
+    return memkind_copy(to, buf, bytes);
+  }
   if (at.direct) {
     memcpy(at.direct + off, buf, bytes);
     return Status::ok;
@@ -145,6 +237,11 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
 }
 
 Status Window::get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
+  if (at.device) {
+    char* from = nullptr;
+    WEFT_TRY(device_at(target, at, off, &from));
+    return memkind_copy(buf, from, bytes);
+  }
   if (at.direct) {
     memcpy(buf, at.direct + off, bytes);
     return Status::ok;
@@ -154,6 +251,11 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
 
 Status Window::atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
                       void* result, size_t size) {
+  if (at.device) {
+    set_error_detail("no atomics on a window in GPU device memory (accumulates take the target's mutex)");
+    WEFT_ERROR(Subsys::rma, "%s", error_detail().c_str());
+    return Status::internal;
+  }
   if (at.direct) return atomic_at(at.direct + off, op, value, result, size);
   return t_.rma_atomic(job_ranks_[size_t(target)], op, value, result, size, at.addr + off, at.rkey);
 }
@@ -194,7 +296,16 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
   return Status::ok;
 }
 
-Status Window::flush(int target) { return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]); }
+// Accesses to a mapped target are complete when they return; a fence orders them for the
+// target's loads. Control-block atomics are complete on return too.
+Status Window::flush(int target) {
+  if (target >= 0 ? peers_[size_t(target)].direct != nullptr
+                  : std::all_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.direct != nullptr; })) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return Status::ok;
+  }
+  return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]);
+}
 
 Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
   if (target == rank_) return atomic_at(ctrl_word(off), op, value, old, 8);

@@ -6,8 +6,10 @@
 // active target synchronisation (pscw.cpp), the mutex of accumulates without a word atomic and,
 // in dynamic windows, the directory of attached regions (dynamic.cpp). Memory this process
 // maps (its own, and its node peers' in a shared window, shared.cpp) is accessed with the
-// CPU's loads, stores and atomics. The caller (runtime/mpi) checks epochs and argument ranges
-// and maps errors to MPI error classes.
+// CPU's loads, stores and atomics. A window in CUDA device memory publishes the CUDA IPC
+// handle of its allocation instead of a UCX key: origins of its node map it and copy
+// (memkind_copy); its control block stays in host memory, reached as above. The caller
+// (runtime/mpi) checks epochs and argument ranges and maps errors to MPI error classes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "pt2pt/transport.h"
+#include "runtime/core/cuda_ipc.h"
 
 namespace weft::rma {
 
@@ -26,16 +29,23 @@ enum class LockType : uint8_t { none, shared, exclusive };
 // as `rkey_bytes` + `ctrl_rkey_bytes` bytes).
 struct PeerHeader {
   uint64_t base = 0, size = 0, ctrl_addr = 0;
-  uint32_t disp_unit = 1, rkey_bytes = 0, ctrl_rkey_bytes = 0, pad = 0;
+  uint32_t disp_unit = 1, rkey_bytes = 0, ctrl_rkey_bytes = 0;
+  uint8_t device = 0;   // the window memory is CUDA device memory
+  uint8_t has_ipc = 0;  // device: `ipc` describes it (else only its own rank can reach it)
+  uint8_t pad[2] = {0, 0};
+  IpcDescriptor ipc{};
 };
 
 // Where an access lands at its target: a remote address and key, or (direct) a pointer into
-// memory this process maps. [lo, hi) is the registered region holding it.
+// memory this process maps. [lo, hi) is the registered region holding it. device: the target's
+// window is CUDA device memory (direct for the own window, else mapped through CUDA IPC at each
+// access); only copies reach it, no CPU or UCX atomics.
 struct Location {
   uint64_t addr = 0;
   void* rkey = nullptr;
   char* direct = nullptr;
   uint64_t lo = 0, hi = 0;
+  bool device = false;
 };
 
 class Window {
@@ -46,8 +56,10 @@ class Window {
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
-  // Registers base[0, size) (nothing for a dynamic window) and the control block.
-  Status register_memory(void* base, size_t size, int disp_unit);
+  // Registers base[0, size) (nothing for a dynamic window) and the control block. device:
+  // base[0, size) is CUDA device memory, in one allocation; it is described for CUDA IPC
+  // rather than registered with UCX.
+  Status register_memory(void* base, size_t size, int disp_unit, bool device = false);
   // This rank's header and keys, to be gathered by every rank (a fixed-size record of
   // record_bytes(), the same on every rank after agreeing on the largest key size).
   std::vector<unsigned char> record(size_t key_space) const;
@@ -62,14 +74,16 @@ class Window {
 
   // Where the `bytes` bytes from byte `at` of the target's window are (a dynamic window: from
   // the address `at`, in a region attached there, whose table is fetched again when the one
-  // cached has no such region). *found is false when they may not be accessed.
+  // cached has no such region). *found is false when they may not be accessed. A device
+  // window this rank cannot reach (another node, no CUDA IPC) is Status::not_supported.
   Status locate(int target, uint64_t at, size_t bytes, Location* out, bool* found);
 
-  // Accesses at byte `off` from a located place (checked by the caller).
+  // Accesses at byte `off` from a located place (checked by the caller). `buf` may be device
+  // memory only where the place is (Location::device); elsewhere the caller stages it.
   Status put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes);
   Status get(int target, const Location& at, uint64_t off, void* buf, size_t bytes);
   // A fetching atomic on one 4- or 8-byte element; *result gets the old value (cswap: holds
-  // the compare value on entry).
+  // the compare value on entry). Not on device windows (their accumulates take the mutex).
   Status atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
                 void* result, size_t size);
   // Applies `update` to one element of `size` bytes (1, 2, 4 or 8, aligned to its size)
@@ -104,6 +118,10 @@ class Window {
   LockType locked(int target) const { return locks_[size_t(target)]; }
 
  private:
+  // Device windows (register_memory): describes the own memory for CUDA IPC.
+  Status describe_device();
+  // The address in this process of byte `off` from a located place in a device window.
+  Status device_at(int target, const Location& at, uint64_t off, char** out);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
   // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
@@ -129,6 +147,9 @@ class Window {
     void* rkey = nullptr;
     void* ctrl_rkey = nullptr;
     char* direct = nullptr;       // the target's window memory mapped here
+    bool device = false;          // the window memory is CUDA device memory
+    IpcDescriptor ipc{};          // device: its CUDA IPC description
+    std::string unreachable;      // device: why this rank cannot reach it (empty: through CUDA IPC)
     std::vector<Region> regions;  // dynamic windows: the target's attached regions, as last fetched
   };
   Transport& t_;
@@ -138,6 +159,8 @@ class Window {
   void* base_ = nullptr;
   size_t size_ = 0;
   int disp_unit_ = 1;
+  bool device_ = false, has_ipc_ = false;  // own window memory: CUDA device memory, described for IPC
+  IpcDescriptor ipc_{};
   // Control block: lock word, completions, accumulate mutex, posts by origin rank, directory.
   std::vector<uint64_t> ctrl_;
   Transport::RmaRegistration mem_, ctrl_reg_;

@@ -6,14 +6,18 @@
 // flushes). Epochs and ranges are checked here, before any byte moves: an access outside the
 // target's window (or, in a dynamic window, outside every region attached there) is
 // MPI_ERR_RMA_RANGE, one outside an access epoch MPI_ERR_RMA_SYNC. Errors go to the window's
-// communicator (a duplicate of the creating one, with its error handler).
+// communicator (a duplicate of the creating one, with its error handler). MPI_Win_create takes
+// CUDA device memory (reached through CUDA IPC within a node); device origin, result and
+// compare buffers are copied through host memory where the target is not a device window.
 // Not supported yet (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in
 // unsupported.cpp): window attributes of the user's, info and error handlers of windows,
-// device memory, compare-and-swap on types over 8 bytes and derived datatypes.
+// device windows across nodes, device memory attached to a dynamic window, compare-and-swap
+// on types over 8 bytes and derived datatypes.
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coll_call.h"
@@ -69,17 +73,19 @@ int check_win(const char* fn, MPI_Win w, WinEntry** out) {
 
 int status_rc(WinEntry& e, Status s, const char* fn) { return s == Status::ok ? MPI_SUCCESS : raise_status(e.comm, s, fn); }
 
-// Shared windows: the node ranks' parts in one segment, contiguous in rank order (MPI's
-// default). Rank 0 makes the segment, the others map it by name, and the name goes once every
-// rank has mapped it. Runs on the window's own communicator.
-int allocate_shared(const char* fn, WinEntry& e, MPI_Aint size, std::vector<MPI_Aint>* offsets) {
+// Shared windows: the node ranks' parts in one segment, in rank order, each part starting at
+// a multiple of `align` (1 for MPI_Win_allocate_shared: contiguous, MPI's default). Rank 0
+// makes the segment, the others map it by name, and the name goes once every rank has mapped
+// it. Runs on the window's own communicator.
+int allocate_shared(const char* fn, WinEntry& e, MPI_Aint size, MPI_Aint align, std::vector<MPI_Aint>* offsets) {
   Comm* c = lookup_comm(e.comm);
   std::vector<long long> sizes(size_t(c->size), 0);
   long long mine = size;
   if (int rc = PMPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, e.comm); rc != MPI_SUCCESS)
     return rc;
   offsets->assign(size_t(c->size) + 1, 0);
-  for (size_t q = 0; q < sizes.size(); ++q) (*offsets)[q + 1] = (*offsets)[q] + MPI_Aint(sizes[q]);
+  for (size_t q = 0; q < sizes.size(); ++q)
+    (*offsets)[q + 1] = ((*offsets)[q] + MPI_Aint(sizes[q]) + align - 1) / align * align;
   const size_t total = size_t(offsets->back());
   char name[64] = {};
   Status s = Status::ok;
@@ -101,18 +107,52 @@ int allocate_shared(const char* fn, WinEntry& e, MPI_Aint size, std::vector<MPI_
   return MPI_SUCCESS;
 }
 
-// The collective part of creating a window over [base, size) on comm (shared windows: the
-// memory is made here).
+// Whether window memory [base, size) is CUDA device memory; it must be one kind from its first
+// byte to its last. An error is raised on this rank only (the caller agrees with the others):
+// device memory a build without CUDA cannot use is MPI_ERR_BUFFER, as elsewhere.
+int window_memory_kind(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, bool* device) {
+  *device = false;
+  if (size <= 0 || !base || !memkind_device_possible()) return MPI_SUCCESS;
+  const MemKind first = memkind_query(base).kind, last = memkind_query(static_cast<char*>(base) + size - 1).kind;
+  if (first == MemKind::unsupported_device || last == MemKind::unsupported_device)
+    return raise_unsupported_device(comm, fn, base);
+  if ((first == MemKind::cuda_device) != (last == MemKind::cuda_device))
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                 "window memory %p + %lld bytes is partly GPU device memory and partly host memory; a window must be "
+                 "of one kind",
+                 base, (long long)size);
+  *device = first == MemKind::cuda_device;
+  return MPI_SUCCESS;
+}
+
+// Parts of a window allocated in one node segment start on their own cache lines.
+constexpr MPI_Aint kSegmentPartAlign = 64;
+
+// Whether every rank of c runs on this rank's node (virtual nodes of WEFT_FAKE_NODES count).
+bool node_local(const Comm* c, int* other = nullptr) {
+  for (int q = 0; q < c->size; ++q) {
+    const bool local = c->nodes.size() == size_t(c->size) ? c->nodes[size_t(q)] == c->nodes[size_t(c->rank)]
+                                                          : g_state->boot->is_local(c->world_rank(q));
+    if (!local) {
+      if (other) *other = q;
+      return false;
+    }
+  }
+  return true;
+}
+
+// The collective part of creating a window over [base, size) on comm. Shared windows, and
+// allocated windows on one node (in_segment), get their memory here: one segment every rank
+// of the node maps, so that accesses are loads, stores and CPU atomics.
 int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, int flavor, bool owns,
-                MPI_Win* win) {
+                MPI_Win* win, bool in_segment = false) {
   if (!win) return raise(comm, MPI_ERR_ARG, fn, "win is NULL");
   if (size < 0) return raise(comm, MPI_ERR_SIZE, fn, "negative size %lld (argument 'size')", (long long)size);
   if (disp_unit <= 0)
     return raise(comm, MPI_ERR_DISP, fn, "displacement unit %d must be positive (argument 'disp_unit')", disp_unit);
-  if (size > 0 && !base && flavor != MPI_WIN_FLAVOR_SHARED)
+  if (flavor == MPI_WIN_FLAVOR_SHARED) in_segment = true;
+  if (size > 0 && !base && !in_segment)
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL base for a window of %lld bytes", (long long)size);
-  if (memkind_device_possible() && size > 0 && base && memkind_query(base).kind == MemKind::cuda_device)
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "windows in GPU device memory are not supported yet");
   auto e = std::make_unique<WinEntry>();
   if (int rc = PMPI_Comm_dup(comm, &e->comm); rc != MPI_SUCCESS) return rc;
   Comm* c = lookup_comm(e->comm);
@@ -122,22 +162,26 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
   e->flavor = flavor;
   e->owns_memory = owns;
   std::vector<MPI_Aint> offsets;
-  int rc = flavor == MPI_WIN_FLAVOR_SHARED ? allocate_shared(fn, *e, size, &offsets) : MPI_SUCCESS;
+  int rc = in_segment ? allocate_shared(fn, *e, size, flavor == MPI_WIN_FLAVOR_SHARED ? 1 : kSegmentPartAlign, &offsets)
+                      : MPI_SUCCESS;
   if (rc != MPI_SUCCESS) {
     e->segment.reset();
     (void)PMPI_Comm_free(&e->comm);
     return rc;
   }
   e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank, rma::Flavor(flavor));
-  Status s = e->window->register_memory(e->base, size_t(size), disp_unit);
+  bool device = false;
+  const int kind_rc = window_memory_kind(fn, e->comm, e->base, size, &device);
+  Status s = kind_rc == MPI_SUCCESS ? e->window->register_memory(e->base, size_t(size), disp_unit, device) : Status::ok;
   // Every rank learns whether every rank registered, and the largest record, before any
   // exchange of keys.
-  long long mine[2] = {s == Status::ok ? 0 : 1, (long long)e->window->key_space()};
+  long long mine[2] = {kind_rc == MPI_SUCCESS && s == Status::ok ? 0 : 1, (long long)e->window->key_space()};
   long long all[2] = {0, 0};
   rc = PMPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, e->comm);
   if (rc == MPI_SUCCESS && all[0] != 0)
-    rc = s != Status::ok ? raise_status(e->comm, s, fn)
-                         : raise(e->comm, MPI_ERR_WIN, fn, "another rank could not register its window memory");
+    rc = kind_rc != MPI_SUCCESS ? kind_rc
+         : s != Status::ok      ? raise_status(e->comm, s, fn)
+                                : raise(e->comm, MPI_ERR_WIN, fn, "another rank could not register its window memory");
   const size_t record_bytes = sizeof(rma::PeerHeader) + size_t(all[1]);
   std::vector<unsigned char> records(record_bytes * size_t(c->size));
   if (rc == MPI_SUCCESS) {
@@ -218,8 +262,27 @@ char* packed_view(const Datatype* d, void* buf, int count, bool pack_now, std::v
   return tmp->data();
 }
 
+// Whether an origin-side buffer (origin, result, compare) of count x d is CUDA device memory,
+// which is copied through host memory (contiguous datatypes only) or, for Put and Get on a
+// device window, copied from or to directly. A build without CUDA refuses device memory.
+int buffer_on_device(const char* fn, WinEntry& e, const void* buf, const Datatype* d, int count, const char* arg,
+                     bool* device) {
+  *device = false;
+  if (!buf || packed_size(d, size_t(count)) == 0 || !memkind_device_possible()) return MPI_SUCCESS;
+  const MemKind k = memkind_query(buf).kind;
+  if (k == MemKind::unsupported_device) return raise_unsupported_device(e.comm, fn, buf);
+  if (k != MemKind::cuda_device) return MPI_SUCCESS;
+  ptrdiff_t off = 0;
+  if (!contiguous_span(d, size_t(count), &off))
+    return raise(e.comm, MPI_ERR_TYPE, fn,
+                 "non-contiguous datatypes on GPU device buffers are not supported yet (argument '%s_addr')", arg);
+  *device = true;
+  return MPI_SUCCESS;
+}
+
 // Put and Get: the origin in packed form (packed or unpacked here when not contiguous), one
-// access per contiguous run of the target datatype.
+// access per contiguous run of the target datatype. A device origin buffer is copied straight
+// to or from a device window, and through host memory for other targets.
 int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Datatype origin_type, int target,
              MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Win win, Epochs epochs) {
   WinEntry* e;
@@ -235,8 +298,19 @@ int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Da
   if (int rc = check_access(fn, *e, target, disp, lo, hi, &at, epochs); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || ob == 0) return MPI_SUCCESS;
   if (!origin && od->true_lb == 0) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
+  bool origin_device = false;
+  if (int rc = buffer_on_device(fn, *e, origin, od, origin_count, "origin", &origin_device); rc != MPI_SUCCESS)
+    return rc;
   std::vector<char> tmp;
   char* data = packed_view(od, origin, origin_count, is_put, &tmp);
+  char* staged = nullptr;  // the device origin data, while `data` is its host copy
+  if (origin_device && !at.device) {
+    staged = data;
+    tmp.resize(ob);
+    data = tmp.data();
+    if (Status s = is_put ? memkind_copy(data, staged, ob) : Status::ok; s != Status::ok)
+      return raise_status(e->comm, s, fn);
+  }
   size_t k = 0;
   for (const rma::Run& r : runs) {
     const uint64_t off = uint64_t(r.disp - lo);
@@ -244,7 +318,11 @@ int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Da
     if (s != Status::ok) return raise_status(e->comm, s, fn);
     k += r.bytes;
   }
-  if (!is_put && !tmp.empty()) (void)unpack(od, tmp.data(), tmp.size(), origin, size_t(origin_count));
+  if (!is_put && staged) {
+    if (Status s = memkind_copy(staged, data, ob); s != Status::ok) return raise_status(e->comm, s, fn);
+  } else if (!is_put && !tmp.empty()) {
+    (void)unpack(od, tmp.data(), tmp.size(), origin, size_t(origin_count));
+  }
   return MPI_SUCCESS;
 }
 
@@ -283,7 +361,11 @@ struct AccBuffer {  // an origin or result argument of an accumulate
 // - larger elements (long double, 16-byte complex, pairs over 8 bytes): under the target's
 //   accumulate mutex (a control word taken with compare-and-swap), read, reduced and written
 //   back whole. Every accumulate on such a type takes it, so they exclude each other; the
-//   user's locks are untouched (a shared lock_all would block the exclusive lock word).
+//   user's locks are untouched (a shared lock_all would block the exclusive lock word);
+// - a window in GPU device memory: every accumulate takes the mutex, whatever its type (the
+//   range is copied to host memory, reduced there and copied back; one round trip through
+//   the mutex and two copies per call, slow but atomic per element between accumulates).
+// Device origin and result buffers are copied through host memory.
 int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, MPI_Aint disp, int target_count,
                MPI_Datatype target_type, MPI_Op op, MPI_Win win, Epochs epochs) {
   WinEntry* e;
@@ -323,11 +405,28 @@ int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, M
   for (int i = 0; i < 2; ++i)
     if (bd[i] && !args[i]->buf && bd[i]->true_lb == 0)
       return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument '%s_addr')", args[i]->arg);
+  bool on_device[2] = {false, false};
+  for (int i = 0; i < 2; ++i)
+    if (bd[i])
+      if (int rc = buffer_on_device(fn, *e, args[i]->buf, bd[i], args[i]->count, args[i]->arg, &on_device[i]);
+          rc != MPI_SUCCESS)
+        return rc;
   std::vector<char> in_tmp, out_tmp;
   const char* in = bd[0] ? packed_view(bd[0], const_cast<void*>(origin.buf), origin.count, true, &in_tmp) : nullptr;
   char* out = bd[1] ? packed_view(bd[1], const_cast<void*>(result.buf), result.count, false, &out_tmp) : nullptr;
+  char* out_device = nullptr;  // a device result buffer, while `out` is its host copy
+  if (on_device[0]) {
+    in_tmp.resize(bytes);
+    if (Status s = memkind_copy(in_tmp.data(), in, bytes); s != Status::ok) return raise_status(e->comm, s, fn);
+    in = in_tmp.data();
+  }
+  if (on_device[1]) {
+    out_device = out;
+    out_tmp.resize(bytes);
+    out = out_tmp.data();
+  }
   Status s = Status::ok;
-  if (esz == 1 || esz == 2 || esz == 4 || esz == 8) {
+  if (!at.device && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
     Transport::RmaAtomic aop;
     const bool native = integer_word(b) && atomic_for(rop, &aop);
     const uint64_t zero = 0;
@@ -362,8 +461,9 @@ int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, M
     }
     if (Status u = e->window->mutex_unlock(target); s == Status::ok) s = u;
   }
+  if (s == Status::ok && out_device) s = memkind_copy(out_device, out, bytes);
   if (s != Status::ok) return raise_status(e->comm, s, fn);
-  if (out && !out_tmp.empty()) (void)unpack(bd[1], out_tmp.data(), bytes, const_cast<void*>(result.buf), size_t(result.count));
+  if (out && !out_device && !out_tmp.empty()) (void)unpack(bd[1], out_tmp.data(), bytes, const_cast<void*>(result.buf), size_t(result.count));
   return MPI_SUCCESS;
 }
 
@@ -428,6 +528,18 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, voi
   if (int rc = check_coll_comm("MPI_Win_allocate", comm, &c); rc != MPI_SUCCESS) return rc;
   if (!baseptr) return raise(comm, MPI_ERR_ARG, "MPI_Win_allocate", "baseptr is NULL");
   if (size < 0) return raise(comm, MPI_ERR_SIZE, "MPI_Win_allocate", "negative size %lld", (long long)size);
+  // On one node the memory is a segment every rank maps: puts and gets become memcpy, atomics
+  // the CPU's (WEFT_RMA_SEGMENT=0 keeps it private and reached through UCX).
+  const char* segment = getenv("WEFT_RMA_SEGMENT");
+  if (node_local(c) && !(segment && std::string_view(segment) == "0")) {
+    int rc = make_window("MPI_Win_allocate", comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, false, win, true);
+    if (rc != MPI_SUCCESS) return rc;
+    void* base = lookup_win(*win)->base;
+    memcpy(baseptr, &base, sizeof base);
+    WEFT_INFO(Subsys::rma, "MPI_Win_allocate on %s: node-local, memory in a shared segment, accessed directly",
+              c->label().c_str());
+    return MPI_SUCCESS;
+  }
   void* mem = size > 0 ? calloc(1, size_t(size)) : nullptr;
   if (size > 0 && !mem)
     return raise(comm, MPI_ERR_NO_MEM, "MPI_Win_allocate", "cannot allocate %lld bytes", (long long)size);
@@ -448,15 +560,11 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm co
   if (int rc = check_coll_comm(fn, comm, &c); rc != MPI_SUCCESS) return rc;
   if (!baseptr) return raise(comm, MPI_ERR_ARG, fn, "baseptr is NULL");
   // Every rank sees the same node ids, so every rank fails here alike (no rank is left waiting).
-  for (int q = 0; q < c->size; ++q) {
-    const bool local = c->nodes.size() == size_t(c->size) ? c->nodes[size_t(q)] == c->nodes[size_t(c->rank)]
-                                                          : g_state->boot->is_local(c->world_rank(q));
-    if (!local)
-      return raise(comm, MPI_ERR_RMA_SHARED, fn,
-                   "rank %d of the communicator runs on another node: a shared window needs a node-local "
-                   "communicator (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)",
-                   q);
-  }
+  if (int q = -1; !node_local(c, &q))
+    return raise(comm, MPI_ERR_RMA_SHARED, fn,
+                 "rank %d of the communicator runs on another node: a shared window needs a node-local "
+                 "communicator (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)",
+                 q);
   if (int rc = make_window(fn, comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_SHARED, false, win); rc != MPI_SUCCESS)
     return rc;
   void* base = lookup_win(*win)->base;
@@ -505,6 +613,14 @@ int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
     return raise(e->comm, MPI_ERR_RMA_FLAVOR, fn, "the window was not made by MPI_Win_create_dynamic");
   if (size < 0) return raise(e->comm, MPI_ERR_SIZE, fn, "negative size %lld (argument 'size')", (long long)size);
   if (!base) return raise(e->comm, MPI_ERR_ARG, fn, "base is NULL");
+  if (size > 0 && memkind_device_possible()) {
+    const MemKind k = memkind_query(base).kind;
+    if (k == MemKind::unsupported_device) return raise_unsupported_device(e->comm, fn, base);
+    if (k == MemKind::cuda_device)
+      return raise(e->comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                   "attaching GPU device memory %p to a dynamic window is not supported (MPI_Win_create takes it)",
+                   base);
+  }
   Status s = e->window->attach(base, size_t(size));
   if (s == Status::invalid_arg || s == Status::no_memory)
     return raise(e->comm, MPI_ERR_RMA_ATTACH, fn, "%s", error_detail().c_str());
@@ -689,7 +805,9 @@ int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int tar
 WEFT_PMPI_ALIAS(Fetch_and_op)
 
 // One UCX compare-and-swap on 4- and 8-byte integers; on other 1-, 2-, 4- and 8-byte types
-// the compare-and-swap loop on the word holding the element (as accumulate does).
+// the compare-and-swap loop on the word holding the element (as accumulate does); on a device
+// window a read and a conditional write under the target's accumulate mutex. Device origin,
+// compare and result buffers are copied through host memory.
 int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result, MPI_Datatype dt, int target,
                           MPI_Aint disp, MPI_Win win) {
   const char* fn = "MPI_Compare_and_swap";
@@ -707,9 +825,29 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
   if (int rc = check_access(fn, *e, target, disp, 0, ptrdiff_t(elem), &at); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!origin || !compare || !result) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL origin, compare or result buffer");
+  const void* bufs[3] = {origin, compare, result};
+  const char* names[3] = {"origin", "compare", "result"};
+  bool on_device[3] = {false, false, false};
+  uint64_t host[2] = {0, 0};
+  for (int i = 0; i < 3; ++i)
+    if (int rc = buffer_on_device(fn, *e, bufs[i], d, 1, names[i], &on_device[i]); rc != MPI_SUCCESS) return rc;
+  for (int i = 0; i < 2; ++i)
+    if (on_device[i]) {
+      if (Status s = memkind_copy(&host[i], bufs[i], elem); s != Status::ok) return raise_status(e->comm, s, fn);
+      bufs[i] = &host[i];
+    }
+  origin = bufs[0];
+  compare = bufs[1];
   uint64_t io = 0;
   Status s;
-  if (integer_word(d->basic)) {
+  if (at.device) {
+    s = e->window->mutex_lock(target);
+    if (s == Status::ok) {
+      s = e->window->get(target, at, 0, &io, elem);
+      if (s == Status::ok && memcmp(&io, compare, elem) == 0) s = e->window->put(target, at, 0, origin, elem);
+      if (Status u = e->window->mutex_unlock(target); s == Status::ok) s = u;
+    }
+  } else if (integer_word(d->basic)) {
     memcpy(&io, compare, elem);
     s = e->window->atomic(target, at, 0, Transport::RmaAtomic::cswap, origin, &io, elem);
   } else {
@@ -720,8 +858,9 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
         },
         &io);
   }
+  if (s == Status::ok && on_device[2]) s = memkind_copy(result, &io, elem);
   if (s != Status::ok) return raise_status(e->comm, s, fn);
-  memcpy(result, &io, elem);
+  if (!on_device[2]) memcpy(result, &io, elem);
   return MPI_SUCCESS;
 }
 WEFT_PMPI_ALIAS(Compare_and_swap)

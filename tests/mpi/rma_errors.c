@@ -70,6 +70,7 @@ int main(int argc, char **argv)
     int qu;
     void *qb;
     expect_class(MPI_Win_shared_query(win, 0, &qs, &qu, &qb), MPI_ERR_RMA_FLAVOR, "shared_query on a dynamic window");
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* no origin still reads `other` when it goes */
     MPI_OK(MPI_Win_detach(win, other));
     MPI_OK(MPI_Win_free(&win));
 
