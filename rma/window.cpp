@@ -296,12 +296,13 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
   return Status::ok;
 }
 
-// Accesses to a mapped target are complete when they return; a fence orders them for the
-// target's loads. Control-block atomics are complete on return too.
+// Accesses to a mapped target are complete when they return; a release fence orders their
+// stores before whatever this rank stores next (a flag, a message, an unlock), which is all
+// the target's loads need. Control-block atomics are complete on return too.
 Status Window::flush(int target) {
   if (target >= 0 ? peers_[size_t(target)].direct != nullptr
                   : std::all_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.direct != nullptr; })) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_release);
     return Status::ok;
   }
   return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]);

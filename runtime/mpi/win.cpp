@@ -292,9 +292,23 @@ int transfer(const char* fn, bool is_put, void* origin, int origin_count, MPI_Da
   if (int rc = check_type(fn, *e, target_type, target_count, "target", &td); rc != MPI_SUCCESS) return rc;
   const size_t ob = packed_size(od, size_t(origin_count)), tb = packed_size(td, size_t(target_count));
   if (ob != tb) return raise(e->comm, MPI_ERR_TYPE, fn, "the origin has %zu bytes of data and the target %zu", ob, tb);
+  rma::Location at;
+  // A predefined target type and a contiguous origin (the common case): one run, no copies.
+  if (ptrdiff_t span = 0; !td->loop && contiguous_span(od, size_t(origin_count), &span)) {
+    if (int rc = check_access(fn, *e, target, disp, 0, ptrdiff_t(tb), &at, epochs); rc != MPI_SUCCESS) return rc;
+    if (target == MPI_PROC_NULL || ob == 0) return MPI_SUCCESS;
+    if (!origin && od->true_lb == 0) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
+    bool origin_device = false;
+    if (int rc = buffer_on_device(fn, *e, origin, od, origin_count, "origin", &origin_device); rc != MPI_SUCCESS)
+      return rc;
+    if (!origin_device || at.device) {
+      char* data = static_cast<char*>(origin) + span;
+      const Status s = is_put ? e->window->put(target, at, 0, data, ob) : e->window->get(target, at, 0, data, ob);
+      return s == Status::ok ? MPI_SUCCESS : raise_status(e->comm, s, fn);
+    }
+  }
   ptrdiff_t lo = 0, hi = 0;
   const std::vector<rma::Run> runs = rma::runs_of(td, size_t(target_count), &lo, &hi);
-  rma::Location at;
   if (int rc = check_access(fn, *e, target, disp, lo, hi, &at, epochs); rc != MPI_SUCCESS) return rc;
   if (target == MPI_PROC_NULL || ob == 0) return MPI_SUCCESS;
   if (!origin && od->true_lb == 0) return raise(e->comm, MPI_ERR_BUFFER, fn, "NULL buffer (argument 'origin_addr')");
