@@ -16,7 +16,7 @@ Window::Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor
     : t_(t), job_ranks_(std::move(job_ranks)), rank_(rank), flavor_(flavor), peers_(job_ranks_.size()),
       locks_(job_ranks_.size(), LockType::none) {
   const size_t bytes = flavor_ == Flavor::dynamic ? dir_offset() + ctrl::kDirHeader + ctrl::kDirBytes : dir_offset();
-  ctrl_.assign(bytes / 8, 0);
+  control_.assign(bytes / 8, 0);
 }
 
 Window::~Window() {
@@ -43,7 +43,7 @@ Status Window::register_memory(void* base, size_t size, int disp_unit, bool devi
   static unsigned char empty;
   const bool own = size > 0 && !device_;
   WEFT_TRY(t_.rma_register(own ? base : &empty, own ? size : 1, &mem_));
-  return t_.rma_register(ctrl_.data(), ctrl_.size() * 8, &ctrl_reg_);
+  return t_.rma_register(ctrl(), control_bytes(), &ctrl_reg_);
 }
 
 Status Window::describe_device() {
@@ -90,7 +90,7 @@ std::vector<unsigned char> Window::record(size_t key_space) const {
   PeerHeader h;
   h.base = uint64_t(reinterpret_cast<uintptr_t>(base_));
   h.size = size_;
-  h.ctrl_addr = uint64_t(reinterpret_cast<uintptr_t>(ctrl_.data()));
+  h.ctrl_addr = uint64_t(reinterpret_cast<uintptr_t>(ctrl()));
   h.disp_unit = uint32_t(disp_unit_);
   h.rkey_bytes = uint32_t(mem_.rkey.size());
   h.ctrl_rkey_bytes = uint32_t(ctrl_reg_.rkey.size());
@@ -311,6 +311,7 @@ Status Window::flush(int target) {
 Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
   if (target == rank_) return atomic_at(ctrl_word(off), op, value, old, 8);
   const Peer& p = peers_[size_t(target)];
+  if (p.ctrl_direct) return atomic_at(p.ctrl_direct + off / 8, op, value, old, 8);
   return t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.ctrl_addr + off, p.ctrl_rkey);
 }
 
@@ -342,8 +343,7 @@ Status Window::lock(int target, LockType type) {
 }
 
 Status Window::unlock(int target) {
-  const int job = job_ranks_[size_t(target)];
-  if (target != rank_) WEFT_TRY(t_.rma_flush(job));  // every access of the epoch lands before the lock is released
+  if (target != rank_) WEFT_TRY(flush(target));  // every access of the epoch lands before the lock is released
   const LockType type = locks_[size_t(target)];
   locks_[size_t(target)] = LockType::none;
   const uint64_t delta = type == LockType::exclusive ? uint64_t(0) - ctrl::kExclusive : ~uint64_t(0);

@@ -68,6 +68,14 @@ class Window {
   Status connect(const std::vector<unsigned char>& records, size_t record_bytes);
   // Shared windows: the target's memory is mapped here at `at` (accessed directly).
   void map_peer(int target, char* at) { peers_[size_t(target)].direct = at; }
+  // Bytes of this window's control block (what place_control needs).
+  size_t control_bytes() const { return control_.size() * 8; }
+  // Windows whose ranks all map each other's memory: this rank's control block lives at `at`
+  // (control_bytes(), 8-byte aligned, zeroed; before register_memory), and the target's is
+  // mapped here, so that locks, completions and the accumulate mutex are CPU atomics. Every
+  // rank of the window must map every other's, so no word is changed both ways.
+  void place_control(uint64_t* at) { control_at_ = at; }
+  void map_peer_control(int target, uint64_t* at) { peers_[size_t(target)].ctrl_direct = at; }
   char* mapped(int target) const { return peers_[size_t(target)].direct; }
   uint64_t peer_size(int target) const { return peers_[size_t(target)].size; }
   int peer_disp_unit(int target) const { return int(peers_[size_t(target)].disp_unit); }
@@ -126,7 +134,9 @@ class Window {
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
   // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
   Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old);
-  uint64_t* ctrl_word(size_t off) { return ctrl_.data() + off / 8; }
+  uint64_t* ctrl_word(size_t off) { return ctrl() + off / 8; }
+  uint64_t* ctrl() { return control_at_ ? control_at_ : control_.data(); }
+  const uint64_t* ctrl() const { return control_at_ ? control_at_ : control_.data(); }
   // Waits (polling progress) until the own control word at `off` is at least `value`.
   void await_ctrl(size_t off, uint64_t value);
   size_t dir_offset() const;  // where the directory of attached regions starts in the block
@@ -147,6 +157,7 @@ class Window {
     void* rkey = nullptr;
     void* ctrl_rkey = nullptr;
     char* direct = nullptr;       // the target's window memory mapped here
+    uint64_t* ctrl_direct = nullptr;  // the target's control block mapped here
     bool device = false;          // the window memory is CUDA device memory
     IpcDescriptor ipc{};          // device: its CUDA IPC description
     std::string unreachable;      // device: why this rank cannot reach it (empty: through CUDA IPC)
@@ -162,7 +173,8 @@ class Window {
   bool device_ = false, has_ipc_ = false;  // own window memory: CUDA device memory, described for IPC
   IpcDescriptor ipc_{};
   // Control block: lock word, completions, accumulate mutex, posts by origin rank, directory.
-  std::vector<uint64_t> ctrl_;
+  std::vector<uint64_t> control_;
+  uint64_t* control_at_ = nullptr;  // the control block placed in mapped memory (place_control)
   Transport::RmaRegistration mem_, ctrl_reg_;
   std::vector<Peer> peers_;
   std::vector<LockType> locks_;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "kv_device.h"
+#include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/core/status.h"
 
@@ -87,6 +88,15 @@ void wait_ucx(ucp_worker_h worker, ucs_status_ptr_t req, double limit_s) {
   const double end = now_seconds() + limit_s;
   while (ucp_request_check_status(req) == UCS_INPROGRESS && now_seconds() < end) ucp_worker_progress(worker);
   ucp_request_free(req);
+}
+
+// A boolean WEFT_* variable (runtime/core/config.cpp lists them); agents need no MPI_Init, so
+// they read the environment themselves.
+bool env_flag(const char* name, bool fallback) {
+  const char* v = getenv(name);
+  bool on = fallback;
+  if (v && !parse_bool(v, &on)) WEFT_WARN(Subsys::rma, "kv: %s=%s is not a boolean; using %d", name, v, int(fallback));
+  return on;
 }
 
 // Without MPI_Init nobody applied WEFT_DEBUG and WEFT_DEBUG_SUBSYS: the first agent does.
@@ -168,8 +178,7 @@ int Agent::init(const char* name) {
   hp.arg = this;
   st = ucp_worker_set_am_recv_handler(worker, &hp);
   if (st != UCS_OK) return ucx_error("ucp_worker_set_am_recv_handler", st);
-  const char* thread = getenv("WEFT_KV_PROGRESS_THREAD");
-  const bool use_thread = !(thread && std::string(thread) == "0");
+  const bool use_thread = env_flag("WEFT_KV_PROGRESS_THREAD", true);
   if (use_thread) {
     st = ucp_worker_get_efd(worker, &efd_);
     if (st != UCS_OK) return ucx_error("ucp_worker_get_efd", st);
@@ -336,8 +345,7 @@ int Agent::import_blob(const void* blob, size_t length, uint32_t* peer_id) {
     auto host_region = std::find_if(p->info.regions.begin(), p->info.regions.end(),
                                     [](const RegionInfo& g) { return g.kind == RegionKind::host; });
     int error = 0;
-    const char* cma = getenv("WEFT_KV_CMA");
-    if (cma && std::string(cma) == "0") {
+    if (!env_flag("WEFT_KV_CMA", true)) {
       path = "UCX (WEFT_KV_CMA=0)";
     } else if (host_region == p->info.regions.end()) {
       path = "UCX (no host region to reach with cross-memory attach)";

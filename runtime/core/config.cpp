@@ -114,6 +114,15 @@ constexpr ConfigVar kVars[] = {
      "ranks share a GPU and some rank sees no MPS control pipe: then copy-engine algorithms with "
      "host barriers), kernels, or copy_engine; set it alike on every rank",
      "auto|kernels|copy_engine"},
+    {"WEFT_RMA_SEGMENT", ConfigType::boolean, "1",
+     "MPI_Win_allocate on a communicator within one node: put the memory in a segment every "
+     "rank maps (accesses are loads, stores and CPU atomics); 0 keeps it private (UCX)", nullptr},
+    {"WEFT_KV_CMA", ConfigType::boolean, "1",
+     "KV transfers between host regions of agents on one host by cross-memory attach; 0 sends "
+     "them through UCX", nullptr},
+    {"WEFT_KV_PROGRESS_THREAD", ConfigType::boolean, "1",
+     "each KV agent runs a progress thread; 0 leaves progress to weft_kv_progress and the "
+     "agent's calls", nullptr},
 };
 
 bool matches_choice(const char* choices, std::string_view v) {

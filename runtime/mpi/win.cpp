@@ -26,6 +26,7 @@
 #include "rma/shared.h"
 #include "rma/window.h"
 #include "runtime/core/memkind.h"
+#include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "state.h"
 
@@ -161,15 +162,28 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
   e->disp_unit = disp_unit;
   e->flavor = flavor;
   e->owns_memory = owns;
+  e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank, rma::Flavor(flavor));
+  // An allocated window in a segment keeps each rank's control block at the start of its part,
+  // where every rank maps it (MPI_Win_allocate_shared's parts must be contiguous: not there).
+  const bool control_in_segment = in_segment && flavor == MPI_WIN_FLAVOR_ALLOCATE;
+  const MPI_Aint control =
+      control_in_segment ? MPI_Aint((e->window->control_bytes() + kSegmentPartAlign - 1) / kSegmentPartAlign *
+                                    kSegmentPartAlign)
+                         : 0;
   std::vector<MPI_Aint> offsets;
-  int rc = in_segment ? allocate_shared(fn, *e, size, flavor == MPI_WIN_FLAVOR_SHARED ? 1 : kSegmentPartAlign, &offsets)
+  int rc = in_segment ? allocate_shared(fn, *e, control + size,
+                                        flavor == MPI_WIN_FLAVOR_SHARED ? 1 : kSegmentPartAlign, &offsets)
                       : MPI_SUCCESS;
   if (rc != MPI_SUCCESS) {
+    e->window.reset();
     e->segment.reset();
     (void)PMPI_Comm_free(&e->comm);
     return rc;
   }
-  e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank, rma::Flavor(flavor));
+  if (control_in_segment) {
+    e->window->place_control(reinterpret_cast<uint64_t*>(static_cast<char*>(e->base)));
+    e->base = static_cast<char*>(e->base) + control;
+  }
   bool device = false;
   const int kind_rc = window_memory_kind(fn, e->comm, e->base, size, &device);
   Status s = kind_rc == MPI_SUCCESS ? e->window->register_memory(e->base, size_t(size), disp_unit, device) : Status::ok;
@@ -197,7 +211,11 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
     return rc;
   }
   if (e->segment)  // every node rank's part is accessed directly, in this process's mapping
-    for (int q = 0; q < c->size; ++q) e->window->map_peer(q, e->segment->data() + offsets[size_t(q)]);
+    for (int q = 0; q < c->size; ++q) {
+      char* part = e->segment->data() + offsets[size_t(q)];
+      e->window->map_peer(q, part + control);
+      if (control_in_segment) e->window->map_peer_control(q, reinterpret_cast<uint64_t*>(part));
+    }
   e->access_to.assign(size_t(c->size), 0);
   *win = handle::make(handle::direct, handle::win, wins().add(std::move(e)));
   return MPI_SUCCESS;
@@ -544,8 +562,9 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, voi
   if (size < 0) return raise(comm, MPI_ERR_SIZE, "MPI_Win_allocate", "negative size %lld", (long long)size);
   // On one node the memory is a segment every rank maps: puts and gets become memcpy, atomics
   // the CPU's (WEFT_RMA_SEGMENT=0 keeps it private and reached through UCX).
-  const char* segment = getenv("WEFT_RMA_SEGMENT");
-  if (node_local(c) && !(segment && std::string_view(segment) == "0")) {
+  bool segment = true;
+  (void)parse_bool(g_state->config.value("WEFT_RMA_SEGMENT"), &segment);
+  if (segment && node_local(c)) {
     int rc = make_window("MPI_Win_allocate", comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, false, win, true);
     if (rc != MPI_SUCCESS) return rc;
     void* base = lookup_win(*win)->base;
