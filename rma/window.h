@@ -75,7 +75,14 @@ class Window {
   // mapped here, so that locks, completions and the accumulate mutex are CPU atomics. Every
   // rank of the window must map every other's, so no word is changed both ways.
   void place_control(uint64_t* at) { control_at_ = at; }
-  void map_peer_control(int target, uint64_t* at) { peers_[size_t(target)].ctrl_direct = at; }
+  void map_peer_control(int target, uint64_t* at) {
+    if (!peers_[size_t(target)].ctrl_direct) ++controls_mapped_;
+    peers_[size_t(target)].ctrl_direct = at;
+  }
+  // Whether every rank's control block is mapped here (and so, by place_control's rule, every
+  // rank maps every other's): accumulates may then all go through the accumulate mutex and
+  // plain loads and stores, since no origin updates an element with an atomic of its own.
+  bool control_mapped() const { return controls_mapped_ == peers_.size(); }
   char* mapped(int target) const { return peers_[size_t(target)].direct; }
   uint64_t peer_size(int target) const { return peers_[size_t(target)].size; }
   int peer_disp_unit(int target) const { return int(peers_[size_t(target)].disp_unit); }
@@ -175,6 +182,7 @@ class Window {
   // Control block: lock word, completions, accumulate mutex, posts by origin rank, directory.
   std::vector<uint64_t> control_;
   uint64_t* control_at_ = nullptr;  // the control block placed in mapped memory (place_control)
+  size_t controls_mapped_ = 0;      // peers whose control block is mapped here
   Transport::RmaRegistration mem_, ctrl_reg_;
   std::vector<Peer> peers_;
   std::vector<LockType> locks_;

@@ -458,7 +458,20 @@ int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, M
     out = out_tmp.data();
   }
   Status s = Status::ok;
-  if (!at.device && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
+  if (at.direct && e->window->control_mapped()) {
+    // Every rank maps the target and its mutex (an allocated window on one node): the whole
+    // range is reduced in place under the mutex, which every accumulate to it takes.
+    s = e->window->mutex_lock(target);
+    size_t k = 0;
+    for (const rma::Run& r : runs) {
+      if (s != Status::ok) break;
+      char* t = at.direct + (r.disp - lo);
+      if (out) memcpy(out + k, t, r.bytes);
+      if (rop != ReduceOp::no_op) s = reduce_local(rop, b, in + k, t, r.bytes / esz);
+      k += r.bytes;
+    }
+    if (Status u = e->window->mutex_unlock(target); s == Status::ok) s = u;
+  } else if (!at.device && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
     Transport::RmaAtomic aop;
     const bool native = integer_word(b) && atomic_for(rop, &aop);
     const uint64_t zero = 0;
@@ -873,7 +886,7 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
   compare = bufs[1];
   uint64_t io = 0;
   Status s;
-  if (at.device) {
+  if (at.device || (at.direct && e->window->control_mapped())) {  // as accumulate() does there
     s = e->window->mutex_lock(target);
     if (s == Status::ok) {
       s = e->window->get(target, at, 0, &io, elem);
