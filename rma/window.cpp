@@ -1,12 +1,17 @@
 // Windows over UCX RMA: registration, the exchange of keys, accesses and the lock protocol.
 #include "window.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "control.h"
+#include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
 
@@ -96,6 +101,7 @@ std::vector<unsigned char> Window::record(size_t key_space) const {
   h.ctrl_rkey_bytes = uint32_t(ctrl_reg_.rkey.size());
   h.device = device_;
   h.has_ipc = has_ipc_;
+  h.pid = uint32_t(getpid());
   h.ipc = ipc_;
   memcpy(r.data(), &h, sizeof h);
   memcpy(r.data() + sizeof h, mem_.rkey.data(), mem_.rkey.size());
@@ -130,8 +136,57 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
       p.unreachable = std::string("CUDA IPC is not usable here: ") + no_ipc;
     WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h, h.rkey_bytes, &p.rkey));
     WEFT_TRY(t_.rma_unpack(job_ranks_[q], r + sizeof h + h.rkey_bytes, h.ctrl_rkey_bytes, &p.ctrl_rkey));
+    if (int(q) != rank_ && !p.device && h.pid != 0 && t_.boot().is_local(job_ranks_[q]) && cma_allowed())
+      p.cma_pid = cma_reaches(int(h.pid), h.ctrl_addr) ? int(h.pid) : 0;
   }
   peers_[size_t(rank_)].direct = static_cast<char*>(base_);
+  return Status::ok;
+}
+
+// Cross-memory attach (process_vm_readv/writev) reaches a node peer's user memory with one
+// kernel copy; UCX 1.13 emulates RMA there with active messages that need the target's
+// progress. WEFT_RMA_CMA=0 keeps UCX.
+bool Window::cma_allowed() {
+  static const bool allowed = [] {
+    const char* v = getenv("WEFT_RMA_CMA");
+    bool on = true;
+    if (v && !parse_bool(v, &on)) WEFT_WARN(Subsys::rma, "WEFT_RMA_CMA=%s is not a boolean; cross-memory attach stays on", v);
+    return on;
+  }();
+  return allowed;
+}
+
+bool Window::cma_reaches(int pid, uint64_t address) {
+  uint64_t word = 0;
+  iovec local{&word, sizeof word};
+  iovec remote{reinterpret_cast<void*>(address), sizeof word};
+  if (process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0) == ssize_t(sizeof word)) return true;
+  if (log_first_time("rma cma refused"))
+    WEFT_INFO(Subsys::rma, "cross-memory attach to node peers refused (%s): windows of user memory go through UCX",
+              strerror(errno));
+  return false;
+}
+
+// Moves bytes between this process and a node peer's memory; the kernel may stop short, so
+// each call resumes where the last one stopped.
+Status Window::cma_copy(int pid, bool write, void* local, uint64_t remote, size_t bytes) {
+  while (bytes > 0) {
+    iovec l{local, bytes};
+    iovec r{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t n = write ? process_vm_writev(pid_t(pid), &l, 1, &r, 1, 0) : process_vm_readv(pid_t(pid), &l, 1, &r, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EFAULT;
+      const std::string msg = std::string(write ? "process_vm_writev" : "process_vm_readv") + " to pid " +
+                              std::to_string(pid) + ": " + strerror(err);
+      WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
+      set_error_detail(msg);
+      return err == ESRCH ? Status::peer_failed : Status::transport;
+    }
+    local = static_cast<char*>(local) + n;
+    remote += uint64_t(n);
+    bytes -= size_t(n);
+  }
   return Status::ok;
 }
 
@@ -148,7 +203,8 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
       return Status::not_supported;
     }
     if (*found)
-      *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size, p.device};
+      *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size, p.device,
+                      p.cma_pid};
     return Status::ok;
   }
   // Dynamic: disp is an address of the target's; a region attached there must hold the range.
@@ -165,7 +221,7 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
     }
     for (const Region& r : p.regions)
       if (disp >= r.base && disp - r.base <= r.size && bytes <= r.size - (disp - r.base)) {
-        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size};
+        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size, false, p.cma_pid};
         return true;
       }
     return false;
@@ -233,6 +289,7 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
     memcpy(at.direct + off, buf, bytes);
     return Status::ok;
   }
+  if (at.pid) return cma_copy(at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
   return t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
 }
 
@@ -246,6 +303,7 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
     memcpy(buf, at.direct + off, bytes);
     return Status::ok;
   }
+  if (at.pid) return cma_copy(at.pid, false, buf, at.addr + off, bytes);
   return t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
 }
 
@@ -300,8 +358,10 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
 // stores before whatever this rank stores next (a flag, a message, an unlock), which is all
 // the target's loads need. Control-block atomics are complete on return too.
 Status Window::flush(int target) {
-  if (target >= 0 ? peers_[size_t(target)].direct != nullptr
-                  : std::all_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.direct != nullptr; })) {
+  // Puts by cross-memory attach are complete on return as well (atomics are fetching).
+  auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0; };
+  if (target >= 0 ? complete_on_return(peers_[size_t(target)])
+                  : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);
     return Status::ok;
   }

@@ -33,6 +33,8 @@ struct PeerHeader {
   uint8_t device = 0;   // the window memory is CUDA device memory
   uint8_t has_ipc = 0;  // device: `ipc` describes it (else only its own rank can reach it)
   uint8_t pad[2] = {0, 0};
+  uint32_t pid = 0;  // the process, for cross-memory attach from ranks of its node
+  uint32_t pad2 = 0;
   IpcDescriptor ipc{};
 };
 
@@ -46,6 +48,7 @@ struct Location {
   char* direct = nullptr;
   uint64_t lo = 0, hi = 0;
   bool device = false;
+  int pid = 0;  // host memory of a process on this node: reached by cross-memory attach at addr
 };
 
 class Window {
@@ -137,6 +140,11 @@ class Window {
   Status describe_device();
   // The address in this process of byte `off` from a located place in a device window.
   Status device_at(int target, const Location& at, uint64_t off, char** out);
+  // Cross-memory attach to node peers (user memory): whether it is on, whether it reaches
+  // `pid`, and one copy to (write) or from its memory.
+  static bool cma_allowed();
+  static bool cma_reaches(int pid, uint64_t address);
+  static Status cma_copy(int pid, bool write, void* local, uint64_t remote, size_t bytes);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
   // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
@@ -164,6 +172,7 @@ class Window {
     void* rkey = nullptr;
     void* ctrl_rkey = nullptr;
     char* direct = nullptr;       // the target's window memory mapped here
+    int cma_pid = 0;              // on this node and reachable by cross-memory attach: its pid
     uint64_t* ctrl_direct = nullptr;  // the target's control block mapped here
     bool device = false;          // the window memory is CUDA device memory
     IpcDescriptor ipc{};          // device: its CUDA IPC description

@@ -117,6 +117,9 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_RMA_SEGMENT", ConfigType::boolean, "1",
      "MPI_Win_allocate on a communicator within one node: put the memory in a segment every "
      "rank maps (accesses are loads, stores and CPU atomics); 0 keeps it private (UCX)", nullptr},
+    {"WEFT_RMA_CMA", ConfigType::boolean, "1",
+     "puts and gets to windows of user memory (MPI_Win_create, dynamic) on ranks of the same "
+     "node by cross-memory attach; 0 sends them through UCX", nullptr},
     {"WEFT_KV_CMA", ConfigType::boolean, "1",
      "KV transfers between host regions of agents on one host by cross-memory attach; 0 sends "
      "them through UCX", nullptr},
