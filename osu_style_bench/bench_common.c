@@ -255,7 +255,9 @@ static void set_defaults(bench_opts *o, bench_kind kind)
         break;
     case BENCH_BW:
     case BENCH_BIBW:
-        /* One iteration moves a whole window (64 messages). */
+    case BENCH_PUT_BW:
+    case BENCH_GET_BW:
+        /* One iteration moves a whole window (64 messages or one-sided operations). */
         o->min_size = 1;
         o->max_size = (size_t)4 << 20;
         o->iters = 100;
@@ -309,16 +311,6 @@ static void set_defaults(bench_opts *o, bench_kind kind)
         o->warmup = 100;
         o->iters_large = 1000;
         o->warmup_large = 10;
-        break;
-    case BENCH_PUT_BW:
-    case BENCH_GET_BW:
-        /* As osu_bw: one iteration moves a whole window (64 operations). */
-        o->min_size = 1;
-        o->max_size = (size_t)4 << 20;
-        o->iters = 100;
-        o->warmup = 10;
-        o->iters_large = 20;
-        o->warmup_large = 2;
         break;
     }
     /* OSU's defaults: MPI_Win_allocate, and MPI_Win_flush for every one-sided test. */
