@@ -114,6 +114,53 @@ static MPI_Group peer_group(const bench_opts *o)
     return g;
 }
 
+/* `count` operations of one iteration, each at its own slot of `stride` bytes. */
+typedef struct {
+    bench_rma_op op;
+    void *ctx;
+    int peer, count;
+    MPI_Aint disp;
+    size_t stride;
+} op_batch;
+
+static void issue(const op_batch *b)
+{
+    for (int j = 0; j < b->count; ++j)
+        b->op(b->ctx, b->peer, b->disp + (MPI_Aint)((size_t)j * b->stride), j);
+}
+
+/* The passive-target modes (lock, flush, flush_local, lock_all), the same for latency and
+ * bandwidth: rank 0 alone runs n iterations of the batch; the last `iters` are timed. */
+static void passive_epochs(const bench_opts *o, MPI_Win win, const op_batch *b, int n, int iters,
+                           double *t_start, double *t_end)
+{
+    int i;
+    if (o->rank != 0)
+        return;
+    if (o->sync == BENCH_SYNC_FLUSH || o->sync == BENCH_SYNC_FLUSH_LOCAL)
+        CHECK(MPI_Win_lock(MPI_LOCK_SHARED, b->peer, 0, win));
+    for (i = 0; i < n; ++i) {
+        if (i == n - iters)
+            *t_start = bench_now();
+        if (o->sync == BENCH_SYNC_LOCK)
+            CHECK(MPI_Win_lock(MPI_LOCK_SHARED, b->peer, 0, win));
+        else if (o->sync == BENCH_SYNC_LOCK_ALL)
+            CHECK(MPI_Win_lock_all(0, win));
+        issue(b);
+        if (o->sync == BENCH_SYNC_LOCK)
+            CHECK(MPI_Win_unlock(b->peer, win));
+        else if (o->sync == BENCH_SYNC_LOCK_ALL)
+            CHECK(MPI_Win_unlock_all(win));
+        else if (o->sync == BENCH_SYNC_FLUSH)
+            CHECK(MPI_Win_flush(b->peer, win));
+        else
+            CHECK(MPI_Win_flush_local(b->peer, win));
+    }
+    *t_end = bench_now();
+    if (o->sync == BENCH_SYNC_FLUSH || o->sync == BENCH_SYNC_FLUSH_LOCAL)
+        CHECK(MPI_Win_unlock(b->peer, win));
+}
+
 double bench_rma_latency(const bench_opts *o, bench_window *w, size_t size, bench_rma_op op,
                          void *ctx)
 {
@@ -132,46 +179,13 @@ double bench_rma_latency(const bench_opts *o, bench_window *w, size_t size, benc
 
     switch (o->sync) {
     case BENCH_SYNC_LOCK:
-        if (o->rank == 0) {
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
-                op(ctx, peer, disp, 0);
-                CHECK(MPI_Win_unlock(peer, win));
-            }
-            t_end = bench_now();
-        }
-        break;
     case BENCH_SYNC_FLUSH:
     case BENCH_SYNC_FLUSH_LOCAL:
-        if (o->rank == 0) {
-            CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                op(ctx, peer, disp, 0);
-                if (o->sync == BENCH_SYNC_FLUSH)
-                    CHECK(MPI_Win_flush(peer, win));
-                else
-                    CHECK(MPI_Win_flush_local(peer, win));
-            }
-            t_end = bench_now();
-            CHECK(MPI_Win_unlock(peer, win));
-        }
+    case BENCH_SYNC_LOCK_ALL: {
+        const op_batch one = {op, ctx, peer, 1, disp, 0};
+        passive_epochs(o, win, &one, n, iters, &t_start, &t_end);
         break;
-    case BENCH_SYNC_LOCK_ALL:
-        if (o->rank == 0) {
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                CHECK(MPI_Win_lock_all(0, win));
-                op(ctx, peer, disp, 0);
-                CHECK(MPI_Win_unlock_all(win));
-            }
-            t_end = bench_now();
-        }
-        break;
+    }
     case BENCH_SYNC_FENCE:
         /* Rank 0 writes in one epoch, rank 1 answers in the next. */
         for (i = 0; i < n; ++i) {
@@ -224,57 +238,20 @@ double bench_rma_bw(const bench_opts *o, bench_window *w, size_t size, bench_rma
     MPI_Win win = w->win;
     MPI_Group group = MPI_GROUP_NULL;
     double t_start = 0.0, t_end = 0.0;
-    int i, j;
+    int i;
 
     if (o->sync == BENCH_SYNC_PSCW)
         group = peer_group(o);
     MPI_Barrier(MPI_COMM_WORLD);
 
-#define WINDOW_OF_OPS()          \
-    for (j = 0; j < window; ++j) \
-    op(ctx, peer, w->peer_disp + (MPI_Aint)((size_t)j * size), j)
+    const op_batch batch = {op, ctx, peer, window, w->peer_disp, size};
 
     switch (o->sync) {
     case BENCH_SYNC_LOCK:
-        if (o->rank == 0) {
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
-                WINDOW_OF_OPS();
-                CHECK(MPI_Win_unlock(peer, win));
-            }
-            t_end = bench_now();
-        }
-        break;
     case BENCH_SYNC_FLUSH:
     case BENCH_SYNC_FLUSH_LOCAL:
-        if (o->rank == 0) {
-            CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                WINDOW_OF_OPS();
-                if (o->sync == BENCH_SYNC_FLUSH)
-                    CHECK(MPI_Win_flush(peer, win));
-                else
-                    CHECK(MPI_Win_flush_local(peer, win));
-            }
-            t_end = bench_now();
-            CHECK(MPI_Win_unlock(peer, win));
-        }
-        break;
     case BENCH_SYNC_LOCK_ALL:
-        if (o->rank == 0) {
-            for (i = 0; i < n; ++i) {
-                if (i == n - iters)
-                    t_start = bench_now();
-                CHECK(MPI_Win_lock_all(0, win));
-                WINDOW_OF_OPS();
-                CHECK(MPI_Win_unlock_all(win));
-            }
-            t_end = bench_now();
-        }
+        passive_epochs(o, win, &batch, n, iters, &t_start, &t_end);
         break;
     case BENCH_SYNC_FENCE:
         for (i = 0; i < n; ++i) {
@@ -282,7 +259,7 @@ double bench_rma_bw(const bench_opts *o, bench_window *w, size_t size, bench_rma
                 t_start = bench_now();
             CHECK(MPI_Win_fence(0, win));
             if (o->rank == 0)
-                WINDOW_OF_OPS();
+                issue(&batch);
             CHECK(MPI_Win_fence(0, win));
         }
         t_end = bench_now();
@@ -293,7 +270,7 @@ double bench_rma_bw(const bench_opts *o, bench_window *w, size_t size, bench_rma
                 CHECK(MPI_Win_start(group, 0, win));
                 if (i == n - iters)
                     t_start = bench_now();
-                WINDOW_OF_OPS();
+                issue(&batch);
                 CHECK(MPI_Win_complete(win));
             } else {
                 CHECK(MPI_Win_post(group, 0, win));
@@ -303,7 +280,6 @@ double bench_rma_bw(const bench_opts *o, bench_window *w, size_t size, bench_rma
         t_end = bench_now();
         break;
     }
-#undef WINDOW_OF_OPS
     MPI_Barrier(MPI_COMM_WORLD);
     if (group != MPI_GROUP_NULL)
         CHECK(MPI_Group_free(&group));
