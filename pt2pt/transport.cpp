@@ -83,6 +83,7 @@ Status Transport::create(Bootstrap& boot, Progress& progress, RequestPool& pool,
 
 Status Transport::init(const TransportOptions& options) {
   peer_error_mode_ = options.peer_error_mode;
+  require_fast_path_ = options.require_fast_path;
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return ucx_fail("ucp_config_read", st);

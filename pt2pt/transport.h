@@ -110,6 +110,8 @@ class Transport {
   // target.
   Status rma_flush(int peer);
 
+  // WEFT_REQUIRE_FAST_PATH: a slower path is an error instead of a logged fallback.
+  bool require_fast_path() const { return require_fast_path_; }
   RequestPool& pool() { return pool_; }
   Bootstrap& boot() { return boot_; }
   Progress& progress_engine() { return progress_; }
@@ -141,6 +143,7 @@ class Transport {
     sent_[size_t(dest)].bytes += bytes;
   }
   bool peer_error_mode_ = false;
+  bool require_fast_path_ = false;
   // Registered one-sided regions: while there are any, progress also drives the UCX worker in
   // shared-memory mode, since peers' one-sided operations may need this rank's progress.
   int rma_regions_ = 0;

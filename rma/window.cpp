@@ -25,6 +25,7 @@ Window::Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor
 }
 
 Window::~Window() {
+  if (serves_) t_.progress_engine().remove_poller(serve_poll, this);
   for (Peer& p : peers_) {
     Transport::rma_release(p.rkey);
     Transport::rma_release(p.ctrl_rkey);
@@ -43,6 +44,7 @@ Status Window::register_memory(void* base, size_t size, int disp_unit, bool devi
   disp_unit_ = disp_unit;
   device_ = device && size > 0;
   if (device_) WEFT_TRY(describe_device());
+  serves_ = decide_serving();
   // A window of 0 bytes (and a dynamic one, and one in device memory, which UCX is not asked
   // to register) still registers one byte: every rank then has a key to publish.
   static unsigned char empty;
@@ -101,6 +103,7 @@ std::vector<unsigned char> Window::record(size_t key_space) const {
   h.ctrl_rkey_bytes = uint32_t(ctrl_reg_.rkey.size());
   h.device = device_;
   h.has_ipc = has_ipc_;
+  h.serves = serves_;
   h.pid = uint32_t(getpid());
   h.ipc = ipc_;
   memcpy(r.data(), &h, sizeof h);
@@ -125,11 +128,14 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
     p.disp_unit = h.disp_unit;
     p.device = h.device != 0;
     p.ipc = h.ipc;
+    p.serves = h.serves != 0;
+    const bool local = t_.boot().is_local(job_ranks_[q]);
+    p.staged = p.serves && !local && int(q) != rank_;
     const char* no_ipc = nullptr;
-    if (!p.device || int(q) == rank_)
+    if (!p.device || int(q) == rank_ || p.staged)
       p.unreachable.clear();
-    else if (!t_.boot().is_local(job_ranks_[q]))
-      p.unreachable = "it runs on another node, and device windows across nodes are not supported";
+    else if (!local)
+      p.unreachable = "it runs on another node and does not apply the requests of other nodes";
     else if (!h.has_ipc)
       p.unreachable = "it could not describe the memory for CUDA IPC (its log says why)";
     else if (!cuda_ipc_usable(&no_ipc))
@@ -140,7 +146,7 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
       p.cma_pid = cma_reaches(int(h.pid), h.ctrl_addr) ? int(h.pid) : 0;
   }
   peers_[size_t(rank_)].direct = static_cast<char*>(base_);
-  return Status::ok;
+  return start_serving();
 }
 
 // Cross-memory attach (process_vm_readv/writev) reaches a node peer's user memory with one
@@ -204,7 +210,7 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
     }
     if (*found)
       *out = Location{p.base + disp, p.rkey, p.direct ? p.direct + disp : nullptr, p.base, p.base + p.size, p.device,
-                      p.cma_pid};
+                      p.cma_pid, p.staged, p.device || p.serves};
     return Status::ok;
   }
   // Dynamic: disp is an address of the target's; a region attached there must hold the range.
@@ -214,6 +220,7 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
         const uint64_t b = uint64_t(reinterpret_cast<uintptr_t>(l.base));
         if (disp >= b && disp - b <= l.size && bytes <= l.size - (disp - b)) {
           *out = Location{disp, nullptr, reinterpret_cast<char*>(uintptr_t(disp)), b, b + l.size};
+          out->via_mutex = serves_;
           return true;
         }
       }
@@ -221,7 +228,7 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
     }
     for (const Region& r : p.regions)
       if (disp >= r.base && disp - r.base <= r.size && bytes <= r.size - (disp - r.base)) {
-        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size, false, p.cma_pid};
+        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size, false, p.cma_pid, p.staged, p.serves};
         return true;
       }
     return false;
@@ -280,6 +287,7 @@ Status Window::device_at(int target, const Location& at, uint64_t off, char** ou
 }
 
 Status Window::put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes) {
+  if (at.staged) return staged_put(target, at.addr + off, buf, bytes, at.device);
   if (at.device) {
     char* to = nullptr;
     WEFT_TRY(device_at(target, at, off, &to));
@@ -294,6 +302,7 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
 }
 
 Status Window::get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
+  if (at.staged) return staged_get(target, at.addr + off, buf, bytes, at.device);
   if (at.device) {
     char* from = nullptr;
     WEFT_TRY(device_at(target, at, off, &from));
@@ -309,8 +318,9 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
 
 Status Window::atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
                       void* result, size_t size) {
-  if (at.device) {
-    set_error_detail("no atomics on a window in GPU device memory (accumulates take the target's mutex)");
+  if (at.device || at.via_mutex) {
+    set_error_detail("no atomics on this window (GPU device memory, or reached through requests its rank applies): "
+                     "accumulates take the target's mutex");
     WEFT_ERROR(Subsys::rma, "%s", error_detail().c_str());
     return Status::internal;
   }
@@ -358,8 +368,12 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
 // stores before whatever this rank stores next (a flag, a message, an unlock), which is all
 // the target's loads need. Control-block atomics are complete on return too.
 Status Window::flush(int target) {
+  // Staged puts are complete once their target has answered a flush request.
+  for (size_t q = 0; q < peers_.size(); ++q)
+    if ((target < 0 || size_t(target) == q) && peers_[q].staged && peers_[q].unflushed > 0)
+      WEFT_TRY(staged_flush(int(q)));
   // Puts by cross-memory attach are complete on return as well (atomics are fetching).
-  auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0; };
+  auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0 || p.staged; };
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
                   : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);

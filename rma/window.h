@@ -8,8 +8,10 @@
 // maps (its own, and its node peers' in a shared window, shared.cpp) is accessed with the
 // CPU's loads, stores and atomics. A window in CUDA device memory publishes the CUDA IPC
 // handle of its allocation instead of a UCX key: origins of its node map it and copy
-// (memkind_copy); its control block stays in host memory, reached as above. The caller
-// (runtime/mpi) checks epochs and argument ranges and maps errors to MPI error classes.
+// (memkind_copy); its control block stays in host memory, reached as above. Origins on other
+// nodes cannot map it: their puts and gets travel as tagged messages that the target applies
+// when it progresses (staged.cpp). The caller (runtime/mpi) checks epochs and argument ranges
+// and maps errors to MPI error classes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +34,8 @@ struct PeerHeader {
   uint32_t disp_unit = 1, rkey_bytes = 0, ctrl_rkey_bytes = 0;
   uint8_t device = 0;   // the window memory is CUDA device memory
   uint8_t has_ipc = 0;  // device: `ipc` describes it (else only its own rank can reach it)
-  uint8_t pad[2] = {0, 0};
+  uint8_t serves = 0;   // the rank applies the puts and gets of ranks on other nodes (staged.cpp)
+  uint8_t pad = 0;
   uint32_t pid = 0;  // the process, for cross-memory attach from ranks of its node
   uint32_t pad2 = 0;
   IpcDescriptor ipc{};
@@ -49,6 +52,8 @@ struct Location {
   uint64_t lo = 0, hi = 0;
   bool device = false;
   int pid = 0;  // host memory of a process on this node: reached by cross-memory attach at addr
+  bool staged = false;     // puts and gets go to the target as requests it applies (staged.cpp)
+  bool via_mutex = false;  // every accumulate on this window takes the target's mutex (no atomics)
 };
 
 class Window {
@@ -67,6 +72,8 @@ class Window {
   // record_bytes(), the same on every rank after agreeing on the largest key size).
   std::vector<unsigned char> record(size_t key_space) const;
   size_t key_space() const;  // bytes this rank's keys need
+  // The context id of the window's own tagged messages (staged.cpp); before connect.
+  void use_context(uint32_t context) { context_ = context; }
   // Every rank's record (record_bytes each, in window rank order).
   Status connect(const std::vector<unsigned char>& records, size_t record_bytes);
   // Shared windows: the target's memory is mapped here at `at` (accessed directly).
@@ -145,6 +152,20 @@ class Window {
   static bool cma_allowed();
   static bool cma_reaches(int pid, uint64_t address);
   static Status cma_copy(int pid, bool write, void* local, uint64_t remote, size_t bytes);
+  // Requests the target applies (staged.cpp): whether this rank applies them for ranks of
+  // other nodes (decided at registration), the poller that applies them, and the origin's side.
+  bool decide_serving() const;
+  Status start_serving();  // connect: registers the poller, logs the staged peers
+  static int serve_poll(void* window);
+  int serve();
+  Status apply_request(int origin, void* message, size_t bytes);
+  Status reply(int origin, Status result, const void* from, size_t bytes);
+  Status copy_window(void* to, const void* from, size_t bytes) const;  // own memory, device or host
+  bool request_in_window(uint64_t addr, uint64_t bytes) const;
+  Status staged_put(int target, uint64_t addr, const void* buf, size_t bytes, bool device_buf);
+  Status staged_get(int target, uint64_t addr, void* buf, size_t bytes, bool device_buf);
+  Status staged_flush(int target);
+  Status staged_call(int target, int op, uint64_t addr, size_t bytes, void* out, bool device_out);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
   // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
@@ -178,6 +199,9 @@ class Window {
     IpcDescriptor ipc{};          // device: its CUDA IPC description
     std::string unreachable;      // device: why this rank cannot reach it (empty: through CUDA IPC)
     std::vector<Region> regions;  // dynamic windows: the target's attached regions, as last fetched
+    bool serves = false;          // it applies requests of ranks on other nodes
+    bool staged = false;          // this rank reaches it by such requests
+    uint64_t unflushed = 0;       // staged puts sent since the last flush
   };
   Transport& t_;
   std::vector<int> job_ranks_;
@@ -196,6 +220,13 @@ class Window {
   std::vector<Peer> peers_;
   std::vector<LockType> locks_;
   std::vector<Local> attached_;
+  // Staged accesses (staged.cpp).
+  uint32_t context_ = 0;
+  bool serves_ = false;     // this rank applies requests (its poller is registered)
+  bool serving_ = false;    // a request is being applied: the poller does not start another
+  std::vector<Status> refused_;  // by origin: a put refused since its last flush (reported then)
+  std::vector<char> stage_;          // the origin's request, or the reply it waits for
+  std::vector<char> inbox_, outbox_;  // the target's request being applied, and its reply
 };
 
 }  // namespace weft::rma

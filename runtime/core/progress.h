@@ -3,6 +3,7 @@
 #pragma once
 #include <sched.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +16,14 @@ class Progress {
   using PollFn = int (*)(void* ctx);  // returns the number of events it handled
 
   void add_poller(PollFn fn, void* ctx) { pollers_.push_back({fn, ctx}); }
+  // Not from inside a poller.
+  void remove_poller(PollFn fn, void* ctx) {
+    for (size_t i = 0; i < pollers_.size(); ++i)
+      if (pollers_[i].fn == fn && pollers_[i].ctx == ctx) {
+        pollers_.erase(pollers_.begin() + ptrdiff_t(i));
+        return;
+      }
+  }
   void configure(WaitPolicy policy, uint32_t spin_count) {
     spin_limit_ = policy == WaitPolicy::yield ? 1 : (spin_count ? spin_count : 1);
   }

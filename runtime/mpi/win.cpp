@@ -163,6 +163,7 @@ int make_window(const char* fn, MPI_Comm comm, void* base, MPI_Aint size, int di
   e->flavor = flavor;
   e->owns_memory = owns;
   e->window = std::make_unique<rma::Window>(*g_state->transport, c->world_ranks, c->rank, rma::Flavor(flavor));
+  e->window->use_context(c->pt2pt_context());  // the duplicate's point-to-point context: nothing else uses it
   // An allocated window in a segment keeps each rank's control block at the start of its part,
   // where every rank maps it (MPI_Win_allocate_shared's parts must be contiguous: not there).
   const bool control_in_segment = in_segment && flavor == MPI_WIN_FLAVOR_ALLOCATE;
@@ -471,7 +472,7 @@ int accumulate(const char* fn, AccBuffer origin, AccBuffer result, int target, M
       k += r.bytes;
     }
     if (Status u = e->window->mutex_unlock(target); s == Status::ok) s = u;
-  } else if (!at.device && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
+  } else if (!at.via_mutex && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
     Transport::RmaAtomic aop;
     const bool native = integer_word(b) && atomic_for(rop, &aop);
     const uint64_t zero = 0;
@@ -886,7 +887,7 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
   compare = bufs[1];
   uint64_t io = 0;
   Status s;
-  if (at.device || (at.direct && e->window->control_mapped())) {  // as accumulate() does there
+  if (at.via_mutex || (at.direct && e->window->control_mapped())) {  // as accumulate() does there
     s = e->window->mutex_lock(target);
     if (s == Status::ok) {
       s = e->window->get(target, at, 0, &io, elem);

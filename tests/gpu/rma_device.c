@@ -13,9 +13,11 @@
  * - Get_accumulate (sum, no_op) with device and host origin and result buffers;
  * - a host window (MPI_Win_allocate) with device origin and result buffers: put, get,
  *   accumulate, Get_accumulate, fetch_and_op, compare_and_swap;
- * - errors: MPI_Win_attach of device memory is MPI_ERR_UNSUPPORTED_OPERATION; on two virtual
- *   nodes every access to a device window on the other node is MPI_ERR_UNSUPPORTED_OPERATION
- *   saying that device windows across nodes are not supported, and leaves it untouched.
+ * - errors: MPI_Win_attach of device memory is MPI_ERR_UNSUPPORTED_OPERATION;
+ * - across nodes (two virtual nodes): every rank puts a 256 KiB slot into a device window on
+ *   the other node from host and device buffers, reads it back into both, accumulates,
+ *   fetches-and-adds and compares-and-swaps there, and overwrites part of it in a fence epoch;
+ *   each target checks every int of its window, the sums, and that one swap won.
  * Reference values are computed locally. Window memory is never freed (the process's exit
  * releases it): peers keep their CUDA IPC mappings of it in their cache until MPI_Finalize, and
  * CUDA leaves freeing exported memory another process still maps undefined.
@@ -574,59 +576,112 @@ static void errors(void)
     MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
     expect_unsupported(MPI_Win_attach(dyn, d_buf, 4096), "MPI_Win_attach of device memory", "device memory");
     MPI_OK(MPI_Win_free(&dyn));
+    CUDA_OK(cudaFree(d_buf));
+}
 
-    /* A device window on another node: every access is refused and touches nothing. */
-    enum { E = 64 };
-    int *d_win = dev_alloc(E * sizeof(int));
-    CUDA_OK(cudaMemset(d_win, FILL, E * sizeof(int)));
+/* ---- device windows across nodes: staged, applied by the target ---- */
+
+enum { XS = 65536, XC = 8 }; /* ints per origin's slot (256 KiB: beyond eager sizes); counter ints */
+
+static int slot_val(int origin, int i) { return origin * 1000003 + i * 7; }
+
+static void across_nodes(void)
+{
+    /* Each rank's device window: one slot per origin, then XC counters, all zero. */
+    const size_t n = (size_t)t_size * XS + XC;
+    int *d_win = dev_alloc(n * sizeof(int));
+    CUDA_OK(cudaMemset(d_win, 0, n * sizeof(int)));
     CUDA_OK(cudaDeviceSynchronize());
     MPI_Win win;
-    MPI_OK(MPI_Win_create(d_win, E * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    int refused = 0;
+    MPI_OK(MPI_Win_create(d_win, n * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int remotes[MAXR];
+    MPI_OK(MPI_Allgather(&remote, 1, MPI_INT, remotes, 1, MPI_INT, MPI_COMM_WORLD));
+    const MPI_Aint slot = (MPI_Aint)t_rank * XS, counters = (MPI_Aint)t_size * XS;
+    int *v = xmalloc(XS * sizeof(int)), *got = xmalloc(XS * sizeof(int));
+    int *d_v = dev_alloc(XS * sizeof(int)), *d_got = dev_alloc(XS * sizeof(int));
+    int fetched = -1, swapped = -1;
     if (remote >= 0) {
-        const char *needle = "device windows across nodes are not supported";
-        int v[E], r[E], *d_v = (int *)d_buf;
-        for (int i = 0; i < E; i++) v[i] = -t_rank - 1;
-        to_dev(d_v, v, sizeof v);
-        MPI_OK(MPI_Win_lock_all(0, win));
-        expect_unsupported(MPI_Put(v, E, MPI_INT, remote, 0, E, MPI_INT, win), "MPI_Put across nodes", needle);
-        expect_unsupported(MPI_Put(d_v, E, MPI_INT, remote, 0, E, MPI_INT, win), "MPI_Put from device across nodes",
-                           needle);
-        expect_unsupported(MPI_Get(r, E, MPI_INT, remote, 0, E, MPI_INT, win), "MPI_Get across nodes", needle);
-        expect_unsupported(MPI_Accumulate(v, E, MPI_INT, remote, 0, E, MPI_INT, MPI_SUM, win),
-                           "MPI_Accumulate across nodes", needle);
-        expect_unsupported(MPI_Get_accumulate(v, E, MPI_INT, r, E, MPI_INT, remote, 0, E, MPI_INT, MPI_SUM, win),
-                           "MPI_Get_accumulate across nodes", needle);
-        expect_unsupported(MPI_Fetch_and_op(v, r, MPI_INT, remote, 1, MPI_SUM, win), "MPI_Fetch_and_op across nodes",
-                           needle);
-        int cmp = 0;
-        expect_unsupported(MPI_Compare_and_swap(v, &cmp, r, MPI_INT, remote, 2, win),
-                           "MPI_Compare_and_swap across nodes", needle);
-        MPI_Request req = MPI_REQUEST_NULL;
-        expect_unsupported(MPI_Rput(v, E, MPI_INT, remote, 0, E, MPI_INT, win, &req), "MPI_Rput across nodes", needle);
-        /* The window still works within the node. */
-        MPI_OK(MPI_Accumulate(v, 1, MPI_INT, right, E - 1, 1, MPI_INT, MPI_SUM, win));
-        MPI_OK(MPI_Win_unlock_all(win));
-        refused = 8;
+        for (int i = 0; i < XS; i++) v[i] = slot_val(t_rank, i);
+        to_dev(d_v, v, XS * sizeof(int));
+        /* Passive target: half the slot from host memory, half from device memory, read back
+         * into both kinds of buffer; then accumulates, fetch-and-op and compare-and-swap. */
+        MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, remote, 0, win));
+        MPI_OK(MPI_Put(v, XS / 2, MPI_INT, remote, slot, XS / 2, MPI_INT, win));
+        MPI_OK(MPI_Put(d_v + XS / 2, XS / 2, MPI_INT, remote, slot + XS / 2, XS / 2, MPI_INT, win));
+        MPI_OK(MPI_Win_flush(remote, win));
+        MPI_OK(MPI_Get(got, XS, MPI_INT, remote, slot, XS, MPI_INT, win));
+        MPI_OK(MPI_Get(d_got, XS, MPI_INT, remote, slot, XS, MPI_INT, win));
+        MPI_OK(MPI_Win_flush(remote, win));
+        for (int i = 0; i < XS; i++) CHECK(got[i] == v[i], "host get of int %d across nodes: %d, expected %d", i, got[i], v[i]);
+        from_dev(got, d_got, XS * sizeof(int));
+        for (int i = 0; i < XS; i++) CHECK(got[i] == v[i], "device get of int %d across nodes: %d, expected %d", i, got[i], v[i]);
+        checks += 2 * XS;
+        int add[4] = {t_rank + 1, 2 * (t_rank + 1), 3, -(t_rank + 1)};
+        MPI_OK(MPI_Accumulate(add, 4, MPI_INT, remote, counters, 4, MPI_INT, MPI_SUM, win));
+        const int one = 1, mark = t_rank + 1, zero = 0;
+        MPI_OK(MPI_Fetch_and_op(&one, &fetched, MPI_INT, remote, counters + 4, MPI_SUM, win));
+        MPI_OK(MPI_Compare_and_swap(&mark, &zero, &swapped, MPI_INT, remote, counters + 5, win));
+        MPI_OK(MPI_Win_unlock(remote, win));
     }
-    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    int h[E], fill_int;
-    memset(&fill_int, FILL, sizeof fill_int);
-    from_dev(h, d_win, sizeof h);
-    for (int i = 0; i < E - 1; i++)
-        CHECK(h[i] == fill_int, "a refused access changed int %d of the device window to %d", i, h[i]);
-    if (remote >= 0)
-        CHECK(h[E - 1] == fill_int - left - 1, "the accumulate within the node left %d, expected %d", h[E - 1],
-              fill_int - left - 1);
-    checks += E;
+    /* Active target: a fence epoch overwrites the first 16 ints of the slot with their negation. */
+    MPI_OK(MPI_Win_fence(0, win));
+    if (remote >= 0) {
+        for (int i = 0; i < 16; i++) v[i] = -slot_val(t_rank, i);
+        MPI_OK(MPI_Put(v, 16, MPI_INT, remote, slot, 16, MPI_INT, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    /* Every rank checks its own window: the slots of the origins that chose it, the sums. */
+    int *h = xmalloc(n * sizeof(int));
+    from_dev(h, d_win, n * sizeof(int));
+    int origins = 0, want[4] = {0, 0, 0, 0};
+    for (int o = 0; o < t_size; o++) {
+        const int *sl = h + (size_t)o * XS;
+        if (remotes[o] != t_rank) {
+            for (int i = 0; i < XS; i++) CHECK(sl[i] == 0, "slot of rank %d (not an origin here): int %d is %d", o, i, sl[i]);
+            continue;
+        }
+        origins++;
+        for (int i = 0; i < XS; i++) {
+            const int expect = i < 16 ? -slot_val(o, i) : slot_val(o, i);
+            CHECK(sl[i] == expect, "slot of rank %d: int %d is %d, expected %d", o, i, sl[i], expect);
+        }
+        want[0] += o + 1;
+        want[1] += 2 * (o + 1);
+        want[2] += 3;
+        want[3] -= o + 1;
+    }
+    for (int k = 0; k < 4; k++) CHECK(h[counters + k] == want[k], "accumulated counter %d: %d, expected %d", k, h[counters + k], want[k]);
+    CHECK(h[counters + 4] == origins, "fetch-and-op counter %d, expected %d", h[counters + 4], origins);
+    const int winner = h[counters + 5];
+    CHECK(origins == 0 ? winner == 0 : winner >= 1 && winner <= t_size && remotes[winner - 1] == t_rank,
+          "compare-and-swap word %d: no origin of this rank wrote it", winner);
+    checks += (long long)t_size * XS + 6;
+    /* Each origin's fetched value was unique, and exactly one swap saw 0. */
+    int all_fetched[MAXR], all_swapped[MAXR];
+    MPI_OK(MPI_Allgather(&fetched, 1, MPI_INT, all_fetched, 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allgather(&swapped, 1, MPI_INT, all_swapped, 1, MPI_INT, MPI_COMM_WORLD));
+    int seen[MAXR] = {0}, zeros = 0;
+    for (int o = 0; o < t_size; o++) {
+        if (remotes[o] != t_rank) continue;
+        CHECK(all_fetched[o] >= 0 && all_fetched[o] < origins && !seen[all_fetched[o]]++,
+              "rank %d fetched %d from the counter (%d origins)", o, all_fetched[o], origins);
+        zeros += all_swapped[o] == 0;
+        CHECK(all_swapped[o] == 0 || all_swapped[o] == winner, "rank %d's compare-and-swap saw %d (winner %d)", o,
+              all_swapped[o], winner);
+    }
+    CHECK(origins == 0 || (zeros == 1 && all_swapped[winner - 1] == 0), "%d compare-and-swaps saw 0, expected 1", zeros);
     MPI_OK(MPI_Win_free(&win));
     /* d_win is not freed: see the top of the file */
-    CUDA_OK(cudaFree(d_buf));
-    int total = 0;
-    MPI_OK(MPI_Allreduce(&refused, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    free(v);
+    free(got);
+    free(h);
+    CUDA_OK(cudaFree(d_v));
+    CUDA_OK(cudaFree(d_got));
+    int staged = remote >= 0, total = 0;
+    MPI_OK(MPI_Allreduce(&staged, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     if (t_rank == 0)
-        printf("rma_device: %d accesses to device windows on another node refused%s\n", total,
-               remote >= 0 ? "" : " (one node: none to refuse)");
+        printf("rma_device: %d ranks wrote, read and accumulated into a device window on another node%s\n", total,
+               remote >= 0 ? "" : " (one node: none)");
 }
 
 int main(int argc, char **argv)
@@ -650,6 +705,7 @@ int main(int argc, char **argv)
     host_window();
     if (t_rank == 0) printf("rma_device: host window with device origin buffers checked\n");
     errors();
+    across_nodes();
     long long total = 0;
     MPI_OK(MPI_Reduce(&checks, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (t_rank == 0) printf("rma_device: %lld values checked\n", total);
