@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "control.h"
+#include "runtime/core/bulk_copy.h"
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
@@ -294,7 +295,7 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
     return memkind_copy(to, buf, bytes);
   }
   if (at.direct) {
-    memcpy(at.direct + off, buf, bytes);
+    bulk_copy(at.direct + off, buf, bytes);
     return Status::ok;
   }
   if (at.pid) return cma_copy(at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
@@ -309,7 +310,7 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
     return memkind_copy(buf, from, bytes);
   }
   if (at.direct) {
-    memcpy(buf, at.direct + off, bytes);
+    bulk_copy(buf, at.direct + off, bytes);
     return Status::ok;
   }
   if (at.pid) return cma_copy(at.pid, false, buf, at.addr + off, bytes);

@@ -120,6 +120,9 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_RMA_CMA", ConfigType::boolean, "1",
      "puts and gets to windows of user memory (MPI_Win_create, dynamic) on ranks of the same "
      "node by cross-memory attach; 0 sends them through UCX", nullptr},
+    {"WEFT_COPY_STREAMING_MIN", ConfigType::size, "256k",
+     "one-sided puts and gets on memory this rank maps copy with non-temporal stores from this "
+     "many bytes (no read of the destination first, caches left alone); 0 never", nullptr},
     {"WEFT_RMA_STAGED", ConfigType::boolean, "0",
      "windows in host memory reached from other nodes the way device windows are: puts and gets "
      "as requests the target applies when it progresses (for testing that path without a GPU)",
