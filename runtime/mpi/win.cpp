@@ -7,12 +7,12 @@
 // target's window (or, in a dynamic window, outside every region attached there) is
 // MPI_ERR_RMA_RANGE, one outside an access epoch MPI_ERR_RMA_SYNC. Errors go to the window's
 // communicator (a duplicate of the creating one, with its error handler). MPI_Win_create takes
-// CUDA device memory (reached through CUDA IPC within a node); device origin, result and
-// compare buffers are copied through host memory where the target is not a device window.
-// Not supported yet (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in
-// unsupported.cpp): window attributes of the user's, info and error handlers of windows,
-// device windows across nodes, device memory attached to a dynamic window, compare-and-swap
-// on types over 8 bytes and derived datatypes.
+// CUDA device memory (reached through CUDA IPC within a node, through requests the target
+// applies across nodes); device origin, result and compare buffers are copied through host
+// memory where the target is not a device window. Not supported yet
+// (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in unsupported.cpp): window
+// attributes of the user's, info and error handlers of windows, device memory attached to a
+// dynamic window, compare-and-swap on types over 8 bytes and derived datatypes.
 #include <cstring>
 #include <functional>
 #include <memory>
