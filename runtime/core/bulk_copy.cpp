@@ -39,6 +39,16 @@ const BulkCopyPlan& bulk_copy_plan() {
   return plan;
 }
 
+bool bulk_copy_rewrites(const void* dst) {
+  thread_local const void* recent[kBulkRecent] = {};
+  thread_local size_t next = 0;
+  for (const void* r : recent)
+    if (r == dst) return true;
+  recent[next] = dst;
+  next = (next + 1) % kBulkRecent;
+  return false;
+}
+
 #if defined(__x86_64__)
 
 void copy_streaming(void* dst, const void* src, size_t bytes) {
