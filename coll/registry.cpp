@@ -21,6 +21,7 @@ extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
 extern const Algorithm neighbor_allgather_linear, neighbor_alltoall_linear;
 extern const Algorithm allreduce_hier, allreduce_hier_multi, allreduce_hier_pipelined;
 extern const Algorithm barrier_hier, bcast_hier, reduce_hier, allgather_hier;
+extern const Algorithm allreduce_offload, reduce_scatter_offload, allgather_offload, barrier_offload;
 extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allreduce_shm_two_shot,
     allgather_shm;
 
@@ -39,6 +40,7 @@ const std::array kAlgorithms{
     &neighbor_allgather_linear, &neighbor_alltoall_linear,
     &allreduce_hier, &allreduce_hier_multi, &allreduce_hier_pipelined,
     &barrier_hier, &bcast_hier, &reduce_hier, &allgather_hier,
+    &allreduce_offload, &reduce_scatter_offload, &allgather_offload, &barrier_offload,
     &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
     // GPU device memory only (coll/gpu); the selector offers them for device buffers alone.
 #define WEFT_LIST_GPU_ALGORITHM(var, name, coll) &var,

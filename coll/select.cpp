@@ -10,6 +10,7 @@
 
 #include "algorithm.h"
 #include "gpu/gpu_coll.h"
+#include "offload/offload.h"
 #include "runtime/core/log.h"
 #include "tune.h"
 
@@ -94,6 +95,9 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
                 collective_name(a.coll), forced->name);
     chosen = gpu::choose(a, c.comm, &rule);
     why = rule.c_str();
+  } else if (const Algorithm* offloaded = offload::required_algorithm(a, c.comm)) {
+    chosen = offloaded;
+    why = "WEFT_OFFLOAD=require";
   } else {
     if (forced && gpu::is_gpu_algorithm(*forced)) forced = nullptr;  // host memory: no warning
     if (forced && log_first_time(std::string("tune-unsupported:") + forced->name))

@@ -34,6 +34,9 @@ struct Comm {
   // GPU-native collective and released with the communicator (owned and interpreted by
   // coll/gpu).
   mutable std::shared_ptr<void> coll_gpu;
+  // The in-network offload plugin's state for this communicator among its node leaders, made
+  // by the first offloadable collective (owned and interpreted by coll/offload).
+  mutable std::shared_ptr<void> coll_offload;
   // The node and node-leader communicators of a device-memory allreduce spanning nodes, split
   // off on first use and freed with this one (owned and interpreted by runtime/mpi).
   mutable std::shared_ptr<void> mpi_gpu_hier;

@@ -12,6 +12,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/hier/hierarchy.h"
+#include "coll/hier/packing.h"
 
 namespace weft::coll {
 
@@ -25,63 +26,6 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double n = double(a.bytes), block = n / c.size, l = h.largest_node, q = h.node_count();
   return (l - 1) * node.step_us(block) + (q - 1) * net.alpha_us + (q - 1) / q * n * net.beta_us_per_byte +
          ceil_log2(h.largest_node) * node.step_us(n);
-}
-
-// Where the blocks lie when packed in node order.
-struct Packing {
-  std::vector<int> order;     // ranks, node by node
-  std::vector<Block> packed;  // per rank: its block in the packed buffer
-  std::vector<Block> bundles; // per node (leader order): its blocks in the packed buffer
-  int my_node = 0;
-};
-
-Packing packing(const Hierarchy& h, const Comm& c, const std::vector<Block>& blocks) {
-  Packing k;
-  k.packed.resize(size_t(c.size));
-  size_t at = 0;
-  for (int i = 0; i < h.node_count(); ++i) {
-    const uint32_t id = c.nodes[size_t(h.leaders[size_t(i)])];
-    if (id == c.nodes[size_t(c.rank)]) k.my_node = i;
-    const size_t start = at;
-    for (int r = 0; r < c.size; ++r) {
-      if (c.nodes[size_t(r)] != id) continue;
-      k.order.push_back(r);
-      k.packed[size_t(r)] = {at, blocks[size_t(r)].bytes};
-      at += blocks[size_t(r)].bytes;
-    }
-    k.bundles.push_back({start, at - start});
-  }
-  return k;
-}
-
-// Whether recv holds the blocks in packed order back to back (empty blocks may lie anywhere),
-// and where in recv the packed buffer then starts.
-bool packed_in_recv(const Packing& k, const std::vector<Block>& blocks, size_t* base) {
-  bool found = false;
-  for (int r : k.order) {
-    const Block& b = blocks[size_t(r)];
-    if (b.bytes == 0) continue;
-    if (!found && b.offset >= k.packed[size_t(r)].offset) {
-      found = true;
-      *base = b.offset - k.packed[size_t(r)].offset;
-    }
-    if (!found || b.offset != *base + k.packed[size_t(r)].offset) return false;
-  }
-  return true;
-}
-
-// Copies between the packed buffer and recv, one copy per run of blocks adjacent in both.
-void unpack(Schedule& s, const Packing& k, const char* packed, char* recv, const std::vector<Block>& blocks) {
-  size_t i = 0;
-  while (i < k.order.size()) {
-    const Block& from = k.packed[size_t(k.order[i])];
-    const size_t dst = blocks[size_t(k.order[i])].offset;
-    size_t bytes = from.bytes, j = i + 1;
-    for (; j < k.order.size() && blocks[size_t(k.order[j])].offset == dst + bytes; ++j)
-      bytes += blocks[size_t(k.order[j])].bytes;
-    if (bytes) s.copy(packed + from.offset, recv + dst, bytes);
-    i = j;
-  }
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {

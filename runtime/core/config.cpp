@@ -114,6 +114,26 @@ constexpr ConfigVar kVars[] = {
      "ranks share a GPU and some rank sees no MPS control pipe: then copy-engine algorithms with "
      "host barriers), kernels, or copy_engine; set it alike on every rank",
      "auto|kernels|copy_engine"},
+    {"WEFT_OFFLOAD", ConfigType::choice, "auto",
+     "in-network reduction offload (include/weft/offload.h): auto (the plugin, if one is named, "
+     "is a candidate of the selector; declines fall back to host algorithms, logged at INFO), "
+     "require (every allreduce, reduce_scatter, allgather and barrier on communicators that span "
+     "nodes is offloaded, or fails), off",
+     "off|auto|require"},
+    {"WEFT_OFFLOAD_PLUGIN", ConfigType::string, "",
+     "path of the offload plugin (a shared object exporting weft_offload_plugin_v1), e.g. "
+     "libweft-offload-aggd.so", nullptr},
+    {"WEFT_OFFLOAD_HOP_US", ConfigType::string, "1.0",
+     "offload cost model: microseconds through one switch level, one way", nullptr},
+    {"WEFT_OFFLOAD_RADIX", ConfigType::integer, "40",
+     "offload cost model: node leaders (or switches) below one switch; levels = ceil(log_radix(leaders))",
+     nullptr},
+    {"WEFT_OFFLOAD_FRAGMENT_US", ConfigType::string, "0.2",
+     "offload cost model: microseconds per fragment of the service's reduction unit", nullptr},
+    {"WEFT_AGGD_ADDRESS", ConfigType::string, "",
+     "libweft-offload-aggd.so: where weft-aggd listens (unix:/path or tcp:host:port)", nullptr},
+    {"WEFT_AGGD_TIMEOUT_MS", ConfigType::integer, "10000",
+     "libweft-offload-aggd.so: an offloaded operation with no progress for this long fails", nullptr},
     {"WEFT_RMA_SEGMENT", ConfigType::boolean, "1",
      "MPI_Win_allocate on a communicator within one node: put the memory in a segment every "
      "rank maps (accesses are loads, stores and CPU atomics); 0 keeps it private (UCX)", nullptr},

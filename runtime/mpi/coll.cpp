@@ -8,6 +8,7 @@
 #include <initializer_list>
 
 #include "coll/gpu/gpu_coll.h"
+#include "coll/offload/offload.h"
 #include "datatype_api.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
@@ -161,6 +162,8 @@ int CollCall::plan(const coll::CollArgs& args) {
   if (error_ != MPI_SUCCESS) return error_;
   coll::CollContext ctx = coll_context(*c_);
   std::shared_ptr<coll::Schedule> inner;
+  // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
+  if (Status o = coll::offload::prepare(ctx, args); o != Status::ok) return raise_status(comm_, o, fn_);
   Status s = coll::plan(ctx, args, &inner);
   if (s != Status::ok) return raise_status(comm_, s, fn_);
   if (pre_.empty() && post_.empty()) {

@@ -13,6 +13,7 @@
 #include "runtime/core/memkind.h"
 #include "runtime/core/staging.h"
 #include "coll/gpu/gpu_coll.h"
+#include "coll/offload/offload.h"
 #include "coll/shm/segment.h"
 #include "state.h"
 
@@ -69,6 +70,36 @@ std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context,
   c.handle = handle_value;
   c.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
+}
+
+// The in-network offload plugin (WEFT_OFFLOAD, WEFT_OFFLOAD_PLUGIN), with its cost parameters.
+Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
+  coll::offload::Options o;
+  const std::string_view mode = cfg.value("WEFT_OFFLOAD");
+  o.mode = mode == "off" ? coll::offload::Mode::off
+           : mode == "require" ? coll::offload::Mode::require
+                               : coll::offload::Mode::automatic;
+  o.plugin = std::string(cfg.value("WEFT_OFFLOAD_PLUGIN"));
+  auto number = [&](const char* name, double fallback) {
+    const std::string text(cfg.value(name));
+    char* end = nullptr;
+    const double v = strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != 0 || !(v >= 0)) {
+      WEFT_WARN(Subsys::offload, "%s=%s is not a non-negative number; %g is used", name, text.c_str(), fallback);
+      return fallback;
+    }
+    return v;
+  };
+  o.cost.hop_us = number("WEFT_OFFLOAD_HOP_US", o.cost.hop_us);
+  o.cost.fragment_us = number("WEFT_OFFLOAD_FRAGMENT_US", o.cost.fragment_us);
+  o.cost.radix = int(std::max<int64_t>(2, cfg.integer("WEFT_OFFLOAD_RADIX")));
+  std::vector<uint32_t> nodes = world.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  const weft_offload_node_info node{sizeof(weft_offload_node_info), boot.job_id().c_str(), boot.rank(), boot.size(),
+                                    boot.node_id(),
+                                    uint32_t(std::unique(nodes.begin(), nodes.end()) - nodes.begin()),
+                                    boot.hostname().c_str()};
+  return coll::offload::load(o, node);
 }
 
 int init_failure(const char* fn, Status s) {
@@ -180,6 +211,7 @@ int do_init(int required, int* provided, const char* fn) {
     s = coll::calibrate(*state->transport, state->comms.get(0)->comm, &state->coll_model);
     if (s != Status::ok) return init_failure(fn, s);
   }
+  if (s = load_offload(cfg, boot, state->comms.get(0)->comm); s != Status::ok) return init_failure(fn, s);
   const coll::CostModel& m = state->coll_model;
   WEFT_INFO(Subsys::coll,
             "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; within a "
@@ -262,6 +294,7 @@ int PMPI_Finalize(void) {
   cuda_ipc_release_all();
   device_staging_release_all();  // the transport is gone: no staged transfer is in flight
   coll::gpu::release_all();  // after the barrier: no peer reads any workspace any more
+  coll::offload::unload();    // every leader has finished its offloaded operations
   s = st.boot->finalize();
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");

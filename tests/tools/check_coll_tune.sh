@@ -51,5 +51,5 @@ bad 'barrier:@ring' "'ring' is not an algorithm of barrier"
 bad 'allreduc:@ring' "unknown collective 'allreduc'"
 bad 'allreduce:4k-1k:@ring' "bad size range '4k-1k'"
 bad 'allreduce:ring' "must be @algorithm or ^algorithm"
-bad 'barrier:^dissemination,^tree,^shm,^hier' "excludes every algorithm of barrier"
+bad 'barrier:^dissemination,^tree,^shm,^hier,^offload' "excludes every algorithm of barrier"
 exit $fail

@@ -51,11 +51,13 @@ int32_t int_value(int rank, size_t i) { return int32_t(rank * 1000 + int(i % 977
 
 // The schedules this simulator can run: the shared-memory engine's ("shm") need processes
 // that share a segment, and tests/mpi runs them; the hierarchical ones ("hier...") need ranks
-// on several nodes, and test_hier.cpp runs them.
+// on several nodes, and test_hier.cpp runs them; the offloaded ones need a plugin and its
+// service, and tests/offload runs them.
 std::vector<const Algorithm*> of(Collective coll) {
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : algorithms())
-    if (a->coll == coll && std::string_view(a->name) != "shm" && !std::string_view(a->name).starts_with("hier"))
+    if (a->coll == coll && std::string_view(a->name) != "shm" && std::string_view(a->name) != "offload" &&
+        !std::string_view(a->name).starts_with("hier"))
       out.push_back(a);
   return out;
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs a multi-rank offload test beside a weft-aggd of its own.
+#
+#   tests/offload/run.sh NP PROGRAM [ARGS...]
+#
+# Environment:
+#   OFFLOAD_DAEMON       weft-aggd to start on a UNIX socket in a fresh directory (empty: none)
+#   OFFLOAD_DAEMON_ARGS  extra daemon options (e.g. "--fragment-bytes 16384 --window 4")
+#   OFFLOAD_PLUGIN       the plugin the ranks load (WEFT_OFFLOAD_PLUGIN)
+#   OFFLOAD_EXPECT       an extended regex the ranks' output must match (e.g. an INFO line)
+#   OFFLOAD_EXPECT_COUNT that many output lines must match OFFLOAD_EXPECT (default: at least 1)
+#   OFFLOAD_KILL_DAEMON  1: SIGKILL the daemon once NP lines say "running" (the program's cue)
+#   OFFLOAD_EXPECT_OPS   1: the daemon must report at least one operation when stopped
+# The program runs through tests/launch.sh with WEFT_DEBUG=INFO for the offload subsystem.
+set -u
+np=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /tmp/weft_offload.XXXXXX)
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+    echo "offload/run.sh: FAIL: $*" >&2
+    echo "---- ranks' output" >&2; cat "$dir/out" >&2 2>/dev/null
+    echo "---- daemon's output" >&2; cat "$dir/daemon.log" >&2 2>/dev/null
+    exit 1
+}
+
+if [ -n "${OFFLOAD_DAEMON:-}" ]; then
+    # shellcheck disable=SC2086
+    "$OFFLOAD_DAEMON" --listen "unix:$dir/aggd.sock" ${OFFLOAD_DAEMON_ARGS:-} 2>"$dir/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        grep -q "listening" "$dir/daemon.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q "listening" "$dir/daemon.log" || fail "weft-aggd did not start"
+    export WEFT_AGGD_ADDRESS="unix:$dir/aggd.sock"
+fi
+export WEFT_OFFLOAD_PLUGIN="${OFFLOAD_PLUGIN:-}"
+export WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=offload TMPDIR="$dir"
+
+"$here/../launch.sh" "$np" "$@" >"$dir/out" 2>&1 &
+job=$!
+if [ "${OFFLOAD_KILL_DAEMON:-0}" = 1 ]; then
+    for _ in $(seq 600); do
+        [ "$(grep -c ": running" "$dir/out")" -ge "$np" ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -9 "$daemon_pid" 2>/dev/null
+    wait "$daemon_pid" 2>/dev/null
+    daemon_pid=
+    echo "offload/run.sh: weft-aggd killed while the ranks were running" >>"$dir/out"
+fi
+wait "$job"
+rc=$?
+[ "$rc" -eq 0 ] || fail "the job exited with $rc"
+if [ -n "${OFFLOAD_EXPECT:-}" ]; then
+    seen=$(grep -Ec "$OFFLOAD_EXPECT" "$dir/out")
+    want=${OFFLOAD_EXPECT_COUNT:-1}
+    [ "$seen" -ge "$want" ] || fail "$seen output lines match '$OFFLOAD_EXPECT', expected $want"
+fi
+if [ -n "$daemon_pid" ]; then
+    kill -TERM "$daemon_pid"
+    wait "$daemon_pid"
+    drc=$?
+    daemon_pid=
+    [ "$drc" -eq 0 ] || fail "weft-aggd exited with $drc"
+    if [ "${OFFLOAD_EXPECT_OPS:-0}" = 1 ]; then
+        ops=$(sed -n 's/.* \([0-9][0-9]*\) operations.*/\1/p' "$dir/daemon.log" | tail -1)
+        [ -n "$ops" ] && [ "$ops" -gt 0 ] || fail "the daemon reports no offloaded operation"
+    fi
+fi
+grep -E "values checked|refused as required|error seen" "$dir/out"
+[ -n "${OFFLOAD_DAEMON:-}" ] && tail -n 1 "$dir/daemon.log"
+grep -E "weft INFO offload" "$dir/out" | sed 's/^\[[^]]*\] //' | sort | uniq -c | head -5
+exit 0
