@@ -247,6 +247,9 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
                 c.label().c_str(), h.node_count(), g.table->name ? g.table->name : "?", st->caps.collectives,
                 (unsigned long long)st->caps.max_bytes, (unsigned long long)st->caps.fragment_bytes);
     }
+    // The set-up's own allreduces chose host algorithms while offload was not yet a candidate:
+    // every size class chooses again now.
+    c.coll_choices.clear();
   }
   // Under require every offloadable call must be offloaded; otherwise a call the offload
   // cannot take is logged once per reason.

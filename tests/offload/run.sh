@@ -10,7 +10,7 @@
 #   OFFLOAD_EXPECT       an extended regex the ranks' output must match (e.g. an INFO line)
 #   OFFLOAD_EXPECT_COUNT that many output lines must match OFFLOAD_EXPECT (default: at least 1)
 #   OFFLOAD_KILL_DAEMON  1: SIGKILL the daemon once NP lines say "running" (the program's cue)
-#   OFFLOAD_EXPECT_OPS   1: the daemon must report at least one operation when stopped
+#   OFFLOAD_EXPECT_OPS   N: the daemon must report exactly N operations when stopped
 # The program runs through tests/launch.sh with WEFT_DEBUG=INFO for the offload subsystem.
 set -u
 np=$1
@@ -71,9 +71,9 @@ if [ -n "$daemon_pid" ]; then
     drc=$?
     daemon_pid=
     [ "$drc" -eq 0 ] || fail "weft-aggd exited with $drc"
-    if [ "${OFFLOAD_EXPECT_OPS:-0}" = 1 ]; then
+    if [ -n "${OFFLOAD_EXPECT_OPS:-}" ]; then
         ops=$(sed -n 's/.* \([0-9][0-9]*\) operations.*/\1/p' "$dir/daemon.log" | tail -1)
-        [ -n "$ops" ] && [ "$ops" -gt 0 ] || fail "the daemon reports no offloaded operation"
+        [ "$ops" = "$OFFLOAD_EXPECT_OPS" ] || fail "the daemon reports ${ops:-no} operations, expected $OFFLOAD_EXPECT_OPS"
     fi
 fi
 grep -E "values checked|refused as required|error seen" "$dir/out"
