@@ -38,12 +38,7 @@ struct ReplyHeader {  // a get's data follows it
 const char* op_name(uint32_t op) { return op == kPut ? "put" : op == kGet ? "get" : op == kFlush ? "flush" : "?"; }
 
 bool staging_forced() {
-  static const bool forced = [] {
-    const char* v = getenv("WEFT_RMA_STAGED");
-    bool on = false;
-    if (v && !parse_bool(v, &on)) WEFT_WARN(Subsys::rma, "WEFT_RMA_STAGED=%s is not a boolean; it stays off", v);
-    return on;
-  }();
+  static const bool forced = env_switch("WEFT_RMA_STAGED", false);
   return forced;
 }
 

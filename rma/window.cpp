@@ -154,12 +154,7 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
 // kernel copy; UCX 1.13 emulates RMA there with active messages that need the target's
 // progress. WEFT_RMA_CMA=0 keeps UCX.
 bool Window::cma_allowed() {
-  static const bool allowed = [] {
-    const char* v = getenv("WEFT_RMA_CMA");
-    bool on = true;
-    if (v && !parse_bool(v, &on)) WEFT_WARN(Subsys::rma, "WEFT_RMA_CMA=%s is not a boolean; cross-memory attach stays on", v);
-    return on;
-  }();
+  static const bool allowed = env_switch("WEFT_RMA_CMA", true);
   return allowed;
 }
 

@@ -213,6 +213,16 @@ const char* config_type_name(ConfigType t) {
   return "?";
 }
 
+bool env_switch(const char* name, bool fallback) {
+  const char* v = getenv(name);
+  bool on = fallback;
+  if (v && !parse_bool(v, &on)) {
+    WEFT_WARN(Subsys::core, "%s=%s is not a boolean; %s is used", name, v, fallback ? "1" : "0");
+    on = fallback;
+  }
+  return on;
+}
+
 bool parse_bool(std::string_view t, bool* out) {
   for (const char* s : {"1", "y", "yes", "on", "true"})
     if (t.size() == strlen(s) && strncasecmp(t.data(), s, t.size()) == 0) return *out = true, true;

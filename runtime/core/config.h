@@ -27,6 +27,9 @@ const char* config_type_name(ConfigType t);
 // Parses sizes such as "4096", "64k", "4M", "1g" (binary units).
 bool parse_size(std::string_view text, uint64_t* out);
 bool parse_bool(std::string_view text, bool* out);
+// A boolean WEFT_* variable read straight from the environment by layers that have no Config
+// (fallback when unset; a value that is not a boolean is warned about once and ignored).
+bool env_switch(const char* name, bool fallback);
 
 class Config {
  public:

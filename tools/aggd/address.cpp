@@ -122,6 +122,27 @@ std::string to_string(const Address& a) {
   return "tcp:" + a.host + ":" + std::to_string(a.port);
 }
 
+
+namespace {
+
+// The socket addresses of a tcp address, for bind (passive) or connect; null, with *why, when
+// the host does not resolve. Free with freeaddrinfo.
+addrinfo* resolve(const Address& a, bool passive, std::string* why) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(a.host.c_str(), std::to_string(a.port).c_str(), &hints, &res);
+  if (rc != 0) {
+    *why = "cannot resolve " + a.host + ": " + gai_strerror(rc);
+    return nullptr;
+  }
+  return res;
+}
+
+}  // namespace
+
 int listen_on(const Address& a, Address* bound, std::string* why) {
   if (a.kind == Address::Kind::unix_socket) {
     sockaddr_un sa;
@@ -155,16 +176,8 @@ int listen_on(const Address& a, Address* bound, std::string* why) {
     *bound = a;
     return fd;
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* res = nullptr;
-  const int rc = getaddrinfo(a.host.c_str(), std::to_string(a.port).c_str(), &hints, &res);
-  if (rc != 0) {
-    *why = "cannot resolve " + a.host + ": " + gai_strerror(rc);
-    return -1;
-  }
+  addrinfo* res = resolve(a, true, why);
+  if (!res) return -1;
   int fd = -1;
   for (addrinfo* ai = res; ai && fd < 0; ai = ai->ai_next) {
     fd = new_socket(ai->ai_family, why);
@@ -203,15 +216,8 @@ int connect_to(const Address& a, int timeout_ms, std::string* why) {
     }
     return fd;
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const int rc = getaddrinfo(a.host.c_str(), std::to_string(a.port).c_str(), &hints, &res);
-  if (rc != 0) {
-    *why = "cannot resolve " + a.host + ": " + gai_strerror(rc);
-    return -1;
-  }
+  addrinfo* res = resolve(a, false, why);
+  if (!res) return -1;
   int fd = -1;
   for (addrinfo* ai = res; ai && fd < 0; ai = ai->ai_next) {
     fd = new_socket(ai->ai_family, why);
