@@ -365,9 +365,10 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
 // the target's loads need. Control-block atomics are complete on return too.
 Status Window::flush(int target) {
   // Staged puts are complete once their target has answered a flush request.
-  for (size_t q = 0; q < peers_.size(); ++q)
-    if ((target < 0 || size_t(target) == q) && peers_[q].staged && peers_[q].unflushed > 0)
-      WEFT_TRY(staged_flush(int(q)));
+  if (target >= 0 && peers_[size_t(target)].unflushed > 0) WEFT_TRY(staged_flush(target));
+  if (target < 0)
+    for (size_t q = 0; q < peers_.size(); ++q)
+      if (peers_[q].unflushed > 0) WEFT_TRY(staged_flush(int(q)));
   // Puts by cross-memory attach are complete on return as well (atomics are fetching).
   auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0 || p.staged; };
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
