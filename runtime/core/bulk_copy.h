@@ -10,6 +10,7 @@
 // - Otherwise (a destination written again, small copies, off x86-64): memcpy.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace weft {
@@ -28,6 +29,14 @@ void copy_vector(void* dst, const void* src, size_t bytes);
 bool bulk_copy_rewrites(const void* dst);
 
 inline void bulk_copy(void* dst, const void* src, size_t bytes) {
+  if (bytes >= 8 && bytes <= 16) {  // one-element puts and gets: two overlapping words, no call
+    uint64_t head, tail;
+    memcpy(&head, src, 8);
+    memcpy(&tail, static_cast<const char*>(src) + bytes - 8, 8);
+    memcpy(dst, &head, 8);
+    memcpy(static_cast<char*>(dst) + bytes - 8, &tail, 8);
+    return;
+  }
   if (bytes < kBulkVectorMin) {
     memcpy(dst, src, bytes);
     return;

@@ -287,7 +287,7 @@ char* packed_view(const Datatype* d, void* buf, int count, bool pack_now, std::v
 int buffer_on_device(const char* fn, WinEntry& e, const void* buf, const Datatype* d, int count, const char* arg,
                      bool* device) {
   *device = false;
-  if (!buf || packed_size(d, size_t(count)) == 0 || !memkind_device_possible()) return MPI_SUCCESS;
+  if (!buf || !memkind_device_possible() || packed_size(d, size_t(count)) == 0) return MPI_SUCCESS;
   const MemKind k = memkind_query(buf).kind;
   if (k == MemKind::unsupported_device) return raise_unsupported_device(e.comm, fn, buf);
   if (k != MemKind::cuda_device) return MPI_SUCCESS;

@@ -39,7 +39,7 @@ TEST(BulkCopy, VectorCopiesEveryByteAtAnyAlignment) {
 
 TEST(BulkCopy, EachSizeClassThroughTheDispatcher) {
   const size_t streaming = bulk_copy_plan().streaming_min;
-  for (size_t bytes : {size_t(8), kBulkVectorMin - 1, kBulkVectorMin, size_t(200000), size_t(1) << 20,
+  for (size_t bytes : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16), size_t(17), kBulkVectorMin - 1, kBulkVectorMin, size_t(200000), size_t(1) << 20,
                        (size_t(1) << 20) + 3})
     check_copy(bulk_copy, bytes, 1, 3);
   EXPECT_TRUE(streaming == 0 || streaming >= kBulkVectorMin) << "streaming_min " << streaming;
