@@ -34,6 +34,7 @@ struct CommState {
   weft_offload_caps caps{};
   std::string reason;    // declined: why
   std::string label;
+  double hop_us = 0;     // measured at set-up (0: the configured one)
   ~CommState();
 };
 
@@ -175,6 +176,40 @@ bool plugin_op(ReduceOp op, uint32_t* out) {
   }
 }
 
+namespace {
+
+constexpr int kCalibrationBarriers = 5;
+
+// The mean time of a few barriers through the plugin, in ns, at a leader (UINT64_MAX: one
+// failed, and the plugin's own time limit bounds the wait). Every leader runs them at once;
+// a first, untimed one lines the leaders up.
+uint64_t time_barriers(CommState* st) {
+  weft_offload_op_args args{};
+  args.struct_size = sizeof args;
+  args.coll = WEFT_OFFLOAD_BARRIER;
+  auto barrier = [&] {
+    void* op = nullptr;
+    if (g.table->post(st->comm, &args, &op) != WEFT_OFFLOAD_OK) return false;
+    for (int done = 0; !done;)
+      if (g.table->test(st->comm, op, &done) != WEFT_OFFLOAD_OK) return false;
+    return true;
+  };
+  if (!barrier()) return UINT64_MAX;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalibrationBarriers; ++i)
+    if (!barrier()) return UINT64_MAX;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  return uint64_t(ns.count()) / kCalibrationBarriers;
+}
+
+// Switch levels between c's leaders in the cost model.
+double switch_levels(const Comm& c) {
+  const double leaders = hierarchy(c).node_count();
+  return std::max(1.0, std::ceil(std::log(leaders) / std::log(double(std::max(2, g.options.cost.radix))) - 1e-9));
+}
+
+}  // namespace
+
 Status prepare(const CollContext& ctx, const CollArgs& a) {
   const Comm& c = ctx.comm;
   if (!g.table || !offloadable(a.coll) || !spans_nodes(c)) return Status::ok;
@@ -223,6 +258,20 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
     const Reduction band{ReduceOp::band, BasicType::u64, 8, true}, min{ReduceOp::min, BasicType::u64, 8, true};
     WEFT_TRY(coll::allreduce(ctx, masks, all_masks, 4, band));
     WEFT_TRY(coll::allreduce(ctx, sizes, all_sizes, 2, min));
+    // The service's own latency for the cost model: the slowest leader's barrier time, agreed
+    // by every rank (they must estimate alike).
+    uint64_t barrier_ns = 0;
+    if (all_masks[0] != 0 && !g.options.hop_given) {
+      const uint64_t mine = h.is_leader() ? time_barriers(st) : 0;
+      const Reduction max{ReduceOp::max, BasicType::u64, 8, true};
+      WEFT_TRY(coll::allreduce(ctx, &mine, &barrier_ns, 1, max));
+      if (barrier_ns == UINT64_MAX) {
+        all_masks[0] = 0;
+        why = "a barrier through the plugin failed at set-up";
+      } else {
+        st->hop_us = double(barrier_ns) / 1e3 / (2 * switch_levels(c));
+      }
+    }
     if (all_masks[0] == 0) {
       st->phase = CommState::declined;
       st->reason = why.empty() ? "another leader's plugin declined it or failed (its log says why)" : why;
@@ -243,9 +292,11 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
       st->caps.fragment_bytes = all_sizes[1];
       WEFT_INFO(Subsys::offload,
                 "in-network offload set up on %s: %d node leaders, plugin '%s', collectives 0x%x, up to %llu bytes, "
-                "fragments of %llu bytes",
+                "fragments of %llu bytes; cost model: %.2f us per switch level each way (%s)",
                 c.label().c_str(), h.node_count(), g.table->name ? g.table->name : "?", st->caps.collectives,
-                (unsigned long long)st->caps.max_bytes, (unsigned long long)st->caps.fragment_bytes);
+                (unsigned long long)st->caps.max_bytes, (unsigned long long)st->caps.fragment_bytes,
+                st->hop_us > 0 ? st->hop_us : g.options.cost.hop_us,
+                st->hop_us > 0 ? "from barriers timed at set-up" : "WEFT_OFFLOAD_HOP_US");
     }
     // The set-up's own allreduces chose host algorithms while offload was not yet a candidate:
     // every size class chooses again now.
@@ -311,11 +362,10 @@ Status required_but_unusable(const CollArgs& a, const Comm& c) {
 double fabric_us(const Comm& c, double bytes, const CostModel& m) {
   const CommState* st = state_of(c);
   const CostParams& p = g.options.cost;
-  const double leaders = hierarchy(c).node_count();
-  const double levels = std::max(1.0, std::ceil(std::log(leaders) / std::log(double(std::max(2, p.radix))) - 1e-9));
+  const double levels = switch_levels(c), hop_us = st && st->hop_us > 0 ? st->hop_us : p.hop_us;
   const double fragment = st && st->caps.fragment_bytes ? double(st->caps.fragment_bytes) : p.fragment_bytes;
   const double fragments = std::max(1.0, std::ceil(bytes / fragment));
-  return 2 * levels * p.hop_us + bytes * net_level(m).beta_us_per_byte + fragments * p.fragment_us;
+  return 2 * levels * hop_us + bytes * net_level(m).beta_us_per_byte + fragments * p.fragment_us;
 }
 
 namespace {

@@ -38,6 +38,9 @@ struct Options {
   Mode mode = Mode::automatic;
   std::string plugin;  // path of the shared object; empty: no plugin
   CostParams cost;
+  // cost.hop_us was set by the user (WEFT_OFFLOAD_HOP_US). Otherwise each communicator's set-up
+  // times a few barriers through the plugin and derives its hop cost from them.
+  bool hop_given = false;
 };
 
 // Loads and initialises the plugin (runtime/mpi, at init). A plugin that cannot be loaded, of

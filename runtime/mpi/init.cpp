@@ -91,6 +91,7 @@ Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
     return v;
   };
   o.cost.hop_us = number("WEFT_OFFLOAD_HOP_US", o.cost.hop_us);
+  o.hop_given = cfg.is_set("WEFT_OFFLOAD_HOP_US");
   o.cost.fragment_us = number("WEFT_OFFLOAD_FRAGMENT_US", o.cost.fragment_us);
   o.cost.radix = int(std::max<int64_t>(2, cfg.integer("WEFT_OFFLOAD_RADIX")));
   std::vector<uint32_t> nodes = world.nodes;
