@@ -31,32 +31,14 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allgather:hier");
   const Hierarchy& h = hierarchy(c);
-  const std::vector<Block>& blocks = a.recv_blocks;
-  char* recv = static_cast<char*>(a.recv);
-  const Packing k = packing(h, c, blocks);
-  const size_t total = k.bundles.back().offset + k.bundles.back().bytes;
-  size_t base = 0;
-  const bool direct = packed_in_recv(k, blocks, &base);
-  char* packed = direct ? recv + base : s->scratch(total);
-
-  // The node's blocks to the leader, each at its packed place.
-  std::vector<Block> node_blocks;
-  for (int r : h.node) node_blocks.push_back(k.packed[size_t(r)]);
-  auto gather = build_gather_linear(group_view(h.node, c.rank), a.send, a.own_bytes, packed,
-                                    node_blocks, 0);
-  s->append_mapped(*gather, h.node);
+  const PackedResult r = append_gather_to_leader(*s, h, c, a);
   if (h.is_leader()) {
-    const Block& mine = k.bundles[size_t(k.my_node)];
-    auto across = build_allgather_ring(group_view(h.leaders, c.rank), packed + mine.offset, packed,
-                                       k.bundles);
+    const Block& mine = r.k.bundles[size_t(r.k.my_node)];
+    auto across = build_allgather_ring(group_view(h.leaders, c.rank), r.packed + mine.offset, r.packed,
+                                       r.k.bundles);
     s->append_mapped(*across, h.leaders);
   }
-  auto down = build_bcast_binomial(group_view(h.node, c.rank), packed, total, 0);
-  s->append_mapped(*down, h.node);
-  if (!direct) {
-    s->next_round();
-    unpack(*s, k, packed, recv, blocks);
-  }
+  append_bcast_from_leader(*s, h, c, a, r);
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Blocks packed in node order (packing.h).
 #include "coll/hier/packing.h"
 
+#include "coll/algorithm.h"
 #include "coll/schedule.h"
 
 namespace weft::coll {
@@ -48,6 +49,30 @@ void unpack(Schedule& s, const Packing& k, const char* packed, char* recv, const
       bytes += blocks[size_t(k.order[j])].bytes;
     if (bytes) s.copy(packed + from.offset, recv + dst, bytes);
     i = j;
+  }
+}
+
+PackedResult append_gather_to_leader(Schedule& s, const Hierarchy& h, const Comm& c, const CollArgs& a) {
+  PackedResult r;
+  r.k = packing(h, c, a.recv_blocks);
+  size_t base = 0;
+  r.direct = packed_in_recv(r.k, a.recv_blocks, &base);
+  r.packed = r.direct ? static_cast<char*>(a.recv) + base : s.scratch(r.k.total());
+  // The node's blocks to the leader, each at its packed place.
+  std::vector<Block> node_blocks;
+  for (int rank : h.node) node_blocks.push_back(r.k.packed[size_t(rank)]);
+  auto gather = build_gather_linear(group_view(h.node, c.rank), a.send, a.own_bytes, r.packed, node_blocks, 0);
+  s.append_mapped(*gather, h.node);
+  return r;
+}
+
+void append_bcast_from_leader(Schedule& s, const Hierarchy& h, const Comm& c, const CollArgs& a,
+                              const PackedResult& r) {
+  auto down = build_bcast_binomial(group_view(h.node, c.rank), r.packed, r.k.total(), 0);
+  s.append_mapped(*down, h.node);
+  if (!r.direct) {
+    s.next_round();
+    unpack(s, r.k, r.packed, static_cast<char*>(a.recv), a.recv_blocks);
   }
 }
 

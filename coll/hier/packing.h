@@ -25,4 +25,17 @@ bool packed_in_recv(const Packing& k, const std::vector<Block>& blocks, size_t* 
 // Copies between the packed buffer and recv, one copy per run of blocks adjacent in both.
 void unpack(Schedule& s, const Packing& k, const char* packed, char* recv, const std::vector<Block>& blocks);
 
+// The node phases of the leader-level allgathers (hier, offload), between which the leaders
+// exchange their bundles: each node's blocks gathered at its leader in packed order, and the
+// whole packed result broadcast in the node and unpacked into recv where it is not there
+// already. A rank whose recv holds the blocks in packed order works in it directly.
+struct PackedResult {
+  Packing k;
+  char* packed = nullptr;  // in recv (direct) or in the schedule's scratch
+  bool direct = false;
+};
+PackedResult append_gather_to_leader(Schedule& s, const Hierarchy& h, const Comm& c, const CollArgs& a);
+void append_bcast_from_leader(Schedule& s, const Hierarchy& h, const Comm& c, const CollArgs& a,
+                              const PackedResult& r);
+
 }  // namespace weft::coll

@@ -13,10 +13,8 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return spans_nodes(c) && offload::usable(a, c); }
-
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m);
   const double n = double(a.bytes), l = h.largest_node, depth = ceil_log2(h.largest_node);
@@ -27,37 +25,22 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allgather:offload");
   const Hierarchy& h = hierarchy(c);
-  const std::vector<Block>& blocks = a.recv_blocks;
-  char* recv = static_cast<char*>(a.recv);
-  const Packing k = packing(h, c, blocks);
-  const size_t total = k.total();
-  size_t base = 0;
-  const bool direct = packed_in_recv(k, blocks, &base);
-  char* packed = direct ? recv + base : s->scratch(total);
-  std::vector<Block> node_blocks;
-  for (int r : h.node) node_blocks.push_back(k.packed[size_t(r)]);
-  auto gather = build_gather_linear(group_view(h.node, c.rank), a.send, a.own_bytes, packed, node_blocks, 0);
-  s->append_mapped(*gather, h.node);
-  const Block& mine = k.bundles[size_t(k.my_node)];
+  const PackedResult r = append_gather_to_leader(*s, h, c, a);
+  const Block& mine = r.k.bundles[size_t(r.k.my_node)];
   weft_offload_op_args args{};
   args.coll = WEFT_OFFLOAD_ALLGATHER;
-  args.send = packed + mine.offset;  // inside recv, at its own place: the result rewrites the same bytes
-  args.recv = packed;
+  args.send = r.packed + mine.offset;  // in the result, at its own place: rewritten with the same bytes
+  args.recv = r.packed;
   args.send_offset = mine.offset;
   args.send_bytes = mine.bytes;
-  args.total_bytes = total;
+  args.total_bytes = r.k.total();
   offload::append_leader_operation(*s, c, args);
-  auto down = build_bcast_binomial(group_view(h.node, c.rank), packed, total, 0);
-  s->append_mapped(*down, h.node);
-  if (!direct) {
-    s->next_round();
-    unpack(*s, k, packed, recv, blocks);
-  }
+  append_bcast_from_leader(*s, h, c, a, r);
   return s;
 }
 
 }  // namespace
 
-extern const Algorithm allgather_offload{"offload", Collective::allgather, supports, estimate, build};
+extern const Algorithm allgather_offload{"offload", Collective::allgather, offload::supports, estimate, build};
 
 }  // namespace weft::coll

@@ -12,10 +12,8 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return spans_nodes(c) && offload::usable(a, c); }
-
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m);
   const double n = double(a.bytes), depth = ceil_log2(h.largest_node);
@@ -46,6 +44,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allreduce_offload{"offload", Collective::allreduce, supports, estimate, build};
+extern const Algorithm allreduce_offload{"offload", Collective::allreduce, offload::supports, estimate, build};
 
 }  // namespace weft::coll

@@ -11,10 +11,8 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return spans_nodes(c) && offload::usable(a, c); }
-
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
   const double depth = ceil_log2(hierarchy(c).largest_node);
   return 2 * depth * node_level(m).alpha_us + offload::fabric_us(c, 0, m);
 }
@@ -32,6 +30,6 @@ std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm barrier_offload{"offload", Collective::barrier, supports, estimate, build};
+extern const Algorithm barrier_offload{"offload", Collective::barrier, offload::supports, estimate, build};
 
 }  // namespace weft::coll

@@ -145,9 +145,6 @@ void unload() {
   g = Loaded{};
 }
 
-bool loaded() { return g.table != nullptr; }
-Mode mode() { return g.options.mode; }
-const CostParams& cost() { return g.options.cost; }
 
 bool offloadable(Collective coll) { return coll_bit(coll) != 0; }
 
@@ -212,9 +209,10 @@ double switch_levels(const Comm& c) {
 
 Status prepare(const CollContext& ctx, const CollArgs& a) {
   const Comm& c = ctx.comm;
-  if (!g.table || !offloadable(a.coll) || !spans_nodes(c)) return Status::ok;
-  CommState* st = state_of(c);
+  if (!g.table || !offloadable(a.coll)) return Status::ok;
+  CommState* st = state_of(c);  // only communicators that span nodes get one
   if (!st) {
+    if (!spans_nodes(c)) return Status::ok;
     auto fresh = std::make_shared<CommState>();
     fresh->label = c.label();
     c.coll_offload = fresh;
@@ -346,18 +344,14 @@ bool usable(const CollArgs& a, const Comm& c, std::string* why) {
   return true;
 }
 
+// Only communicators that span nodes are ever set up, so usable() says it all.
+bool supports(const CollArgs& a, const Comm& c) { return usable(a, c); }
+
 const Algorithm* required_algorithm(const CollArgs& a, const Comm& c) {
   if (g.options.mode != Mode::require || !g.table || !offloadable(a.coll) || !usable(a, c)) return nullptr;
   return find_algorithm(a.coll, "offload");
 }
 
-Status required_but_unusable(const CollArgs& a, const Comm& c) {
-  std::string why;
-  if (g.options.mode != Mode::require || !g.table || !offloadable(a.coll) || !spans_nodes(c) || usable(a, c, &why))
-    return Status::ok;
-  set_error_detail(std::string(collective_name(a.coll)) + " cannot be offloaded: " + why + " (WEFT_OFFLOAD=require)");
-  return Status::not_supported;
-}
 
 double fabric_us(const Comm& c, double bytes, const CostModel& m) {
   const CommState* st = state_of(c);

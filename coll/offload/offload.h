@@ -47,9 +47,6 @@ struct Options {
 // another ABI version, or whose init fails is disabled with a WARN (an error under require).
 Status load(const Options& options, const weft_offload_node_info& node);
 void unload();  // at finalize, after every communicator's teardown
-bool loaded();
-Mode mode();
-const CostParams& cost();
 
 // Whether offload may apply to a collective at all.
 bool offloadable(Collective coll);
@@ -61,9 +58,9 @@ Status prepare(const CollContext& ctx, const CollArgs& a);
 
 // Whether the offload algorithm can run this call on c; *why (optional) says why not.
 bool usable(const CollArgs& a, const Comm& c, std::string* why = nullptr);
+// The offload algorithms' Algorithm::supports: c spans nodes and the call is usable.
+bool supports(const CollArgs& a, const Comm& c);
 
-// Under require, the error for a call that must be offloaded and cannot (Status::ok: none).
-Status required_but_unusable(const CollArgs& a, const Comm& c);
 // Under require, the offload algorithm the selector must take for a call it can run (else null).
 const Algorithm* required_algorithm(const CollArgs& a, const Comm& c);
 

@@ -13,7 +13,7 @@ namespace weft::coll {
 namespace {
 
 bool supports(const CollArgs& a, const Comm& c) {
-  return spans_nodes(c) && a.counts.size() == size_t(c.size) && offload::usable(a, c);
+  return a.counts.size() == size_t(c.size) && offload::supports(a, c);
 }
 
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
