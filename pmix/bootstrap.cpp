@@ -163,6 +163,7 @@ Status Bootstrap::init_pmix() {
     PMIX_VALUE_RELEASE(val);
   }
   if (local_peers_.empty()) local_peers_.push_back(rank_);
+  host_peers_ = local_peers_;
 
   // Termination events, so waits on a dead peer fail instead of hanging.
   g_event_target = this;

@@ -27,6 +27,9 @@ class Bootstrap {
   uint32_t node_id() const { return node_id_; }
   const std::string& hostname() const { return hostname_; }
   const std::vector<int>& local_peers() const { return local_peers_; }
+  // The ranks on this host, as the launcher placed them (WEFT_FAKE_NODES does not split them):
+  // they compete for its CPUs.
+  const std::vector<int>& host_peers() const { return host_peers_; }
   // Whether a job rank runs on this node.
   bool is_local(int rank) const { return rank >= 0 && rank < size_ && local_mask_[size_t(rank)]; }
   bool singleton() const { return singleton_; }
@@ -72,6 +75,7 @@ class Bootstrap {
   std::string hostname_;
   std::string job_id_;
   std::vector<int> local_peers_{0};
+  std::vector<int> host_peers_{0};
   std::vector<bool> local_mask_;
   // Node id of every rank, read from PMIx once each (kUnknownNode until then); with
   // WEFT_FAKE_NODES, the virtual nodes, all set at init.

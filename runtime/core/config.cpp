@@ -21,7 +21,8 @@ constexpr ConfigVar kVars[] = {
      "write the log to this file instead of stderr; %h host, %p pid, %r rank", nullptr},
     {"WEFT_WAIT_POLICY", ConfigType::choice, "auto",
      "how blocking calls wait: spin, yield (sched_yield after every idle poll), or auto (yield "
-     "when local ranks outnumber the cores this process may use, else spin then yield)",
+     "when the host's ranks whose bindings overlap this rank's outnumber the cpus those bindings "
+     "cover, else spin then yield)",
      "auto|spin|yield"},
     {"WEFT_SPIN_COUNT", ConfigType::integer, "2000",
      "idle progress polls before a waiting rank yields the core (policy auto or spin)", nullptr},

@@ -57,7 +57,20 @@ class Progress {
   uint32_t spin_limit_ = 2000;
 };
 
-// Cores this process may run on (its affinity mask).
-int usable_cores();
+// The CPUs a process may run on, one bit each (its affinity mask), in 64-bit words.
+using CpuSet = std::vector<uint64_t>;
+CpuSet own_cpus();
+int cpu_count(const CpuSet& s);
+
+// Which ranks of the host compete for the CPUs this rank may use.
+struct WaitChoice {
+  WaitPolicy policy = WaitPolicy::spin_then_yield;
+  int competing_ranks = 1;  // ranks whose binding overlaps this rank's (itself included)
+  int cpus = 1;             // CPUs the bindings of those ranks cover together
+};
+// Spinning pays only when no rank waits for a CPU a spinner holds: yield at once when the ranks
+// whose bindings overlap this rank's outnumber the CPUs those bindings cover. Each rank bound to
+// its own core (Open MPI's default at np <= 2) spins; 4 unbound ranks on 2 CPUs yield.
+WaitChoice choose_wait_policy(const CpuSet& mine, const std::vector<CpuSet>& host_peers);
 
 }  // namespace weft

@@ -103,6 +103,36 @@ Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
   return coll::offload::load(o, node);
 }
 
+constexpr const char* kCpusKey = "weft.cpus";
+
+// WEFT_WAIT_POLICY: auto decides from the bindings of every rank on this host (published in the
+// modex), so ranks bound to a core each spin and ranks sharing CPUs yield.
+void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress) {
+  std::vector<CpuSet> peers;
+  for (int r : boot.host_peers()) {
+    if (r == boot.rank()) continue;
+    std::vector<char> blob;
+    constexpr size_t kMaxBytes = 16384;  // 131,072 CPUs
+    if (boot.get(r, kCpusKey, &blob) != Status::ok || blob.empty() || blob.size() % sizeof(uint64_t) ||
+        blob.size() > kMaxBytes) {
+      WEFT_INFO(Subsys::init, "rank %d published no binding: taken to share every CPU", r);
+      blob.assign(kMaxBytes, char(0xff));
+    }
+    CpuSet peer(blob.size() / sizeof(uint64_t));
+    memcpy(peer.data(), blob.data(), blob.size());
+    peers.push_back(std::move(peer));
+  }
+  const WaitChoice c = choose_wait_policy(mine, peers);
+  const std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
+  const WaitPolicy wp = policy == "yield"  ? WaitPolicy::yield
+                        : policy == "spin" ? WaitPolicy::spin_then_yield
+                                           : c.policy;
+  progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
+  WEFT_INFO(Subsys::init, "wait policy %s%s (%d of the host's %zu ranks run on the %d cpu%s of bindings overlapping this rank's)",
+            wp == WaitPolicy::yield ? "yield" : "spin then yield", policy == "auto" ? "" : " (WEFT_WAIT_POLICY)",
+            c.competing_ranks, boot.host_peers().size(), c.cpus, c.cpus == 1 ? "" : "s");
+}
+
 int init_failure(const char* fn, Status s) {
   const std::string& d = error_detail();
   fprintf(stderr, "weft: %s failed: %s\n", fn, d.empty() ? status_name(s) : d.c_str());
@@ -138,15 +168,13 @@ int do_init(int required, int* provided, const char* fn) {
   Bootstrap& boot = *state->boot;
   log_configure(log, boot.rank());
 
-  // Yield at once when local ranks outnumber the cores we may run on (oversubscription).
-  std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
-  int cores = usable_cores();
-  bool oversubscribed = boot.local_size() > cores;
-  WaitPolicy wp = policy == "yield" || (policy == "auto" && oversubscribed)
-                      ? WaitPolicy::yield : WaitPolicy::spin_then_yield;
+  // Until every rank's binding is known (after the transport's exchange), waits yield at once
+  // when this host's ranks outnumber the CPUs this rank may use.
+  const CpuSet cpus = own_cpus();
+  WaitPolicy wp = boot.host_peers().size() > size_t(cpu_count(cpus)) ? WaitPolicy::yield : WaitPolicy::spin_then_yield;
   state->progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
-  WEFT_INFO(Subsys::init, "wait policy %s (%d local ranks, %d usable cores)",
-            wp == WaitPolicy::yield ? "yield" : "spin then yield", boot.local_size(), cores);
+  s = boot.put(kCpusKey, cpus.data(), cpus.size() * sizeof(uint64_t));
+  if (s != Status::ok) return init_failure(fn, s);
 
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
@@ -181,6 +209,7 @@ int do_init(int required, int* provided, const char* fn) {
   topts.shm_split_min = cfg.size("WEFT_SHM_SPLIT_MIN");
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
+  configure_wait_policy(cfg, boot, cpus, state->progress);
 
   {
     std::string error;
