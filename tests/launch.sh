@@ -53,7 +53,18 @@ case "$launcher" in
         echo "launch.sh: launcher=mpirun np=$np: $*" >&2
         keep=()
         [ "${WEFT_TEST_KEEP_GOING:-0}" = 1 ] && keep=(--enable-recovery)
-        exec "$mpirun_bin" --oversubscribe --bind-to none "${keep[@]}" -np "$np" "$@"
+        # A session directory of its own: two mpiruns starting at once race on creating a
+        # shared one (Open MPI 4.1: "mkdir ... /tmp/ompi.<host>.<uid>: File exists").
+        session=$(mktemp -d "${TMPDIR:-/tmp}/weft-mpirun.XXXXXX")
+        "$mpirun_bin" --oversubscribe --bind-to none --mca orte_tmpdir_base "$session" "${keep[@]}" \
+            -np "$np" "$@" &
+        child=$!
+        trap 'kill -TERM "$child" 2>/dev/null' TERM INT
+        wait "$child"
+        rc=$?
+        wait "$child" 2>/dev/null  # a trapped signal returns early from the first wait
+        rm -rf "$session"
+        exit "$rc"
         ;;
     srun)
         srun_bin=${WEFT_TEST_SRUN_BIN:-srun}

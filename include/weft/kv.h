@@ -7,6 +7,13 @@
  * once and posted any number of times. A WRITE may carry a notification that the remote
  * agent receives after every byte of that post has landed.
  *
+ * The agent that registers a region owns it and is the only one that touches it: a blob is
+ * sealed with the owner's secret key and names the regions it grants; importing it asks the
+ * owner to vouch for it, and every block of every request is checked by the owner against
+ * what it has registered before it copies bytes in or out. A blob edited by anyone else, or
+ * one naming a region deregistered since, is refused with WEFT_KV_ERR_BLOB. Whoever holds a
+ * valid blob may transfer to and from its regions until they are deregistered.
+ *
  * Threading: one thread at a time per agent (different agents are independent).
  * Every function returns WEFT_KV_SUCCESS or a negative weft_kv_status_t; weft_kv_last_error()
  * describes the most recent error of the calling thread. */
@@ -20,7 +27,7 @@
 extern "C" {
 #endif
 
-#define WEFT_KV_BLOB_VERSION 1
+#define WEFT_KV_BLOB_VERSION 2
 #define WEFT_KV_MAX_NAME 255         /* bytes of an agent name */
 #define WEFT_KV_MAX_NOTIFICATION 4096 /* bytes of one notification message */
 
@@ -29,8 +36,10 @@ typedef enum {
   WEFT_KV_IN_PROGRESS = 1,       /* weft_kv_test: posted and not finished yet */
   WEFT_KV_NO_NOTIFICATION = 2,   /* weft_kv_get_notification: none has arrived */
   WEFT_KV_ERR_ARG = -1,          /* a bad argument (null handle, unknown region, zero length) */
-  WEFT_KV_ERR_RANGE = -2,        /* a block outside its local or remote region */
-  WEFT_KV_ERR_BLOB = -3,         /* a blob that is corrupt, truncated or of another version */
+  WEFT_KV_ERR_RANGE = -2,        /* a block outside its local or remote region, or one the
+                                    owner refused (a region not granted or deregistered) */
+  WEFT_KV_ERR_BLOB = -3,         /* a blob that is corrupt, truncated, of another version, or
+                                    that its owner does not vouch for (forged or stale) */
   WEFT_KV_ERR_PEER = -4,         /* the remote agent is gone or unreachable */
   WEFT_KV_ERR_BUSY = -5,         /* posting a request that is still in progress */
   WEFT_KV_ERR_NO_MEMORY = -6,
@@ -69,10 +78,14 @@ int weft_kv_agent_destroy(weft_kv_agent_t agent);
 int weft_kv_register(weft_kv_agent_t agent, void *base, size_t length, weft_kv_region_t *region);
 int weft_kv_deregister(weft_kv_agent_t agent, weft_kv_region_t region);
 
-/* The agent's metadata (name, address, regions) as a blob. With blob == NULL or capacity too
- * small, *length gets the size needed (and WEFT_KV_ERR_TOO_SMALL when blob != NULL). */
+/* The agent's metadata (name, address, regions) as a sealed blob: a capability to its regions
+ * registered now. With blob == NULL or capacity too small, *length gets the size needed (and
+ * WEFT_KV_ERR_TOO_SMALL when blob != NULL). */
 int weft_kv_export(weft_kv_agent_t agent, void *blob, size_t capacity, size_t *length);
-/* Validates a remote agent's blob completely and connects to that agent. */
+/* Checks a remote agent's blob, connects to that agent and has it vouch for the blob (its seal,
+ * its regions as registered now): WEFT_KV_ERR_BLOB when it does not, WEFT_KV_ERR_PEER when it
+ * does not answer within WEFT_KV_IMPORT_TIMEOUT ms. The owner must progress (its progress
+ * thread, or weft_kv_progress) to answer. */
 int weft_kv_import(weft_kv_agent_t agent, const void *blob, size_t length, weft_kv_peer_t *peer);
 int weft_kv_forget(weft_kv_agent_t agent, weft_kv_peer_t peer);
 /* The imported agent's name (NUL-terminated, truncated to capacity). */

@@ -1,31 +1,36 @@
-// KV transfer agents (include/weft/kv.h) over UCX RMA and active messages, independent of MPI:
-// each agent owns a UCX context and worker. Host regions are registered with UCX and reached
-// with put/get through the remote key an imported blob carries; device regions travel as CUDA
-// IPC descriptors and are reached by copies through the mapped allocation (same host only).
-// Between host regions of two agents on one host, blocks are copied with cross-memory attach
-// on the agent's copy thread (kv_cma.h) instead: UCX 1.13 emulates RMA on malloc'd memory
-// there with active messages. A posted request issues every block without waiting, then one endpoint flush; a WRITE's
-// notification is sent as an active message after that flush, so it lands after the data.
-// Where UCX emulates RMA with active messages (tcp, and shared memory without cma) a target
-// must progress for data to land, so each agent has a progress thread that sleeps on the
-// worker's event descriptor (WEFT_KV_PROGRESS_THREAD=0 turns it off; the program then calls
-// weft_kv_progress). One mutex per agent serialises the thread and the API calls.
+// KV transfer agents (include/weft/kv.h) over UCX active messages, independent of MPI: each
+// agent owns a UCX context and worker. The agent that registered a region is its owner and the
+// only one that touches it: importers send requests (kv_wire.h) and the owner checks each block
+// against the regions it registered and granted, then copies the bytes in or out itself. A blob
+// is checked by its owner when it is imported (kv_blob.h: the owner's secret seal, its incarnation,
+// regions still registered as listed). Device regions on one host are the exception: the
+// importer maps the owner's CUDA IPC handle, which the owner has vouched for at import.
+// Where UCX moves data through the target's progress (tcp, shared memory) an owner must progress
+// to serve requests, so each agent has a progress thread that sleeps on the worker's event
+// descriptor (WEFT_KV_PROGRESS_THREAD=0 turns it off; the program then calls weft_kv_progress).
+// One mutex per agent serialises the thread and the API calls. Active-message callbacks only
+// apply eager bytes and queue work; sends and rendezvous receives run after the worker's progress
+// returns (kv_owner.cpp, kv_request.cpp).
 // Functions return weft_kv_status_t codes and record the reason of an error (error_detail).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kv_blob.h"
-#include "kv_cma.h"
 #include "kv_error.h"
+#include "kv_wire.h"
 #include "weft/kv.h"
 
 namespace weft::kv {
@@ -45,36 +50,50 @@ class Request {
   friend class Agent;
   struct Op {
     void* local;
-    uint64_t remote;   // address in the remote process (host) or mapped pointer (device)
-    void* rkey;        // ucp_rkey_h; null for a device-memory copy
+    uint32_t remote_region;
+    uint64_t remote_offset;
     uint64_t length;
-    bool cma;          // copied with cross-memory attach (kv_cma.h)
+    void* device_remote;  // the owner's device region mapped here (CUDA IPC), or null
   };
-  // data: blocks issued, not all landed; flushed: landed, the notification waits its turn;
-  // notify: the notification is being sent.
+  // data: sent, not all landed; flushed: landed, the notification waits its turn; notify: the
+  // notification is being sent.
   enum class State : uint8_t { idle, data, flushed, notify, done, failed };
-  Request(Agent& agent, uint32_t peer) : agent_(agent), peer_(peer) {}
-  void on_flushed(int status);
-  void on_notified(int status);
+  Request(Agent& agent, uint32_t peer, uint64_t id) : agent_(agent), peer_(peer), id_(id) {}
+  void on_done(const wire::Done& d, const std::string& reason);
+  // A READ_DATA for block `index` of post `post`: its bytes (eager) or its rendezvous descriptor.
+  int on_read_data(uint32_t post, uint32_t index, const void* data, size_t length, bool rndv);
+  void on_received(uint32_t post, uint32_t index, int status);
   void advance();
   void send_notification();
+  void on_notified(int status);
   void fail(int status);
-  bool ucx_busy() const { return flush_pending_ || notify_pending_; }
+  bool host_part_landed() const;
+  bool ucx_busy() const { return sends_in_flight_ || receives_in_flight_ || notify_pending_; }
 
   Agent& agent_;
   uint32_t peer_;
+  uint64_t id_;  // names the request in the owner's replies
   weft_kv_op_t op_ = WEFT_KV_WRITE;
   std::vector<Op> ops_;
+  std::vector<uint32_t> host_ops_;         // ops_ moved by the owner, in block-index order
+  std::vector<wire::Transfer> headers_;    // WRITE: one header per host op, alive while sent
+  std::vector<wire::ReadBlock> read_list_; // READ: the host ops as the owner sees them
+  wire::Transfer read_header_{};
+  wire::SessionOnly notify_header_{};
+  std::vector<uint32_t> landed_post_;      // READ: the post in which each host op landed
   std::vector<unsigned char> notification_;
   State state_ = State::idle;
   int status_ = WEFT_KV_SUCCESS;
+  std::string error_;  // the reason of status_
   std::vector<uint32_t> local_regions_;  // the local regions its blocks use
-  bool flush_pending_ = false, notify_pending_ = false, released_ = false;
-  bool flushed_ = false;  // the UCX flush of the current post has completed
-  bool queued_ = false;   // in the agent's notification queue
+  uint32_t post_ = 0;                    // number of the current post
+  uint32_t landed_ = 0;                  // READ: host ops landed in this post
+  bool done_ = false;                    // the owner's DONE for this post arrived
+  uint32_t sends_in_flight_ = 0, receives_in_flight_ = 0;
+  bool notify_pending_ = false, released_ = false;
+  bool queued_ = false;           // in the agent's notification queue
   void* device_batch_ = nullptr;  // its device-memory copies (kv_device.h)
   void* device_token_ = nullptr;  // the device-memory copies of the current post
-  std::shared_ptr<CmaEngine::Job> cma_job_;  // the blocks copied with cross-memory attach
 };
 
 class Agent {
@@ -102,28 +121,73 @@ class Agent {
     void* base;
     size_t length;
     RegionKind kind;
-    void* memh;  // ucp_mem_h (host)
-    std::vector<unsigned char> rkey, ipc;
+    std::vector<unsigned char> ipc;
+    uint32_t in_flight = 0;  // rendezvous transfers into or out of it that UCX still holds
   };
+  // An agent this one imported (this agent sends it requests).
   struct RemoteRegion {
     RegionInfo info;
-    void* rkey = nullptr;        // ucp_rkey_h (host)
-    void* mapped = nullptr;      // the region mapped through CUDA IPC (device), on first use
+    void* mapped = nullptr;  // the region mapped through CUDA IPC (device), on first use
   };
   struct Peer {
     Agent* agent = nullptr;
     uint32_t id = 0;
     AgentInfo info;
     void* ep = nullptr;  // ucp_ep_h
+    uint64_t session = 0;
     std::map<uint32_t, RemoteRegion> regions;
     int failed = WEFT_KV_SUCCESS;
-    bool cma = false;  // on this host and reachable with cross-memory attach
     double next_liveness_check = 0;
+  };
+  // An agent that imported this one's blob (this agent serves its requests).
+  struct PendingWrite {
+    uint32_t count = 0, accounted = 0;
+    int status = WEFT_KV_SUCCESS;
+    std::string reason;
+  };
+  struct Session {
+    Agent* agent = nullptr;
+    uint64_t id = 0;
+    std::string name, host;
+    uint32_t pid = 0;
+    uint64_t start_time = 0;
+    void* ep = nullptr;  // ucp_ep_h, to the importer
+    std::set<uint32_t> regions;  // the regions its blob granted
+    std::map<std::pair<uint64_t, uint32_t>, PendingWrite> writes;  // by (request, post)
+    double next_liveness_check = 0;
+    bool lost = false;
   };
   struct Notification {
     std::string from;
     std::vector<unsigned char> message;
   };
+  // Records of operations UCX runs for the agent, freed when UCX completes them (or with the
+  // agent, for those whose peer vanished).
+  struct UcxOwned {
+    virtual ~UcxOwned() = default;
+  };
+  // A message UCX sends for the agent: its header (and owned payload) live until it completes.
+  struct Outgoing : UcxOwned {
+    Outgoing(Agent* a) : agent(a) {}
+    Agent* agent;
+    std::vector<unsigned char> header, payload;
+    uint32_t region = 0;  // a region the payload points into (kept registered until done)
+  };
+  // A rendezvous receive UCX runs for the agent.
+  struct Incoming : UcxOwned {
+    explicit Incoming(Agent* a) : agent(a) {}
+    Agent* agent;
+    bool to_owner = true;  // a WRITE block into this agent's region; else a READ block of a request
+    uint64_t session = 0, request = 0;
+    uint32_t post = 0, index = 0, region = 0;
+  };
+  struct Verdict {
+    int status = WEFT_KV_SUCCESS;
+    uint64_t session = 0;
+    std::string reason;
+    bool answered = false;
+  };
+
   Agent() = default;
   int init(const char* name);
   void progress_thread_main();
@@ -133,14 +197,58 @@ class Agent {
   // has exited. Checks the process at most every 100 ms.
   bool peer_gone(Peer& p);
   void mark_failed(Peer& p, const char* why);
-  void close_endpoint(Peer& p);
+  void close_endpoint(void** ep, bool force);
+  // An endpoint to a peer's worker; its errors go to on_session_error (session) or
+  // on_endpoint_error with error_arg. *rc is the UCX status on failure.
+  void* connect(const std::vector<unsigned char>& address, bool same_host, void* error_arg, bool session, int* rc);
   // Requests released while UCX still held them, freed once it lets go.
   void reap();
+  // Sends an active message; the header and payload are kept until UCX is done with them.
+  int send(void* ep, unsigned id, std::unique_ptr<Outgoing> out, const void* data, size_t length, bool eager);
+  // One rendezvous transfer of an importer's into or out of a region has ended.
+  void release_region(uint32_t id);
   static void on_endpoint_error(void* arg, void* ep, int status);
-  static int on_notification(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                             const void* param);
+  static void on_session_error(void* arg, void* ep, int status);
+
+  // The owner's side (kv_owner.cpp).
+  static int on_hello(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                      const void* param);
+  static int on_write(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                      const void* param);
+  static int on_read(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                     const void* param);
+  static int on_notify(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                       const void* param);
+  static int on_bye(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                    const void* param);
+  void answer_hello(const wire::Hello& h, const std::vector<unsigned char>& payload);
+  int check_block(const Session& s, uint32_t region, uint64_t offset, uint64_t length, std::string* why) const;
+  void account_write(uint64_t session, uint64_t request, uint32_t post, int status, const std::string& reason);
+  void serve_read(uint64_t session, const wire::Transfer& t, const std::vector<unsigned char>& blocks);
+  void send_done(Session& s, uint64_t request, uint32_t post, int status, uint32_t blocks, const std::string& reason);
+  // Posts a rendezvous receive of desc into dst; received() runs when the bytes are in.
+  void receive(Incoming* in, void* desc, void* dst, size_t length);
+  void received(const Incoming& in, int status);
+  // Closes a session's endpoint without waiting; the session lives until the close completes
+  // (UCX may still call its error handler).
+  void close_later(std::unique_ptr<Session> s);
+  void finish_closing(bool wait);
+  void watch_sessions();
+  void drop_session(uint64_t id, const char* why);
+  Session* find_session(uint64_t id);
+
+  // The importer's side (kv_request.cpp).
+  static int on_verdict(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                        const void* param);
+  static int on_done(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                     const void* param);
+  static int on_read_data(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                          const void* param);
+  Request* find_request(uint64_t id);
 
   std::string name_;
+  Instance instance_{};
+  SecretKey key_{};
   void* context_ = nullptr;  // ucp_context_h
   void* worker_ = nullptr;   // ucp_worker_h
   std::vector<unsigned char> address_;
@@ -148,20 +256,34 @@ class Agent {
   uint32_t next_region_ = 1;
   std::map<uint32_t, std::unique_ptr<Peer>> peers_;
   uint32_t next_peer_ = 1;
+  std::map<uint64_t, std::unique_ptr<Session>> sessions_;
+  struct Closing {
+    void* request;  // ucs_status_ptr_t of ucp_ep_close_nbx
+    std::unique_ptr<Session> session;
+  };
+  std::vector<Closing> closing_;
+  std::map<uint64_t, Verdict> verdicts_;  // this agent's imports waiting for an answer, by token
   std::deque<Notification> notifications_;
   std::deque<Request*> notify_queue_;  // posted WRITEs with a notification, in posting order
   std::vector<std::unique_ptr<Request>> requests_;
+  std::deque<std::function<void()>> deferred_;  // work queued by callbacks, run after progress
+  std::unordered_set<UcxOwned*> ucx_owned_;     // Outgoing and Incoming records UCX still holds
+  std::unordered_map<uint64_t, Request*> request_ids_;
+  bool unchecked_prepare_ = false;               // WEFT_KV_UNCHECKED_PREPARE (tests of the owner)
+  double next_session_watch_ = 0;
   std::string host_;
   uint64_t start_time_ = 0;
   std::recursive_mutex mu_;
   std::thread progress_thread_;
   std::atomic<bool> stop_{false};
   int efd_ = -1;  // the worker's event descriptor, for the progress thread
-  CmaEngine cma_;  // last: its thread finishes queued copies before anything else goes
 };
 
 // The start time of a process (clock ticks since boot), 0 when it cannot be read; with the
 // pid it names one process even after the pid is reused.
 uint64_t process_start_time(int pid);
+// Whether the process (pid, start time) still runs on this host.
+bool process_alive(uint32_t pid, uint64_t start_time);
+double now_seconds();
 
 }  // namespace weft::kv

@@ -1,6 +1,11 @@
 // Encoding and validating decoding of KV agent blobs (kv_blob.h).
 #include "kv_blob.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +22,12 @@ uint64_t fnv1a(const unsigned char* p, size_t n) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+// HMAC-SHA-256 of [p, p + n) under key.
+bool seal(const unsigned char* p, size_t n, const SecretKey& key, unsigned char out[kMacBytes]) {
+  unsigned int len = 0;
+  return HMAC(EVP_sha256(), key.data(), int(key.size()), p, n, out, &len) != nullptr && len == kMacBytes;
 }
 
 class Writer {
@@ -91,8 +102,11 @@ class Reader {
   bool ok_ = true;
 };
 
-// Fixed bytes of one region record, without its key and descriptor.
-constexpr size_t kRegionFixedBytes = 4 + 1 + 3 + 8 + 8 + 4 + 4;
+// Fixed bytes of one region record, without its descriptor.
+constexpr size_t kRegionFixedBytes = 4 + 1 + 3 + 8 + 8 + 4;
+constexpr size_t kHeaderBytes = sizeof kMagic + 4 + 4;
+constexpr size_t kChecksumBytes = 8;
+constexpr size_t kTrailerBytes = kMacBytes + kChecksumBytes;
 
 bool fail(std::string* why, std::string msg) {
   *why = std::move(msg);
@@ -101,11 +115,12 @@ bool fail(std::string* why, std::string msg) {
 
 }  // namespace
 
-std::vector<unsigned char> encode_blob(const AgentInfo& info) {
+std::vector<unsigned char> encode_blob(const AgentInfo& info, const SecretKey& key) {
   Writer w;
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kBlobVersion);
   w.u32(0);  // total length, filled in below
+  w.bytes(info.instance.data(), info.instance.size());
   w.text(info.name);
   w.text(info.host);
   w.u32(info.pid);
@@ -120,22 +135,33 @@ std::vector<unsigned char> encode_blob(const AgentInfo& info) {
     w.u8(0);
     w.u64(r.base);
     w.u64(r.length);
-    w.blob(r.rkey);
     w.blob(r.ipc);
   }
   std::vector<unsigned char>& out = w.out();
-  const uint32_t total = uint32_t(out.size() + 8);
+  const uint32_t total = uint32_t(out.size() + kMacBytes + kChecksumBytes);
   for (int i = 0; i < 4; ++i) out[12 + size_t(i)] = uint8_t(total >> (8 * i));
-  const uint64_t sum = fnv1a(out.data(), out.size());
-  w.u64(sum);
+  unsigned char mac[kMacBytes] = {};
+  if (!seal(out.data(), out.size(), key, mac)) return {};
+  w.bytes(mac, sizeof mac);
+  w.u64(fnv1a(out.data(), out.size()));
   return std::move(out);
 }
+
+bool blob_sealed_by(const void* blob, size_t length, const SecretKey& key) {
+  if (blob == nullptr || length < kHeaderBytes + kTrailerBytes) return false;
+  const auto* p = static_cast<const unsigned char*>(blob);
+  const size_t sealed = length - kTrailerBytes;
+  unsigned char mac[kMacBytes];
+  return seal(p, sealed, key, mac) && CRYPTO_memcmp(mac, p + sealed, kMacBytes) == 0;
+}
+
+bool random_bytes(void* out, size_t n) { return RAND_bytes(static_cast<unsigned char*>(out), int(n)) == 1; }
 
 bool decode_blob(const void* blob, size_t length, AgentInfo* out, std::string* why) {
   if (blob == nullptr) return fail(why, "the blob is null");
   const auto* p = static_cast<const unsigned char*>(blob);
-  constexpr size_t kHeader = sizeof kMagic + 4 + 4;
-  if (length < kHeader + 8) return fail(why, "the blob is truncated: " + std::to_string(length) + " bytes");
+  if (length < kHeaderBytes + kTrailerBytes) return fail(why, "the blob is truncated: " + std::to_string(length) + " bytes");
+  if (length > kMaxBlobBytes) return fail(why, "the blob has " + std::to_string(length) + " bytes, more than any agent exports");
   if (std::memcmp(p, kMagic, sizeof kMagic) != 0) return fail(why, "not a weft KV agent blob (bad magic)");
   Reader head(p + sizeof kMagic, 8);
   const uint32_t version = head.u32();
@@ -146,11 +172,12 @@ bool decode_blob(const void* blob, size_t length, AgentInfo* out, std::string* w
   if (total != length)
     return fail(why, "the blob says it has " + std::to_string(total) + " bytes but " + std::to_string(length) +
                          " were given (truncated or padded)");
-  Reader tail(p + length - 8, 8);
-  if (tail.u64() != fnv1a(p, length - 8)) return fail(why, "the blob's checksum does not match (corrupt)");
+  Reader tail(p + length - kChecksumBytes, kChecksumBytes);
+  if (tail.u64() != fnv1a(p, length - kChecksumBytes)) return fail(why, "the blob's checksum does not match (corrupt)");
 
-  Reader r(p + kHeader, length - kHeader - 8);
+  Reader r(p + kHeaderBytes, length - kHeaderBytes - kTrailerBytes);
   AgentInfo info;
+  if (!r.take(info.instance.data(), info.instance.size())) return fail(why, "the blob is truncated");
   if (!r.text(&info.name, kMaxNameBytes) || info.name.empty()) return fail(why, "the blob's agent name is invalid");
   if (!r.text(&info.host, kMaxNameBytes)) return fail(why, "the blob's host name is invalid");
   info.pid = r.u32();
@@ -168,15 +195,15 @@ bool decode_blob(const void* blob, size_t length, AgentInfo* out, std::string* w
     const uint8_t pad[3] = {r.u8(), r.u8(), r.u8()};
     g.base = r.u64();
     g.length = r.u64();
-    if (!r.blob(&g.rkey, kMaxKeyBytes) || !r.blob(&g.ipc, kIpcDescriptorBytes))
+    if (!r.blob(&g.ipc, kIpcDescriptorBytes))
       return fail(why, "region record " + std::to_string(i) + " is truncated");
     if (kind > uint8_t(RegionKind::device) || (pad[0] | pad[1] | pad[2]) != 0)
       return fail(why, "region record " + std::to_string(i) + " has an unknown kind");
     g.kind = RegionKind(kind);
     if (g.length == 0 || g.base + g.length < g.base)
       return fail(why, "region " + std::to_string(g.id) + " has an invalid extent");
-    if (g.kind == RegionKind::host ? g.rkey.empty() : g.ipc.size() != kIpcDescriptorBytes)
-      return fail(why, "region " + std::to_string(g.id) + " has no access key");
+    if (g.kind == RegionKind::host ? !g.ipc.empty() : g.ipc.size() != kIpcDescriptorBytes)
+      return fail(why, "region " + std::to_string(g.id) + " has a descriptor that does not fit its kind");
   }
   if (!r.ok()) return fail(why, "the blob is truncated");
   if (r.left() != 0) return fail(why, "the blob has " + std::to_string(r.left()) + " trailing bytes");

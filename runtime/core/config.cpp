@@ -148,9 +148,12 @@ constexpr ConfigVar kVars[] = {
      "windows in host memory reached from other nodes the way device windows are: puts and gets "
      "as requests the target applies when it progresses (for testing that path without a GPU)",
      nullptr},
-    {"WEFT_KV_CMA", ConfigType::boolean, "1",
-     "KV transfers between host regions of agents on one host by cross-memory attach; 0 sends "
-     "them through UCX", nullptr},
+    {"WEFT_KV_IMPORT_TIMEOUT", ConfigType::integer, "10000",
+     "milliseconds weft_kv_import waits for the owner of a blob to vouch for it (its seal and "
+     "regions) before it gives up with WEFT_KV_ERR_PEER", nullptr},
+    {"WEFT_KV_UNCHECKED_PREPARE", ConfigType::boolean, "0",
+     "testing: weft_kv_prepare does not check remote blocks against the imported regions, so "
+     "that only the owner's checks stand between a request and the owner's memory", nullptr},
     {"WEFT_KV_PROGRESS_THREAD", ConfigType::boolean, "1",
      "each KV agent runs a progress thread; 0 leaves progress to weft_kv_progress and the "
      "agent's calls", nullptr},

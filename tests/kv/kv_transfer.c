@@ -7,7 +7,12 @@
  *             each one finds its own data in place
  *   errors    damaged blobs, blocks out of range, bad arguments
  *   peer_exit the decoder exits while the prefill keeps posting: WEFT_KV_ERR_PEER, no hang
- * Usage: kv_transfer [blocks|order|errors|peer_exit|all] [--device]
+ *   forged    the owner is the authority: blobs edited by someone without its key (a region
+ *             grown, a base moved, another process's pid) and a stale blob are refused with
+ *             WEFT_KV_ERR_BLOB; an importer that skips its own checks (WEFT_KV_UNCHECKED_PREPARE)
+ *             is refused block by block by the owner; neither the owner's unregistered memory
+ *             nor a bystander process's memory changes, and no unregistered byte is read
+ * Usage: kv_transfer [blocks|order|errors|peer_exit|forged|all] [--device]
  * --device puts both sides' regions in GPU memory (exit 77, a skip, without a GPU). */
 #include <errno.h>
 #include <signal.h>
@@ -508,12 +513,236 @@ static void peer_exit_prefill(int fd, pid_t child) {
   (void)child;
 }
 
+
+/* ---- forged ------------------------------------------------------------------------------- */
+
+/* Where a field of a version-2 blob starts (include/weft/kv.h, rma/kv/kv_blob.h). */
+typedef struct {
+  size_t pid, address, regions, region0_base, region0_length, checksum;
+} blob_layout_t;
+
+static uint16_t get_u16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get_u32(const unsigned char *p) { return (uint32_t)get_u16(p) | (uint32_t)get_u16(p + 2) << 16; }
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static blob_layout_t blob_layout(const unsigned char *b, size_t n) {
+  blob_layout_t l;
+  size_t at = 8 + 4 + 4 + 16;  /* magic, version, total, instance */
+  at += 2 + get_u16(b + at);   /* name */
+  at += 2 + get_u16(b + at);   /* host */
+  l.pid = at;
+  at += 4 + 8;                 /* pid, start time */
+  l.address = at;
+  at += 4 + get_u32(b + at);   /* worker address */
+  l.regions = at;
+  at += 4;
+  l.region0_base = at + 4 + 1 + 3;
+  l.region0_length = l.region0_base + 8;
+  l.checksum = n - 8;
+  return l;
+}
+
+/* What anyone can do to a blob: recompute its plain checksum (the seal before it stays). */
+static void fix_checksum(unsigned char *b, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i + 8 < n; ++i) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  put_u64(b + n - 8, h);
+}
+
+enum { kForgedRegion = 1 << 20, kSecretBytes = 1 << 20 };
+static unsigned char pattern_byte(size_t i, int salt) { return (unsigned char)(i * 17 + (i >> 9) + (unsigned)salt); }
+
+/* A process that only holds memory: after the test it checks that nobody wrote it. */
+static void bystander(int fd) {
+  unsigned char *mem = malloc(kForgedRegion + kSecretBytes);
+  for (size_t i = 0; i < (size_t)kForgedRegion + kSecretBytes; ++i) mem[i] = pattern_byte(i, 3);
+  send_u64(fd, (uint64_t)(uintptr_t)mem);
+  send_u64(fd, (uint64_t)getpid());
+  (void)recv_u64(fd);
+  for (size_t i = 0; i < (size_t)kForgedRegion + kSecretBytes; ++i)
+    CHECK(mem[i] == pattern_byte(i, 3), "the bystander's byte %zu changed", i);
+  send_u64(fd, 1);
+  _exit(0);
+}
+
+static void forged_decode(int fd) {
+  int rc;
+  weft_kv_agent_t agent;
+  KV_OK(weft_kv_agent_create("decode", &agent));
+  /* One allocation: the registered region, then memory the agent never registers. */
+  unsigned char *mem = malloc(kForgedRegion + kSecretBytes);
+  for (size_t i = 0; i < (size_t)kForgedRegion + kSecretBytes; ++i) mem[i] = pattern_byte(i, 0);
+  weft_kv_region_t id;
+  KV_OK(weft_kv_register(agent, mem, kForgedRegion, &id));
+  send_blob(fd, agent);
+  send_u64(fd, id);
+  send_u64(fd, (uint64_t)(uintptr_t)(mem + kForgedRegion));
+  /* After the forgeries: a second region, registered after the blob went out (not granted). */
+  (void)recv_u64(fd);
+  unsigned char *late = calloc(1, 4096);
+  weft_kv_region_t late_id;
+  KV_OK(weft_kv_register(agent, late, 4096, &late_id));
+  send_u64(fd, late_id);
+  /* The replay: the prefill keeps the first blob; a region is deregistered and registered anew. */
+  (void)recv_u64(fd);
+  KV_OK(weft_kv_deregister(agent, id));
+  KV_OK(weft_kv_register(agent, mem, kForgedRegion / 2, &id));
+  send_blob(fd, agent);
+  send_u64(fd, id);
+  /* The prefill's genuine WRITE of 4 KiB at offset 8 KiB of the new region, then it is done. */
+  (void)recv_u64(fd);
+  for (size_t i = 0; i < (size_t)kForgedRegion + kSecretBytes; ++i) {
+    const unsigned char want = i >= 8192 && i < 8192 + 4096 ? (unsigned char)(i ^ 0x5a) : pattern_byte(i, 0);
+    CHECK(mem[i] == want, "owner byte %zu is %u, expected %u (%s)", i, mem[i], want,
+          i >= kForgedRegion ? "unregistered memory" : "registered region");
+  }
+  for (size_t i = 0; i < 4096; ++i) CHECK(late[i] == 0, "the ungranted region's byte %zu changed", i);
+  send_u64(fd, 1);
+  KV_OK(weft_kv_agent_destroy(agent));
+  free(mem);
+  free(late);
+}
+
+static void expect_refused_import(weft_kv_agent_t a, const unsigned char *b, size_t n, const char *what) {
+  weft_kv_peer_t peer;
+  const int rc = weft_kv_import(a, b, n, &peer);
+  CHECK(rc == WEFT_KV_ERR_BLOB, "a %s was imported (%s)", what, weft_kv_status_string(rc));
+  printf("forged: %s refused: %s\n", what, weft_kv_last_error());
+}
+
+static void forged_prefill(int fd, int bystander_fd) {
+  int rc;
+  /* The importer skips its own checks, so that only the owner's stand between it and memory. */
+  setenv("WEFT_KV_UNCHECKED_PREPARE", "1", 1);
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  unsigned char *local = calloc(1, kForgedRegion * 2);
+  weft_kv_region_t local_id;
+  KV_OK(weft_kv_register(a, local, kForgedRegion * 2, &local_id));
+  size_t n;
+  unsigned char *good = recv_blob(fd, &n);
+  const weft_kv_region_t id = (weft_kv_region_t)recv_u64(fd);
+  const uint64_t secret = recv_u64(fd);
+  const uint64_t bystander_mem = recv_u64(bystander_fd);
+  const pid_t bystander_pid = (pid_t)recv_u64(bystander_fd);
+  const blob_layout_t l = blob_layout(good, n);
+  CHECK(get_u32(good + l.regions) == 1, "the owner exported %u regions", get_u32(good + l.regions));
+  unsigned char *b = malloc(n);
+
+  /* The region grown to cover the owner's unregistered memory. */
+  memcpy(b, good, n);
+  put_u64(b + l.region0_length, 2ull * kForgedRegion);
+  fix_checksum(b, n);
+  expect_refused_import(a, b, n, "blob with its region grown");
+  /* The region moved onto the unregistered memory. */
+  memcpy(b, good, n);
+  put_u64(b + l.region0_base, secret);
+  fix_checksum(b, n);
+  expect_refused_import(a, b, n, "blob with its region moved");
+  /* Another process's pid and memory (the bystander's). */
+  memcpy(b, good, n);
+  b[l.pid] = (unsigned char)bystander_pid;
+  b[l.pid + 1] = (unsigned char)(bystander_pid >> 8);
+  b[l.pid + 2] = (unsigned char)(bystander_pid >> 16);
+  b[l.pid + 3] = (unsigned char)(bystander_pid >> 24);
+  put_u64(b + l.region0_base, bystander_mem);
+  fix_checksum(b, n);
+  expect_refused_import(a, b, n, "blob naming another process");
+  /* A flipped seal byte, checksum recomputed. */
+  memcpy(b, good, n);
+  b[n - 9] ^= 1;
+  fix_checksum(b, n);
+  expect_refused_import(a, b, n, "blob with a flipped seal");
+
+  /* The genuine blob: imported; requests past the region or into other regions are refused by
+   * the owner, which writes and reads nothing for them. */
+  weft_kv_peer_t peer;
+  KV_OK(weft_kv_import(a, good, n, &peer));
+  send_u64(fd, 1);
+  const weft_kv_region_t late_id = (weft_kv_region_t)recv_u64(fd);
+  for (size_t i = 0; i < (size_t)kForgedRegion * 2; ++i) local[i] = (unsigned char)(0xee ^ i);
+  struct {
+    weft_kv_block_t block;
+    const char *what;
+  } bad[] = {
+      {{local_id, 0, id, kForgedRegion - 16, 4096}, "a block running past the region"},
+      {{local_id, 0, id, kForgedRegion, 4096}, "a block just past the region"},
+      {{local_id, 0, id, UINT64_MAX - 8, 4096}, "an offset that wraps"},
+      {{local_id, 0, id, 0, 2ull * kForgedRegion}, "a block longer than the region (rendezvous)"},
+      {{local_id, 0, late_id, 0, 64}, "a region registered after the blob"},
+      {{local_id, 0, 77, 0, 64}, "a region that does not exist"},
+  };
+  for (int op = 0; op < 2; ++op)
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+      weft_kv_request_t req;
+      KV_OK(weft_kv_prepare(a, op ? WEFT_KV_READ : WEFT_KV_WRITE, peer, &bad[k].block, 1, NULL, 0, &req));
+      KV_OK(weft_kv_post(req));
+      rc = weft_kv_wait(req, 30000);
+      CHECK(rc == WEFT_KV_ERR_RANGE, "%s %s: %s", op ? "READ of" : "WRITE of", bad[k].what, weft_kv_status_string(rc));
+      printf("forged: %s %s refused by the owner: %s\n", op ? "READ of" : "WRITE of", bad[k].what, weft_kv_last_error());
+      KV_OK(weft_kv_release(req));
+    }
+  /* No READ brought anything back: the local buffer is as it was. */
+  for (size_t i = 0; i < (size_t)kForgedRegion * 2; ++i)
+    CHECK(local[i] == (unsigned char)(0xee ^ i), "local byte %zu changed by a refused READ", i);
+
+  /* The replay: the owner deregisters the region; the blob that named it is stale. */
+  send_u64(fd, 2);
+  size_t n2;
+  unsigned char *fresh = recv_blob(fd, &n2);
+  const weft_kv_region_t new_id = (weft_kv_region_t)recv_u64(fd);
+  expect_refused_import(a, good, n, "stale blob (its region was deregistered)");
+  weft_kv_request_t req;
+  weft_kv_block_t old = {local_id, 0, id, 0, 64};
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, &old, 1, NULL, 0, &req));
+  KV_OK(weft_kv_post(req));
+  rc = weft_kv_wait(req, 30000);
+  CHECK(rc == WEFT_KV_ERR_RANGE, "a WRITE to the deregistered region: %s", weft_kv_status_string(rc));
+  KV_OK(weft_kv_release(req));
+  /* The fresh blob works: 4 KiB at offset 8 KiB. */
+  weft_kv_peer_t peer2;
+  KV_OK(weft_kv_import(a, fresh, n2, &peer2));
+  for (size_t i = 0; i < 4096; ++i) local[i] = (unsigned char)((8192 + i) ^ 0x5a);
+  weft_kv_block_t ok = {local_id, 0, new_id, 8192, 4096};
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer2, &ok, 1, NULL, 0, &req));
+  KV_OK(weft_kv_post(req));
+  KV_OK(weft_kv_wait(req, 30000));
+  KV_OK(weft_kv_release(req));
+  send_u64(fd, 3);
+  CHECK(recv_u64(fd) == 1, "the owner's memory check");
+  send_u64(bystander_fd, 1);
+  CHECK(recv_u64(bystander_fd) == 1, "the bystander's memory check");
+  printf("forged: the owner's unregistered memory, its ungranted region and the bystander's memory are untouched\n");
+  KV_OK(weft_kv_agent_destroy(a));
+  free(b);
+  free(good);
+  free(fresh);
+  free(local);
+}
+
 /* ---- driver ------------------------------------------------------------------------------- */
 
 static int run(const char *name) {
-  int sv[2];
+  int sv[2], bv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, bv) == 0, "socketpair");
   fflush(stdout);
+  pid_t watcher = -1;
+  if (!strcmp(name, "forged")) {
+    watcher = fork();
+    CHECK(watcher >= 0, "fork");
+    if (watcher == 0) {
+      role = "bystander";
+      close(bv[0]);
+      bystander(bv[1]);
+    }
+  }
+  close(bv[1]);
   pid_t child = fork();
   CHECK(child >= 0, "fork");
   if (child == 0) {
@@ -523,6 +752,7 @@ static int run(const char *name) {
     if (!strcmp(name, "order")) order_decode(sv[1]);
     if (!strcmp(name, "errors")) errors_decode(sv[1]);
     if (!strcmp(name, "peer_exit")) peer_exit_decode(sv[1]);
+    if (!strcmp(name, "forged")) forged_decode(sv[1]);
     _exit(0);
   }
   /* The prefill runs in a child too: CUDA used by this process would not work in the next
@@ -536,6 +766,7 @@ static int run(const char *name) {
     if (!strcmp(name, "order")) order_prefill(sv[0]);
     if (!strcmp(name, "errors")) errors_prefill(sv[0]);
     if (!strcmp(name, "peer_exit")) peer_exit_prefill(sv[0], child);
+    if (!strcmp(name, "forged")) forged_prefill(sv[0], bv[0]);
     fflush(stdout);
     _exit(0);
   }
@@ -545,6 +776,11 @@ static int run(const char *name) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the prefill failed (status %d)", status);
   CHECK(waitpid(child, &status, 0) == child, "waitpid");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the decoder failed (status %d)", status);
+  if (watcher > 0) {
+    CHECK(waitpid(watcher, &status, 0) == watcher, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the bystander failed (status %d)", status);
+  }
+  close(bv[0]);
   return 0;
 }
 
@@ -576,9 +812,9 @@ int main(int argc, char **argv) {
     return 77;
 #endif
   }
-  const char *names[] = {"errors", "blocks", "order", "peer_exit"};
+  const char *names[] = {"errors", "blocks", "order", "peer_exit", "forged"};
   int ran = 0;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     if (strcmp(which, "all") && strcmp(which, names[i])) continue;
     run(names[i]);
     ++ran;
