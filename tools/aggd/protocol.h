@@ -7,20 +7,23 @@
 // Version 2 adds authentication. Keys (tools/aggd/auth.h):
 //   daemon key K_d: 32 random bytes in the daemon's key file (created 0600 if absent);
 //   job key K_j = HMAC-SHA-256(K_d, "weft-aggd job key v2" || 0x00 || job id), which the daemon
-//   derives from the job id a HELLO names. A client holds K_d (and derives K_j) or only K_j
-//   (a job key file a launcher made with `weft-aggd --print-job-key`).
+//   derives from the job id a HELLO names (job_id up to its first NUL). A client holds K_d
+//   (and derives K_j) or only K_j (a job key file a launcher made with
+//   `weft-aggd --print-job-key`).
 // A session:
 //   on accept, daemon CHALLENGE (a fresh random nonce); nothing else is sent before it
 //   client HELLO: group identity, a nonce of its own, and
-//     mac = HMAC-SHA-256(K_j, "weft-aggd hello v2" || daemon nonce || client nonce ||
+//     mac = HMAC-SHA-256(K_j, "weft-aggd hello v2" || 0x00 || daemon nonce || client nonce ||
 //                             job_id[64] || comm_key || leader_index || leader_count)
-//     (the integers as their little-endian bytes, as in the payload). A wrong MAC, or any frame
-//     but a HELLO before it, gets ERROR and a close, and touches no group. The first
+//     (the integers as their little-endian bytes, as in the payload). The daemon's nonce makes
+//     every HELLO good for one connection only: a HELLO seen on the wire cannot be replayed.
+//     A wrong MAC, or any frame but a HELLO before it, gets ERROR and a close, and touches no
+//     group. The first
 //     authenticated HELLO of a (job id, comm_key) creates the group and fixes leader_count;
 //     a HELLO for a slot already held, with another leader_count, or for a complete group is
 //     refused the same way, leaving the group and its holders as they are.
 //   daemon WELCOME (once every leader of the group has said HELLO), with
-//     mac = HMAC-SHA-256(K_j, "weft-aggd welcome v2" || client nonce || daemon nonce ||
+//     mac = HMAC-SHA-256(K_j, "weft-aggd welcome v2" || 0x00 || client nonce || daemon nonce ||
 //                             the HELLO's group fields || the WELCOME's fields before mac),
 //     which the client checks: the daemon proves it holds the key too.
 //   per operation, in the same order at every leader (seq 0, 1, 2, ...):
