@@ -22,7 +22,7 @@ mkdir -p "$out"
 : > "$out/stderr.log"
 dir=$(mktemp -d /tmp/weft_compare_offload.XXXXXX)
 # shellcheck disable=SC2086
-"$build/bin/weft-aggd" --listen "unix:$dir/aggd.sock" ${AGGD_ARGS:-} 2> "$out/daemon.log" &
+"$build/bin/weft-aggd" --listen "unix:$dir/aggd.sock" --key-file "$dir/aggd.key" ${AGGD_ARGS:-} 2> "$out/daemon.log" &
 daemon=$!
 trap 'kill $daemon 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 100); do grep -q listening "$out/daemon.log" && break; sleep 0.1; done
@@ -32,7 +32,7 @@ for pass in $(seq 1 "$passes"); do
     env=()
     case $variant in
       offload) env=(WEFT_OFFLOAD=require WEFT_OFFLOAD_PLUGIN="$build/lib/libweft-offload-aggd.so"
-                    WEFT_AGGD_ADDRESS="unix:$dir/aggd.sock") ;;
+                    WEFT_AGGD_ADDRESS="unix:$dir/aggd.sock" WEFT_AGGD_KEY_FILE="$dir/aggd.key") ;;
       host) env=(WEFT_OFFLOAD=off) ;;
       hier) env=(WEFT_OFFLOAD=off WEFT_COLL_TUNE=allreduce:@hier) ;;
     esac

@@ -133,6 +133,11 @@ constexpr ConfigVar kVars[] = {
      "offload cost model: microseconds per fragment of the service's reduction unit", nullptr},
     {"WEFT_AGGD_ADDRESS", ConfigType::string, "",
      "libweft-offload-aggd.so: where weft-aggd listens (unix:/path or tcp:host:port)", nullptr},
+    {"WEFT_AGGD_KEY_FILE", ConfigType::string, "",
+     "libweft-offload-aggd.so: the key that admits this job to weft-aggd's groups: the daemon's "
+     "key file (the job key is derived from it and the job id) or a job key file made by "
+     "weft-aggd --print-job-key (its job name is the job id sent); must be private to the user "
+     "(mode 0600); empty: $HOME/.weft/aggd.key", nullptr},
     {"WEFT_AGGD_TIMEOUT_MS", ConfigType::integer, "10000",
      "libweft-offload-aggd.so: an offloaded operation with no progress for this long fails", nullptr},
     {"WEFT_RMA_SEGMENT", ConfigType::boolean, "1",

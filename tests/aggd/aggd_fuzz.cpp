@@ -1,6 +1,6 @@
 // aggd.fuzz: weft-aggd against malformed input. Each case opens a raw connection, sends bad
-// frames (or a valid prefix then a violation) and checks that the daemon answers with an ERROR
-// frame and closes; thousands of random frames follow. Afterwards the daemon must still be
+// frames (or a valid prefix, authenticated, then a violation) and checks that the daemon
+// answers with an ERROR frame and closes; thousands of random frames follow. Afterwards the daemon must still be
 // alive, serve a healthy two-leader group correctly, and exit 0 on SIGTERM with a stats line
 // that counts the refused connections.
 // Usage: weft_aggd_fuzz <path of weft-aggd>
@@ -20,6 +20,8 @@ constexpr uint64_t kMaxBytes = 1 << 20;
 
 std::string g_socket;
 pid_t g_daemon = -1;
+Key g_job_key;  // the key of job "fuzz" (and "rand"): derived from the daemon's key file
+Key g_rand_key;
 int g_cases = 0;
 uint64_t g_key = 1;  // a fresh comm_key per case: cases never share groups
 
@@ -93,12 +95,15 @@ std::vector<uint8_t> frag(uint64_t seq, uint32_t fragment, uint32_t offset, uint
   return make_frame(FrameType::frag, &fp, sizeof fp, data.data(), n);
 }
 
-// A connection of a group of `count` leaders that has said HELLO (and read WELCOME if count 1).
-int joined(uint64_t key, uint32_t index, uint32_t count) {
+// An authenticated HELLO on a new connection (its CHALLENGE read).
+int said_hello(const HelloPayload& h) {
   const int fd = open_conn();
-  CHECK(send_all(fd, make_frame(FrameType::hello, hello("fuzz", key, index, count))), "sending HELLO");
+  CHECK(send_all(fd, answer_challenge(fd, g_job_key, h)), "sending HELLO");
   return fd;
 }
+
+// A connection of a group of `count` leaders that has said HELLO (not yet read WELCOME).
+int joined(uint64_t key, uint32_t index, uint32_t count) { return said_hello(hello("fuzz", key, index, count)); }
 
 void read_welcome(int fd, const char* name) {
   RawFrame f;
@@ -128,10 +133,12 @@ void framing_cases() {
   case_bytes("oversized HELLO length", with_header(kMagic, kVersion, uint16_t(FrameType::hello), 0xFFFFFFF0u));
   case_bytes("FRAG one byte above the fragment size",
              with_header(kMagic, kVersion, uint16_t(FrameType::frag), sizeof(FragPayload) + kFragment + 1));
-  case_bytes("HELLO of 79 bytes", with_header(kMagic, kVersion, uint16_t(FrameType::hello), 79, std::vector<uint8_t>(79)));
-  case_bytes("HELLO of 81 bytes", with_header(kMagic, kVersion, uint16_t(FrameType::hello), 81, std::vector<uint8_t>(81)));
+  case_bytes("HELLO of 143 bytes", with_header(kMagic, kVersion, uint16_t(FrameType::hello), 143, std::vector<uint8_t>(143)));
+  case_bytes("HELLO of 145 bytes", with_header(kMagic, kVersion, uint16_t(FrameType::hello), 145, std::vector<uint8_t>(145)));
+  case_bytes("version 1 HELLO", with_header(kMagic, 1, uint16_t(FrameType::hello), 80, std::vector<uint8_t>(80)));
   case_bytes("BEGIN of 72 bytes", with_header(kMagic, kVersion, uint16_t(FrameType::begin), 72, std::vector<uint8_t>(72)));
   case_bytes("FRAG shorter than its header", with_header(kMagic, kVersion, uint16_t(FrameType::frag), 8, std::vector<uint8_t>(8)));
+  case_bytes("CHALLENGE from a client", make_frame(FrameType::challenge, ChallengePayload{}));
   {
     FragPayload fp{0, 0, 0, 16, 0};  // announces 16 bytes, carries 8
     case_bytes("FRAG bytes field disagrees with length", make_frame(FrameType::frag, &fp, sizeof fp, "12345678", 8));
@@ -148,28 +155,49 @@ void framing_cases() {
     case_bytes("RESULT from a client", r);
   }
   case_bytes("ERROR from a client", make_frame(FrameType::error, ErrorPayload{}));
+  // The same length checks once authenticated (before it, only a HELLO passes at all).
+  auto member_case = [](const char* name, const std::vector<uint8_t>& bytes) {
+    const int fd = said_hello(hello("fuzz", g_key++, 0, 1));
+    read_welcome(fd, name);
+    send_all(fd, bytes);
+    expect_error(name, fd);
+  };
+  member_case("member: oversized FRAG length", with_header(kMagic, kVersion, uint16_t(FrameType::frag), 0xFFFFFFF0u));
+  member_case("member: FRAG one byte above the fragment size",
+              with_header(kMagic, kVersion, uint16_t(FrameType::frag), sizeof(FragPayload) + kFragment + 1));
+  member_case("member: BEGIN of 72 bytes",
+              with_header(kMagic, kVersion, uint16_t(FrameType::begin), 72, std::vector<uint8_t>(72)));
+  member_case("member: FRAG shorter than its header",
+              with_header(kMagic, kVersion, uint16_t(FrameType::frag), 8, std::vector<uint8_t>(8)));
+  member_case("member: HELLO again", make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 1)));
 }
 
 void hello_cases() {
   case_bytes("FRAG before HELLO", frag(0, 0, 0, 8));
   case_bytes("BEGIN before HELLO", make_frame(FrameType::begin, begin(0, WEFT_OFFLOAD_ALLREDUCE, 0, 0, 8)));
-  case_bytes("HELLO index = count", make_frame(FrameType::hello, hello("fuzz", g_key++, 3, 3)));
-  case_bytes("HELLO index > count", make_frame(FrameType::hello, hello("fuzz", g_key++, 70000, 2)));
-  case_bytes("HELLO count 0", make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 0)));
-  case_bytes("HELLO count 65537", make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 65537)));
+  case_bytes("HELLO without a MAC", make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 1)));
+  expect_error("HELLO index = count", said_hello(hello("fuzz", g_key++, 3, 3)));
+  expect_error("HELLO index > count", said_hello(hello("fuzz", g_key++, 70000, 2)));
+  expect_error("HELLO count 0", said_hello(hello("fuzz", g_key++, 0, 0)));
+  expect_error("HELLO count 65537", said_hello(hello("fuzz", g_key++, 0, 65537)));
   {
-    const auto h = make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 2));
-    case_bytes("HELLO twice on one connection", h + h);
+    const int fd = said_hello(hello("fuzz", g_key++, 0, 2));
+    send_all(fd, make_frame(FrameType::hello, hello("fuzz", g_key++, 1, 2)));
+    expect_error("HELLO twice on one connection", fd, 0);
   }
   {
-    const auto h = make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 1));
-    case_bytes("HELLO twice after WELCOME", h + h);
+    const int fd = said_hello(hello("fuzz", g_key++, 0, 1));
+    read_welcome(fd, "a one-leader group");
+    send_all(fd, make_frame(FrameType::hello, hello("fuzz", g_key++, 0, 1)));
+    expect_error("HELLO twice after WELCOME", fd);
   }
-  {  // A HELLO without NUL in job_id is accepted (64 bytes); its group then works.
+  {  // A HELLO without NUL in job_id is accepted (64 bytes, the job key derived from all of
+     // them); its group then works.
     HelloPayload h = hello("", g_key++, 0, 1);
     memset(h.job_id, 'j', sizeof h.job_id);
     const int fd = open_conn();
-    CHECK(send_all(fd, make_frame(FrameType::hello, h)), "sending HELLO");
+    CHECK(send_all(fd, answer_challenge(fd, job_key(read_key(g_socket + ".key"), std::string(64, 'j')), h)),
+          "sending HELLO");
     read_welcome(fd, "64-byte job id");
     close(fd);
   }
@@ -401,6 +429,8 @@ void random_cases(int count) {
     }
     out->insert(out->end(), payload.begin(), payload.end());
   };
+  // Stands for a HELLO, made and signed once the connection's CHALLENGE is known.
+  const std::vector<uint8_t> kSignedHello = make_frame(FrameType::hello, hello("placeholder", 0, 0, 1));
   int closed_with_error = 0;
   for (int i = 0; i < count; ++i) {
     std::vector<uint8_t> bytes;
@@ -413,12 +443,12 @@ void random_cases(int count) {
         random_header(&bytes);
         break;
       case 2: {  // a valid HELLO of a one-leader group, then random frames
-        bytes = make_frame(FrameType::hello, hello("rand", g_key++, 0, 1));
+        bytes = kSignedHello;
         for (uint64_t k = 1 + pick(4); k > 0; --k) random_header(&bytes);
         break;
       }
       default: {  // HELLO and a valid BEGIN, then fragments that are mostly right
-        bytes = make_frame(FrameType::hello, hello("rand", g_key++, 0, 1));
+        bytes = kSignedHello;
         const uint64_t total = 4 * pick(3 * kFragment / 4);
         bytes = bytes + make_frame(FrameType::begin, begin(0, WEFT_OFFLOAD_ALLREDUCE, WEFT_OFFLOAD_INT32,
                                                            uint32_t(pick(7)), total));
@@ -431,6 +461,11 @@ void random_cases(int count) {
     }
     if (pick(2) == 0 && !bytes.empty()) bytes.resize(pick(bytes.size()));
     const int fd = open_conn();
+    if (bytes.size() >= kSignedHello.size() && std::equal(kSignedHello.begin(), kSignedHello.end(), bytes.begin())) {
+      // The HELLO placeholder becomes one that answers this connection's CHALLENGE.
+      const auto signed_hello = answer_challenge(fd, g_rand_key, hello("rand", g_key++, 0, 1));
+      std::copy(signed_hello.begin(), signed_hello.end(), bytes.begin());
+    }
     send_all(fd, bytes, 2);
     shutdown(fd, SHUT_WR);
     std::vector<uint8_t> reply;
@@ -441,8 +476,8 @@ void random_cases(int count) {
     std::string why;
     CHECK(split_frames(reply, &frames, &why), "random case %d: the daemon sent %s", i, why.c_str());
     for (const RawFrame& f : frames) {
-      CHECK(f.type == uint16_t(FrameType::welcome) || f.type == uint16_t(FrameType::result) ||
-                f.type == uint16_t(FrameType::error),
+      CHECK(f.type == uint16_t(FrameType::challenge) || f.type == uint16_t(FrameType::welcome) ||
+                f.type == uint16_t(FrameType::result) || f.type == uint16_t(FrameType::error),
             "random case %d: the daemon sent frame type %u", i, f.type);
       if (f.type == uint16_t(FrameType::error)) ++closed_with_error;
     }
@@ -543,9 +578,12 @@ int main(int argc, char** argv) {
   make_stale_socket(g_socket);
   std::string line;
   g_daemon = start_daemon(argv[1],
-                          {"--listen", "unix:" + g_socket, "--fragment-bytes", std::to_string(kFragment), "--window",
-                           std::to_string(kWindow), "--max-bytes", std::to_string(kMaxBytes)},
+                          {"--listen", "unix:" + g_socket, "--key-file", g_socket + ".key", "--fragment-bytes",
+                           std::to_string(kFragment), "--window", std::to_string(kWindow), "--max-bytes",
+                           std::to_string(kMaxBytes)},
                           dir + "/daemon.log", &line);
+  g_job_key = job_key(read_key(g_socket + ".key"), "fuzz");
+  g_rand_key = job_key(read_key(g_socket + ".key"), "rand");
   CHECK(line.find("fragments of 4096 bytes, window 4: 16384-byte reduction buffer") != std::string::npos,
         "unexpected listening line: %s", line.c_str());
 

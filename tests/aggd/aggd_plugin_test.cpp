@@ -5,7 +5,9 @@
 // allgather (unequal contributions, one of 0 bytes), barrier (nobody leaves before the last
 // leader has posted it),
 // argument errors; with 1, 3 and 5 leaders. Then two groups interleaved in the same processes,
-// 64 connections at once, a TCP daemon, timeouts, setup errors, and the daemon killed with
+// 64 connections at once, a TCP daemon, timeouts, setup errors (the key file too: missing,
+// open to others, a job key for another job), a fake daemon that misbehaves (a WELCOME that
+// does not prove the key among its cases), and the daemon killed with
 // SIGKILL in the middle of an allreduce: every leader must get ERR_NETWORK (no hang: the
 // parent gives up after 20 s).
 // Children report through their exit status. Usage: weft_aggd_plugin_test <weft-aggd> <plugin .so>
@@ -29,6 +31,8 @@ constexpr uint32_t kFragment = 4096;
 constexpr uint32_t kWindow = 4;
 
 std::string g_daemon_exe, g_plugin_path;
+std::string g_key_path;  // the daemon's key file, which the leaders are given
+const char* const kJob = "aggd-plugin-test";  // the job id weft would pass (node_info)
 // Shared by every forked leader (mapped before the first fork): set by the last leader just
 // before it posts the barrier the others are waiting in.
 std::atomic<uint32_t>* g_last_leader_posted = nullptr;
@@ -67,8 +71,7 @@ const weft_offload_plugin* load_table() {
 }
 
 weft_offload_node_info node_info(int index, int count) {
-  return {sizeof(weft_offload_node_info), "aggd-plugin-test", index, count, uint32_t(index), uint32_t(count),
-          "localhost"};
+  return {sizeof(weft_offload_node_info), kJob, index, count, uint32_t(index), uint32_t(count), "localhost"};
 }
 
 Plugin open_plugin(int index, int count) {
@@ -454,6 +457,15 @@ void run_leaders(const char* what, int count, const std::function<void(int)>& fn
 void set_env(const std::string& address, int timeout_ms) {
   setenv("WEFT_AGGD_ADDRESS", address.c_str(), 1);
   setenv("WEFT_AGGD_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
+  setenv("WEFT_AGGD_KEY_FILE", g_key_path.c_str(), 1);
+}
+
+void write_file(const std::string& path, const std::string& text, mode_t mode) {
+  unlink(path.c_str());
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  CHECK(fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size()), "writing %s", path.c_str());
+  CHECK(fchmod(fd, mode) == 0, "chmod %s", path.c_str());
+  close(fd);
 }
 
 // Two communicators per process, set up in the same order everywhere (comm_setup blocks until
@@ -576,6 +588,24 @@ void setup_errors(const std::string& dir, const std::string& address) {
   setenv("WEFT_AGGD_TIMEOUT_MS", "soon", 1);
   CHECK(t->init(&node, plugin_log, &handle) != WEFT_OFFLOAD_OK, "init with WEFT_AGGD_TIMEOUT_MS=soon succeeded");
 
+  set_env(address, 1000);
+  // The key: missing, open to other users, or not a key, refuses init with the reason.
+  auto init_refused = [&](const std::string& key_path, const char* want, const char* what) {
+    setenv("WEFT_AGGD_KEY_FILE", key_path.c_str(), 1);
+    handle = nullptr;
+    const int status = t->init(&node, plugin_log, &handle);
+    CHECK(status != WEFT_OFFLOAD_OK && handle == nullptr, "init with %s: status %d", what, status);
+    CHECK(strstr(t->last_error(nullptr, nullptr), want), "init with %s: last_error '%s', expected '%s'", what,
+          t->last_error(nullptr, nullptr), want);
+  };
+  init_refused(dir + "/no-such.key", "No such file", "a missing key file");
+  const std::string key_text = read_file(g_key_path);
+  write_file(dir + "/open.key", key_text, 0644);
+  init_refused(dir + "/open.key", "open to other users", "a key file of mode 0644");
+  write_file(dir + "/short.key", "0123456789abcdef\n", 0600);
+  init_refused(dir + "/short.key", "does not hold a key", "a key file of 16 hex digits");
+  set_env(address, 1000);
+
   // A socket nobody listens on: ERR_NETWORK, comm untouched.
   set_env("unix:" + dir + "/nobody-here.sock", 1000);
   rc = t->init(&node, plugin_log, &handle);
@@ -634,11 +664,45 @@ void op_timeout(const std::string& address) {
   });
 }
 
+// A job key file from `weft-aggd --print-job-key` (written 0600, as a launcher would): leaders
+// holding only it speak as that job, whatever job id weft passes, and their group works.
+void job_key_case(const std::string& dir, const std::string& address) {
+  const std::string path = dir + "/job.key";
+  const pid_t pid = fork();
+  CHECK(pid >= 0, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) _exit(126);
+    dup2(fd, 1);
+    execl(g_daemon_exe.c_str(), g_daemon_exe.c_str(), "--key-file", g_key_path.c_str(), "--print-job-key",
+          "launcher-job-7", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  CHECK(wait_pid(pid, 10, &status) && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "weft-aggd --print-job-key failed (status 0x%x)", status);
+  std::string job;
+  const Key k = read_key(path, &job);
+  CHECK(job == "launcher-job-7" && k == job_key(read_key(g_key_path), "launcher-job-7"),
+        "the job key file names job '%s' and holds another key than expected", job.c_str());
+  set_env(address, 20000);
+  setenv("WEFT_AGGD_KEY_FILE", path.c_str(), 1);
+  run_leaders("job key file", 2, [](int index) {
+    Plugin p = open_plugin(index, 2);
+    Ctx c{p, setup(p, 4545, index, 2), index, 2};
+    allreduce_any(c, WEFT_OFFLOAD_INT64, WEFT_OFFLOAD_SUM, 5000, false, true, 55);
+    p.t->comm_teardown(c.comm);
+    p.t->finalize(p.handle);
+  });
+  set_env(address, 20000);
+}
+
 // A TCP daemon on 127.0.0.1 with an ephemeral port read from its listening line.
 void tcp_case(const std::string& dir) {
   std::string line;
   const pid_t pid = start_daemon(g_daemon_exe,
-                                 {"--listen", "tcp:127.0.0.1:0", "--fragment-bytes", std::to_string(kFragment),
+                                 {"--listen", "tcp:127.0.0.1:0", "--key-file", g_key_path, "--fragment-bytes",
+                                  std::to_string(kFragment),
                                   "--window", std::to_string(kWindow), "--quiet"},
                                  dir + "/daemon-tcp.log", &line);
   const size_t at = line.find("tcp:127.0.0.1:");
@@ -669,7 +733,8 @@ double daemon_killed(const std::string& dir) {
   const std::string sock = dir + "/aggd-kill.sock";
   std::string line;
   const pid_t pid = start_daemon(g_daemon_exe,
-                                 {"--listen", "unix:" + sock, "--fragment-bytes", std::to_string(kFragment),
+                                 {"--listen", "unix:" + sock, "--key-file", g_key_path, "--fragment-bytes",
+                                  std::to_string(kFragment),
                                   "--window", std::to_string(kWindow), "--quiet"},
                                  dir + "/daemon-kill.log", &line);
   set_env("unix:" + sock, 20000);  // far above the bound: a timeout cannot stand in for the error
@@ -758,11 +823,19 @@ double daemon_killed(const std::string& dir) {
 
 // --- the plugin against a misbehaving daemon ---------------------------------------------------
 
-// This process plays the daemon for one leader: it reads the HELLO, then `script` answers.
-// The leader must get setup_status from comm_setup and, if that is OK, op_status from an
-// allreduce of 3 fragments (and the same status from a later post).
+// The fake daemon's side of the handshake: its nonce, the leader's HELLO and the job's key.
+struct FakeHandshake {
+  Nonce nonce{};
+  weft::aggd::HelloPayload hello{};
+  Key job_key{};
+} g_fake;
+
+// This process plays the daemon for one leader: it sends a CHALLENGE (unless `challenge` is
+// false), reads the HELLO and checks its MAC, then `script` answers. The leader must get
+// setup_status from comm_setup and, if that is OK, op_status from an allreduce of 3 fragments
+// (and the same status from a later post).
 void fake_daemon_case(const std::string& dir, const char* name, int setup_status, int op_status,
-                      const std::function<void(int)>& script) {
+                      const std::function<void(int)>& script, bool challenge = true) {
   const std::string path = dir + "/fake.sock";
   unlink(path.c_str());
   const int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -817,10 +890,22 @@ void fake_daemon_case(const std::string& dir, const char* name, int setup_status
   pollfd pf{lfd, POLLIN, 0};
   if (poll(&pf, 1, 10000) != 1) stop("the leader did not connect");
   const int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-  RawFrame hello_frame;
-  if (fd < 0 || !read_frame(fd, &hello_frame) || hello_frame.type != uint16_t(weft::aggd::FrameType::hello) ||
-      hello_frame.payload.size() != sizeof(weft::aggd::HelloPayload))
-    stop("no HELLO from the leader");
+  if (fd < 0) stop("accept failed");
+  if (challenge) {
+    RAND_bytes(g_fake.nonce.data(), int(g_fake.nonce.size()));
+    weft::aggd::ChallengePayload ch;
+    std::memcpy(ch.nonce, g_fake.nonce.data(), sizeof ch.nonce);
+    send_all(fd, make_frame(weft::aggd::FrameType::challenge, ch));
+    RawFrame hello_frame;
+    if (!read_frame(fd, &hello_frame) || hello_frame.type != uint16_t(weft::aggd::FrameType::hello) ||
+        hello_frame.payload.size() != sizeof(weft::aggd::HelloPayload))
+      stop("no HELLO from the leader");
+    std::memcpy(&g_fake.hello, hello_frame.payload.data(), sizeof g_fake.hello);
+    g_fake.job_key = job_key(read_key(g_key_path), kJob);
+    weft::aggd::HelloPayload expected = g_fake.hello;
+    set_hello_mac(&expected, g_fake.job_key, g_fake.nonce);
+    if (memcmp(expected.mac, g_fake.hello.mac, sizeof expected.mac) != 0) stop("the HELLO's MAC is wrong");
+  }
   script(fd);
   int status = 0;
   if (!wait_pid(child, 15, &status)) stop("the leader hung");
@@ -837,8 +922,11 @@ void misbehaving_daemons(const std::string& dir) {
     snprintf(e.text, sizeof e.text, "%s", text);
     send_all(fd, make_frame(FrameType::error, e));
   };
-  auto welcome = [](int fd, uint32_t fragment = kFragment) {
-    WelcomePayload w{fragment, kWindow, 0xf, 0x3f, 0x7f, 0, 1 << 20};
+  // A WELCOME with the MAC of the job's key (or of `key`, if given).
+  auto welcome = [](int fd, uint32_t fragment = kFragment, const Key* key = nullptr) {
+    WelcomePayload w{fragment, kWindow, 0xf, 0x3f, 0x7f, 0, 1 << 20, {}};
+    const Key mac = welcome_mac(key ? *key : g_fake.job_key, g_fake.nonce, g_fake.hello, w);
+    std::memcpy(w.mac, mac.data(), sizeof w.mac);
     send_all(fd, make_frame(FrameType::welcome, w));
   };
   // Reads BEGIN and the 3 FRAGs the leader sends (the window allows all of them).
@@ -867,6 +955,26 @@ void misbehaving_daemons(const std::string& dir) {
   fake_daemon_case(dir, "RESULT instead of WELCOME", P, 0, [&](int fd) { result(fd, 0, 0, 8); });
   fake_daemon_case(dir, "close instead of WELCOME", WEFT_OFFLOAD_ERR_NETWORK, 0, [](int fd) { shutdown(fd, SHUT_RDWR); });
   fake_daemon_case(dir, "silence instead of WELCOME", WEFT_OFFLOAD_ERR_TIMEOUT, 0, [](int) {});
+  fake_daemon_case(dir, "silence instead of CHALLENGE", WEFT_OFFLOAD_ERR_TIMEOUT, 0, [](int) {}, false);
+  fake_daemon_case(dir, "WELCOME without a CHALLENGE", P, 0, [&](int fd) { welcome(fd); }, false);
+  fake_daemon_case(dir, "two CHALLENGEs", P, 0, [](int fd) {
+    send_all(fd, make_frame(FrameType::challenge, ChallengePayload{}));
+  });
+  fake_daemon_case(dir, "WELCOME with a MAC of zeros", P, 0, [](int fd) {
+    WelcomePayload w{kFragment, kWindow, 0xf, 0x3f, 0x7f, 0, 1 << 20, {}};
+    send_all(fd, make_frame(FrameType::welcome, w));
+  });
+  fake_daemon_case(dir, "WELCOME with another job's key", P, 0, [&](int fd) {
+    const Key other = job_key(read_key(g_key_path), "another-job");
+    welcome(fd, kFragment, &other);
+  });
+  fake_daemon_case(dir, "WELCOME whose fields differ from those its MAC covers", P, 0, [](int fd) {
+    WelcomePayload w{kFragment, kWindow, 0xf, 0x3f, 0x7f, 0, 1 << 20, {}};
+    const Key mac = welcome_mac(g_fake.job_key, g_fake.nonce, g_fake.hello, w);
+    std::memcpy(w.mac, mac.data(), sizeof w.mac);
+    w.window = 2 * kWindow;
+    send_all(fd, make_frame(FrameType::welcome, w));
+  });
   fake_daemon_case(dir, "a correct fake daemon", WEFT_OFFLOAD_OK, WEFT_OFFLOAD_OK, [&](int fd) {
     welcome(fd);
     std::vector<RawFrame> frags;
@@ -939,18 +1047,21 @@ int main(int argc, char** argv) {
   const double t0 = now_s();
   const std::string dir = make_temp_dir();
   const std::string sock = dir + "/aggd.sock";
+  g_key_path = dir + "/aggd.key";
   std::string line;
   const pid_t daemon = start_daemon(g_daemon_exe,
-                                    {"--listen", "unix:" + sock, "--fragment-bytes", std::to_string(kFragment),
+                                    {"--listen", "unix:" + sock, "--key-file", g_key_path, "--fragment-bytes",
+                                     std::to_string(kFragment),
                                      "--window", std::to_string(kWindow), "--max-bytes", "64M"},
                                     dir + "/daemon.log", &line);
   const std::string address = "unix:" + sock;
 
   setup_errors(dir, address);
-  printf("aggd.plugin: setup errors ok (no address, bad address, bad timeout, no daemon, setup timeout)\n");
+  printf("aggd.plugin: setup errors ok (no address, bad address, bad timeout, key file missing, open to others or "
+         "short, no daemon, setup timeout)\n");
   misbehaving_daemons(dir);
-  printf("aggd.plugin: a misbehaving fake daemon ok (16 cases: garbage, ERRORs, bad WELCOME, bad RESULTs, "
-         "closes, silence)\n");
+  printf("aggd.plugin: a misbehaving fake daemon ok (22 cases: garbage, ERRORs, bad WELCOME, WELCOMEs that do not "
+         "prove the key, CHALLENGE missing or twice, bad RESULTs, closes, silence)\n");
   fflush(stdout);
 
   set_env(address, 20000);
@@ -969,7 +1080,8 @@ int main(int argc, char** argv) {
   fflush(stdout);
   op_timeout(address);
   tcp_case(dir);
-  printf("aggd.plugin: operation timeout ok; tcp:127.0.0.1 ok\n");
+  job_key_case(dir, address);
+  printf("aggd.plugin: operation timeout ok; tcp:127.0.0.1 ok; a job key file ok\n");
   fflush(stdout);
 
   CHECK(kill(daemon, SIGTERM) == 0, "SIGTERM: %s", strerror(errno));
@@ -980,6 +1092,8 @@ int main(int argc, char** argv) {
   const std::string log = read_file(dir + "/daemon.log");
   const size_t stats = log.rfind("weft-aggd: ");
   CHECK(stats != std::string::npos && log.find("groups,", stats) != std::string::npos, "no stats line in the log");
+  CHECK(log.find("(0 failed authentication)") != std::string::npos, "a leader failed authentication: %s",
+        log.substr(stats).c_str());
 
   const double kill_s = daemon_killed(dir);
   printf("aggd.plugin: daemon killed mid-allreduce: all 3 leaders got ERR_NETWORK within %.2f s\n", kill_s);

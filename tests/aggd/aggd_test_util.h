@@ -1,8 +1,12 @@
 // Helpers shared by the aggd tests: a temporary directory, the daemon as a child process (its
-// stderr in a file), failing loudly (the daemon is killed on every failure path), and raw
-// socket I/O where every wait has a timeout.
+// stderr in a file), failing loudly (the daemon is killed on every failure path), raw socket
+// I/O where every wait has a timeout, and the handshake's keys and MACs computed here from
+// protocol.h's description with OpenSSL directly (not with the daemon's own code).
 #pragma once
 #include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -316,6 +321,7 @@ std::vector<uint8_t> make_frame(weft::aggd::FrameType type, const T& payload) {
   return make_frame(type, &payload, sizeof payload);
 }
 
+// An unauthenticated HELLO (its MAC is zeros).
 inline weft::aggd::HelloPayload hello(const char* job, uint64_t key, uint32_t index, uint32_t count) {
   weft::aggd::HelloPayload h{};
   snprintf(h.job_id, sizeof h.job_id, "%s", job);
@@ -323,6 +329,73 @@ inline weft::aggd::HelloPayload hello(const char* job, uint64_t key, uint32_t in
   h.leader_index = index;
   h.leader_count = count;
   return h;
+}
+
+// --- keys and MACs -----------------------------------------------------------------------------
+
+using Key = std::array<uint8_t, 32>;
+using Nonce = std::array<uint8_t, weft::aggd::kNonceBytes>;
+
+// HMAC-SHA-256 of label, a 0x00 byte, then the parts.
+inline Key hmac(const Key& key, const char* label, const std::vector<std::pair<const void*, size_t>>& parts) {
+  std::vector<uint8_t> msg(label, label + strlen(label) + 1);
+  for (const auto& [p, n] : parts) msg.insert(msg.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+  Key out{};
+  unsigned len = 0;
+  HMAC(EVP_sha256(), key.data(), int(key.size()), msg.data(), msg.size(), out.data(), &len);
+  return out;
+}
+
+inline Key job_key(const Key& daemon_key, const std::string& job) {
+  return hmac(daemon_key, "weft-aggd job key v2", {{job.data(), job.size()}});
+}
+
+// 64 hex digits (optionally after a "job NAME" line), as the key files hold them.
+inline Key parse_key_text(const std::string& text, std::string* job = nullptr) {
+  std::string hex = text;
+  if (hex.rfind("job ", 0) == 0) {
+    const size_t nl = hex.find('\n');
+    if (job) *job = hex.substr(4, nl - 4);
+    hex = hex.substr(nl + 1);
+  }
+  Key k{};
+  if (hex.size() < 64) fail("a key file of %zu bytes: '%s'", text.size(), text.c_str());
+  for (size_t i = 0; i < 32; ++i) k[i] = uint8_t(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return k;
+}
+inline Key read_key(const std::string& path, std::string* job = nullptr) { return parse_key_text(read_file(path), job); }
+
+inline void set_hello_mac(weft::aggd::HelloPayload* h, const Key& job_k, const Nonce& daemon_nonce) {
+  const Key mac = hmac(job_k, "weft-aggd hello v2",
+                       {{daemon_nonce.data(), daemon_nonce.size()}, {h->nonce, sizeof h->nonce}, {h->job_id, sizeof h->job_id},
+                        {&h->comm_key, 8}, {&h->leader_index, 4}, {&h->leader_count, 4}});
+  std::memcpy(h->mac, mac.data(), mac.size());
+}
+
+inline Key welcome_mac(const Key& job_k, const Nonce& daemon_nonce, const weft::aggd::HelloPayload& h,
+                       const weft::aggd::WelcomePayload& w) {
+  return hmac(job_k, "weft-aggd welcome v2",
+              {{h.nonce, sizeof h.nonce}, {daemon_nonce.data(), daemon_nonce.size()}, {h.job_id, sizeof h.job_id},
+               {&h.comm_key, 8}, {&h.leader_index, 4}, {&h.leader_count, 4}, {&w, offsetof(weft::aggd::WelcomePayload, mac)}});
+}
+
+// The CHALLENGE the daemon sends first on every connection; false if something else came.
+inline bool read_challenge(int fd, Nonce* nonce, double timeout_s = 5) {
+  RawFrame f;
+  if (!read_frame(fd, &f, timeout_s) || f.type != uint16_t(weft::aggd::FrameType::challenge) ||
+      f.payload.size() != sizeof(weft::aggd::ChallengePayload))
+    return false;
+  std::memcpy(nonce->data(), f.payload.data(), nonce->size());
+  return true;
+}
+
+// Reads the CHALLENGE on fd and returns the bytes of a HELLO that answers it with job_k.
+inline std::vector<uint8_t> answer_challenge(int fd, const Key& job_k, weft::aggd::HelloPayload h) {
+  Nonce nonce;
+  if (!read_challenge(fd, &nonce)) fail("no CHALLENGE from the daemon");
+  RAND_bytes(h.nonce, sizeof h.nonce);
+  set_hello_mac(&h, job_k, nonce);
+  return make_frame(weft::aggd::FrameType::hello, h);
 }
 
 }  // namespace aggd_test

@@ -4,7 +4,11 @@
 #   tests/offload/run.sh NP PROGRAM [ARGS...]
 #
 # Environment:
-#   OFFLOAD_DAEMON       weft-aggd to start on a UNIX socket in a fresh directory (empty: none)
+#   OFFLOAD_DAEMON       weft-aggd to start on a UNIX socket in a fresh directory (empty: none),
+#                        with a key file of its own there, which the ranks are given
+#                        (WEFT_AGGD_KEY_FILE)
+#   OFFLOAD_JOB_KEY      a job name: the ranks are given a job key for it (weft-aggd
+#                        --print-job-key) instead of the daemon's key
 #   OFFLOAD_DAEMON_ARGS  extra daemon options (e.g. "--fragment-bytes 16384 --window 4")
 #   OFFLOAD_PLUGIN       the plugin the ranks load (WEFT_OFFLOAD_PLUGIN)
 #   OFFLOAD_EXPECT       an extended regex the ranks' output must match (e.g. an INFO line)
@@ -32,14 +36,20 @@ fail() {
 
 if [ -n "${OFFLOAD_DAEMON:-}" ]; then
     # shellcheck disable=SC2086
-    "$OFFLOAD_DAEMON" --listen "unix:$dir/aggd.sock" ${OFFLOAD_DAEMON_ARGS:-} 2>"$dir/daemon.log" &
+    "$OFFLOAD_DAEMON" --listen "unix:$dir/aggd.sock" --key-file "$dir/aggd.key" ${OFFLOAD_DAEMON_ARGS:-} \
+        2>"$dir/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 100); do
         grep -q "listening" "$dir/daemon.log" 2>/dev/null && break
         sleep 0.1
     done
     grep -q "listening" "$dir/daemon.log" || fail "weft-aggd did not start"
-    export WEFT_AGGD_ADDRESS="unix:$dir/aggd.sock"
+    export WEFT_AGGD_ADDRESS="unix:$dir/aggd.sock" WEFT_AGGD_KEY_FILE="$dir/aggd.key"
+    if [ -n "${OFFLOAD_JOB_KEY:-}" ]; then
+        (umask 077 && "$OFFLOAD_DAEMON" --key-file "$dir/aggd.key" --print-job-key "$OFFLOAD_JOB_KEY" >"$dir/job.key") ||
+            fail "weft-aggd --print-job-key failed"
+        export WEFT_AGGD_KEY_FILE="$dir/job.key"
+    fi
 fi
 export WEFT_OFFLOAD_PLUGIN="${OFFLOAD_PLUGIN:-}"
 export WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=offload TMPDIR="$dir"

@@ -236,4 +236,29 @@ int connect_to(const Address& a, int timeout_ms, std::string* why) {
 
 void set_tcp_nodelay(int fd) { set_nodelay(fd); }
 
+void set_tcp_keepalive(int fd) {
+  // First probe after 60 s of silence, then every 10 s; 6 unanswered probes end it.
+  const int on = 1, idle_s = 60, interval_s = 10, probes = 6;
+  (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+bool only_local(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+  switch (ss.ss_family) {
+    case AF_UNIX: return true;
+    case AF_INET: return (ntohl(reinterpret_cast<sockaddr_in*>(&ss)->sin_addr.s_addr) >> 24) == 127;
+    case AF_INET6: {
+      const in6_addr& a = reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr;
+      if (IN6_IS_ADDR_LOOPBACK(&a)) return true;
+      return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+    }
+  }
+  return false;
+}
+
 }  // namespace weft::aggd

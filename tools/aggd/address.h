@@ -27,4 +27,12 @@ int connect_to(const Address& a, int timeout_ms, std::string* why);
 // TCP_NODELAY on a tcp socket (a no-op on a unix one): frames are small and latency-bound.
 void set_tcp_nodelay(int fd);
 
+// Keepalive probes on an accepted tcp socket, so a peer whose host vanished (a half-open
+// connection) is noticed in minutes rather than hours.
+void set_tcp_keepalive(int fd);
+
+// Whether a listening socket is reachable only from this host: a unix socket, or tcp bound to
+// a loopback address (127.0.0.0/8, ::1). A wildcard (0.0.0.0, ::) or any other address is not.
+bool only_local(int fd);
+
 }  // namespace weft::aggd

@@ -1,5 +1,6 @@
-// The daemon's protocol engine: HELLO/WELCOME, BEGIN checks and agreement between leaders,
-// FRAG checks, fragment slots under the window, RESULTs, and ending groups on errors.
+// The daemon's protocol engine: CHALLENGE, authenticated HELLO and WELCOME, BEGIN checks and
+// agreement between leaders, FRAG checks, fragment slots under the window, RESULTs, and ending
+// groups on errors.
 #include "tools/aggd/aggregator.h"
 
 #include <algorithm>
@@ -57,6 +58,7 @@ std::string range_text(Range r) {
 struct Group {
   std::string job_id;
   uint64_t comm_key = 0;
+  Key job_key{};
   uint32_t leader_count = 0;
   std::map<uint32_t, Client*> members;  // by leader index
   bool welcomed = false;
@@ -76,6 +78,25 @@ void Aggregator::log(const char* fmt, ...) const {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   fprintf(stderr, "weft-aggd: %s\n", line);
+}
+
+void Aggregator::on_connect(Client& c) {
+  if (!random_bytes(c.nonce, sizeof c.nonce))
+    return refuse(c, WEFT_OFFLOAD_ERR_INTERNAL, "cannot draw a random challenge (libcrypto's generator failed)");
+  ChallengePayload ch;
+  std::memcpy(ch.nonce, c.nonce, sizeof ch.nonce);
+  put_frame(c.out, FrameType::challenge, &ch, sizeof ch);
+}
+
+bool Aggregator::in_operation(const Client& c) const { return c.group && !c.group->ops.empty(); }
+
+void Aggregator::expire(Client& c, const std::string& why) {
+  if (c.closing) return;
+  ++stats_.timed_out;
+  log("%s: %s", c.name.c_str(), why.c_str());
+  on_disconnect(c, why);
+  put_error(c.out, WEFT_OFFLOAD_ERR_TIMEOUT, why);
+  c.closing = true;
 }
 
 void Aggregator::on_frame(Client& c, const Frame& f) {
@@ -125,6 +146,17 @@ void Aggregator::on_disconnect(Client& c, const std::string& why) {
 
 void Aggregator::on_hello(Client& c, const HelloPayload& h) {
   if (c.said_hello) return refuse(c, WEFT_OFFLOAD_ERR_PROTOCOL, "HELLO twice on one connection");
+  // Authentication first: a client without the job's key learns nothing about groups and
+  // touches none.
+  const std::string job = hello_job_id(h);
+  const Key job_key = derive_job_key(options_.daemon_key, job);
+  const Mac expected = hello_mac(job_key, c.nonce, h);
+  if (!mac_equal(expected.data(), h.mac)) {
+    ++stats_.unauthenticated;
+    return refuse(c, WEFT_OFFLOAD_ERR_PROTOCOL,
+                  "authentication failed: the HELLO's MAC for job '" + printable(job.data(), job.size()) +
+                      "' does not match (the client needs the daemon's key file, or a job key file for this job)");
+  }
   if (h.leader_count == 0 || h.leader_count > kMaxLeaders)
     return refuse(c, WEFT_OFFLOAD_ERR_PROTOCOL,
                   "HELLO with leader_count " + std::to_string(h.leader_count) + ", outside [1, " +
@@ -133,7 +165,8 @@ void Aggregator::on_hello(Client& c, const HelloPayload& h) {
     return refuse(c, WEFT_OFFLOAD_ERR_PROTOCOL,
                   "HELLO with leader_index " + std::to_string(h.leader_index) + " not below leader_count " +
                       std::to_string(h.leader_count));
-  const std::string job(h.job_id, strnlen(h.job_id, kMaxJobId));
+  // Membership is fixed by the group's first HELLO: a HELLO that does not fit is refused
+  // alone (refuse() leaves groups alone for a client that is in none).
   const auto key = std::make_pair(job, h.comm_key);
   auto it = groups_.find(key);
   if (it != groups_.end()) {
@@ -151,12 +184,14 @@ void Aggregator::on_hello(Client& c, const HelloPayload& h) {
     auto fresh = std::make_unique<Group>();
     fresh->job_id = job;
     fresh->comm_key = h.comm_key;
+    fresh->job_key = job_key;
     fresh->leader_count = h.leader_count;
     it = groups_.emplace(key, std::move(fresh)).first;
   }
   Group& g = *it->second;
   g.members[h.leader_index] = &c;
   c.said_hello = true;
+  c.hello = h;
   c.group = &g;
   c.leader_index = h.leader_index;
   char key_text[32];
@@ -173,7 +208,11 @@ void Aggregator::on_hello(Client& c, const HelloPayload& h) {
   w.dtypes = kAllDtypes;
   w.ops = kAllOps;
   w.max_bytes = options_.max_bytes;
-  for (auto& [index, member] : g.members) put_frame(member->out, FrameType::welcome, &w, sizeof w);
+  for (auto& [index, member] : g.members) {
+    const Mac mac = welcome_mac(g.job_key, member->nonce, member->hello, w);
+    std::memcpy(w.mac, mac.data(), sizeof w.mac);
+    put_frame(member->out, FrameType::welcome, &w, sizeof w);
+  }
 }
 
 void Aggregator::on_begin(Client& c, const BeginPayload& b) {

@@ -1,4 +1,5 @@
-// The plugin's connection to weft-aggd: setup, argument checks, BEGIN/FRAG out, RESULT/ERROR in.
+// The plugin's connection to weft-aggd: the authenticated setup, argument checks, BEGIN/FRAG
+// out, RESULT/ERROR in.
 #include "tools/aggd/client.h"
 
 #include <poll.h>
@@ -14,6 +15,7 @@ namespace weft::aggd {
 namespace {
 
 constexpr size_t kReadBudget = 8 << 20;  // per test() call: test must return promptly
+constexpr size_t kReaderBuffer = 64 * 1024;  // many RESULTs per recv; grows for a larger frame
 constexpr int kRounds = 8;               // send/receive rounds per test() while bytes move
 
 bool overlaps(const void* a, uint64_t a_len, const void* b, uint64_t b_len) {
@@ -43,7 +45,7 @@ void PluginContext::report(int level, const std::string& message) const {
 }
 
 AggdComm::AggdComm(PluginContext& ctx, int fd, std::string label)
-    : ctx_(ctx), fd_(fd), label_(std::move(label)), reader_(Reader::client, 0) {}
+    : ctx_(ctx), fd_(fd), label_(std::move(label)), reader_(DecodeLimits{Reader::client, 0, false}, kReaderBuffer) {}
 
 AggdComm::~AggdComm() {
   if (fd_ >= 0) ::close(fd_);
@@ -65,12 +67,13 @@ int AggdComm::setup(PluginContext& ctx, const weft_offload_comm_info& info, std:
   const int fd = connect_to(ctx.address, ctx.timeout_ms, &why);
   if (fd < 0) return refuse(WEFT_OFFLOAD_ERR_NETWORK, "the aggregation daemon is unreachable: " + why);
   std::unique_ptr<AggdComm> comm(new AggdComm(ctx, fd, label));
-  HelloPayload h{};
+  HelloPayload& h = comm->hello_;  // sent once the daemon's CHALLENGE has come
   std::memcpy(h.job_id, ctx.job_id.data(), std::min<size_t>(ctx.job_id.size(), kMaxJobId - 1));
   h.comm_key = info.comm_key;
   h.leader_index = uint32_t(info.leader_index);
   h.leader_count = uint32_t(info.leader_count);
-  put_frame(comm->out_, FrameType::hello, &h, sizeof h);
+  if (!random_bytes(h.nonce, sizeof h.nonce))
+    return refuse(WEFT_OFFLOAD_ERR_INTERNAL, "cannot draw a random nonce (libcrypto's generator failed)");
   if (const int rc = comm->wait_for_welcome(); rc != WEFT_OFFLOAD_OK) {
     ctx.last_error = comm->last_error_;  // fail() reported it
     return rc;
@@ -86,15 +89,18 @@ int AggdComm::wait_for_welcome() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(ctx_.timeout_ms);
   bool welcomed = false;
   while (!welcomed) {
-    if (const ssize_t n = out_.flush(fd_); n < 0) return fail_errno(int(-n), "sending HELLO");
     size_t bytes = 0;
     if (const int rc = read_available(&bytes, &welcomed); rc != WEFT_OFFLOAD_OK) return rc;
     if (welcomed) break;
+    if (const ssize_t n = out_.flush(fd_); n < 0) return fail_errno(int(-n), "sending HELLO");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
-      return fail(WEFT_OFFLOAD_ERR_TIMEOUT, "no WELCOME from the aggregation daemon within " +
-                                                std::to_string(ctx_.timeout_ms) +
-                                                " ms (have all leaders of the communicator joined?)");
+      return fail(WEFT_OFFLOAD_ERR_TIMEOUT,
+                  challenged_ ? "no WELCOME from the aggregation daemon within " + std::to_string(ctx_.timeout_ms) +
+                                    " ms (have all leaders of the communicator joined?)"
+                              : "no CHALLENGE from " + ctx_.address_text + " within " +
+                                    std::to_string(ctx_.timeout_ms) + " ms (is it weft-aggd, protocol version " +
+                                    std::to_string(kVersion) + "?)");
     pollfd p{fd_, short(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0};
     if (::poll(&p, 1, int(std::min<int64_t>(left, 1000))) < 0 && errno != EINTR)
       return fail_errno(errno, "waiting for WELCOME");
@@ -132,22 +138,42 @@ int AggdComm::error_frame(const Frame& f) {
   return fail(status, "the aggregation daemon reports: " + (text.empty() ? std::string("(no text)") : text));
 }
 
+int AggdComm::on_challenge(const Frame& f) {
+  if (challenged_) return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a second CHALLENGE from the aggregation daemon");
+  challenged_ = true;
+  const auto ch = payload_as<ChallengePayload>(f);
+  std::memcpy(daemon_nonce_, ch.nonce, sizeof daemon_nonce_);
+  const Mac mac = hello_mac(ctx_.job_key, daemon_nonce_, hello_);
+  std::memcpy(hello_.mac, mac.data(), sizeof hello_.mac);
+  put_frame(out_, FrameType::hello, &hello_, sizeof hello_);
+  return WEFT_OFFLOAD_OK;
+}
+
+int AggdComm::on_welcome(const Frame& f, bool* welcomed) {
+  if (!challenged_) return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a WELCOME before any CHALLENGE from the aggregation daemon");
+  if (welcome_.fragment_bytes) return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a second WELCOME from the aggregation daemon");
+  const auto w = payload_as<WelcomePayload>(f);
+  const Mac expected = welcome_mac(ctx_.job_key, daemon_nonce_, hello_, w);
+  if (!mac_equal(expected.data(), w.mac))
+    return fail(WEFT_OFFLOAD_ERR_PROTOCOL,
+                "the WELCOME from " + ctx_.address_text +
+                    " does not prove that it holds the key (is it weft-aggd with the key file of WEFT_AGGD_KEY_FILE?)");
+  if (w.fragment_bytes < 8 || w.fragment_bytes % 8 || w.fragment_bytes > kMaxFragmentBytes || w.window == 0)
+    return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a WELCOME with fragments of " + std::to_string(w.fragment_bytes) +
+                                               " bytes and window " + std::to_string(w.window));
+  welcome_ = w;
+  welcome_.collectives &= kAllCollectives;
+  welcome_.dtypes &= kAllDtypes;
+  welcome_.ops &= kAllOps;
+  reader_.set_fragment_bytes(w.fragment_bytes);
+  *welcomed = true;
+  return WEFT_OFFLOAD_OK;
+}
+
 int AggdComm::handle(const Frame& f, bool* welcomed) {
   if (f.type == FrameType::error) return error_frame(f);
-  if (f.type == FrameType::welcome) {
-    if (welcome_.fragment_bytes) return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a second WELCOME from the aggregation daemon");
-    const auto w = payload_as<WelcomePayload>(f);
-    if (w.fragment_bytes < 8 || w.fragment_bytes % 8 || w.fragment_bytes > kMaxFragmentBytes || w.window == 0)
-      return fail(WEFT_OFFLOAD_ERR_PROTOCOL, "a WELCOME with fragments of " + std::to_string(w.fragment_bytes) +
-                                                 " bytes and window " + std::to_string(w.window));
-    welcome_ = w;
-    welcome_.collectives &= kAllCollectives;
-    welcome_.dtypes &= kAllDtypes;
-    welcome_.ops &= kAllOps;
-    reader_.set_fragment_bytes(w.fragment_bytes);
-    *welcomed = true;
-    return WEFT_OFFLOAD_OK;
-  }
+  if (f.type == FrameType::challenge) return on_challenge(f);
+  if (f.type == FrameType::welcome) return on_welcome(f, welcomed);
   // A RESULT: of the operation in flight, the next fragment, exactly its part of the want range.
   const auto r = payload_as<FragPayload>(f);
   Operation* op = op_.get();

@@ -1,6 +1,9 @@
 // libweft-offload-aggd.so: the weft_offload_plugin table (include/weft/offload.h) over AggdComm.
-// Configuration, read once at init: WEFT_AGGD_ADDRESS (unix:/path or tcp:host:port, required)
-// and WEFT_AGGD_TIMEOUT_MS (default 10000: no progress for that long is an error).
+// Configuration, read once at init from the environment (the plugin stands apart from weft's
+// config registry, which documents the same names): WEFT_AGGD_ADDRESS (unix:/path or
+// tcp:host:port, required), WEFT_AGGD_KEY_FILE (the daemon's key, or a job key; default
+// $HOME/.weft/aggd.key) and WEFT_AGGD_TIMEOUT_MS (default 10000: no progress for that long is
+// an error).
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -78,8 +81,25 @@ int aggd_init(const weft_offload_node_info* node, weft_offload_log_fn log, void*
                                std::to_string(kMaxTimeoutMs) + "]");
       p->ctx.timeout_ms = int(v);
     }
-    const std::string job = node->job_id ? node->job_id : "";
-    p->ctx.job_id = job.substr(0, kMaxJobId - 1);
+    // The key: with the daemon's key this process speaks for weft's job and derives that job's
+    // key; a job key file names the job it may speak for, and that name is the job id sent.
+    const char* key_env = getenv("WEFT_AGGD_KEY_FILE");
+    const std::string key_path = key_env && *key_env ? key_env : default_key_path();
+    if (key_path.empty())
+      return init_failed(log, WEFT_OFFLOAD_LOG_WARN, WEFT_OFFLOAD_ERR_ARG,
+                         "WEFT_AGGD_KEY_FILE is not set and HOME is unset: no key for the aggregation daemon");
+    KeyFile key;
+    if (!read_key_file(key_path, &key, &why))
+      return init_failed(log, WEFT_OFFLOAD_LOG_WARN, WEFT_OFFLOAD_ERR_ARG,
+                         "no key for the aggregation daemon (WEFT_AGGD_KEY_FILE): " + why);
+    if (key.kind == KeyFile::Kind::job) {
+      p->ctx.job_id = key.job;
+      p->ctx.job_key = key.key;
+    } else {
+      const std::string job = node->job_id ? node->job_id : "";
+      p->ctx.job_id = job.substr(0, kMaxJobId - 1);
+      p->ctx.job_key = derive_job_key(key.key, p->ctx.job_id);
+    }
     init_error().clear();
     *out = p.release();
     return int(WEFT_OFFLOAD_OK);

@@ -9,10 +9,6 @@
 
 namespace weft::aggd {
 
-namespace {
-constexpr size_t kInitialBuffer = 64 * 1024;
-}
-
 const char* frame_type_name(uint16_t type) {
   switch (FrameType(type)) {
     case FrameType::hello: return "HELLO";
@@ -21,6 +17,7 @@ const char* frame_type_name(uint16_t type) {
     case FrameType::frag: return "FRAG";
     case FrameType::result: return "RESULT";
     case FrameType::error: return "ERROR";
+    case FrameType::challenge: return "CHALLENGE";
   }
   return "unknown";
 }
@@ -130,15 +127,85 @@ void put_error(ByteQueue& out, int code, const std::string& text) {
   put_frame(out, FrameType::error, &e, sizeof e);
 }
 
-FrameReader::FrameReader(Reader reader, uint32_t fragment_bytes) : reader_(reader), fragment_bytes_(fragment_bytes) {
-  set_fragment_bytes(fragment_bytes);
+namespace {
+
+// Why a header is not acceptable to a reader with these limits; empty if it is.
+std::string check_header(const FrameHeader& h, const DecodeLimits& limits) {
+  if (h.magic != kMagic) {
+    char text[64];
+    snprintf(text, sizeof text, "bad magic 0x%08x (not an aggd frame)", h.magic);
+    return text;
+  }
+  if (h.version != kVersion)
+    return "protocol version " + std::to_string(h.version) + ", this end speaks version " + std::to_string(kVersion);
+  if (h.reserved != 0) return "the header's reserved field is not 0";
+  uint32_t fixed = 0;
+  bool variable = false, for_daemon = false;
+  switch (FrameType(h.type)) {
+    case FrameType::hello: fixed = sizeof(HelloPayload), for_daemon = true; break;
+    case FrameType::begin: fixed = sizeof(BeginPayload), for_daemon = true; break;
+    case FrameType::frag: fixed = sizeof(FragPayload), variable = true, for_daemon = true; break;
+    case FrameType::welcome: fixed = sizeof(WelcomePayload); break;
+    case FrameType::result: fixed = sizeof(FragPayload), variable = true; break;
+    case FrameType::error: fixed = sizeof(ErrorPayload); break;
+    case FrameType::challenge: fixed = sizeof(ChallengePayload); break;
+    default: return "unknown frame type " + std::to_string(h.type);
+  }
+  if (for_daemon != (limits.reader == Reader::daemon))
+    return std::string("unexpected frame type ") + frame_type_name(h.type) +
+           (limits.reader == Reader::daemon ? " from a client" : " from the daemon");
+  if (limits.handshake && FrameType(h.type) != FrameType::hello)
+    return std::string(frame_type_name(h.type)) + " before an authenticated HELLO";
+  if (!variable && h.length != fixed)
+    return std::string(frame_type_name(h.type)) + " of " + std::to_string(h.length) + " payload bytes, expected " +
+           std::to_string(fixed);
+  if (variable && (h.length < fixed || h.length - fixed > limits.fragment_bytes))
+    return std::string(frame_type_name(h.type)) + " of " + std::to_string(h.length) +
+           " payload bytes, outside [" + std::to_string(fixed) + ", " +
+           std::to_string(uint64_t(fixed) + limits.fragment_bytes) + "]";
+  return {};
 }
 
-void FrameReader::set_fragment_bytes(uint32_t fragment_bytes) {
-  fragment_bytes_ = fragment_bytes;
-  // Many small frames per recv; next() grows the buffer for a larger frame once its header
-  // has passed the checks.
-  if (buf_.size() < kInitialBuffer) buf_.resize(kInitialBuffer);
+}  // namespace
+
+Decoded decode_frame(const uint8_t* data, size_t size, const DecodeLimits& limits) {
+  Decoded d;
+  if (size < sizeof(FrameHeader)) return d;
+  FrameHeader h;
+  std::memcpy(&h, data, sizeof h);
+  if (std::string bad = check_header(h, limits); !bad.empty()) {
+    d.status = Decoded::Status::malformed;
+    d.why = std::move(bad);
+    return d;
+  }
+  const size_t whole = sizeof h + size_t(h.length);
+  if (size < whole) {
+    d.needed = whole;
+    return d;
+  }
+  const uint8_t* payload = data + sizeof h;
+  if (FrameType(h.type) == FrameType::frag || FrameType(h.type) == FrameType::result) {
+    FragPayload fp;
+    std::memcpy(&fp, payload, sizeof fp);
+    if (uint64_t(fp.bytes) != uint64_t(h.length) - sizeof fp) {
+      d.status = Decoded::Status::malformed;
+      d.why = std::string(frame_type_name(h.type)) + " announces " + std::to_string(fp.bytes) + " bytes but carries " +
+              std::to_string(h.length - sizeof fp);
+      return d;
+    }
+  }
+  d.status = Decoded::Status::frame;
+  d.frame = Frame{FrameType(h.type), payload, h.length};
+  d.consumed = whole;
+  return d;
+}
+
+FrameReader::FrameReader(const DecodeLimits& limits, size_t initial_bytes)
+    : limits_(limits), buf_(std::max(initial_bytes, sizeof(FrameHeader))) {}
+
+void FrameReader::end_handshake(size_t bytes) {
+  limits_.handshake = false;
+  if (buf_.size() < bytes) buf_.resize(bytes);
 }
 
 void FrameReader::compact() {
@@ -161,65 +228,23 @@ ssize_t FrameReader::fill(int fd, size_t max_bytes) {
   }
 }
 
-std::string FrameReader::check_header(const FrameHeader& h) const {
-  if (h.magic != kMagic) {
-    char text[64];
-    snprintf(text, sizeof text, "bad magic 0x%08x (not an aggd frame)", h.magic);
-    return text;
-  }
-  if (h.version != kVersion)
-    return "protocol version " + std::to_string(h.version) + ", this end speaks version " + std::to_string(kVersion);
-  if (h.reserved != 0) return "the header's reserved field is not 0";
-  uint32_t fixed = 0;
-  bool variable = false, for_daemon = false;
-  switch (FrameType(h.type)) {
-    case FrameType::hello: fixed = sizeof(HelloPayload), for_daemon = true; break;
-    case FrameType::begin: fixed = sizeof(BeginPayload), for_daemon = true; break;
-    case FrameType::frag: fixed = sizeof(FragPayload), variable = true, for_daemon = true; break;
-    case FrameType::welcome: fixed = sizeof(WelcomePayload); break;
-    case FrameType::result: fixed = sizeof(FragPayload), variable = true; break;
-    case FrameType::error: fixed = sizeof(ErrorPayload); break;
-    default: return "unknown frame type " + std::to_string(h.type);
-  }
-  if (for_daemon != (reader_ == Reader::daemon))
-    return std::string("unexpected frame type ") + frame_type_name(h.type) +
-           (reader_ == Reader::daemon ? " from a client" : " from the daemon");
-  if (!variable && h.length != fixed)
-    return std::string(frame_type_name(h.type)) + " of " + std::to_string(h.length) + " payload bytes, expected " +
-           std::to_string(fixed);
-  if (variable && (h.length < fixed || h.length - fixed > fragment_bytes_))
-    return std::string(frame_type_name(h.type)) + " of " + std::to_string(h.length) +
-           " payload bytes, outside [" + std::to_string(fixed) + ", " + std::to_string(fixed + fragment_bytes_) + "]";
-  return {};
-}
-
 FrameReader::Next FrameReader::next(Frame* frame, std::string* why) {
-  if (tail_ - head_ < sizeof(FrameHeader)) return Next::need_more;
-  FrameHeader h;
-  std::memcpy(&h, buf_.data() + head_, sizeof h);
-  if (std::string bad = check_header(h); !bad.empty()) {
-    *why = std::move(bad);
-    return Next::malformed;
-  }
-  if (tail_ - head_ - sizeof h < h.length) {
-    if (sizeof h + h.length > buf_.size() - head_) {
-      compact();
-      if (sizeof h + h.length > buf_.size()) buf_.resize(sizeof h + h.length);
-    }
-    return Next::need_more;
-  }
-  const uint8_t* payload = buf_.data() + head_ + sizeof h;
-  if (FrameType(h.type) == FrameType::frag || FrameType(h.type) == FrameType::result) {
-    FragPayload fp;
-    std::memcpy(&fp, payload, sizeof fp);
-    if (uint64_t(fp.bytes) != uint64_t(h.length) - sizeof fp) {
-      *why = std::string(frame_type_name(h.type)) + " announces " + std::to_string(fp.bytes) + " bytes but carries " +
-             std::to_string(h.length - sizeof fp);
+  const Decoded d = decode_frame(buf_.data() + head_, tail_ - head_, limits_);
+  switch (d.status) {
+    case Decoded::Status::malformed:
+      *why = d.why;
       return Next::malformed;
-    }
+    case Decoded::Status::need_more:
+      // Room for the whole frame, now that its header has passed the checks.
+      if (d.needed > buf_.size() - head_) {
+        compact();
+        if (d.needed > buf_.size()) buf_.resize(d.needed);
+      }
+      return Next::need_more;
+    case Decoded::Status::frame: break;
   }
-  *frame = Frame{FrameType(h.type), payload, h.length};
-  head_ += sizeof h + h.length;
+  *frame = d.frame;
+  head_ += d.consumed;
   if (head_ == tail_) head_ = tail_ = 0;
   return Next::frame;
 }

@@ -74,19 +74,44 @@ enum class Reader { daemon, client };
 
 struct Frame {
   FrameType type;
-  const uint8_t* payload;  // valid until the reader's next call
+  const uint8_t* payload;  // points into the bytes decoded (FrameReader: valid until its next call)
   uint32_t length;
 };
 
-// Frames from a byte stream, parsed as they complete; a partial frame stays buffered. Every
-// length is checked against the frame type's fixed size (FRAG/RESULT: against fragment_bytes)
-// before a byte of payload is awaited or buffered, so the buffer grows (from 64 KiB) only to
-// the largest valid frame seen.
+// What a decoder accepts.
+struct DecodeLimits {
+  Reader reader = Reader::daemon;
+  uint32_t fragment_bytes = 0;  // the most data bytes a FRAG or RESULT may carry
+  bool handshake = false;       // daemon before authentication: only a HELLO is accepted
+};
+
+struct Decoded {
+  enum class Status { frame, need_more, malformed } status = Status::need_more;
+  Frame frame{};        // frame: points into the input
+  size_t consumed = 0;  // frame: its bytes, header included
+  size_t needed = 0;    // need_more: the whole frame's bytes once its header has passed (else 0)
+  std::string why;      // malformed: what is wrong
+};
+
+// Decodes the frame at the start of [data, data + size): a pure function of those bytes and
+// the limits (no I/O, no state), so a fuzzer can call it directly. Every header field is
+// checked (magic, version, reserved, type for this reader, length against the type's fixed
+// size or, for FRAG/RESULT, against fragment_bytes) before a payload is awaited, and a
+// FRAG/RESULT's bytes field must match its length.
+Decoded decode_frame(const uint8_t* data, size_t size, const DecodeLimits& limits);
+
+// Frames from a byte stream, parsed as they complete; a partial frame stays buffered. The
+// buffer starts at `initial_bytes` and grows only to hold a frame whose header decode_frame
+// has accepted, so a peer cannot make it buffer more than the largest frame the limits allow.
 class FrameReader {
  public:
-  FrameReader(Reader reader, uint32_t fragment_bytes);
+  FrameReader(const DecodeLimits& limits, size_t initial_bytes);
   // The client learns the fragment size from WELCOME.
-  void set_fragment_bytes(uint32_t fragment_bytes);
+  void set_fragment_bytes(uint32_t fragment_bytes) { limits_.fragment_bytes = fragment_bytes; }
+  // The daemon lifts the handshake limit once a HELLO is authenticated, and grows the buffer
+  // to `bytes` so many small frames fit one recv.
+  void end_handshake(size_t bytes);
+  bool in_handshake() const { return limits_.handshake; }
   // One recv of at most max_bytes: bytes read, 0 at end of stream, -errno on error (-EAGAIN:
   // nothing to read now).
   ssize_t fill(int fd, size_t max_bytes);
@@ -98,11 +123,9 @@ class FrameReader {
   void discard() { head_ = tail_ = 0; }
 
  private:
-  std::string check_header(const FrameHeader& h) const;
   void compact();  // moves the unparsed bytes to the front
 
-  Reader reader_;
-  uint32_t fragment_bytes_;
+  DecodeLimits limits_;
   std::vector<uint8_t> buf_;
   size_t head_ = 0, tail_ = 0;
 };
