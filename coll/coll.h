@@ -128,5 +128,7 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out);
 // Reads alpha_us, beta_us_per_byte and gamma_us_per_byte ("name = value" lines, '#' comments)
 // from a tuning file (WEFT_COLL_MODEL=file).
 Status load_cost_model(const char* path, CostModel* out, std::string* error);
+// The same from the file's text (origin names it in errors); *out changes only on success.
+Status parse_cost_model(std::string_view text, const char* origin, CostModel* out, std::string* error);
 
 }  // namespace weft::coll

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cmath>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "algorithm.h"
@@ -154,35 +156,47 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
     *error = std::string("WEFT_COLL_MODEL: cannot open '") + path + "'";
     return Status::invalid_arg;
   }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_cost_model(text.str(), path, out, error);
+}
+
+Status parse_cost_model(std::string_view text, const char* origin, CostModel* out, std::string* error) {
   // The first three are required; without the shared-memory pair those algorithms are only
   // used where forced.
   constexpr int kFields = 10, kRequired = 3;
+  CostModel m = *out;
   bool seen[kFields] = {};
-  double* fields[kFields] = {&out->alpha_us, &out->beta_us_per_byte, &out->gamma_us_per_byte,
-                             &out->shm_alpha_us, &out->shm_beta_us_per_byte, &out->gap_us,
-                             &out->node_alpha_us, &out->node_beta_us_per_byte,
-                             &out->net_alpha_us, &out->net_beta_us_per_byte};
+  double* fields[kFields] = {&m.alpha_us, &m.beta_us_per_byte, &m.gamma_us_per_byte,
+                             &m.shm_alpha_us, &m.shm_beta_us_per_byte, &m.gap_us,
+                             &m.node_alpha_us, &m.node_beta_us_per_byte,
+                             &m.net_alpha_us, &m.net_beta_us_per_byte};
   static constexpr const char* kNames[kFields] = {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte",
                                                   "shm_alpha_us", "shm_beta_us_per_byte", "gap_us",
                                                   "node_alpha_us", "node_beta_us_per_byte",
                                                   "net_alpha_us", "net_beta_us_per_byte"};
-  std::string line;
   int lineno = 0;
-  while (std::getline(in, line)) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = std::min(text.find('\n', at), text.size());
+    std::string line(text.substr(at, eol - at));
+    at = eol + 1;
     ++lineno;
     line = line.substr(0, line.find('#'));
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     char name[64];
     double value;
-    if (sscanf(line.c_str(), " %63[a-z_] = %lf", name, &value) != 2 || !(value >= 0)) {
-      *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
+    int used = 0;
+    const bool parsed = sscanf(line.c_str(), " %63[a-z_] = %lf %n", name, &value, &used) == 2 &&
+                        size_t(used) == line.size();
+    if (!parsed || !(value >= 0) || !std::isfinite(value)) {
+      *error = std::string("WEFT_COLL_MODEL: ") + origin + ":" + std::to_string(lineno) +
                ": expected 'name = non-negative number'";
       return Status::invalid_arg;
     }
     int i = 0;
     while (i < kFields && strcmp(name, kNames[i]) != 0) ++i;
     if (i == kFields) {
-      *error = std::string("WEFT_COLL_MODEL: ") + path + ":" + std::to_string(lineno) +
+      *error = std::string("WEFT_COLL_MODEL: ") + origin + ":" + std::to_string(lineno) +
                ": unknown parameter '" + name +
                "' (alpha_us, beta_us_per_byte, gamma_us_per_byte, shm_alpha_us, shm_beta_us_per_byte, "
                "gap_us, node_alpha_us, node_beta_us_per_byte, net_alpha_us, net_beta_us_per_byte)";
@@ -193,11 +207,12 @@ Status load_cost_model(const char* path, CostModel* out, std::string* error) {
   }
   for (int i = 0; i < kRequired; ++i) {
     if (!seen[i]) {
-      *error = std::string("WEFT_COLL_MODEL: ") + path + " does not set " + kNames[i];
+      *error = std::string("WEFT_COLL_MODEL: ") + origin + " does not set " + kNames[i];
       return Status::invalid_arg;
     }
   }
-  out->source = "tuning file (WEFT_COLL_MODEL)";
+  m.source = "tuning file (WEFT_COLL_MODEL)";
+  *out = m;
   return Status::ok;
 }
 

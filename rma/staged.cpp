@@ -16,24 +16,15 @@
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/core/memkind.h"
+#include "staged_wire.h"
 #include "window.h"
 
 namespace weft::rma {
 
 namespace {
 
+using namespace staged;
 constexpr uint32_t kRequestTag = 1, kReplyTag = 2;  // user tags on the window's own context
-constexpr uint32_t kMagic = 0x57524d01;              // "WRM" and the protocol version
-enum Op : uint32_t { kPut = 1, kGet = 2, kFlush = 3 };
-
-struct RequestHeader {  // a put's data follows it
-  uint32_t magic = kMagic, op = 0;
-  uint64_t addr = 0, bytes = 0;
-};
-struct ReplyHeader {  // a get's data follows it
-  uint32_t magic = kMagic, status = 0;
-  uint64_t bytes = 0;
-};
 
 const char* op_name(uint32_t op) { return op == kPut ? "put" : op == kGet ? "get" : op == kFlush ? "flush" : "?"; }
 
@@ -97,7 +88,7 @@ int Window::serve() {
 }
 
 bool Window::request_in_window(uint64_t addr, uint64_t bytes) const {
-  auto inside = [&](uint64_t base, uint64_t size) { return addr >= base && addr - base <= size && bytes <= size - (addr - base); };
+  auto inside = [&](uint64_t base, uint64_t size) { return range_inside(addr, bytes, base, size); };
   if (flavor_ != Flavor::dynamic) return base_ && inside(uint64_t(reinterpret_cast<uintptr_t>(base_)), size_);
   for (const Local& l : attached_)
     if (inside(uint64_t(reinterpret_cast<uintptr_t>(l.base)), l.size)) return true;
@@ -125,9 +116,7 @@ Status Window::apply_request(int origin, void* message, size_t bytes) {
   }
   RequestHeader h;
   if (bytes >= sizeof h) memcpy(&h, inbox_.data(), sizeof h);
-  const bool put_sized = h.op != kPut || h.bytes == bytes - sizeof h;
-  if (!known || bytes < sizeof h || h.magic != kMagic || (h.op != kPut && h.op != kGet && h.op != kFlush) ||
-      !put_sized || (h.op != kPut && bytes != sizeof h)) {
+  if (!known || !decode_request(inbox_.data(), bytes, &h)) {
     const std::string msg = "dropped a malformed one-sided request of " + std::to_string(bytes) +
                             " bytes from window rank " + std::to_string(origin);
     WEFT_ERROR(Subsys::rma, "%s", msg.c_str());

@@ -91,9 +91,15 @@ bool rank_place_from_json(std::string_view text, RankPlace* out, std::string* er
     *error = "a rank's place needs rank, cpus, numa, bound and gpu";
     return false;
   }
+  // A peer's numbers become ints only when they are ints: a cast of 1e300 is undefined.
+  auto small_int = [](double v) { return v >= -1e9 && v <= 1e9 && v == double(int(v)); };
+  if (!small_int(rank->num) || !small_int(gpu->num)) {
+    *error = "a rank's place has a rank or gpu that is not an integer";
+    return false;
+  }
   RankPlace p{int(rank->num), cpus->str, {}, bound->b, int(gpu->num)};
   for (const Json& n : numa->items) {
-    if (n.kind != Json::number) {
+    if (n.kind != Json::number || !small_int(n.num)) {
       *error = "a rank's place lists NUMA nodes as numbers";
       return false;
     }
@@ -151,7 +157,9 @@ std::vector<std::string> job_tree_lines(const std::vector<JobNode>& nodes, const
     if (!node.summary.empty() && parse_json(node.summary, &s, &error)) {
       auto number = [&](const char* key) {
         const Json* v = s.get(key);
-        return v && v->kind == Json::number ? std::to_string(static_cast<long long>(v->num)) : std::string("?");
+        return v && v->kind == Json::number && v->num >= 0 && v->num < 1e15
+                   ? std::to_string(static_cast<long long>(v->num))
+                   : std::string("?");
       };
       const Json* host = s.get("hostname");
       l += " (" + (host && host->kind == Json::string ? host->str : std::string("?")) + ": " + number("numa_nodes") +

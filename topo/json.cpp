@@ -161,8 +161,9 @@ class Parser {
       skip();
       if (at_ >= t_.size() || t_[at_] != ':') return fail("expected ':'");
       ++at_;
-      v->members.emplace_back(std::move(key), Json{});
-      if (!value(&v->members.back().second, depth + 1)) return false;
+      v->keys.push_back(std::move(key));
+      v->values.emplace_back();
+      if (!value(&v->values.back(), depth + 1)) return false;
       skip();
       if (at_ >= t_.size()) return fail("unterminated object");
       if (t_[at_] == '}') {
@@ -183,8 +184,8 @@ class Parser {
 
 const Json* Json::get(std::string_view key) const {
   if (kind != object) return nullptr;
-  for (const auto& [k, v] : members)
-    if (k == key) return &v;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return &values[i];
   return nullptr;
 }
 

@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace weft::topo {
@@ -14,8 +13,9 @@ struct Json {
   bool b = false;
   double num = 0;
   std::string str;
-  std::vector<Json> items;                            // array
-  std::vector<std::pair<std::string, Json>> members;  // object, in file order
+  std::vector<Json> items;          // array
+  std::vector<std::string> keys;    // object: member names, in file order
+  std::vector<Json> values;         // object: keys[i]'s value (Json is incomplete here, so no pairs)
 
   // The member `key` of an object, or nullptr.
   const Json* get(std::string_view key) const;

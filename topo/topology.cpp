@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -146,8 +147,10 @@ bool get_int(const Json& o, const char* key, long long lo, long long hi, long lo
     if (required) *error = where + ": missing '" + key + "'";
     return !required;
   }
-  if (v->kind != Json::number || v->num != double(static_cast<long long>(v->num)) || v->num < double(lo) ||
-      v->num > double(hi)) {
+  // Range first: casting a double outside long long's range (inf, 1e300) is undefined.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (v->kind != Json::number || !(v->num >= double(lo) && v->num <= double(hi)) || !(v->num < kTwoTo63) ||
+      v->num != std::trunc(v->num)) {
     *error = where + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     return false;
   }
