@@ -60,7 +60,7 @@ class Bootstrap {
   }
   uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
   void mark_failed(int rank);
-  // Checks that the processes of this node's peers still exist (at most every few ms; cheap
+  // Checks that the processes of this host's peers still exist (at most every few ms; cheap
   // to call from wait loops). Catches deaths the launcher does not report as events.
   void poll_local_liveness();
 

@@ -1050,8 +1050,13 @@ int PMPI_Win_lock_all(int assert_flags, MPI_Win win) {
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is locked by this rank", q);
   for (int q = 0; q < e->window->size(); ++q)
-    if (Status s = e->window->lock(q, rma::LockType::shared); s != Status::ok)
+    if (Status s = e->window->lock(q, rma::LockType::shared); s != Status::ok) {
+      // No epoch opens: the locks taken so far are given back (the error stays this one's).
+      const std::string detail = error_detail();
+      for (int p = 0; p < q; ++p) (void)e->window->unlock(p);
+      set_error_detail(detail);
       return raise_status(e->comm, s, "MPI_Win_lock_all");
+    }
   e->lock_all = true;
   return MPI_SUCCESS;
 }
@@ -1062,10 +1067,18 @@ int PMPI_Win_unlock_all(MPI_Win win) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_unlock_all", win, &e); rc != MPI_SUCCESS) return rc;
   if (!e->lock_all) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all", "no lock_all epoch is open");
+  // The epoch ends whatever happens: every lock is given back, the first error reported.
+  Status first = Status::ok;
+  std::string detail;
   for (int q = 0; q < e->window->size(); ++q)
-    if (Status s = e->window->unlock(q); s != Status::ok) return raise_status(e->comm, s, "MPI_Win_unlock_all");
+    if (Status s = e->window->unlock(q); s != Status::ok && first == Status::ok) {
+      first = s;
+      detail = error_detail();
+    }
   e->lock_all = false;
-  return MPI_SUCCESS;
+  if (first == Status::ok) return MPI_SUCCESS;
+  set_error_detail(detail);
+  return raise_status(e->comm, first, "MPI_Win_unlock_all");
 }
 WEFT_PMPI_ALIAS(Win_unlock_all)
 
