@@ -553,6 +553,24 @@ bool pscw_open(const WinEntry& e) { return e.access_open || e.exposed; }
 
 }  // namespace
 
+void release_windows(std::vector<void*>* memory) {
+  HandleTable<WinEntry>& t = wins();
+  size_t left = 0;
+  for (uint32_t i = 0; i < t.slots(); ++i) {
+    WinEntry* e = t.get(i);
+    if (!e) continue;
+    ++left;
+    e->window.reset();  // remote keys, then registrations
+    e->segment.reset();
+    (void)PMPI_Comm_free(&e->comm);
+    if (e->owns_memory && e->base) memory->push_back(e->base);
+    t.remove(i);
+  }
+  if (left)
+    WEFT_INFO(Subsys::rma, "MPI_Finalize released %zu window%s never freed (or whose MPI_Win_free failed)", left,
+              left == 1 ? "" : "s");
+}
+
 }  // namespace weft::mpi
 
 using namespace weft;
@@ -703,7 +721,9 @@ int PMPI_Win_free(MPI_Win* win) {
   for (int q = 0; q < e->window->size(); ++q)
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "rank %d of the window is still locked", q);
-  // Every rank's accesses have completed before any rank's memory goes away.
+  // Every rank's accesses have completed before any rank's memory goes away. Where that
+  // cannot be known (a rank failed), the window stays, for MPI_Finalize to release.
+  if (Status s = e->window->peer_alive(-1); s != Status::ok) return raise_status(e->comm, s, "MPI_Win_free");
   if (int rc = PMPI_Barrier(e->comm); rc != MPI_SUCCESS) return rc;
   e->window.reset();
   e->segment.reset();
