@@ -323,11 +323,10 @@ Status Bootstrap::finalize() {
   return Status::ok;
 }
 
-void Bootstrap::poll_local_liveness() {
+void Bootstrap::check_local_liveness() {
   // Every rank of this host, virtual nodes of WEFT_FAKE_NODES included: their processes are
   // here to look at, wherever their traffic goes.
   if (singleton_ || host_peers_.size() <= 1) return;
-  if ((++liveness_calls_ & 255) != 0) return;  // the clock is read every 256 calls
   uint64_t now = monotonic_ns();
   if (now < next_liveness_ns_) return;
   next_liveness_ns_ = now + kLivenessPeriodNs;

@@ -26,7 +26,7 @@ Status Window::start(const std::vector<int>& targets, bool wait) {
   const uint64_t minus_one = ~uint64_t(0);
   for (int q : targets) {
     const size_t off = ctrl::kPosts + 8 * size_t(q);
-    WEFT_TRY(await_ctrl(off, 1, {q}));
+    WEFT_TRY(await_ctrl(off, 1, std::span<const int>(&q, 1)));
     uint64_t old = 0;
     WEFT_TRY(atomic_at(ctrl_word(off), Transport::RmaAtomic::add, &minus_one, &old, 8));
   }

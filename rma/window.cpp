@@ -184,6 +184,7 @@ bool Window::cma_reaches(int pid, uint64_t address) {
 // each call resumes where the last one stopped. A process that is gone (ESRCH, zombies too)
 // is a failed rank, for this window and every other user of the bootstrap's flags.
 Status Window::cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes) {
+  WEFT_TRY(peer_alive(target));  // a dead rank's pid could be reused: never touch it
   while (bytes > 0) {
     iovec l{local, bytes};
     iovec r{reinterpret_cast<void*>(remote), bytes};
@@ -309,10 +310,7 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
     bulk_copy(at.direct + off, buf, bytes);
     return Status::ok;
   }
-  if (at.pid) {
-    WEFT_TRY(peer_alive(target));  // a dead rank's pid could be reused: never write to it
-    return cma_copy(target, at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
-  }
+  if (at.pid) return cma_copy(target, at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
   return on_target(target, t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
 }
 
@@ -327,10 +325,7 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
     bulk_copy(buf, at.direct + off, bytes);
     return Status::ok;
   }
-  if (at.pid) {
-    WEFT_TRY(peer_alive(target));
-    return cma_copy(target, at.pid, false, buf, at.addr + off, bytes);
-  }
+  if (at.pid) return cma_copy(target, at.pid, false, buf, at.addr + off, bytes);
   return on_target(target, t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
 }
 
@@ -382,13 +377,10 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
   return Status::ok;
 }
 
-// Failure checks: the bootstrap's flags (set by the launcher's termination events and by its
-// poll of this node's processes, which reads the clock once every 256 calls and /proc every
-// 20 ms at most). Mapped accesses never fail, so synchronisation asks here.
-Status Window::peer_alive(int target) {
-  Bootstrap& b = t_.boot();
-  b.poll_local_liveness();
-  if (b.failures_seen() == 0) [[likely]] return Status::ok;
+// Failure checks (peer_alive, inline): the bootstrap's flags, set by the launcher's termination
+// events and by its poll of this host's processes, which reads the clock once every 256 calls
+// and /proc every 20 ms at most. Mapped accesses never fail, so synchronisation asks.
+Status Window::find_dead(int target) {
   if (target >= 0) return target != rank_ && rank_failed(target) ? rank_gone(target) : Status::ok;
   for (int q = 0; q < size(); ++q)
     if (q != rank_ && rank_failed(q)) return rank_gone(q);
@@ -441,18 +433,19 @@ Status Window::flush(int target) {
   return Status::ok;
 }
 
-Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
+Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old,
+                           bool checked) {
   if (target == rank_) return atomic_at(ctrl_word(off), op, value, old, 8);
   const Peer& p = peers_[size_t(target)];
   if (p.ctrl_direct) {
-    WEFT_TRY(peer_alive(target));  // the mapped word of a dead rank would take the atomic
+    if (!checked) WEFT_TRY(peer_alive(target));  // the mapped word of a dead rank would take the atomic
     return atomic_at(p.ctrl_direct + off / 8, op, value, old, 8);
   }
   return on_target(target,
                    t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.ctrl_addr + off, p.ctrl_rkey));
 }
 
-Status Window::await_ctrl(size_t off, uint64_t value, const std::vector<int>& from) {
+Status Window::await_ctrl(size_t off, uint64_t value, std::span<const int> from) {
   // The peers' atomics may need this rank's progress (UCX over tcp).
   Bootstrap& b = t_.boot();
   int dead = -1;
@@ -544,7 +537,7 @@ Status Window::unlock(int target) {
   const uint64_t zero = 0;
   uint64_t old = 0;
   // Fetching atomics: applied at the target once they return, so no flush is needed after them.
-  Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old);
+  Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old, flushed == Status::ok);
   if (s == Status::ok && type == LockType::shared && reader_slots_)
     s = ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &old);
   return flushed != Status::ok ? flushed : s;

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,12 @@ class Window {
   // Failed ranks (the bootstrap's flags, after its throttled poll of this host's processes):
   // Status::ok while `target` (-1: every rank of the window) is not known dead, else
   // Status::peer_failed with a message naming it. Cheap: no system call.
-  Status peer_alive(int target);
+  Status peer_alive(int target) {
+    Bootstrap& b = t_.boot();
+    b.poll_local_liveness();
+    if (b.failures_seen() == 0) [[likely]] return Status::ok;
+    return find_dead(target);
+  }
 
   // General active target (pscw.cpp). post: tells each origin this rank's window is exposed
   // (notify false: MPI_MODE_NOCHECK). start: waits until each target has posted (unless
@@ -158,10 +164,12 @@ class Window {
   // The address in this process of byte `off` from a located place in a device window.
   Status device_at(int target, const Location& at, uint64_t off, char** out);
   // Cross-memory attach to node peers (user memory): whether it is on, whether it reaches
-  // `pid`, and one copy to (write) or from the memory of window rank `target` (process `pid`).
+  // `pid`, and one copy to (write) or from the memory of window rank `target` (process `pid`;
+  // not once the rank is known dead).
   static bool cma_allowed();
   static bool cma_reaches(int pid, uint64_t address);
   Status cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes);
+  Status find_dead(int target);  // peer_alive once some rank has failed
   bool rank_failed(int q) const { return t_.boot().peer_failed(job_ranks_[size_t(q)]); }
   Status rank_gone(int q);  // the error for a dead window rank q (logged once per rank)
   // A transport result on the way to `target`: a dead peer is reported by its window rank.
@@ -189,14 +197,16 @@ class Window {
   Status staged_call(int target, int op, uint64_t addr, size_t bytes, void* out, bool device_out);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
-  // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
-  Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old);
+  // A fetching atomic on the 8-byte word at byte `off` of the target's control block (a mapped
+  // one only while the target is not known dead; checked: the caller just asked peer_alive).
+  Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old,
+                     bool checked = false);
   uint64_t* ctrl_word(size_t off) { return ctrl() + off / 8; }
   uint64_t* ctrl() { return control_at_ ? control_at_ : control_.data(); }
   const uint64_t* ctrl() const { return control_at_ ? control_at_ : control_.data(); }
   // Waits (polling progress) until the own control word at `off` is at least `value`, or
   // until a rank of `from`, which would raise it, is known dead (Status::peer_failed).
-  Status await_ctrl(size_t off, uint64_t value, const std::vector<int>& from);
+  Status await_ctrl(size_t off, uint64_t value, std::span<const int> from);
   size_t dir_offset() const;  // where the directory of attached regions starts in the block
   Status fetch_directory(int target);
   Status publish_directory();
