@@ -5,7 +5,9 @@
  * rank 1 from one of those calls after a bounded number of rounds: the loop has no other end,
  * so silent success runs into the ctest timeout. Then MPI_Win_unlock (where the epoch was
  * still open), MPI_Win_lock, MPI_Win_lock_all, MPI_Win_fence and MPI_Win_start towards rank 1
- * must fail the same way, while a lock epoch on the survivor's own window still works.
+ * must fail the same way, and so must MPI_Win_flush_all and MPI_Win_unlock_all of a lock_all
+ * epoch opened on a second window before the failure (the unlock closing it), while a lock
+ * epoch on the survivor's own window still works.
  * Before the failure, every origin's puts must have landed in rank 1's window. */
 #include <unistd.h>
 
@@ -15,8 +17,8 @@
 
 int main(int argc, char **argv) {
   int rank, size, ok = 1, i;
-  int64_t *mem = NULL;
-  MPI_Win win;
+  int64_t *mem = NULL, *mem2 = NULL;
+  MPI_Win win, win2;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -26,7 +28,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (make_window(argv[1], size, &mem, &win) != 0) return 1;
+  if (make_window(argv[1], size, &mem, &win) != 0 || make_window(argv[1], size, &mem2, &win2) != 0) return 1;
 
   /* While rank 1 lives: 100 exclusive epochs from every other rank into its own slot there. */
   if (rank != DEAD)
@@ -50,6 +52,10 @@ int main(int argc, char **argv) {
       }
     MPI_Win_unlock(DEAD, win);
     if (ok) printf("rank %d: every origin's puts landed\n", rank);
+  }
+  if (MPI_Win_lock_all(0, win2) != MPI_SUCCESS) {
+    printf("FAIL rank %d: MPI_Win_lock_all failed while every rank lived\n", rank);
+    return 1;
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = mono_ms();
@@ -97,6 +103,16 @@ int main(int argc, char **argv) {
     ok &= is_proc_failed(rank, "MPI_Win_start after the failure", MPI_Win_start(target, 0, win), DEAD);
     MPI_Group_free(&target);
     MPI_Group_free(&world);
+  }
+  ok &= is_proc_failed(rank, "MPI_Win_flush_all after the failure", MPI_Win_flush_all(win2), DEAD);
+  ok &= is_proc_failed(rank, "MPI_Win_unlock_all after the failure", MPI_Win_unlock_all(win2), DEAD);
+  {
+    int cls = -1;
+    MPI_Error_class(MPI_Win_unlock_all(win2), &cls);
+    if (cls != MPI_ERR_RMA_SYNC) {
+      printf("FAIL rank %d: the failed MPI_Win_unlock_all left the lock_all epoch open (class %d)\n", rank, cls);
+      ok = 0;
+    }
   }
   /* Nothing this rank does on its own window depends on rank 1. */
   {
