@@ -323,15 +323,16 @@ Status Bootstrap::finalize() {
   return Status::ok;
 }
 
-void Bootstrap::poll_local_liveness() {
-  if (singleton_ || local_size_ <= 1) return;
-  if ((++liveness_calls_ & 255) != 0) return;  // the clock is read every 256 calls
+void Bootstrap::check_local_liveness() {
+  // Every rank of this host, virtual nodes of WEFT_FAKE_NODES included: their processes are
+  // here to look at, wherever their traffic goes.
+  if (singleton_ || host_peers_.size() <= 1) return;
   uint64_t now = monotonic_ns();
   if (now < next_liveness_ns_) return;
   next_liveness_ns_ = now + kLivenessPeriodNs;
   if (!local_pids_loaded_) {
     local_pids_loaded_ = true;
-    for (int peer : local_peers_) {
+    for (int peer : host_peers_) {
       if (peer == rank_) continue;
       std::vector<char> blob;
       if (get(peer, kPidKey, &blob) != Status::ok || blob.size() != 2 * sizeof(uint64_t)) continue;

@@ -60,13 +60,16 @@ class Bootstrap {
   }
   uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
   void mark_failed(int rank);
-  // Checks that the processes of this node's peers still exist (at most every few ms; cheap
+  // Checks that the processes of this host's peers still exist (at most every few ms; cheap
   // to call from wait loops). Catches deaths the launcher does not report as events.
-  void poll_local_liveness();
+  void poll_local_liveness() {
+    if ((++liveness_calls_ & 255) == 0) [[unlikely]] check_local_liveness();  // inline: fast paths call it
+  }
 
  private:
   Bootstrap() = default;
   Status init_pmix();
+  void check_local_liveness();  // every 256th poll: the clock, and /proc every 20 ms
   // WEFT_FAKE_NODES: one host's ranks split into virtual nodes (node ids, local peers).
   Status split_into_fake_nodes(const char* value);
 

@@ -1,18 +1,36 @@
 // Layout of a window's control block (one registered block per rank, see window.h): byte
-// offsets of its words. The directory of a dynamic window follows the posts (dynamic.cpp).
+// offsets of its words. The directory of a dynamic window follows the reader slots (dynamic.cpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 namespace weft::rma::ctrl {
 
-constexpr size_t kLock = 0;       // exclusive mark, or the number of shared holders
+constexpr size_t kLock = 0;       // the lock word (below)
 constexpr size_t kComplete = 8;   // MPI_Win_complete calls received (pscw.cpp)
 constexpr size_t kMutex = 16;     // holder's window rank + 1 during a locked accumulate; 0 free
 constexpr size_t kPosts = 32;     // one word per origin rank: its MPI_Win_post calls not yet started on
+// After the posts, one word per origin rank: 1 while it holds or is taking a shared lock here
+// (windows whose lock word counts shared holders rather than naming them, see below).
+constexpr size_t reader_slots(size_t ranks) { return kPosts + 8 * ranks; }
 
-// The exclusive holder's mark in the lock word; shared holders add 1 each.
+// The lock word records every holder, so that a waiter can tell that a dead rank holds it:
+//   bit 62          exclusive: held exclusively by the rank in bits 32..61;
+//   bits 32..61     the exclusive holder's window rank + 1;
+//   bits 0..31      shared holders: in windows of at most kReaderBits ranks one bit per origin
+//                   rank (bit r: rank r holds a shared lock or is taking one), else their count,
+//                   each holder also setting its reader slot before counting itself.
+// A shared taker adds its bit (or 1) and backs out if the exclusive bit was set.
 constexpr uint64_t kExclusive = uint64_t(1) << 62;
+constexpr int kHolderShift = 32;
+constexpr uint64_t kHolderMask = (uint64_t(1) << 30) - 1;
+constexpr uint64_t kReaderMask = 0xffffffffu;
+constexpr int kReaderBits = 32;
+constexpr uint64_t exclusive_mark(int rank) { return kExclusive | (uint64_t(rank) + 1) << kHolderShift; }
+// The exclusive holder recorded in a lock word, or -1.
+constexpr int exclusive_holder(uint64_t word) {
+  return word & kExclusive ? int((word >> kHolderShift) & kHolderMask) - 1 : -1;
+}
 
 // Dynamic windows: the directory header (sequence, regions, bytes of entries after the
 // header), then entries {base, size, key bytes, key}. The sequence is odd while the owner

@@ -20,7 +20,7 @@ namespace weft::rma {
 
 Window::Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor)
     : t_(t), job_ranks_(std::move(job_ranks)), rank_(rank), flavor_(flavor), peers_(job_ranks_.size()),
-      locks_(job_ranks_.size(), LockType::none) {
+      locks_(job_ranks_.size(), LockType::none), reported_dead_(job_ranks_.size(), 0) {
   const size_t bytes = flavor_ == Flavor::dynamic ? dir_offset() + ctrl::kDirHeader + ctrl::kDirBytes : dir_offset();
   control_.assign(bytes / 8, 0);
 }
@@ -37,7 +37,16 @@ Window::~Window() {
   t_.rma_deregister(&ctrl_reg_);
 }
 
-size_t Window::dir_offset() const { return (ctrl::kPosts + 8 * job_ranks_.size() + 63) & ~size_t(63); }
+size_t Window::dir_offset() const { return (ctrl::reader_slots(job_ranks_.size()) + 8 * job_ranks_.size() + 63) & ~size_t(63); }
+
+// Shared locks of windows above kReaderBits ranks cannot have a bit each in the lock word.
+// WEFT_RMA_LOCK_READER_SLOTS=1 counts them on smaller windows too (to test that encoding).
+namespace {
+bool reader_slots_forced() {
+  static const bool forced = env_switch("WEFT_RMA_LOCK_READER_SLOTS", false);
+  return forced;
+}
+}  // namespace
 
 Status Window::register_memory(void* base, size_t size, int disp_unit, bool device) {
   base_ = base;
@@ -105,6 +114,7 @@ std::vector<unsigned char> Window::record(size_t key_space) const {
   h.device = device_;
   h.has_ipc = has_ipc_;
   h.serves = serves_;
+  h.reader_slots = peers_.size() > size_t(ctrl::kReaderBits) || reader_slots_forced();
   h.pid = uint32_t(getpid());
   h.ipc = ipc_;
   memcpy(r.data(), &h, sizeof h);
@@ -130,6 +140,7 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
     p.device = h.device != 0;
     p.ipc = h.ipc;
     p.serves = h.serves != 0;
+    if (h.reader_slots) reader_slots_ = true;  // one rank asking is enough: every rank agrees
     const bool local = t_.boot().is_local(job_ranks_[q]);
     p.staged = p.serves && !local && int(q) != rank_;
     const char* no_ipc = nullptr;
@@ -170,8 +181,10 @@ bool Window::cma_reaches(int pid, uint64_t address) {
 }
 
 // Moves bytes between this process and a node peer's memory; the kernel may stop short, so
-// each call resumes where the last one stopped.
-Status Window::cma_copy(int pid, bool write, void* local, uint64_t remote, size_t bytes) {
+// each call resumes where the last one stopped. A process that is gone (ESRCH, zombies too)
+// is a failed rank, for this window and every other user of the bootstrap's flags.
+Status Window::cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes) {
+  WEFT_TRY(peer_alive(target));  // a dead rank's pid could be reused: never touch it
   while (bytes > 0) {
     iovec l{local, bytes};
     iovec r{reinterpret_cast<void*>(remote), bytes};
@@ -179,11 +192,15 @@ Status Window::cma_copy(int pid, bool write, void* local, uint64_t remote, size_
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EFAULT;
+      if (err == ESRCH) {
+        t_.boot().mark_failed(job_ranks_[size_t(target)]);
+        return rank_gone(target);
+      }
       const std::string msg = std::string(write ? "process_vm_writev" : "process_vm_readv") + " to pid " +
                               std::to_string(pid) + ": " + strerror(err);
       WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
       set_error_detail(msg);
-      return err == ESRCH ? Status::peer_failed : Status::transport;
+      return Status::transport;
     }
     local = static_cast<char*>(local) + n;
     remote += uint64_t(n);
@@ -293,8 +310,8 @@ Status Window::put(int target, const Location& at, uint64_t off, const void* buf
     bulk_copy(at.direct + off, buf, bytes);
     return Status::ok;
   }
-  if (at.pid) return cma_copy(at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
-  return t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
+  if (at.pid) return cma_copy(target, at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
+  return on_target(target, t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
 }
 
 Status Window::get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
@@ -308,8 +325,8 @@ Status Window::get(int target, const Location& at, uint64_t off, void* buf, size
     bulk_copy(buf, at.direct + off, bytes);
     return Status::ok;
   }
-  if (at.pid) return cma_copy(at.pid, false, buf, at.addr + off, bytes);
-  return t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey);
+  if (at.pid) return cma_copy(target, at.pid, false, buf, at.addr + off, bytes);
+  return on_target(target, t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
 }
 
 Status Window::atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
@@ -321,7 +338,7 @@ Status Window::atomic(int target, const Location& at, uint64_t off, Transport::R
     return Status::internal;
   }
   if (at.direct) return atomic_at(at.direct + off, op, value, result, size);
-  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, result, size, at.addr + off, at.rkey);
+  return on_target(target, t_.rma_atomic(job_ranks_[size_t(target)], op, value, result, size, at.addr + off, at.rkey));
 }
 
 Status Window::atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size) {
@@ -360,15 +377,47 @@ Status Window::update_element(int target, const Location& at, uint64_t off, size
   return Status::ok;
 }
 
+// Failure checks (peer_alive, inline): the bootstrap's flags, set by the launcher's termination
+// events and by its poll of this host's processes, which reads the clock once every 256 calls
+// and /proc every 20 ms at most. Mapped accesses never fail, so synchronisation asks.
+Status Window::find_dead(int target) {
+  if (target >= 0) return target != rank_ && rank_failed(target) ? rank_gone(target) : Status::ok;
+  for (int q = 0; q < size(); ++q)
+    if (q != rank_ && rank_failed(q)) return rank_gone(q);
+  return Status::ok;
+}
+
+Status Window::rank_gone(int q) {
+  const std::string msg = "window rank " + std::to_string(q) + " (job rank " + std::to_string(job_ranks_[size_t(q)]) +
+                          ") has failed";
+  if (!reported_dead_[size_t(q)]) {
+    reported_dead_[size_t(q)] = 1;
+    WEFT_WARN(Subsys::rma, "%s: one-sided operations that depend on it fail", msg.c_str());
+  }
+  set_error_detail(msg);
+  return Status::peer_failed;
+}
+
+Status Window::holder_gone(int target, int holder, const char* what) {
+  const std::string msg = "window rank " + std::to_string(holder) + " (job rank " +
+                          std::to_string(job_ranks_[size_t(holder)]) + ") failed while holding " + what +
+                          " at window rank " + std::to_string(target) + ", which can never be taken again";
+  WEFT_WARN(Subsys::rma, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::peer_failed;
+}
+
 // Accesses to a mapped target are complete when they return; a release fence orders their
 // stores before whatever this rank stores next (a flag, a message, an unlock), which is all
-// the target's loads need. Control-block atomics are complete on return too.
+// the target's loads need. Control-block atomics are complete on return too. A flush to a
+// dead target fails on every path, even where nothing is left to complete.
 Status Window::flush(int target) {
+  WEFT_TRY(peer_alive(target));
   // Staged puts are complete once their target has answered a flush request.
-  if (target >= 0 && peers_[size_t(target)].unflushed > 0) WEFT_TRY(staged_flush(target));
+  if (target >= 0 && peers_[size_t(target)].unflushed > 0) WEFT_TRY(on_target(target, staged_flush(target)));
   if (target < 0)
     for (size_t q = 0; q < peers_.size(); ++q)
-      if (peers_[q].unflushed > 0) WEFT_TRY(staged_flush(int(q)));
+      if (peers_[q].unflushed > 0) WEFT_TRY(on_target(int(q), staged_flush(int(q))));
   // Puts by cross-memory attach are complete on return as well (atomics are fetching).
   auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0 || p.staged; };
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
@@ -376,51 +425,122 @@ Status Window::flush(int target) {
     std::atomic_thread_fence(std::memory_order_release);
     return Status::ok;
   }
-  return t_.rma_flush(target < 0 ? -1 : job_ranks_[size_t(target)]);
+  if (target >= 0) return on_target(target, t_.rma_flush(job_ranks_[size_t(target)]));
+  if (Status s = t_.rma_flush(-1); s != Status::ok) {
+    WEFT_TRY(peer_alive(-1));  // name the rank that failed, where the flags know it
+    return s;
+  }
+  return Status::ok;
 }
 
-Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old) {
+Status Window::ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old,
+                           bool checked) {
   if (target == rank_) return atomic_at(ctrl_word(off), op, value, old, 8);
   const Peer& p = peers_[size_t(target)];
-  if (p.ctrl_direct) return atomic_at(p.ctrl_direct + off / 8, op, value, old, 8);
-  return t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.ctrl_addr + off, p.ctrl_rkey);
+  if (p.ctrl_direct) {
+    if (!checked) WEFT_TRY(peer_alive(target));  // the mapped word of a dead rank would take the atomic
+    return atomic_at(p.ctrl_direct + off / 8, op, value, old, 8);
+  }
+  return on_target(target,
+                   t_.rma_atomic(job_ranks_[size_t(target)], op, value, old, 8, p.ctrl_addr + off, p.ctrl_rkey));
 }
 
-void Window::await_ctrl(size_t off, uint64_t value) {
+Status Window::await_ctrl(size_t off, uint64_t value, std::span<const int> from) {
   // The peers' atomics may need this rank's progress (UCX over tcp).
-  t_.progress_engine().wait([&] { return __atomic_load_n(ctrl_word(off), __ATOMIC_ACQUIRE) >= value; });
+  Bootstrap& b = t_.boot();
+  int dead = -1;
+  t_.progress_engine().wait([&] {
+    if (__atomic_load_n(ctrl_word(off), __ATOMIC_ACQUIRE) >= value) return true;
+    b.poll_local_liveness();
+    if (b.failures_seen() == 0) return false;
+    for (int q : from)
+      if (q != rank_ && rank_failed(q)) {
+        dead = q;
+        return true;
+      }
+    return false;
+  });
+  return dead >= 0 ? rank_gone(dead) : Status::ok;
+}
+
+Status Window::check_lock_holders(int target, uint64_t word) {
+  Bootstrap& b = t_.boot();
+  b.poll_local_liveness();
+  if (b.failures_seen() == 0) [[likely]] return Status::ok;
+  WEFT_TRY(peer_alive(target));
+  const int holder = ctrl::exclusive_holder(word);
+  if (holder >= 0 && holder < size() && holder != rank_ && rank_failed(holder))
+    return holder_gone(target, holder, "an exclusive lock");
+  if (!(word & ctrl::kReaderMask)) return Status::ok;
+  if (!reader_slots_) {
+    for (uint64_t bits = word & ctrl::kReaderMask; bits; bits &= bits - 1) {
+      const int r = __builtin_ctzll(bits);
+      if (r < size() && r != rank_ && rank_failed(r)) return holder_gone(target, r, "a shared lock");
+    }
+    return Status::ok;
+  }
+  // Counted holders: the slots of the dead ranks say whether one of them is among them.
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank_ || !rank_failed(r)) continue;
+    const uint64_t zero = 0;
+    uint64_t slot = 0;
+    WEFT_TRY(ctrl_atomic(target, ctrl::reader_slots(job_ranks_.size()) + 8 * size_t(r), Transport::RmaAtomic::add,
+                         &zero, &slot));
+    if (slot) return holder_gone(target, r, "a shared lock");
+  }
+  return Status::ok;
 }
 
 Status Window::lock(int target, LockType type) {
+  const bool counted = type == LockType::shared && reader_slots_;
+  const uint64_t one = 1, zero = 0;
+  uint64_t scratch = 0;
+  // The slot first: a holder that dies after counting itself is always found by its slot.
+  if (counted) WEFT_TRY(ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &one, &scratch));
+  Status s = Status::ok;
   for (uint32_t idle = 0;;) {
-    uint64_t old = 0;
+    uint64_t seen = 0;  // the lock word before this attempt
     if (type == LockType::exclusive) {
-      const uint64_t mark = ctrl::kExclusive;
-      old = 0;  // compare value in, old value out
-      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::cswap, &mark, &old));
-      if (old == 0) break;
+      const uint64_t mark = ctrl::exclusive_mark(rank_);
+      seen = 0;  // compare value in, old value out
+      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::cswap, &mark, &seen);
+      if (s != Status::ok || seen == 0) break;
     } else {
-      const uint64_t one = 1;
-      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &one, &old));
-      if (!(old & ctrl::kExclusive)) break;
-      const uint64_t minus_one = ~uint64_t(0);
-      WEFT_TRY(ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &minus_one, &old));
+      const uint64_t delta = shared_delta(), back = uint64_t(0) - delta;
+      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &seen);
+      if (s != Status::ok || !(seen & ctrl::kExclusive)) break;
+      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &back, &scratch);
+      if (s != Status::ok) break;
     }
-    // Held by another rank: let it (and this rank's own progress) run before trying again.
+    // Held by another rank: fail if it is dead, else let it (and this rank's own progress) run
+    // before trying again.
+    if ((s = check_lock_holders(target, seen)) != Status::ok) break;
     t_.progress_engine().pass(&idle);
+  }
+  if (s != Status::ok) {
+    if (counted && !rank_failed(target))
+      (void)ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &scratch);
+    return s;
   }
   locks_[size_t(target)] = type;
   return Status::ok;
 }
 
 Status Window::unlock(int target) {
-  if (target != rank_) WEFT_TRY(flush(target));  // every access of the epoch lands before the lock is released
   const LockType type = locks_[size_t(target)];
   locks_[size_t(target)] = LockType::none;
-  const uint64_t delta = type == LockType::exclusive ? uint64_t(0) - ctrl::kExclusive : ~uint64_t(0);
+  // Every access of the epoch lands before the lock is released.
+  const Status flushed = target != rank_ ? flush(target) : Status::ok;
+  if (flushed != Status::ok && rank_failed(target)) return flushed;
+  const uint64_t delta =
+      type == LockType::exclusive ? uint64_t(0) - ctrl::exclusive_mark(rank_) : uint64_t(0) - shared_delta();
+  const uint64_t zero = 0;
   uint64_t old = 0;
-  // A fetching atomic: applied at the target once it returns, so no flush is needed after it.
-  return ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old);
+  // Fetching atomics: applied at the target once they return, so no flush is needed after them.
+  Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old, flushed == Status::ok);
+  if (s == Status::ok && type == LockType::shared && reader_slots_)
+    s = ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &old);
+  return flushed != Status::ok ? flushed : s;
 }
 
 Status Window::mutex_lock(int target) {
@@ -429,6 +549,13 @@ Status Window::mutex_lock(int target) {
     uint64_t old = 0;  // compare value in, old value out
     WEFT_TRY(ctrl_atomic(target, ctrl::kMutex, Transport::RmaAtomic::cswap, &mark, &old));
     if (old == 0) return Status::ok;
+    // The word names its holder: a dead one never gives it back.
+    t_.boot().poll_local_liveness();
+    if (t_.boot().failures_seen() != 0) {
+      WEFT_TRY(peer_alive(target));
+      if (old <= uint64_t(size()) && int(old - 1) != rank_ && rank_failed(int(old - 1)))
+        return holder_gone(target, int(old - 1), "the accumulate mutex");
+    }
     t_.progress_engine().pass(&idle);
   }
 }

@@ -2,7 +2,8 @@
 // control block with the transport, the ranks exchange (address, size, displacement unit,
 // remote keys) once at creation, and every access goes straight to the target's memory: put,
 // get, fetching atomics on 4- and 8-byte words, and flush. The control block holds the lock
-// word (exclusive: compare-and-swap from 0; shared: a reader count), the counters of general
+// word (exclusive: compare-and-swap from 0 to a mark naming the holder; shared: one bit per
+// holder, or a count with a slot per holder; control.h), the counters of general
 // active target synchronisation (pscw.cpp), the mutex of accumulates without a word atomic and,
 // in dynamic windows, the directory of attached regions (dynamic.cpp). Memory this process
 // maps (its own, and its node peers' in a shared window, shared.cpp) is accessed with the
@@ -16,9 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "control.h"
 #include "pt2pt/transport.h"
 #include "runtime/core/cuda_ipc.h"
 
@@ -35,7 +38,7 @@ struct PeerHeader {
   uint8_t device = 0;   // the window memory is CUDA device memory
   uint8_t has_ipc = 0;  // device: `ipc` describes it (else only its own rank can reach it)
   uint8_t serves = 0;   // the rank applies the puts and gets of ranks on other nodes (staged.cpp)
-  uint8_t pad = 0;
+  uint8_t reader_slots = 0;  // the rank asks that shared locks be counted, with reader slots (control.h)
   uint32_t pid = 0;  // the process, for cross-memory attach from ranks of its node
   uint32_t pad2 = 0;
   IpcDescriptor ipc{};
@@ -117,12 +120,25 @@ class Window {
   // null) gets the element's value before the update.
   Status update_element(int target, const Location& at, uint64_t off, size_t size,
                         const std::function<void(void* element)>& update, void* old);
+  // Synchronisation fails with Status::peer_failed, naming the rank, once a rank it depends on
+  // is known dead (the target; for -1 and fences every rank; for a lock, a dead holder too):
+  // accesses to mapped memory cannot fail by themselves, so the failure shows here.
   Status flush(int target);  // -1: every target
   Status lock(int target, LockType type);
+  // Releases the lock even where the flush before it failed (except on a dead target).
   Status unlock(int target);
   // The target's accumulate mutex, held around accumulates on elements no word atomic covers.
   Status mutex_lock(int target);
   Status mutex_unlock(int target);
+  // Failed ranks (the bootstrap's flags, after its throttled poll of this host's processes):
+  // Status::ok while `target` (-1: every rank of the window) is not known dead, else
+  // Status::peer_failed with a message naming it. Cheap: no system call.
+  Status peer_alive(int target) {
+    Bootstrap& b = t_.boot();
+    b.poll_local_liveness();
+    if (b.failures_seen() == 0) [[likely]] return Status::ok;
+    return find_dead(target);
+  }
 
   // General active target (pscw.cpp). post: tells each origin this rank's window is exposed
   // (notify false: MPI_MODE_NOCHECK). start: waits until each target has posted (unless
@@ -148,10 +164,23 @@ class Window {
   // The address in this process of byte `off` from a located place in a device window.
   Status device_at(int target, const Location& at, uint64_t off, char** out);
   // Cross-memory attach to node peers (user memory): whether it is on, whether it reaches
-  // `pid`, and one copy to (write) or from its memory.
+  // `pid`, and one copy to (write) or from the memory of window rank `target` (process `pid`;
+  // not once the rank is known dead).
   static bool cma_allowed();
   static bool cma_reaches(int pid, uint64_t address);
-  static Status cma_copy(int pid, bool write, void* local, uint64_t remote, size_t bytes);
+  Status cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes);
+  Status find_dead(int target);  // peer_alive once some rank has failed
+  bool rank_failed(int q) const { return t_.boot().peer_failed(job_ranks_[size_t(q)]); }
+  Status rank_gone(int q);  // the error for a dead window rank q (logged once per rank)
+  // A transport result on the way to `target`: a dead peer is reported by its window rank.
+  Status on_target(int target, Status s) { return s == Status::peer_failed ? rank_gone(target) : s; }
+  // Whether a dead rank holds the lock whose word at `target` read `word` (the exclusive
+  // holder, or a shared one by its bit or reader slot): then Status::peer_failed naming it.
+  Status check_lock_holders(int target, uint64_t word);
+  Status holder_gone(int target, int holder, const char* what);
+  // What a shared lock adds to the lock word: this rank's bit, or 1 where holders are counted.
+  uint64_t shared_delta() const { return reader_slots_ ? 1 : uint64_t(1) << rank_; }
+  size_t own_reader_slot() const { return ctrl::reader_slots(job_ranks_.size()) + 8 * size_t(rank_); }
   // Requests the target applies (staged.cpp): whether this rank applies them for ranks of
   // other nodes (decided at registration), the poller that applies them, and the origin's side.
   bool decide_serving() const;
@@ -168,13 +197,16 @@ class Window {
   Status staged_call(int target, int op, uint64_t addr, size_t bytes, void* out, bool device_out);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
-  // A fetching atomic on the 8-byte word at byte `off` of the target's control block.
-  Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old);
+  // A fetching atomic on the 8-byte word at byte `off` of the target's control block (a mapped
+  // one only while the target is not known dead; checked: the caller just asked peer_alive).
+  Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old,
+                     bool checked = false);
   uint64_t* ctrl_word(size_t off) { return ctrl() + off / 8; }
   uint64_t* ctrl() { return control_at_ ? control_at_ : control_.data(); }
   const uint64_t* ctrl() const { return control_at_ ? control_at_ : control_.data(); }
-  // Waits (polling progress) until the own control word at `off` is at least `value`.
-  void await_ctrl(size_t off, uint64_t value);
+  // Waits (polling progress) until the own control word at `off` is at least `value`, or
+  // until a rank of `from`, which would raise it, is known dead (Status::peer_failed).
+  Status await_ctrl(size_t off, uint64_t value, std::span<const int> from);
   size_t dir_offset() const;  // where the directory of attached regions starts in the block
   Status fetch_directory(int target);
   Status publish_directory();
@@ -219,6 +251,12 @@ class Window {
   Transport::RmaRegistration mem_, ctrl_reg_;
   std::vector<Peer> peers_;
   std::vector<LockType> locks_;
+  // Shared locks are counted, each holder also setting its reader slot at the target (windows
+  // of more than ctrl::kReaderBits ranks, or WEFT_RMA_LOCK_READER_SLOTS on any rank), rather
+  // than recorded as one bit per rank in the lock word.
+  bool reader_slots_ = false;
+  std::vector<int> exposure_origins_;  // the origins of the open exposure epoch (MPI_Win_post)
+  std::vector<char> reported_dead_;    // by window rank: its failure was logged
   std::vector<Local> attached_;
   // Staged accesses (staged.cpp).
   uint32_t context_ = 0;

@@ -146,6 +146,10 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_RMA_CMA", ConfigType::boolean, "1",
      "puts and gets to windows of user memory (MPI_Win_create, dynamic) on ranks of the same "
      "node by cross-memory attach; 0 sends them through UCX", nullptr},
+    {"WEFT_RMA_LOCK_READER_SLOTS", ConfigType::boolean, "0",
+     "windows of up to 32 ranks record each shared lock holder as a bit of the target's lock "
+     "word; 1 counts them and records each in a slot beside it, as larger windows do (for "
+     "testing that encoding; any rank asking decides for the whole window)", nullptr},
     {"WEFT_COPY_STREAMING_MIN", ConfigType::size, "256k",
      "one-sided puts and gets on memory this rank maps copy with non-temporal stores from this "
      "many bytes (no read of the destination first, caches left alone); 0 never", nullptr},

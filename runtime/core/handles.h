@@ -35,6 +35,7 @@ class HandleTable {
     }
   }
   size_t live() const { return items_.size() - free_.size(); }
+  uint32_t slots() const { return uint32_t(items_.size()); }  // indices below it may hold items
 
  private:
   std::vector<std::unique_ptr<T>> items_;

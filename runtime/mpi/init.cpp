@@ -316,7 +316,10 @@ int PMPI_Finalize(void) {
   st.transport->quiesce();
   Status s = st.boot->barrier();
   if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
+  std::vector<void*> window_memory;
+  release_windows(&window_memory);  // registrations must go before UCX does
   st.transport.reset();
+  for (void* p : window_memory) free(p);
   if (const IpcCacheStats ipc = cuda_ipc_stats(); ipc.opens > 0)
     WEFT_INFO(Subsys::gpu, "cuda ipc: %llu mappings opened, %llu reused, %llu closed early (cache of %zu); %zu closed at finalize",
               static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),

@@ -220,6 +220,11 @@ int progress_collectives(void* state);
 // Topology at init (topo_init.cpp): reads WEFT_TOPO_FILE, writes WEFT_TOPO_DUMP, reports the
 // binding at INFO and warns when it is far from the rank's GPU. Returns false on a bad file.
 bool init_topology(State& st);
+// MPI_Finalize (win.cpp): releases every window left (never freed, or whose MPI_Win_free failed)
+// without a word to any peer: remote keys and registrations (before the transport goes, which
+// UCX requires), segments, their communicators. The memory of MPI_Win_allocate goes to
+// *memory, to be freed once the transport is gone (a peer's put could land until then).
+void release_windows(std::vector<void*>* memory);
 
 }  // namespace weft::mpi
 

@@ -553,6 +553,24 @@ bool pscw_open(const WinEntry& e) { return e.access_open || e.exposed; }
 
 }  // namespace
 
+void release_windows(std::vector<void*>* memory) {
+  HandleTable<WinEntry>& t = wins();
+  size_t left = 0;
+  for (uint32_t i = 0; i < t.slots(); ++i) {
+    WinEntry* e = t.get(i);
+    if (!e) continue;
+    ++left;
+    e->window.reset();  // remote keys, then registrations
+    e->segment.reset();
+    (void)PMPI_Comm_free(&e->comm);
+    if (e->owns_memory && e->base) memory->push_back(e->base);
+    t.remove(i);
+  }
+  if (left)
+    WEFT_INFO(Subsys::rma, "MPI_Finalize released %zu window%s never freed (or whose MPI_Win_free failed)", left,
+              left == 1 ? "" : "s");
+}
+
 }  // namespace weft::mpi
 
 using namespace weft;
@@ -703,7 +721,9 @@ int PMPI_Win_free(MPI_Win* win) {
   for (int q = 0; q < e->window->size(); ++q)
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "rank %d of the window is still locked", q);
-  // Every rank's accesses have completed before any rank's memory goes away.
+  // Every rank's accesses have completed before any rank's memory goes away. Where that
+  // cannot be known (a rank failed), the window stays, for MPI_Finalize to release.
+  if (Status s = e->window->peer_alive(-1); s != Status::ok) return raise_status(e->comm, s, "MPI_Win_free");
   if (int rc = PMPI_Barrier(e->comm); rc != MPI_SUCCESS) return rc;
   e->window.reset();
   e->segment.reset();
@@ -1050,8 +1070,13 @@ int PMPI_Win_lock_all(int assert_flags, MPI_Win win) {
     if (e->window->locked(q) != rma::LockType::none)
       return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is locked by this rank", q);
   for (int q = 0; q < e->window->size(); ++q)
-    if (Status s = e->window->lock(q, rma::LockType::shared); s != Status::ok)
+    if (Status s = e->window->lock(q, rma::LockType::shared); s != Status::ok) {
+      // No epoch opens: the locks taken so far are given back (the error stays this one's).
+      const std::string detail = error_detail();
+      for (int p = 0; p < q; ++p) (void)e->window->unlock(p);
+      set_error_detail(detail);
       return raise_status(e->comm, s, "MPI_Win_lock_all");
+    }
   e->lock_all = true;
   return MPI_SUCCESS;
 }
@@ -1062,10 +1087,18 @@ int PMPI_Win_unlock_all(MPI_Win win) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_unlock_all", win, &e); rc != MPI_SUCCESS) return rc;
   if (!e->lock_all) return raise(e->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all", "no lock_all epoch is open");
+  // The epoch ends whatever happens: every lock is given back, the first error reported.
+  Status first = Status::ok;
+  std::string detail;
   for (int q = 0; q < e->window->size(); ++q)
-    if (Status s = e->window->unlock(q); s != Status::ok) return raise_status(e->comm, s, "MPI_Win_unlock_all");
+    if (Status s = e->window->unlock(q); s != Status::ok && first == Status::ok) {
+      first = s;
+      detail = error_detail();
+    }
   e->lock_all = false;
-  return MPI_SUCCESS;
+  if (first == Status::ok) return MPI_SUCCESS;
+  set_error_detail(detail);
+  return raise_status(e->comm, first, "MPI_Win_unlock_all");
 }
 WEFT_PMPI_ALIAS(Win_unlock_all)
 
