@@ -15,6 +15,10 @@ cmake --build build-asan -j "$(nproc)"
 export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 multi=${SANITIZE_TESTS:-'^(mpi|ucx|srun)\.(ring|all_pairs|probe|persistent|wildcard|truncate|coll_nonblocking|coll_persistent|coll_repeat|rma_basic|rma_atomics|rma_errors)\.np[24]$|^fake2\.(ring|coll_matrix|rma_basic)\.np4$|^staged\.rma_basic\.np[24]$|^ucxrma\.rma_basic\.np[24]$|^kv|^aggd\.|^offload\.aggd\.np4$|fault\.'}
+supp=$PWD/tests/sanitize/lsan.supp
 cd build-asan
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest -j "$(nproc)" -L unit --output-on-failure
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest -j "$(nproc)" -R "$multi" -LE unit --output-on-failure
+status=0
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$supp \
+  ctest -j "$(nproc)" -L unit --output-on-failure || status=1
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest -j "$(nproc)" -R "$multi" -LE unit --output-on-failure || status=1
+exit $status

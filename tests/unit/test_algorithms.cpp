@@ -215,7 +215,7 @@ TEST(Algorithms, AllgatherAndGather) {
                   x.own_bytes = own.bytes;
                   const bool here = in_place && (coll == Collective::allgather || r == root);
                   if (here) {
-                    memcpy(recv[size_t(r)].data() + own.offset, mine[size_t(r)].data(), own.bytes);
+                    if (own.bytes) memcpy(recv[size_t(r)].data() + own.offset, mine[size_t(r)].data(), own.bytes);
                     x.send = recv[size_t(r)].data() + own.offset;
                   } else {
                     x.send = mine[size_t(r)].data();
