@@ -90,7 +90,38 @@ std::string Schedule::dump() const {
 ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedule)
     : ctx_(ctx), schedule_(std::move(schedule)) {}
 
+ScheduleRun::~ScheduleRun() {
+  if (!done_)
+    for (size_t k = 0; k < active_; ++k) ctx_.transport.fail_request(&requests_[k]);
+}
+
+Status ScheduleRun::check_members() {
+  Transport& t = ctx_.transport;
+  t.boot().poll_local_liveness();
+  if (t.boot().failures_seen() == 0) [[likely]] return Status::ok;
+  const int dead = t.failed_member(ctx_.comm);
+  if (dead < 0) return Status::ok;
+  std::string msg = Transport::failure_detail(&ctx_.comm, ctx_.comm.world_rank(dead)) + ": the collective (" +
+                    schedule_->name() + ") fails, as does every operation on " + ctx_.comm.label();
+  WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::peer_failed;
+}
+
+void ScheduleRun::fail_run(Status st) {
+  for (size_t k = 0; k < active_; ++k) ctx_.transport.fail_request(&requests_[k]);
+  if (st == Status::transport || st == Status::peer_failed) {
+    // A transport error in a communicator with a failed member comes of the failure (a peer
+    // gave a message up, say): it is reported as the failure, naming the rank.
+    ctx_.transport.boot().check_liveness_now();
+    if (check_members() == Status::peer_failed) st = Status::peer_failed;
+  }
+  status_ = st;
+  done_ = true;
+}
+
 Status ScheduleRun::start() {
+  WEFT_TRY(check_members());
   const uint32_t first = ctx_.comm.coll_seq;
   ctx_.comm.coll_seq += 1 + uint32_t(schedule_->lanes().size());
   lanes_.clear();
@@ -154,6 +185,11 @@ Status ScheduleRun::post_round() {
 }
 
 bool ScheduleRun::test() {
+  if (!done_) {
+    // A rank waiting on a live peer that has already left the call (it saw the failure first)
+    // would wait forever: any failed member ends the run.
+    if (Status st = check_members(); st != Status::ok) [[unlikely]] fail_run(st);
+  }
   bool done = test_rounds();
   for (auto& lane : lanes_) {
     if (!lane->test()) done = false;
@@ -164,8 +200,7 @@ bool ScheduleRun::test() {
 
 bool ScheduleRun::test_rounds() {
   auto fail = [this](Status st) {
-    status_ = st;
-    done_ = true;
+    fail_run(st);  // the round's other requests may still be posted
     return true;
   };
   while (!done_) {
@@ -219,7 +254,7 @@ Status ScheduleRun::wait() {
       for (size_t k = 0; k < active_ && !open; ++k)
         if (!requests_[k].complete) open = &requests_[k];
     }
-    if (open) ctx_.transport.wait(open);
+    if (open) ctx_.transport.wait(open, &ctx_.comm);
     else progress.pass(&idle);  // a poll step waits on other ranks: keep everything moving
   }
   return status_;
@@ -232,7 +267,7 @@ Status run(CollContext& ctx, std::shared_ptr<const Schedule> schedule) {
   r.adopt_requests(std::move(spare));
   Status s = r.start();
   if (s == Status::ok) s = r.wait();
-  if (s == Status::ok) spare = r.release_requests();  // after an error requests may still be posted
+  if (s == Status::ok) spare = r.release_requests();  // a failed start may leave some posted
   return s;
 }
 

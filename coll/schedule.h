@@ -118,6 +118,13 @@ class ScratchAlignment {
 class ScheduleRun {
  public:
   ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedule);
+  // A run given up unfinished takes its requests out of the transport first.
+  ~ScheduleRun();
+  ScheduleRun(const ScheduleRun&) = delete;
+  ScheduleRun& operator=(const ScheduleRun&) = delete;
+  // Fails at once (Status::peer_failed) when a member of the communicator is known to have
+  // failed; once running, the run fails as soon as one is (failure is contagious within a
+  // communicator), whichever rank it waits for.
   Status start();
   // Advances as far as possible without waiting; true once finished (status() says how).
   bool test();
@@ -134,6 +141,10 @@ class ScheduleRun {
   Status start_with_tag(uint32_t tag);
   bool test_rounds();
   Status post_round();
+  // Status::peer_failed (with the detail naming the rank) once a member is known to have failed.
+  Status check_members();
+  // Gives up the current round's incomplete requests and ends the run with st.
+  void fail_run(Status st);
   CollContext ctx_;
   std::shared_ptr<const Schedule> schedule_;
   uint32_t tag_ = 0;

@@ -4,11 +4,15 @@
 
 #include <pmix.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "runtime/core/log.h"
 
@@ -45,6 +49,7 @@ Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
 }
 
 constexpr const char* kPidKey = "weft.pid";
+constexpr const char* kFinalizingKey = "weft.finalizing";
 constexpr uint64_t kLivenessPeriodNs = 20'000'000;  // 20 ms between checks of local peers
 
 // Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat): with the pid
@@ -94,6 +99,48 @@ void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix
               PMIx_Error_string(status));
   }
   if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+// The PMIx server (the launcher) is gone: the wait loops see it and the rank leaves.
+void on_lost_server(size_t, pmix_status_t, const pmix_proc_t*, pmix_info_t[], size_t, pmix_info_t*, size_t,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void* cbdata) {
+  if (g_event_target) g_event_target->mark_launcher_lost();
+  if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+// A launcher fence waited for without blocking in PMIx, so that the wait can give up when a
+// rank dies. Whichever of the waiter (giving up) and the callback comes last frees it.
+struct FenceWait {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false, abandoned = false;
+  pmix_status_t status = PMIX_SUCCESS;
+};
+
+void fence_done(pmix_status_t status, void* cbdata) {
+  auto* w = static_cast<FenceWait*>(cbdata);
+  std::unique_lock lock(w->mutex);
+  if (w->abandoned) {
+    lock.unlock();
+    delete w;
+    return;
+  }
+  w->status = status;
+  w->done = true;
+  w->done_cv.notify_one();
+}
+
+// Whether the launcher refused a cleanup registration: later files are not offered to it.
+std::atomic<bool> g_cleanup_refused{false};
+
+void cleanup_registered(pmix_status_t status, pmix_info_t*, size_t, void* cbdata, pmix_release_cbfunc_t release,
+                        void* release_data) {
+  auto* request = static_cast<pmix_info_t*>(cbdata);
+  PMIX_INFO_FREE(request, 1);
+  if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED && !g_cleanup_refused.exchange(true))
+    WEFT_INFO(Subsys::init, "the launcher does not remove files at the job's end (%s): weft removes its "
+              "shared-memory files itself", PMIx_Error_string(status));
+  if (release) release(release_data);
 }
 
 }  // namespace
@@ -178,6 +225,17 @@ Status Bootstrap::init_pmix() {
     event_handler_id_ = size_t(rc);
     event_handler_registered_ = true;
   }
+  // A rank outliving its launcher (killed, say) would wait forever: it watches for the loss of
+  // the PMIx server and for a change of its parent process.
+  pmix_status_t lost[] = {PMIX_ERR_LOST_CONNECTION};
+  rc = PMIx_Register_event_handler(lost, 1, nullptr, 0, on_lost_server, nullptr, nullptr);
+  if (rc < 0) {
+    WEFT_INFO(Subsys::init, "launcher connection events unavailable: %s", PMIx_Error_string(rc));
+  } else {
+    lost_handler_id_ = size_t(rc);
+    lost_handler_registered_ = true;
+  }
+  launcher_pid_ = int(getppid());
   WEFT_INFO(Subsys::init, "bootstrap through %s: rank %d of %d, local %d of %d, node %u (%s)",
             launcher_, rank_, size_, local_rank_, local_size_, node_id_, hostname_.c_str());
   return Status::ok;
@@ -296,12 +354,43 @@ Status Bootstrap::node_of(int rank, uint32_t* node) {
 
 Status Bootstrap::barrier() {
   if (singleton_) return Status::ok;
-  pmix_status_t rc = PMIx_Fence(nullptr, 0, nullptr, 0);
+  auto* w = new FenceWait;
+  pmix_status_t rc = PMIx_Fence_nb(nullptr, 0, nullptr, 0, fence_done, w);
+  if (rc == PMIX_OPERATION_SUCCEEDED) {
+    delete w;
+    return Status::ok;
+  }
+  if (rc != PMIX_SUCCESS) {
+    delete w;
+    return pmix_fail("PMIx_Fence_nb", rc);
+  }
+  // Ranks that never arrive (dead) would hold the fence forever: look for failures while
+  // waiting, every 10 ms, without spinning (the others may take long to get here).
+  std::unique_lock lock(w->mutex);
+  while (!w->done) {
+    if (w->done_cv.wait_for(lock, std::chrono::milliseconds(10), [w] { return w->done; })) break;
+    lock.unlock();
+    check_liveness();
+    check_launcher();
+    const int dead = first_failed();
+    lock.lock();
+    if (dead >= 0 && !w->done) {
+      w->abandoned = true;  // the callback frees it, if it ever comes
+      std::string msg = "rank " + std::to_string(dead) + " has failed: the launcher barrier is given up";
+      WEFT_INFO(Subsys::init, "%s", msg.c_str());
+      set_error_detail(msg);
+      return Status::peer_failed;
+    }
+  }
+  rc = w->status;
+  lock.unlock();
+  delete w;
   if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Fence", rc);
   return Status::ok;
 }
 
 void Bootstrap::abort(int code, const char* message) {
+  unlink_tracked_shm();  // the job ends: the other ranks are killed
   if (pmix_initialised_) {
     PMIx_Abort(code, message, nullptr, 0);
   }
@@ -316,6 +405,10 @@ Status Bootstrap::finalize() {
     PMIx_Deregister_event_handler(event_handler_id_, nullptr, nullptr);
     event_handler_registered_ = false;
   }
+  if (lost_handler_registered_) {
+    PMIx_Deregister_event_handler(lost_handler_id_, nullptr, nullptr);
+    lost_handler_registered_ = false;
+  }
   g_event_target = nullptr;
   pmix_initialised_ = false;
   pmix_status_t rc = PMIx_Finalize(nullptr, 0);
@@ -323,13 +416,18 @@ Status Bootstrap::finalize() {
   return Status::ok;
 }
 
-void Bootstrap::check_local_liveness() {
-  // Every rank of this host, virtual nodes of WEFT_FAKE_NODES included: their processes are
-  // here to look at, wherever their traffic goes.
-  if (singleton_ || host_peers_.size() <= 1) return;
+void Bootstrap::liveness_due() {
+  if (singleton_) return;
   uint64_t now = monotonic_ns();
   if (now < next_liveness_ns_) return;
   next_liveness_ns_ = now + kLivenessPeriodNs;
+  check_launcher();
+  check_liveness();
+}
+
+// Every process of this host, not only of this (virtual) node: /proc shows them all.
+void Bootstrap::check_liveness() {
+  if (singleton_ || host_peers_.size() <= 1) return;
   if (!local_pids_loaded_) {
     local_pids_loaded_ = true;
     for (int peer : host_peers_) {
@@ -341,15 +439,105 @@ void Bootstrap::check_local_liveness() {
       local_pids_.push_back({peer, int(v[0]), v[1]});
     }
   }
-  for (const LocalPeer& p : local_pids_) {
-    if (peer_failed(p.rank)) continue;
+  for (LocalPeer& p : local_pids_) {
+    if (p.departed || peer_failed(p.rank)) continue;
     bool zombie = false;
     uint64_t start = process_start_time(p.pid, &zombie);
     if (start == 0 || start != p.start_time || zombie) {
-      WEFT_WARN(Subsys::init, "rank %d (pid %d on this node) has terminated", p.rank, p.pid);
+      if (announced_finalize(p.rank)) {  // it left after MPI_Finalize: no failure
+        p.departed = true;
+        WEFT_INFO(Subsys::init, "rank %d (pid %d on this host) has exited after finalize", p.rank, p.pid);
+        continue;
+      }
+      WEFT_WARN(Subsys::init, "rank %d (pid %d on this host) has terminated", p.rank, p.pid);
       mark_failed(p.rank);
     }
   }
+}
+
+void Bootstrap::announce_finalize() {
+  if (singleton_ || !pmix_initialised_) return;
+  const uint8_t yes = 1;
+  // Committed before PMIx_Finalize, whose answer from the server comes after: by the time
+  // this process is gone, the server holds the mark.
+  if (put(kFinalizingKey, &yes, 1) == Status::ok) (void)PMIx_Commit();
+}
+
+bool Bootstrap::announced_finalize(int rank) {
+  if (singleton_ || !pmix_initialised_) return false;
+  pmix_proc_t peer;
+  PMIX_PROC_CONSTRUCT(&peer);
+  PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
+  pmix_info_t info;
+  bool immediate = true;
+  PMIX_INFO_CONSTRUCT(&info);
+  PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+  pmix_value_t* val = nullptr;
+  pmix_status_t rc = PMIx_Get(&peer, kFinalizingKey, &info, 1, &val);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) return false;
+  PMIX_VALUE_RELEASE(val);
+  return true;
+}
+
+void Bootstrap::check_launcher() {
+  if (singleton_) return;
+  if (launcher_lost_.load(std::memory_order_relaxed)) leave_orphaned("the connection to its pmix server is lost");
+  if (launcher_pid_ > 1 && int(getppid()) != launcher_pid_) leave_orphaned("its parent process (the launcher) has exited");
+}
+
+void Bootstrap::leave_orphaned(const char* why) {
+  WEFT_ERROR(Subsys::init, "rank %d: %s; the job is over, exiting", rank_, why);
+  fprintf(stderr, "weft: rank %d (pid %d): %s; the job is over, exiting\n", rank_, int(getpid()), why);
+  fflush(stderr);
+  unlink_tracked_shm();
+  _exit(1);
+}
+
+int Bootstrap::first_failed() const {
+  if (failures_seen() == 0) return -1;
+  for (int r = 0; r < size_; ++r)
+    if (peer_failed(r)) return r;
+  return -1;
+}
+
+std::string Bootstrap::shm_name(std::string_view kind, std::string_view rest) const {
+  // Shared-memory names allow no '/' after the first character.
+  std::string clean;
+  for (char ch : job_id_.substr(0, 96)) clean += isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return "/weft-" + std::string(kind) + "-" + clean + "-" + std::string(rest);
+}
+
+void Bootstrap::track_shm(const std::string& name, bool created) {
+  if (std::find(shm_files_.begin(), shm_files_.end(), name) == shm_files_.end()) shm_files_.push_back(name);
+  if (!created || !pmix_initialised_ || g_cleanup_refused.load(std::memory_order_relaxed)) return;
+  // The launcher's PMIx server removes the file when the job's namespace ends, even if no rank
+  // of the job lives to do it. The request is kept until the answer comes.
+  const std::string path = "/dev/shm" + name;
+  pmix_proc_t job;
+  PMIX_PROC_CONSTRUCT(&job);
+  PMIX_LOAD_PROCID(&job, proc_->self.nspace, PMIX_RANK_WILDCARD);
+  pmix_info_t* request = nullptr;
+  PMIX_INFO_CREATE(request, 1);
+  PMIX_INFO_LOAD(request, PMIX_REGISTER_CLEANUP, path.c_str(), PMIX_STRING);
+  pmix_status_t rc = PMIx_Job_control_nb(&job, 1, request, 1, cleanup_registered, request);
+  if (rc != PMIX_SUCCESS) {
+    PMIX_INFO_FREE(request, 1);
+    if (!g_cleanup_refused.exchange(true))
+      WEFT_INFO(Subsys::init, "the launcher does not remove files at the job's end (%s): weft removes its "
+                "shared-memory files itself", PMIx_Error_string(rc));
+  }
+}
+
+void Bootstrap::untrack_shm(const std::string& name) {
+  auto it = std::find(shm_files_.begin(), shm_files_.end(), name);
+  if (it != shm_files_.end()) shm_files_.erase(it);
+}
+
+void Bootstrap::unlink_tracked_shm() {
+  for (const std::string& name : shm_files_)
+    if (shm_unlink(name.c_str()) == 0) WEFT_INFO(Subsys::init, "removed shared-memory file %s", name.c_str());
+  shm_files_.clear();
 }
 
 void Bootstrap::mark_failed(int rank) {

@@ -48,7 +48,9 @@ class Bootstrap {
   // Node id of any rank of the job.
   Status node_of(int rank, uint32_t* node);
 
-  // A job-wide barrier through the launcher (no data).
+  // A job-wide barrier through the launcher (no data). It gives up, with Status::peer_failed
+  // and a detail naming the rank, once a rank is known to have failed: the launcher would wait
+  // for it forever.
   Status barrier();
 
   [[noreturn]] void abort(int code, const char* message);
@@ -59,17 +61,46 @@ class Bootstrap {
     return rank >= 0 && rank < size_ && failed_[size_t(rank)].load(std::memory_order_relaxed);
   }
   uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
+  // The lowest job rank known to have failed, or -1.
+  int first_failed() const;
   void mark_failed(int rank);
-  // Checks that the processes of this host's peers still exist (at most every few ms; cheap
-  // to call from wait loops). Catches deaths the launcher does not report as events.
+  // Marks this rank as finalizing, through the launcher: from now on its exit is no failure.
+  // A peer whose process is gone is taken to have failed only if it never made the mark.
+  void announce_finalize();
+  // PMIx reports the connection to its server lost (from PMIx's thread).
+  void mark_launcher_lost() { launcher_lost_.store(true, std::memory_order_relaxed); }
+  // Checks that the processes of this host's peers still exist (at most every 20 ms; cheap to
+  // call from wait loops). Catches deaths the launcher does not report as events. Also checks
+  // that the launcher is still there: a rank whose launcher is gone (its parent process changed,
+  // or PMIx lost the connection to its server) exits at once, with a message.
   void poll_local_liveness() {
-    if ((++liveness_calls_ & 255) == 0) [[unlikely]] check_local_liveness();  // inline: fast paths call it
+    if ((++liveness_calls_ & 255) == 0) [[unlikely]] liveness_due();  // inline: fast paths call it
   }
+  // The same checks at once (on an error path, where a recent death may explain the error).
+  void check_liveness_now() {
+    check_launcher();
+    check_liveness();
+  }
+
+  // Shared-memory files (names under /dev/shm). Every weft file of a job is named by
+  // shm_name, which carries the job id, and is tracked from the moment its name is known until
+  // it is unlinked: finalize, and a rank leaving because its launcher is gone, unlink what is
+  // still tracked. A file this process creates is also registered with the launcher's PMIx
+  // server for removal when the job ends, where the server supports it.
+  std::string shm_name(std::string_view kind, std::string_view rest) const;
+  void track_shm(const std::string& name, bool created);
+  void untrack_shm(const std::string& name);
+  void unlink_tracked_shm();
 
  private:
   Bootstrap() = default;
   Status init_pmix();
-  void check_local_liveness();  // every 256th poll: the clock, and /proc every 20 ms
+  void liveness_due();  // every 256th poll: the clock, and the checks every 20 ms
+  void check_liveness();
+  // Whether a rank made the finalize mark (asks the launcher's server, without waiting).
+  bool announced_finalize(int rank);
+  void check_launcher();
+  [[noreturn]] void leave_orphaned(const char* why);
   // WEFT_FAKE_NODES: one host's ranks split into virtual nodes (node ids, local peers).
   Status split_into_fake_nodes(const char* value);
 
@@ -91,13 +122,18 @@ class Bootstrap {
   std::map<std::string, std::vector<char>, std::less<>> local_store_;  // singleton modex
   std::unique_ptr<std::atomic<bool>[]> failed_;
   std::atomic<uint32_t> failures_{0};
-  struct LocalPeer { int rank; int pid; uint64_t start_time; };
-  std::vector<LocalPeer> local_pids_;  // filled on first liveness poll, from the modex
+  struct LocalPeer { int rank; int pid; uint64_t start_time; bool departed = false; };
+  std::vector<LocalPeer> local_pids_;  // this host's peers, filled on first poll, from the modex
   bool local_pids_loaded_ = false;
   uint64_t next_liveness_ns_ = 0;
   uint32_t liveness_calls_ = 0;
   size_t event_handler_id_ = 0;
   bool event_handler_registered_ = false;
+  size_t lost_handler_id_ = 0;
+  bool lost_handler_registered_ = false;
+  int launcher_pid_ = 0;  // the parent process at init: the launcher (or its node daemon)
+  std::atomic<bool> launcher_lost_{false};  // PMIx lost the connection to its server
+  std::vector<std::string> shm_files_;  // tracked shared-memory names
   struct PmixProc;
   std::unique_ptr<PmixProc> proc_;
 };

@@ -25,6 +25,11 @@ struct Comm {
   bool single_node = false;
   // Node id of every member, by communicator rank (virtual nodes with WEFT_FAKE_NODES).
   std::vector<uint32_t> nodes;
+  // Failure is contagious: a member known to have failed fails every operation here. The
+  // first such member (communicator rank, -1: none), as of the bootstrap's failure count
+  // failures_checked (kept by Transport::failed_member).
+  mutable int failed_member = -1;
+  mutable uint32_t failures_checked = 0;
   // The shared-memory collective segment, made on first use (owned and interpreted by coll/).
   mutable std::shared_ptr<void> coll_shm;
   // The node / leader / column rank groups of a communicator spanning nodes, made on first

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -40,9 +41,9 @@ Status shm_fail(const std::string& msg, Status kind = Status::transport) {
   return kind;
 }
 
-// What a ready-to-send or unexpected message names in the segment's exchange blob.
+// What a rank publishes about its inbound segment.
 struct Blob {
-  char name[64];
+  char name[192];  // room for the job id shm_name puts in
   uint64_t bytes;
   uint32_t rings, cells, cell_size, pad;
 };
@@ -59,7 +60,7 @@ struct ShmEngine::Cell {
   uint16_t flags;
   int32_t sender;             // sender's job rank
   uint32_t reserved;
-  uint64_t cookie;            // the sender's request, echoed back in finish / sync ack
+  uint64_t cookie;            // the sender's ticket (ShmEngine::Awaiting), echoed back in finish / sync ack
   char* payload() { return reinterpret_cast<char*>(this) + kCellHeaderBytes; }
   const char* payload() const { return reinterpret_cast<const char*>(this) + kCellHeaderBytes; }
 };
@@ -137,17 +138,20 @@ Status ShmEngine::init(const ShmOptions& options) {
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
   std::random_device rd;
-  char name[64];
-  snprintf(name, sizeof(name), "/weft-%d-%d-%08x", int(getpid()), boot_.rank(), unsigned(rd()));
-  name_ = name;
+  char suffix[32];
+  snprintf(suffix, sizeof(suffix), "%d-%08x", boot_.rank(), unsigned(rd()));
+  name_ = boot_.shm_name("p2p", suffix);
+  const char* name = name_.c_str();
   self_bytes_ = kHeaderBytes + local_world_.size() * ring_bytes_;
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return shm_fail(std::string("shm_open ") + name + ": " + strerror(errno));
+  boot_.track_shm(name_, true);
   // Reserve the pages now: a tmpfs that runs out later would kill us with SIGBUS instead.
   int err = posix_fallocate(fd, 0, off_t(self_bytes_));
   if (err != 0) {
     close(fd);
     shm_unlink(name);
+    boot_.untrack_shm(name_);
     return shm_fail("cannot reserve " + std::to_string(self_bytes_) + " bytes in /dev/shm: " +
                     strerror(err) + " (lower WEFT_SHM_CELLS or WEFT_SHM_CELL_SIZE)");
   }
@@ -155,6 +159,7 @@ Status ShmEngine::init(const ShmOptions& options) {
   close(fd);
   if (p == MAP_FAILED) {
     shm_unlink(name);
+    boot_.untrack_shm(name_);
     return shm_fail(std::string("mmap of the shared segment: ") + strerror(errno));
   }
   self_ = static_cast<Segment*>(p);
@@ -216,6 +221,7 @@ Status ShmEngine::map_peer(int dest, Segment** seg) {
                     Status::invalid_arg);
   int fd = shm_open(blob.name, O_RDWR, 0);
   if (fd < 0) return shm_fail(std::string("shm_open ") + blob.name + " of rank " + std::to_string(dest) + ": " + strerror(errno));
+  boot_.track_shm(blob.name, false);  // until its owner unlinks it, after the barrier below
   void* p = mmap(nullptr, blob.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) return shm_fail(std::string("mmap of rank ") + std::to_string(dest) + "'s segment: " + strerror(errno));
@@ -296,8 +302,21 @@ Status ShmEngine::map_all_and_unlink() {
   }
   // Once every local rank has mapped every segment, the names are no longer needed: unlinking
   // now means a crashed job leaves nothing behind in /dev/shm.
-  WEFT_TRY(boot_.barrier());
+  Status st = boot_.barrier();
+  if (st != Status::ok) {
+    boot_.unlink_tracked_shm();  // a rank died: nobody maps anything any more
+    return st;
+  }
   shm_unlink(name_.c_str());
+  for (int w : local_world_) {
+    char name[sizeof(Blob::name)] = "";
+    std::vector<char> raw;
+    if (w != boot_.rank() && boot_.get(w, kShmKey, &raw) == Status::ok && raw.size() == sizeof(Blob)) {
+      memcpy(name, reinterpret_cast<const Blob*>(raw.data())->name, sizeof(name) - 1);
+      boot_.untrack_shm(name);
+    }
+  }
+  boot_.untrack_shm(name_);
   name_.clear();
   return Status::ok;
 }
@@ -346,7 +365,6 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
   p.tag = tag;
   p.buf = buf;
   p.len = bytes;
-  p.cookie = reinterpret_cast<uint64_t>(r);
   p.request = r;
   if (r->device_buffer && bytes > 0) {
     // GPU memory: the receiver maps it through CUDA IPC and copies it once, whatever the size.
@@ -354,8 +372,10 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
     if (described == Status::ok) {
       p.kind = kReadyToSend;
       p.flags = kDevice;
+      p.cookie = await_answer(r);
       Status st;
       post(dest, p, &st);
+      if (st != Status::ok) (void)take_answer(p.cookie);
       return st;
     }
     if (described != Status::not_supported || opts_.require_fast_path) return described;
@@ -374,9 +394,37 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
   } else {
     p.kind = kReadyToSend;  // completes when the receiver has copied the data (finish cell)
   }
+  if (!p.complete_on_place) p.cookie = await_answer(r);
   Status st;
   post(dest, p, &st);
+  if (st != Status::ok && !p.complete_on_place) (void)take_answer(p.cookie);
   return st;
+}
+
+uint64_t ShmEngine::await_answer(Request* r) {
+  uint32_t slot;
+  if (free_awaiting_.empty()) {
+    slot = uint32_t(awaiting_.size());
+    awaiting_.emplace_back();
+  } else {
+    slot = free_awaiting_.back();
+    free_awaiting_.pop_back();
+  }
+  Awaiting& a = awaiting_[slot];
+  a.request = r;
+  a.in_use = true;
+  return uint64_t(a.generation) << 32 | slot;
+}
+
+Request* ShmEngine::take_answer(uint64_t ticket) {
+  const uint32_t slot = uint32_t(ticket), generation = uint32_t(ticket >> 32);
+  if (slot >= awaiting_.size()) return nullptr;
+  Awaiting& a = awaiting_[slot];
+  if (!a.in_use || a.generation != generation) return nullptr;
+  Request* r = a.request;
+  a = Awaiting{nullptr, generation + 1, false};
+  free_awaiting_.push_back(slot);
+  return r;
 }
 
 Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
@@ -484,9 +532,18 @@ Status ShmEngine::cma_read(const Unexpected& m, void* buf, size_t offset, size_t
   int e = got < 0 ? errno : EIO;
   std::string msg = "cma read of " + std::to_string(n) + " bytes from rank " +
                     std::to_string(m.src_world) + " failed: " + strerror(e);
+  Status kind = e == ESRCH ? Status::peer_failed : Status::transport;
+  if (e == EFAULT) {
+    // A live sender whose buffer is gone gave the message up: it learned of a failure first.
+    boot_.check_liveness_now();
+    if (boot_.failures_seen()) {
+      msg += " (the sender gave the message up after rank " + std::to_string(boot_.first_failed()) + " failed)";
+      kind = Status::peer_failed;
+    }
+  }
   WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
-  return e == ESRCH ? Status::peer_failed : Status::transport;
+  return kind;
 }
 
 // The receiver reads the first half while the sender, asked through the cell, writes the second
@@ -558,7 +615,7 @@ void ShmEngine::handle(Cell& c) {
         break;
       }
     }
-    reinterpret_cast<Request*>(c.cookie)->complete = true;
+    if (Request* r = take_answer(c.cookie)) r->complete = true;
     return;
   }
   Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, {}, c.payload()};
@@ -593,7 +650,7 @@ void ShmEngine::mark_device_copies() {
   Status marked = cuda_ipc_mark(&token);
   if (marked != Status::ok) {  // wait for the copies here instead
     for (DeviceCopy& c : device_copies_)
-      if (!c.token && c.request->status.error == Status::ok) c.request->status.error = marked;
+      if (!c.token && c.request && c.request->status.error == Status::ok) c.request->status.error = marked;
     token = kFailedMark;
   }
   device_copies_.back().token = token;
@@ -608,8 +665,9 @@ int ShmEngine::finish_device_copies() {
     Status result = Status::ok;
     if (marked->token != kFailedMark && !cuda_ipc_copy_test(marked->token, &result)) break;
     for (auto it = device_copies_.begin(); it <= marked; ++it) {
-      if (result != Status::ok && it->request->status.error == Status::ok) it->request->status.error = result;
       (void)control(it->src_world, kFinish, it->cookie);
+      if (!it->request) continue;  // given up after a failure
+      if (result != Status::ok && it->request->status.error == Status::ok) it->request->status.error = result;
       it->request->complete = true;
       ++done;
     }
@@ -703,6 +761,42 @@ void ShmEngine::cancel(Request* r) {
       return;
     }
   }
+}
+
+void ShmEngine::abandon(Request* r) {
+  (void)withdraw(r);
+  std::vector<uint64_t> unplaced;  // tickets of cells that never reached the peer
+  for (auto& queue : pending_) {
+    for (auto it = queue.begin(); it != queue.end();) {
+      if (it->request != r) {
+        ++it;
+        continue;
+      }
+      if (it->kind == kReadyToSend || (it->flags & kSync)) unplaced.push_back(it->cookie);
+      it = queue.erase(it);
+      --pending_count_;
+    }
+  }
+  for (uint32_t slot = 0; slot < awaiting_.size(); ++slot) {
+    Awaiting& a = awaiting_[slot];
+    if (!a.in_use || a.request != r) continue;
+    const uint64_t ticket = uint64_t(a.generation) << 32 | slot;
+    if (std::find(unplaced.begin(), unplaced.end(), ticket) != unplaced.end()) {
+      (void)take_answer(ticket);
+      continue;
+    }
+    a.request = nullptr;  // the answer may still come: it completes nothing
+    for (size_t i = 0; i < outstanding_.size();) {  // never write this send's data for its receiver
+      if (outstanding_[i].cookie == ticket) {
+        outstanding_[i] = outstanding_.back();
+        outstanding_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (DeviceCopy& c : device_copies_)
+    if (c.request == r) c.request = nullptr;
 }
 
 }  // namespace weft

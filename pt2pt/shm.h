@@ -51,6 +51,10 @@ class ShmEngine {
   // still posted (another engine matched the message instead).
   bool withdraw(Request* r);
   bool is_posted(const Request* r) const;
+  // Gives up r after a failure, without completing it: a posted receive or queued cell is
+  // removed, and the answer a placed send waits for (finish, acknowledgement) will find
+  // nothing to complete, so r may be reused or freed at once.
+  void abandon(Request* r);
 
   int progress();
   // True when no cell waits for room in a peer's ring and no device copy (whose finish cell
@@ -148,6 +152,18 @@ class ShmEngine {
   size_t pending_count_ = 0;
   // Deques and a pool of spent messages: the common path (the first entry matches) allocates
   // nothing per message, where list nodes and fresh buffers cost a malloc and free each.
+  // Sends that wait for an answer (a finish or acknowledgement cell). Their cells carry a
+  // ticket (slot index, generation) rather than the request's address, so that an answer to
+  // a send given up after a failure (its slot emptied) completes nothing.
+  struct Awaiting {
+    Request* request = nullptr;
+    uint32_t generation = 0;
+    bool in_use = false;
+  };
+  std::vector<Awaiting> awaiting_;
+  std::vector<uint32_t> free_awaiting_;
+  uint64_t await_answer(Request* r);
+  Request* take_answer(uint64_t ticket);  // null for a send given up (or a stale ticket)
   std::deque<PostedRecv> posted_;
   std::deque<std::unique_ptr<Unexpected>> unexpected_;
   std::vector<std::unique_ptr<Unexpected>> spare_unexpected_;

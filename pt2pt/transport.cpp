@@ -39,12 +39,21 @@ Status map_completion(ucs_status_t st) {
   }
 }
 
+// A UCX error that means the peer is gone (Status::peer_failed) names it.
+void name_lost_peer(const char* what, int peer, ucs_status_t st) {
+  std::string msg = std::string(what) + (peer >= 0 ? " job rank " + std::to_string(peer) : std::string(" a peer")) +
+                    " failed: " + ucs_status_string(st) + " (the rank is taken to have terminated)";
+  WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+}
+
 void send_done(void* ucx_req, ucs_status_t st, void* user_data) {
   auto* r = static_cast<Request*>(user_data);
   ucp_request_free(ucx_req);
   r->transport_handle = nullptr;
   r->status.cancelled = st == UCS_ERR_CANCELED;
   r->status.error = map_completion(st);
+  if (r->status.error == Status::peer_failed) name_lost_peer("send to", r->peer, st);
   end_device_staging(r);
   r->complete = true;
 }
@@ -62,6 +71,8 @@ void recv_done(void* ucx_req, ucs_status_t st, const ucp_tag_recv_info_t* info, 
   r->status.error = map_completion(st);
   if (r->status.error == Status::truncated)
     set_error_detail("message truncated: it is larger than the receive buffer");
+  else if (r->status.error == Status::peer_failed)
+    name_lost_peer("receive from", r->peer, st);
   end_device_staging(r);
   r->complete = true;
 }
@@ -456,7 +467,7 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
   }
   if (UCS_PTR_IS_ERR(sp)) {
     end_device_staging(r);
-    return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+    return send_failed(dest, UCS_PTR_STATUS(sp));
   }
   r->transport_handle = sp;
   return Status::ok;
@@ -535,7 +546,7 @@ Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Reque
   return Status::ok;
 }
 
-Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode) {
+Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, const Comm* scope) {
   count_sent(dest, bytes);
   if (via_shm(dest)) {
     if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
@@ -543,7 +554,7 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
     Request r;
     r.kind = RequestKind::send;
     WEFT_TRY(shm_->isend(buf, bytes, dest, t, mode, &r));
-    if (!r.complete) wait(&r);
+    if (!r.complete) wait(&r, scope);
     return r.status.error;
   }
   void* ep = nullptr;
@@ -554,33 +565,36 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
                             ? ucp_tag_send_sync_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p)
                             : ucp_tag_send_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, t, &p);
   if (sp == nullptr) [[likely]] return Status::ok;
-  if (UCS_PTR_IS_ERR(sp)) return ucx_fail("send", UCS_PTR_STATUS(sp), map_completion(UCS_PTR_STATUS(sp)));
+  if (UCS_PTR_IS_ERR(sp)) return send_failed(dest, UCS_PTR_STATUS(sp));
   ucs_status_t st;
+  int dead = -1;  // the failed job rank that ends the wait
   progress_.wait([&] {
     st = ucp_request_check_status(sp);
     if (st != UCS_INPROGRESS) return true;
     boot_.poll_local_liveness();
-    return boot_.peer_failed(dest);
+    if (boot_.failures_seen() == 0) [[likely]] return false;
+    if (boot_.peer_failed(dest)) dead = dest;
+    else if (scope && failed_member(*scope) >= 0) dead = scope->world_rank(scope->failed_member);
+    return dead >= 0;
   });
   if (st == UCS_INPROGRESS) {
-    ucp_request_cancel(static_cast<ucp_worker_h>(worker_), sp);
-    ucp_request_free(sp);
-    std::string msg = "send to rank " + std::to_string(dest) + " failed: the rank has terminated";
+    ucp_request_free(sp);  // UCX may finish it, but reports nothing more
+    std::string msg = "send to rank " + std::to_string(dest) + " failed: " + failure_detail(scope, dead);
     WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::peer_failed;
   }
   ucp_request_free(sp);
-  if (st != UCS_OK) return ucx_fail("send completion", st, map_completion(st));
+  if (st != UCS_OK) return send_failed(dest, st);
   return Status::ok;
 }
 
 Status Transport::recv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
-                       MatchInfo* info) {
+                       MatchInfo* info, const Comm* scope) {
   Request r;
   r.kind = RequestKind::recv;
   WEFT_TRY(irecv(buf, bytes, source, t, mask, &r));
-  if (!r.complete) wait(&r);
+  if (!r.complete) wait(&r, scope);
   info->source = r.status.source;
   info->tag = r.status.tag;
   info->bytes = r.status.bytes;
@@ -618,30 +632,90 @@ Status Transport::cancel(Request* r) {
   return Status::ok;
 }
 
-bool Transport::check_peer_failure(Request* r) {
+Status Transport::send_failed(int dest, int status) {
+  const auto st = static_cast<ucs_status_t>(status);
+  const Status kind = map_completion(st);
+  if (kind != Status::peer_failed) return ucx_fail("send", st, kind);
+  // UCX found the endpoint broken (reset, timed out, unreachable): the peer is gone. Between
+  // nodes this may be the first sign of it.
+  name_lost_peer("send to", dest, st);
+  boot_.mark_failed(dest);
+  return kind;
+}
+
+int Transport::failed_member(const Comm& c) {
+  const uint32_t seen = boot_.failures_seen();
+  if (seen == 0) [[likely]] return -1;
+  if (c.failures_checked != seen) {
+    c.failures_checked = seen;
+    c.failed_member = -1;
+    for (int r = 0; r < c.size && c.failed_member < 0; ++r)
+      if (boot_.peer_failed(c.world_rank(r))) c.failed_member = r;
+  }
+  return c.failed_member;
+}
+
+std::string Transport::failure_detail(const Comm* c, int job_rank) {
+  if (c)
+    for (int r = 0; r < c->size; ++r)
+      if (c->world_rank(r) == job_rank)
+        return "rank " + std::to_string(r) + " of " + c->label() + " (job rank " + std::to_string(job_rank) +
+               ") has terminated";
+  return "rank " + std::to_string(job_rank) + " has terminated";
+}
+
+bool Transport::check_failure(Request* r, const Comm* scope) {
   boot_.poll_local_liveness();
   if (boot_.failures_seen() == 0) [[likely]] return false;
-  bool dead = r->peer >= 0 ? boot_.peer_failed(r->peer) : r->kind == RequestKind::recv;
-  if (!dead) return false;
-  std::string msg = r->peer >= 0 ? "rank " + std::to_string(r->peer) + " terminated during the operation"
-                                 : std::string("a rank of the job terminated during a wildcard receive");
+  if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
+  std::string msg;
+  if (r->peer >= 0 && boot_.peer_failed(r->peer)) {
+    msg = failure_detail(scope, r->peer) + " during the operation";
+  } else if (scope && failed_member(*scope) >= 0) {
+    msg = failure_detail(scope, scope->world_rank(scope->failed_member)) + ": every pending operation on " +
+          scope->label() + " fails";
+  } else if (!scope && r->peer < 0 && r->kind == RequestKind::recv) {
+    msg = "rank " + std::to_string(boot_.first_failed()) + " of the job terminated during a wildcard receive";
+  } else {
+    return false;
+  }
   WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
-  if (hybrid_) forget_watched(r);
-  if (shm_ && !r->transport_handle) {
-    shm_->cancel(r);
-  } else if (r->transport_handle) {
-    // The UCX request is cancelled and freed by its callback.
-    ucp_request_cancel(static_cast<ucp_worker_h>(worker_), r->transport_handle);
-    progress_.wait([&] { return r->complete; });
-  }
-  r->status.error = Status::peer_failed;
-  r->complete = true;
+  fail_request(r);
   return true;
 }
 
-void Transport::wait(Request* r) {
-  progress_.wait([&] { return r->complete || check_peer_failure(r); });
+void Transport::fail_request(Request* r) {
+  if (r->complete) return;
+  if (hybrid_) forget_watched(r);
+  if (shm_) shm_->abandon(r);
+  if (void* h = r->transport_handle) {
+    // A posted UCX receive is taken out of matching: cancelling it runs its callback, which
+    // frees it. What UCX cannot cancel (a send, a receive under way) is freed: UCX may still
+    // finish it, but reports nothing more.
+    if (r->kind == RequestKind::recv) ucp_request_cancel(static_cast<ucp_worker_h>(worker_), h);
+    if (r->transport_handle) {
+      ucp_request_free(r->transport_handle);
+      r->transport_handle = nullptr;
+    }
+  }
+  r->status.error = Status::peer_failed;
+  r->status.cancelled = false;
+  r->complete = true;
+}
+
+void Transport::wait(Request* r, const Comm* scope) {
+  progress_.wait([&] { return r->complete || check_failure(r, scope); });
+  if (scope && (r->status.error == Status::transport || r->status.error == Status::peer_failed)) {
+    // In a communicator with a failed member, a transport error comes of the failure (a peer
+    // gave its message up, say): it is reported as the failure, naming the rank.
+    boot_.check_liveness_now();
+    if (const int dead = failed_member(*scope); dead >= 0 && !boot_.peer_failed(r->peer)) {
+      set_error_detail(failure_detail(scope, scope->world_rank(dead)) + ": every pending operation on " +
+                       scope->label() + " fails");
+      r->status.error = Status::peer_failed;
+    }
+  }
 }
 
 }  // namespace weft

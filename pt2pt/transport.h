@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm.h"
 #include "pmix/bootstrap.h"
 #include "runtime/core/progress.h"
 #include "runtime/core/request.h"
@@ -57,9 +58,11 @@ class Transport {
   Status isend(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, Request* r);
   // source: the sender's job rank, or -1 for any source (used to detect a dead peer).
   Status irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, Request* r);
-  // Blocking fast paths: no request object.
-  Status send(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode);
-  Status recv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, MatchInfo* info);
+  // Blocking fast paths: no request object. scope: the communicator, whose failed members fail
+  // the call (failure is contagious within a communicator).
+  Status send(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, const Comm* scope = nullptr);
+  Status recv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, MatchInfo* info,
+              const Comm* scope = nullptr);
 
   // Probe once (after a progress pass). With remove, the message is taken out of matching and
   // *message keeps it for mrecv.
@@ -74,8 +77,23 @@ class Transport {
   bool device_direct(int peer) const { return device_path(peer) != DevicePath::staged; }
 
   Status cancel(Request* r);
-  // Waits for r, failing it if its peer is reported dead.
-  void wait(Request* r);
+  // Waits for r, failing it (Status::peer_failed) once its peer, or any member of scope, is
+  // known to have failed.
+  void wait(Request* r, const Comm* scope = nullptr);
+  // One look: fails r (true) if its peer, or any member of scope, is known to have failed.
+  // Send and receive requests only: a collective fails through its schedule.
+  bool check_failure(Request* r, const Comm* scope = nullptr);
+  // Failure is contagious within a communicator: the communicator rank of a member known to
+  // have failed, or -1. Cheap (looks again only when the count of failures changed); the
+  // caller polls liveness.
+  int failed_member(const Comm& c);
+  // Names a failed job rank, by its rank in c when c is given: "rank 3 of MPI_COMM_WORLD (job
+  // rank 3) has terminated".
+  static std::string failure_detail(const Comm* c, int job_rank);
+  // Gives up an incomplete send or receive: takes it out of both engines, so that nothing
+  // touches r afterwards (a late answer from a peer is dropped; UCX stops reporting it), and
+  // completes it with Status::peer_failed. A complete request is left as it is.
+  void fail_request(Request* r);
 
   int progress();
   // Waits until everything this process queued for its peers has been handed over (finish
@@ -125,7 +143,8 @@ class Transport {
   // Waits for a one-sided UCX request (a ucs_status_ptr_t) to `peer` (-1: any); rma.cpp.
   Status rma_wait(void* request, int peer, const char* what);
   Status connect(int dest, void** ep);
-  bool check_peer_failure(Request* r);
+  // A send UCX refused at once (st: a ucs_status_t); a broken endpoint marks dest failed.
+  Status send_failed(int dest, int st);
 
   Bootstrap& boot_;
   Progress& progress_;

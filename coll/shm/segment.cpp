@@ -47,12 +47,10 @@ struct Header {
   uint64_t slot_bytes;
 };
 
-// Shared-memory names allow no '/' after the first character.
-std::string file_name(const char* kind, const std::string& job, int leader, uint32_t context) {
-  std::string clean;
-  for (char ch : job.substr(0, 96)) clean += isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return std::string("/weft-") + kind + "-" + clean + "-" + std::to_string(leader) + "-" +
-         std::to_string(context);
+// Named after the job (Bootstrap::shm_name), the leader's job rank and the context id: every
+// member can name the file, so any survivor can remove it.
+std::string file_name(const Bootstrap& boot, const char* kind, int leader, uint32_t context) {
+  return boot.shm_name(kind, std::to_string(leader) + "-" + std::to_string(context));
 }
 
 Status fail(const std::string& msg) {
@@ -138,8 +136,23 @@ Segment::Segment(const Comm& c, const Geometry& g)
 }
 
 Segment::~Segment() {
+  if (base_ && !unlinked_) note_unlinked();
   if (base_) munmap(base_, bytes_);
-  if (rank_ == 0 && base_ && !unlinked_) shm_unlink(name_.c_str());
+  if (name_.empty() || unlinked_) return;
+  // Not every rank has mapped the file. With a member failed, some never will: whoever goes
+  // first removes the name. Otherwise a late rank still needs it (this one may have finished a
+  // bcast before the others started it): it stays tracked, and finalize removes it.
+  if (boot_->failures_seen()) {
+    shm_unlink(name_.c_str());
+    boot_->untrack_shm(name_);
+  }
+}
+
+void Segment::note_unlinked() {
+  auto* h = reinterpret_cast<Header*>(base_);
+  if (h->attached.load(std::memory_order_acquire) < uint32_t(size_)) return;
+  unlinked_ = true;
+  if (boot_) boot_->untrack_shm(name_);
 }
 
 Segment::Line& Segment::flag(int r, uint64_t op) const {
@@ -156,8 +169,11 @@ char* Segment::data(int r, uint64_t op, size_t bytes) {
 }
 
 Status Segment::attach(const CollContext& ctx) {
-  if (name_.empty())
-    name_ = file_name("coll", ctx.transport.boot().job_id(), comm_.world_rank(0), comm_.context_id);
+  if (name_.empty()) {
+    boot_ = &ctx.transport.boot();
+    name_ = file_name(*boot_, "coll", comm_.world_rank(0), comm_.context_id);
+    boot_->track_shm(name_, rank_ == 0);
+  }
   auto* h = reinterpret_cast<Header*>(base_);
   if (!base_) {
     if (rank_ == 0) {
@@ -168,6 +184,7 @@ Status Segment::attach(const CollContext& ctx) {
       h->slot_bytes = geometry_.slot_bytes;
       h->attached.store(1, std::memory_order_relaxed);
       h->ready.store(kReady, std::memory_order_release);
+      attached_ = true;
       WEFT_INFO(Subsys::coll, "%s: shared-memory collective segment %s (%zu bytes)", comm_.label().c_str(),
                  name_.c_str(), bytes_);
       return Status::ok;
@@ -183,8 +200,14 @@ Status Segment::attach(const CollContext& ctx) {
     return fail("the ranks of " + comm_.label() + " disagree on the shared-memory collective geometry "
                 "(set WEFT_COLL_SHM_SLOT, WEFT_COLL_SHM_SEGMENT and WEFT_COLL_SHM_SLOTS alike on every rank)");
   }
-  h->attached.fetch_add(1, std::memory_order_acq_rel);
-  unlinked_ = true;  // only rank 0 removes the name
+  attached_ = true;
+  // The last rank to map the file removes its name: nobody needs it any more, and a job that
+  // dies later leaves nothing in /dev/shm.
+  if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == uint32_t(size_)) {
+    shm_unlink(name_.c_str());
+    unlinked_ = true;
+    boot_->untrack_shm(name_);
+  }
   return Status::ok;
 }
 
@@ -206,7 +229,7 @@ Status Segment::check_peers(const CollContext& ctx, int waiting_for) {
 }
 
 Status Segment::begin(const CollContext& ctx, uint64_t op, bool publishes) {
-  if (!base_ || (rank_ != 0 && !unlinked_)) {
+  if (!attached_) {
     Status s = attach(ctx);
     if (s == Status::pending) return check_peers(ctx, 0);
     WEFT_TRY(s);
@@ -249,14 +272,8 @@ Status Segment::wait_for_all(const CollContext& ctx, uint64_t op, int* next) {
   return Status::ok;
 }
 
-Status Segment::finish(const CollContext& ctx, uint64_t op) {
-  if (rank_ == 0 && !unlinked_) {
-    // Removing the name before every rank has mapped the file would strand the late ones.
-    auto* h = reinterpret_cast<Header*>(base_);
-    if (h->attached.load(std::memory_order_acquire) < uint32_t(size_)) return check_peers(ctx, -1);
-    shm_unlink(name_.c_str());
-    unlinked_ = true;
-  }
+Status Segment::finish(const CollContext&, uint64_t op) {
+  if (!unlinked_) [[unlikely]] note_unlinked();  // until then, finalize would remove the name
   done_of(rank_).store(op, std::memory_order_release);
   finished_ = op;
   return Status::ok;
@@ -391,10 +408,13 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
   // Rank 0 creates the file, then tells rank 1 (every rank runs the schedule to keep the
   // collective sequence in step).
   const int me = world.rank;
-  const std::string name = file_name("cal", t.boot().job_id(), world.world_rank(0), world.context_id);
+  const std::string name = file_name(t.boot(), "cal", world.world_rank(0), world.context_id);
   constexpr size_t kBytes = kPage;
   char* base = nullptr;
-  if (me == 0) WEFT_TRY(create_file(name, kBytes, &base));
+  if (me == 0) {
+    WEFT_TRY(create_file(name, kBytes, &base));
+    t.boot().track_shm(name, true);
+  }
   auto s = std::make_shared<Schedule>("calibration");
   char token = 0;
   if (me == 0) s->send(1, &token, 1);
@@ -406,15 +426,26 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
   if (st == Status::pending) st = fail("the calibration file " + name + " did not appear");
   if (st != Status::ok || me > 1) {
     if (base) munmap(base, kBytes);
-    if (me == 0) shm_unlink(name.c_str());
+    if (me == 0) {
+      shm_unlink(name.c_str());
+      t.boot().untrack_shm(name);
+    }
     return st;
   }
   auto* ping = reinterpret_cast<std::atomic<uint64_t>*>(base);
   auto* pong = reinterpret_cast<std::atomic<uint64_t>*>(base + 2 * kLine);
   const bool yield = t.progress_engine().yields_at_once();
-  auto await = [yield](std::atomic<uint64_t>* f, uint64_t v) {
-    while (f->load(std::memory_order_acquire) != v)
+  Bootstrap& boot = t.boot();
+  const int partner = world.world_rank(1 - me);
+  bool partner_died = false;
+  auto await = [&](std::atomic<uint64_t>* f, uint64_t v) {
+    for (uint32_t spins = 0; f->load(std::memory_order_acquire) != v && !partner_died; ++spins) {
       if (yield) sched_yield();
+      if ((spins & 1023) == 1023) {
+        boot.poll_local_liveness();
+        partner_died = boot.peer_failed(partner);
+      }
+    }
   };
   constexpr int kTrips = 200, kBatches = 4;
   double best = 1e30;
@@ -432,9 +463,22 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
       }
     }
     if (b > 0) best = std::min(best, (now_us() - t0) / kTrips);
-    if (b == 0 && me == 0) shm_unlink(name.c_str());  // rank 1 has it mapped: it answered
+    if (b == 0 && me == 0) {  // rank 1 has it mapped: it answered
+      shm_unlink(name.c_str());
+      boot.untrack_shm(name);
+    }
   }
   munmap(base, kBytes);
+  if (partner_died) {
+    if (me == 0) {
+      shm_unlink(name.c_str());
+      boot.untrack_shm(name);
+    }
+    std::string msg = Transport::failure_detail(&world, partner) + " during the shared-memory calibration";
+    WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::peer_failed;
+  }
   *alpha_us = best / 2;
   return Status::ok;
 }

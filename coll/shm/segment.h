@@ -10,8 +10,10 @@
 // say so; after an operation every rank published in, that is known without looking).
 //
 // The segment is made on first use: communicator rank 0 creates the file, the others open it
-// once it exists, and rank 0 removes the name once everyone has it mapped. Waits never block:
-// they return Status::pending, and the schedule runs them again (schedule.h, Schedule::poll).
+// once it exists, and the last rank to map it removes the name. If a member dies before, the
+// survivors remove it (when the communicator is freed, and at finalize, which removes every
+// name still known). Waits never block: they return Status::pending, and the schedule runs them
+// again (schedule.h, Schedule::poll).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -78,14 +80,19 @@ class Segment {
   Line& flag(int r, uint64_t op) const;
   std::atomic<uint64_t>& done_of(int r) const;
 
+  // Learns from the header whether every rank has mapped the file (then its name is gone).
+  void note_unlinked();
+
   const Comm& comm_;
   Geometry geometry_;
   int rank_, size_;
   std::string name_;
+  Bootstrap* boot_ = nullptr;  // keeps track of the name until it is unlinked
   char* base_ = nullptr;
   size_t bytes_ = 0;
   size_t flags_at_ = 0, done_at_ = 0, slots_at_ = 0;
-  bool unlinked_ = false;
+  bool attached_ = false;  // this rank has mapped the file and counted itself in
+  bool unlinked_ = false;  // the name is removed (every rank mapped the file)
   uint64_t claimed_ = 0;     // the last operation number handed out here
   uint64_t finished_ = 0;    // the last operation this rank finished
   uint64_t all_done_ = 0;    // every rank is known to have finished up to here

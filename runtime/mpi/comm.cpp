@@ -94,6 +94,13 @@ Comm* lookup_comm(MPI_Comm h) {
   return e ? &e->comm : nullptr;
 }
 
+int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c) {
+  const int dead = g_state->transport->failed_member(c);
+  if (dead < 0) return MPI_SUCCESS;
+  return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s: every operation on %s fails",
+               Transport::failure_detail(&c, c.world_rank(dead)).c_str(), c.label().c_str());
+}
+
 int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                         std::shared_ptr<const Topology> topo, MPI_Comm* out) {
   Comm* pc = lookup_comm(parent);

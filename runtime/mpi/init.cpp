@@ -314,8 +314,19 @@ int PMPI_Finalize(void) {
   // Peers may still wait for cells queued here (e.g. a finish for their last send), and the
   // barrier below does not progress messages.
   st.transport->quiesce();
-  Status s = st.boot->barrier();
-  if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
+  st.boot->announce_finalize();  // this rank's exit is no failure from here on
+  // The launcher's barrier would wait forever for a rank that died: after a known failure it
+  // is skipped, and it gives up when a rank dies while it waits.
+  Status s = Status::ok;
+  if (const int dead = st.boot->first_failed(); dead >= 0) {
+    WEFT_INFO(Subsys::init, "rank %d has failed: finalize does not wait for the other ranks", dead);
+  } else {
+    s = st.boot->barrier();
+    if (s == Status::peer_failed) WEFT_INFO(Subsys::init, "%s: finalize goes on", error_detail().c_str());
+    else if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
+  }
+  // Every rank has mapped what it needs (or a rank died): no weft file of the job may outlive it.
+  st.boot->unlink_tracked_shm();
   std::vector<void*> window_memory;
   release_windows(&window_memory);  // registrations must go before UCX does
   st.transport.reset();

@@ -80,6 +80,9 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   if (!a->comm) [[unlikely]]
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')",
                  unsigned(comm));
+  if (g_state->boot->failures_seen()) [[unlikely]] {
+    if (int rc = check_comm_alive(fn, comm, *a->comm); rc != MPI_SUCCESS) return rc;
+  }
   if (count < 0) [[unlikely]]
     return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
   int rc = check_datatype(comm, fn, dt, &a->type);
@@ -212,7 +215,7 @@ int send_device_and_wait(const Args& a, const void* buf, int tag, SendMode mode,
   Status s = g_state->transport->isend(static_cast<const char*>(buf) + a.offset, a.bytes, a.peer,
                                        send_tag(*a.comm, tag), mode, r);
   if (s == Status::ok) {
-    if (!r->complete) g_state->transport->wait(r);
+    if (!r->complete) g_state->transport->wait(r, a.comm);
     s = r->status.error;
   }
   g_state->requests.release(r);
@@ -231,7 +234,7 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   StagingBuffer packed;
   Status s;
   const void* data = send_data(a, buf, &packed, &s);
-  if (s == Status::ok) s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode);
+  if (s == Status::ok) s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, a.comm);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
 }
@@ -317,7 +320,7 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
     Status s = g_state->transport->irecv(static_cast<char*>(buf) + a.offset, a.bytes,
                                          a.peer == -2 ? -1 : a.peer, t, mask, r);
     if (s == Status::ok) {
-      if (!r->complete) g_state->transport->wait(r);
+      if (!r->complete) g_state->transport->wait(r, a.comm);
       s = r->status.error;
       fill_status(status, r->status);
     }
@@ -328,7 +331,7 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
   MatchInfo info;
   StagingBuffer staging;
   void* target = recv_target(a, buf, &staging);
-  Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info);
+  Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info, a.comm);
   if (!a.contiguous && (s == Status::ok || s == Status::truncated)) {
     Status u = unpack_message(a, staging.get(), info.bytes, buf);
     if (u != Status::ok) s = u;
@@ -626,7 +629,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   if (rc != MPI_SUCCESS) return rc;
   if (sa.peer != kNoPeer) {
     Status s = g_state->transport->send(copy.get(), sa.bytes, sa.peer, send_tag(*sa.comm, sendtag),
-                                        SendMode::standard);
+                                        SendMode::standard, sa.comm);
     if (s != Status::ok) {
       PMPI_Cancel(&req);
       PMPI_Request_free(&req);

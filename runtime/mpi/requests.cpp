@@ -129,24 +129,28 @@ bool all_inert(int count, MPI_Request reqs[]) {
   return true;
 }
 
-// Waits until an active request of the set completes; fails requests whose peer died.
+// Fails the incomplete requests of the set whose peer, or a member of whose communicator, is
+// known to have failed (failure is contagious within a communicator); true if any was.
+bool fail_requests_on_failures(int count, MPI_Request reqs[]) {
+  g_state->boot->poll_local_liveness();
+  if (g_state->boot->failures_seen() == 0) [[likely]] return false;
+  bool failed = false;
+  for (int i = 0; i < count; ++i) {
+    Request* r = reqs[i] == MPI_REQUEST_NULL ? nullptr : lookup_request(reqs[i]);
+    if (r && !is_inert(reqs[i], r) && !r->complete && g_state->transport->check_failure(r, failure_scope(r)))
+      failed = true;
+  }
+  return failed;
+}
+
+// Waits until an active request of the set completes (or fails).
 void wait_any_of(int count, MPI_Request reqs[]) {
   g_state->progress.wait([&] {
     for (int i = 0; i < count; ++i) {
       Request* r = reqs[i] == MPI_REQUEST_NULL ? nullptr : lookup_request(reqs[i]);
       if (!is_inert(reqs[i], r) && r->complete) return true;
     }
-    g_state->boot->poll_local_liveness();
-    if (g_state->boot->failures_seen()) {  // let the transport fail requests on dead peers
-      for (int i = 0; i < count; ++i) {
-        Request* r = lookup_request(reqs[i]);
-        if (r && r->peer >= 0 && g_state->boot->peer_failed(r->peer)) {
-          g_state->transport->wait(r);
-          return true;
-        }
-      }
-    }
-    return false;
+    return fail_requests_on_failures(count, reqs);
   });
 }
 
@@ -190,18 +194,20 @@ MPI_Message make_message(const MatchInfo& info, void* msg, MPI_Comm comm) {
   return request_handle(r);
 }
 
-// A blocking probe must not wait forever for a dead sender: true (with the error detail set)
-// when the source, or for MPI_ANY_SOURCE any rank, has terminated.
+// A blocking probe must not wait forever: true (with the error detail set) once a member of
+// the communicator is known to have failed (the source, or another: failure is contagious).
 bool peer_lost(const Comm& c, int source) {
   Bootstrap& b = *g_state->boot;
   b.poll_local_liveness();
   if (b.failures_seen() == 0) return false;
-  if (source == MPI_ANY_SOURCE) {
-    set_error_detail("a rank of the job terminated while probing for any source");
+  if (source != MPI_ANY_SOURCE && b.peer_failed(c.world_rank(source))) {
+    set_error_detail(Transport::failure_detail(&c, c.world_rank(source)) + " while being probed");
     return true;
   }
-  if (!b.peer_failed(c.world_rank(source))) return false;
-  set_error_detail("rank " + std::to_string(source) + " terminated while being probed");
+  const int dead = g_state->transport->failed_member(c);
+  if (dead < 0) return false;
+  set_error_detail(Transport::failure_detail(&c, c.world_rank(dead)) + " while probing: every operation on " +
+                   c.label() + " fails");
   return true;
 }
 
@@ -260,7 +266,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete) g_state->transport->wait(r);
+  if (!r->complete) g_state->transport->wait(r, failure_scope(r));
   return retire(request, r, status);
 }
 
@@ -274,7 +280,10 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete) g_state->progress.poll();
+  if (!r->complete) {
+    g_state->progress.poll();
+    (void)fail_requests_on_failures(1, request);
+  }
   *flag = r->complete;
   return r->complete ? retire(request, r, status) : MPI_SUCCESS;
 }
@@ -286,7 +295,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   for (int i = 0; i < count; ++i) {
     Request* r;
     (void)resolve(reqs[i], &r);
-    if (!is_inert(reqs[i], r) && !r->complete) g_state->transport->wait(r);
+    if (!is_inert(reqs[i], r) && !r->complete) g_state->transport->wait(r, failure_scope(r));
   }
   return retire_all(count, reqs, statuses);
 }
@@ -297,6 +306,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]
   int rc = check_array("MPI_Testall", count, reqs);
   if (rc != MPI_SUCCESS) return rc;
   g_state->progress.poll();
+  (void)fail_requests_on_failures(count, reqs);
   for (int i = 0; i < count; ++i) {
     if (!done(reqs[i])) {
       *flag = 0;
@@ -342,6 +352,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Statu
     return MPI_SUCCESS;
   }
   g_state->progress.poll();
+  (void)fail_requests_on_failures(count, reqs);
   for (int i = 0; i < count; ++i) {
     Request* r;
     (void)resolve(reqs[i], &r);
@@ -382,6 +393,7 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
     return MPI_SUCCESS;
   }
   g_state->progress.poll();
+  (void)fail_requests_on_failures(incount, reqs);
   return collect_some(incount, reqs, outcount, indices, statuses);
 }
 
@@ -395,7 +407,10 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete) g_state->progress.poll();
+  if (!r->complete) {
+    g_state->progress.poll();
+    (void)fail_requests_on_failures(1, &request);
+  }
   *flag = r->complete;
   if (r->complete) {
     run_finish(r);  // the data is the user's once the status says complete

@@ -213,6 +213,11 @@ void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_A
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 
 coll::CollContext coll_context(const Comm& c);
+// Failure is contagious within a communicator: MPIX_ERR_PROC_FAILED (raised, naming the rank)
+// once a member of c is known to have failed, else MPI_SUCCESS.
+int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c);
+// The communicator whose failed members fail r (its owner), or null.
+inline const Comm* failure_scope(const Request* r) { return r->owner ? lookup_comm(r->owner) : nullptr; }
 // The node id of each job rank (empty if the bootstrap cannot tell).
 std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
 // Progress poller of the collectives in flight.

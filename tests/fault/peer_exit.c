@@ -1,5 +1,6 @@
-/* Rank 1 dies (exits without MPI_Finalize) while rank 0 waits for a message from it. Rank 0
- * must not hang: its receive fails with MPIX_ERR_PROC_FAILED naming the failed rank. */
+/* Rank 1 dies (exits without MPI_Finalize) while the others wait for a message from it. They
+ * must not hang: each receive fails with MPIX_ERR_PROC_FAILED naming the failed rank. The
+ * survivors then finalize (a rank that exits after MPI_Finalize is no failure to the others). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,17 +18,19 @@ int main(int argc, char **argv) {
     usleep(200000);
     _exit(3);
   }
-  if (rank == 0) {
-    int rc = MPI_Recv(&buf, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int cls = -1, len = 0;
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    MPI_Error_class(rc, &cls);
-    MPI_Error_string(rc, msg, &len);
-    printf("rank 0: receive from the dead rank returned class %d: %s\n", cls, msg);
-    fflush(stdout);
-    if (cls != MPIX_ERR_PROC_FAILED || strstr(msg, "rank 1") == NULL) return 1;
-    printf("PASS peer failure reported\n");
-    fflush(stdout);
+  int rc = MPI_Recv(&buf, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int cls = -1, len = 0;
+  char msg[MPI_MAX_ERROR_STRING] = "";
+  MPI_Error_class(rc, &cls);
+  MPI_Error_string(rc, msg, &len);
+  printf("rank %d: receive from the dead rank returned class %d: %s\n", rank, cls, msg);
+  fflush(stdout);
+  if (cls != MPIX_ERR_PROC_FAILED || strstr(msg, "rank 1") == NULL) {
+    printf("FAIL rank %d: expected MPIX_ERR_PROC_FAILED naming rank 1\n", rank);
+    return 1;
   }
-  return 0;  /* no finalize: peers are gone */
+  MPI_Finalize();
+  if (rank == 0) printf("PASS peer failure reported\n");
+  fflush(stdout);
+  return 0;
 }

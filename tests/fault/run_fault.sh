@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Runs a fault-injection program through tests/launch.sh and judges it by its output, not its
 # exit status (a job with a dead rank exits non-zero by design).
-#   run_fault.sh EXPECT NP PROGRAM    EXPECT: text that must appear in the output
-# The ctest timeout bounds the run: a hang fails the test.
+#   run_fault.sh [-n COUNT] EXPECT NP PROGRAM [ARGS...]
+# EXPECT: text that must appear in the output (on COUNT distinct lines with -n, e.g. once per
+# survivor). The ctest timeout bounds the run: a hang fails the test.
 set -uo pipefail
+count=
+if [ "${1:-}" = -n ]; then
+  count=$2
+  shift 2
+fi
 expect=$1
 shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,5 +24,12 @@ fi
 if ! echo "$out" | grep -qF "$expect"; then
   echo "run_fault.sh: expected output not found: $expect"
   exit 1
+fi
+if [ -n "$count" ]; then
+  seen=$(echo "$out" | grep -F "$expect" | sort -u | wc -l)
+  if [ "$seen" -ne "$count" ]; then
+    echo "run_fault.sh: expected $count distinct lines with '$expect', found $seen"
+    exit 1
+  fi
 fi
 echo "run_fault.sh: ok"
