@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "pmix/bootstrap.h"
 #include "runtime/core/log.h"
 
 namespace weft::rma {
@@ -23,10 +24,12 @@ Status shared_fail(const std::string& msg, Status kind = Status::transport) {
 size_t map_bytes(size_t bytes) { return bytes ? bytes : 1; }
 }  // namespace
 
-Status SharedSegment::create(size_t bytes, std::unique_ptr<SharedSegment>* out) {
+Status SharedSegment::create(Bootstrap& boot, size_t bytes, std::unique_ptr<SharedSegment>* out) {
   std::random_device rd;
-  char name[64];
-  snprintf(name, sizeof name, "/weft-win-%d-%08x", int(getpid()), unsigned(rd()));
+  char rest[48];
+  snprintf(rest, sizeof rest, "%d-%08x", int(getpid()), unsigned(rd()));
+  const std::string named = boot.shm_name("win", rest);
+  const char* name = named.c_str();
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return shared_fail(std::string("shm_open ") + name + ": " + strerror(errno));
   // Reserve the pages now: a tmpfs that runs out later would kill a rank with SIGBUS instead.
@@ -43,32 +46,37 @@ Status SharedSegment::create(size_t bytes, std::unique_ptr<SharedSegment>* out) 
     shm_unlink(name);
     return shared_fail(std::string("mmap of a shared window: ") + strerror(errno));
   }
-  std::unique_ptr<SharedSegment> s(new SharedSegment);
+  std::unique_ptr<SharedSegment> s(new SharedSegment(boot));
   s->name_ = name;
   s->data_ = static_cast<char*>(p);
   s->bytes_ = bytes;
   s->owner_ = true;
+  s->tracked_ = true;
+  boot.track_shm(s->name_, true);
   *out = std::move(s);
   return Status::ok;
 }
 
-Status SharedSegment::open(const std::string& name, size_t bytes, std::unique_ptr<SharedSegment>* out) {
+Status SharedSegment::open(Bootstrap& boot, const std::string& name, size_t bytes, std::unique_ptr<SharedSegment>* out) {
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return shared_fail("shm_open " + name + " (a shared window): " + strerror(errno));
   void* p = mmap(nullptr, map_bytes(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) return shared_fail("mmap of shared window " + name + ": " + strerror(errno));
-  std::unique_ptr<SharedSegment> s(new SharedSegment);
+  std::unique_ptr<SharedSegment> s(new SharedSegment(boot));
   s->name_ = name;
   s->data_ = static_cast<char*>(p);
   s->bytes_ = bytes;
+  s->tracked_ = true;
+  boot.track_shm(s->name_, false);
   *out = std::move(s);
   return Status::ok;
 }
 
 void SharedSegment::unlink() {
   if (owner_) shm_unlink(name_.c_str());
-  owner_ = false;
+  if (tracked_) boot_.untrack_shm(name_);
+  owner_ = tracked_ = false;
 }
 
 SharedSegment::~SharedSegment() {

@@ -8,14 +8,19 @@
 
 #include "runtime/core/status.h"
 
+namespace weft {
+class Bootstrap;
+}
+
 namespace weft::rma {
 
 class SharedSegment {
  public:
-  // Makes a segment of `bytes` (at least one page), named for the others to open.
-  static Status create(size_t bytes, std::unique_ptr<SharedSegment>* out);
-  // Maps the segment another rank made.
-  static Status open(const std::string& name, size_t bytes, std::unique_ptr<SharedSegment>* out);
+  // Makes a segment of `bytes` (at least one page), named after the job for the others to open.
+  // Its name is tracked by the bootstrap until unlinked, so that it never outlives the job.
+  static Status create(Bootstrap& boot, size_t bytes, std::unique_ptr<SharedSegment>* out);
+  // Maps the segment another rank made (tracked too: if its maker dies first, the others remove it).
+  static Status open(Bootstrap& boot, const std::string& name, size_t bytes, std::unique_ptr<SharedSegment>* out);
   ~SharedSegment();
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;
@@ -26,11 +31,13 @@ class SharedSegment {
   const std::string& name() const { return name_; }
 
  private:
-  SharedSegment() = default;
+  explicit SharedSegment(Bootstrap& boot) : boot_(boot) {}
+  Bootstrap& boot_;
   std::string name_;
   char* data_ = nullptr;
   size_t bytes_ = 0;
-  bool owner_ = false;  // made it, and has not unlinked it yet
+  bool owner_ = false;    // made it, and has not unlinked it yet
+  bool tracked_ = false;  // its name is in the bootstrap's list
 };
 
 }  // namespace weft::rma

@@ -88,15 +88,15 @@ int allocate_shared(const char* fn, WinEntry& e, MPI_Aint size, MPI_Aint align, 
   for (size_t q = 0; q < sizes.size(); ++q)
     (*offsets)[q + 1] = ((*offsets)[q] + MPI_Aint(sizes[q]) + align - 1) / align * align;
   const size_t total = size_t(offsets->back());
-  char name[64] = {};
+  char name[256] = {};  // a name carries the job id (Bootstrap::shm_name)
   Status s = Status::ok;
-  if (c->rank == 0 && (s = rma::SharedSegment::create(total, &e.segment)) == Status::ok)
+  if (c->rank == 0 && (s = rma::SharedSegment::create(*g_state->boot, total, &e.segment)) == Status::ok)
     snprintf(name, sizeof name, "%s", e.segment->name().c_str());
   if (int rc = PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, e.comm); rc != MPI_SUCCESS) return rc;
   if (!name[0])
     return c->rank == 0 ? raise_status(e.comm, s, fn)
                         : raise(e.comm, MPI_ERR_NO_MEM, fn, "rank 0 could not make the shared window's memory");
-  if (c->rank != 0) s = rma::SharedSegment::open(name, total, &e.segment);
+  if (c->rank != 0) s = rma::SharedSegment::open(*g_state->boot, name, total, &e.segment);
   int bad = s != Status::ok, any = 0;
   int rc = PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, e.comm);
   if (e.segment) e.segment->unlink();  // every rank has tried to map it

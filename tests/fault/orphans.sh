@@ -10,9 +10,8 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# launch.sh execs the launcher, so $! is the launcher's pid.
 "$here/../launch.sh" "$np" "$@" >"$log" 2>&1 &
-launcher=$!
+wrapper=$!
 for _ in $(seq 1 300); do
   [ "$(grep -c ' ready$' "$log")" -ge "$np" ] && break
   sleep 0.1
@@ -21,10 +20,12 @@ cat "$log"
 pids=$(sed -n 's/^rank [0-9]* pid \([0-9]*\) ready$/\1/p' "$log")
 if [ "$(echo "$pids" | grep -c .)" -ne "$np" ]; then
   echo "orphans.sh: the ranks did not all start"
-  kill -9 "$launcher" $pids 2>/dev/null
+  kill -9 "$wrapper" $pids 2>/dev/null
   exit 1
 fi
 sleep 0.5  # into the receive
+# launch.sh runs mpirun as its child (and removes mpirun's session directory after it).
+launcher=$(pgrep -P "$wrapper" -x mpirun || pgrep -P "$wrapper" -x orterun || echo "$wrapper")
 kill -9 "$launcher"
 echo "orphans.sh: launcher $launcher killed; waiting for ranks $(echo $pids)"
 start=$(date +%s.%N)

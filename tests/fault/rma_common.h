@@ -62,28 +62,28 @@ static inline int is_proc_failed(int rank, const char *call, int rc, int dead) {
   return 1;
 }
 
-/* The survivors (every rank but `dead`) meet at the lowest of them before exiting, so none
- * leaves while another may still need its progress (point-to-point among live ranks only).
- * Returns, at the lowest survivor, whether every survivor was ok (a survivor that crashed
- * fails the receive); elsewhere, its own ok. */
+/* The survivors' own communicator, made while every rank lives (survivors_split, right after
+ * MPI_Init): a failure is contagious within a communicator that holds the dead rank, so the
+ * survivors meet on one that does not. */
+static MPI_Comm survivors_comm = MPI_COMM_NULL;
+static inline void survivors_split(int rank, int dead) {
+  MPI_Comm_split(MPI_COMM_WORLD, rank == dead ? MPI_UNDEFINED : 0, rank, &survivors_comm);
+  if (survivors_comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(survivors_comm, MPI_ERRORS_RETURN);
+}
+
+/* The survivors meet before exiting, so none leaves while another may still need its progress.
+ * Returns whether every survivor was ok. */
 static inline int survivors_meet(int rank, int size, int dead, int ok) {
-  const int first = dead == 0 ? 1 : 0;
-  int token = ok, r;
-  if (rank == first) {
-    for (r = 0; r < size; ++r) {
-      if (r == first || r == dead) continue;
-      if (MPI_Recv(&token, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS || !token) {
-        printf("FAIL rank %d: survivor %d did not report success\n", rank, r);
-        ok = 0;
-      }
-    }
-    for (r = 0; r < size; ++r)
-      if (r != first && r != dead) MPI_Send(&token, 1, MPI_INT, r, 78, MPI_COMM_WORLD);
-  } else {
-    MPI_Send(&token, 1, MPI_INT, first, 77, MPI_COMM_WORLD);
-    MPI_Recv(&token, 1, MPI_INT, first, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int all = 0;
+  (void)size;
+  (void)dead;
+  if (survivors_comm == MPI_COMM_NULL) return ok;
+  if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, survivors_comm) != MPI_SUCCESS) {
+    printf("FAIL rank %d: the survivors could not meet on their own communicator\n", rank);
+    return 0;
   }
-  return ok;
+  if (ok && !all) printf("rank %d: another survivor reported a failure\n", rank);
+  return all;
 }
 
 #endif

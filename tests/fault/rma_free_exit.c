@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  survivors_split(rank, DEAD);
   if (size < 2) {
     printf("FAIL rma_free_exit needs 2 ranks or more\n");
     MPI_Finalize();

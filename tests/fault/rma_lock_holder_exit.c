@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  survivors_split(rank, HOLDER);
   if (size < 2 || argc < 3) {
     if (rank == 0) printf("FAIL usage: rma_lock_holder_exit MODE FLAVOR, at 2 ranks or more\n");
     MPI_Finalize();

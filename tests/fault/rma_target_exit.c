@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  survivors_split(rank, DEAD);
   if (size < 2 || argc < 2) {
     if (rank == 0) printf("FAIL usage: rma_target_exit FLAVOR, at 2 ranks or more\n");
     MPI_Finalize();
