@@ -9,8 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-30}}
 bash scripts/install-deps.sh
+mkdir -p build-fuzz
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_ENABLE_CUDA=OFF \
-  -DWEFT_FUZZ=ON -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_BUILD_BENCH=OFF > build-fuzz.log
+  -DWEFT_FUZZ=ON -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_BUILD_BENCH=OFF > build-fuzz/configure.log
 cmake --build build-fuzz -j "$(nproc)" --target weft_fuzz_programs
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 status=0

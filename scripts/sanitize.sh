@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/start-slurm.sh
+mkdir -p build-asan
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_ENABLE_CUDA=OFF \
-  -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_TEST_SRUN=ON -DWEFT_BUILD_BENCH=OFF > build-asan.log
+  -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_TEST_SRUN=ON -DWEFT_BUILD_BENCH=OFF > build-asan/configure.log
 cmake --build build-asan -j "$(nproc)"
 # UCX's own malloc hooks would hide allocations from ASan; leaks are checked in the unit tests,
 # whose processes are weft's alone (PMIx and UCX keep memory until exit by design).
