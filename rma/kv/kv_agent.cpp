@@ -263,8 +263,18 @@ Agent::~Agent() {
   for (auto& [id, p] : peers_)
     for (auto& [rid, r] : p->regions) device_unmap(r.mapped);
   if (worker) (void)progress_locked();
-  if (worker) ucp_worker_destroy(worker);
-  if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
+  // UCX's shared-memory transports have no failure handling: a rendezvous send to a peer on this
+  // host that died is never completed, and ucp_cleanup would abort the process on the memory
+  // registration it still holds. Such a worker and context are left to the process's exit.
+  size_t held = ucx_owned_.size();
+  for (const auto& q : requests_) held += q->ucx_busy() ? 1 : 0;
+  if (held) {
+    WEFT_WARN(Subsys::rma, "kv: agent %s: %zu operations to lost peers were never completed by UCX; its UCX "
+              "worker and context are left to the process's exit", name_.c_str(), held);
+  } else {
+    if (worker) ucp_worker_destroy(worker);
+    if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
+  }
   requests_.clear();
   // Records of operations UCX never completed (their peer was gone).
   for (UcxOwned* p : ucx_owned_) delete p;
