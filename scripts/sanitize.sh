@@ -9,13 +9,13 @@ bash scripts/install-deps.sh
 bash scripts/start-slurm.sh
 mkdir -p build-asan
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_ENABLE_CUDA=OFF \
-  -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_TEST_SRUN=ON -DWEFT_BUILD_BENCH=OFF > build-asan/configure.log
+  -DWEFT_SANITIZE=address,undefined -DBUILD_TESTING=ON -DWEFT_TEST_SRUN=ON -DWEFT_BUILD_BENCH=OFF -DWEFT_UNIT_TEST_TIMEOUT=300 > build-asan/configure.log
 cmake --build build-asan -j "$(nproc)"
 # UCX's own malloc hooks would hide allocations from ASan; leaks are checked in the unit tests,
 # whose processes are weft's alone (PMIx and UCX keep memory until exit by design).
 export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-multi=${SANITIZE_TESTS:-'^(mpi|ucx|srun)\.(ring|all_pairs|probe|persistent|wildcard|truncate|coll_nonblocking|coll_persistent|coll_repeat|rma_basic|rma_atomics|rma_errors)\.np[24]$|^fake2\.(ring|coll_matrix|rma_basic)\.np4$|^staged\.rma_basic\.np[24]$|^ucxrma\.rma_basic\.np[24]$|^kv|^aggd\.|^offload\.aggd\.np4$|fault\.'}
+multi=${SANITIZE_TESTS:-'^(mpi|ucx|srun)\.(ring|all_pairs|probe|persistent|wildcard|truncate|coll_nonblocking|coll_persistent|coll_repeat|rma_basic|rma_atomics|rma_errors)\.np[24]$|^fake2\.(ring|coll_matrix|rma_basic)\.np4$|^staged\.rma_basic\.np[24]$|^ucxrma\.rma_basic\.np[24]$|^kv|^aggd\.|^offload\.aggd\.np4$|^mpi\.fault\.'}
 supp=$PWD/tests/sanitize/lsan.supp
 cd build-asan
 status=0

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (as root), builds weft and runs every test: unit tests,
 # multi-rank tests under mpirun and under Slurm's srun, and the MPICH ABI test; then, in a small
-# second build without CUDA (build-nocuda), the tests of its device-buffer refusal.
+# second build without CUDA (build-nocuda), the tests of its device-buffer refusal; then a
+# sanitizer build's tests (scripts/sanitize.sh), fuzzing (scripts/fuzz.sh) and a soak
+# (scripts/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -19,3 +21,10 @@ if ! ctest --test-dir build -N -R nocuda | grep -q 'Test *#'; then
   cmake --build build-nocuda -j "$(nproc)" --target weft weft_test_device_pointer_nocuda weft_test_device_pointer_nocuda_late
   ctest --test-dir build-nocuda -j "$(nproc)" -R nocuda --output-on-failure
 fi
+# Then the same code under AddressSanitizer and UndefinedBehaviorSanitizer, every decoder of
+# outside bytes fuzzed for a bounded time, and a minute of soak (docs/RELIABILITY.md).
+# WEFT_TEST_QUICK=1 stops before them.
+[ "${WEFT_TEST_QUICK:-0}" = 1 ] && exit 0
+bash scripts/sanitize.sh
+bash scripts/fuzz.sh "${WEFT_FUZZ_SECONDS:-30}"
+bash scripts/soak.sh build 60 4

@@ -127,12 +127,12 @@ static void reduce_scatter_cases(void)
         total += (size_t)counts[r];
     }
     int64_t *in = malloc(total * 8), *out = malloc((size_t)(counts[t_rank] + 1) * 8);
-    for (size_t i = 0; i < total; i++) in[i] = (int64_t)iv(t_rank, i) << 20;
+    for (size_t i = 0; i < total; i++) in[i] = (int64_t)iv(t_rank, i) * (1 << 20); /* a multiply: shifting a negative value is undefined */
     MPI_OK(MPI_Reduce_scatter(in, out, counts, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD));
     for (int j = 0; j < counts[t_rank]; j++) {
         int64_t want = INT64_MAX;
         for (int r = 0; r < t_size; r++) {
-            const int64_t v = (int64_t)iv(r, mine_at + (size_t)j) << 20;
+            const int64_t v = (int64_t)iv(r, mine_at + (size_t)j) * (1 << 20);
             if (v < want) want = v;
         }
         CHECK(out[j] == want, "reduce_scatter (unequal counts), element %d", j);
