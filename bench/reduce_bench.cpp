@@ -9,8 +9,8 @@
 #include <string>
 #include <type_traits>
 
-#include "runtime/core/datatype.h"
-#include "runtime/core/op.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
 
 using namespace weft;
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 
 namespace {
 

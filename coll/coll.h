@@ -11,8 +11,8 @@
 
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
-#include "runtime/core/datatype.h"
-#include "runtime/core/op.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
 
 namespace weft::coll {
 
@@ -45,7 +45,7 @@ struct Block {
   size_t bytes = 0;
 };
 
-// One collective call, on contiguous byte buffers (runtime/mpi packs other layouts).
+// One collective call, on contiguous byte buffers (mpi/ packs other layouts).
 struct CollArgs {
   explicit CollArgs(Collective c = Collective::barrier) : coll(c) {}
   Collective coll;

@@ -14,7 +14,7 @@
 #include "algorithm.h"
 #include "hier/hierarchy.h"
 #include "shm/segment.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::coll {
 

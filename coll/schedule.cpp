@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "pt2pt/tag.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::coll {
 

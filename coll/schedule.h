@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "coll.h"
-#include "runtime/core/staging.h"
+#include "runtime/staging.h"
 
 namespace weft::coll {
 

@@ -11,7 +11,7 @@
 #include "algorithm.h"
 #include "gpu/gpu_coll.h"
 #include "offload/offload.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "tune.h"
 
 namespace weft::coll {
@@ -26,7 +26,7 @@ uint32_t cache_key(const CollArgs& a, bool device) {
          uint32_t(a.red.commutative) << 1 | uint32_t(a.uniform);
 }
 
-// Only a communicator with a GPU workspace can see device-memory calls here (runtime/mpi
+// Only a communicator with a GPU workspace can see device-memory calls here (mpi/
 // stages device buffers otherwise), and only for the collectives coll/gpu has algorithms for,
 // so other calls never ask for the memory kind.
 bool device_call(const CollContext& c, const CollArgs& a) {

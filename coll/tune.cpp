@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "algorithm.h"
-#include "runtime/core/config.h"
+#include "runtime/config.h"
 
 namespace weft::coll {
 

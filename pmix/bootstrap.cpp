@@ -14,7 +14,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft {
 

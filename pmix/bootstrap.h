@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/core/status.h"
+#include "runtime/status.h"
 
 namespace weft {
 

@@ -14,8 +14,8 @@ struct Comm {
   int size = 1;
   std::vector<int> world_ranks;  // communicator rank -> job rank
   std::string name;
-  int handle = 0;       // the MPI handle (interpreted by runtime/mpi only)
-  int errhandler = 0;   // the MPI errhandler handle (interpreted by runtime/mpi only)
+  int handle = 0;       // the MPI handle (interpreted by mpi/ only)
+  int errhandler = 0;   // the MPI errhandler handle (interpreted by mpi/ only)
   // Collectives started on this communicator so far: every rank starts them in the same order,
   // so the count tags each one's messages apart from the others'.
   mutable uint32_t coll_seq = 0;
@@ -43,7 +43,7 @@ struct Comm {
   // by the first offloadable collective (owned and interpreted by coll/offload).
   mutable std::shared_ptr<void> coll_offload;
   // The node and node-leader communicators of a device-memory allreduce spanning nodes, split
-  // off on first use and freed with this one (owned and interpreted by runtime/mpi).
+  // off on first use and freed with this one (owned and interpreted by mpi/).
   mutable std::shared_ptr<void> mpi_gpu_hier;
 
   // The name in logs and error messages: the one set (MPI_Comm_set_name, or a predefined

@@ -1,6 +1,6 @@
 #include "device_datatype.h"
 
-#include "runtime/core/device_staging.h"
+#include "runtime/device_staging.h"
 
 namespace weft {
 

@@ -1,12 +1,12 @@
 // The UCX generic datatype of device buffers pipelined through pinned host chunks
-// (runtime/core/device_staging.h). Its "buffer" is the message's DeviceStaging, in host memory,
+// (runtime/device_staging.h). Its "buffer" is the message's DeviceStaging, in host memory,
 // so UCX never sees the device pointer: UCX asks for the bytes at each offset (pack) or hands
 // them over (unpack), and the staging pipeline moves them through the two chunks. The
 // transport passes it with UCP_OP_ATTR_FIELD_DATATYPE for device buffers to and from UCX peers.
 #pragma once
 #include <ucp/api/ucp.h>
 
-#include "runtime/core/request.h"
+#include "runtime/request.h"
 
 namespace weft {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "shm.h"
 #include "transport.h"
 

@@ -13,10 +13,10 @@
 #include <cstring>
 #include <random>
 
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
-#include "runtime/core/staging.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
+#include "runtime/staging.h"
 #include "tag.h"
 
 namespace weft {

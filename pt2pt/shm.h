@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "pmix/bootstrap.h"
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/progress.h"
-#include "runtime/core/request.h"
-#include "runtime/core/status.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/progress.h"
+#include "runtime/request.h"
+#include "runtime/status.h"
 #include "transport.h"
 
 namespace weft {

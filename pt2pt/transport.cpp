@@ -8,9 +8,9 @@
 #include <regex>
 #include <set>
 
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/device_staging.h"
-#include "runtime/core/log.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/device_staging.h"
+#include "runtime/log.h"
 #include "device_datatype.h"
 #include "shm.h"
 #include "tag.h"

@@ -10,9 +10,9 @@
 
 #include "comm.h"
 #include "pmix/bootstrap.h"
-#include "runtime/core/progress.h"
-#include "runtime/core/request.h"
-#include "runtime/core/status.h"
+#include "runtime/progress.h"
+#include "runtime/request.h"
+#include "runtime/status.h"
 
 namespace weft {
 

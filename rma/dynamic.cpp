@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "control.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "window.h"
 
 namespace weft::rma {

@@ -1,9 +1,9 @@
-// Flattening a datatype's layout (runtime/core/typemap.h) into contiguous runs.
+// Flattening a datatype's layout (runtime/typemap.h) into contiguous runs.
 #include "runs.h"
 
 #include <algorithm>
 
-#include "runtime/core/typemap.h"
+#include "runtime/typemap.h"
 
 namespace weft::rma {
 

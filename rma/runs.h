@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "runtime/core/datatype.h"
+#include "runtime/datatype.h"
 
 namespace weft::rma {
 

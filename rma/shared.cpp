@@ -11,7 +11,7 @@
 #include <random>
 
 #include "pmix/bootstrap.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::rma {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/core/status.h"
+#include "runtime/status.h"
 
 namespace weft {
 class Bootstrap;

@@ -13,9 +13,9 @@
 #include <cstring>
 
 #include "pt2pt/tag.h"
-#include "runtime/core/config.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 #include "staged_wire.h"
 #include "window.h"
 

@@ -11,10 +11,10 @@
 #include <cstring>
 
 #include "control.h"
-#include "runtime/core/bulk_copy.h"
-#include "runtime/core/config.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/bulk_copy.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 
 namespace weft::rma {
 

@@ -11,7 +11,7 @@
 // handle of its allocation instead of a UCX key: origins of its node map it and copy
 // (memkind_copy); its control block stays in host memory, reached as above. Origins on other
 // nodes cannot map it: their puts and gets travel as tagged messages that the target applies
-// when it progresses (staged.cpp). The caller (runtime/mpi) checks epochs and argument ranges
+// when it progresses (staged.cpp). The caller (mpi/) checks epochs and argument ranges
 // and maps errors to MPI error classes.
 #pragma once
 #include <cstddef>
@@ -23,7 +23,7 @@
 
 #include "control.h"
 #include "pt2pt/transport.h"
-#include "runtime/core/cuda_ipc.h"
+#include "runtime/cuda_ipc.h"
 
 namespace weft::rma {
 

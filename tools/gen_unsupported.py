@@ -4,7 +4,7 @@
 weft declares in include/mpi.h more routines than it implements, so that common MPI programs
 and benchmark suites compile and link. This script writes:
 
-  runtime/mpi/unsupported.cpp  for every name in UNSUPPORTED: PMPI_X, which fails with
+  mpi/unsupported.cpp  for every name in UNSUPPORTED: PMPI_X, which fails with
                                MPI_ERR_UNSUPPORTED_OPERATION through the library's error path
                                (the errhandler of the call's communicator argument, else of
                                MPI_COMM_WORLD), the weak alias MPI_X, and the table
@@ -33,7 +33,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "include", "mpi.h")
-OUT_CPP = os.path.join(ROOT, "runtime", "mpi", "unsupported.cpp")
+OUT_CPP = os.path.join(ROOT, "mpi", "unsupported.cpp")
 OUT_LINK = os.path.join(ROOT, "tests", "tools", "link_all.c")
 MPICH_PROTO = "/usr/include/x86_64-linux-gnu/mpich/mpi_proto.h"
 

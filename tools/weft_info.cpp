@@ -8,13 +8,13 @@
 #include "pt2pt/shm.h"
 #include "pt2pt/tag.h"
 #include "pt2pt/transport.h"
-#include "runtime/core/config.h"
-#include "runtime/core/memkind.h"
+#include "runtime/config.h"
+#include "runtime/memkind.h"
 #include "topo/topology.h"
 
 extern char** environ;
 
-// Defined in libweft (runtime/mpi/unsupported.cpp): nullptr-terminated.
+// Defined in libweft (mpi/unsupported.cpp): nullptr-terminated.
 extern "C" const char* const weft_unsupported_functions[];
 
 namespace {

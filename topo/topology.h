@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/status.h"
+#include "runtime/status.h"
 #include "topo/json.h"
 
 namespace weft::topo {

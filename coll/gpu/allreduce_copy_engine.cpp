@@ -9,7 +9,7 @@
 // finished reading the slot that the piece after will overwrite (slots alternate by parity).
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll {

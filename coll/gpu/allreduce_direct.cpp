@@ -13,9 +13,9 @@
 // gpu_two_shot instead, with an INFO line.
 #include <algorithm>
 
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/log.h"
-#include "runtime/core/op_gpu.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/log.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

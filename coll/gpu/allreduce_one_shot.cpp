@@ -6,7 +6,7 @@
 // Pieces up to kFusedMaxBytes do all three steps in one single-block kernel (one launch).
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

@@ -14,7 +14,7 @@
 // never picks the ring; WEFT_COLL_TUNE=allreduce:@gpu_ring (reduce:@gpu_reduce_ring) forces it.
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

@@ -8,7 +8,7 @@
 // after piece n + 1's barriers, which every peer entered after its reads of piece n.
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

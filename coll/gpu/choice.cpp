@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gpu_coll.h"
-#include "runtime/core/memkind.h"
+#include "runtime/memkind.h"
 
 namespace weft::coll::gpu {
 

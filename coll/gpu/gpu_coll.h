@@ -39,14 +39,14 @@
 // the choice is made by each rank from its own buffers. Blocking calls use them all;
 // non-blocking and persistent ones (whose device work is enqueued when they start) all but
 // gpu_direct, and only with kernels allowed. Other memory, other collectives (gather, scatter,
-// alltoall, scan, the other v forms) are staged through host memory (runtime/mpi).
+// alltoall, scan, the other v forms) are staged through host memory (mpi/).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "coll/algorithm.h"
-#include "runtime/core/op.h"
+#include "runtime/op.h"
 
 // Every coll/gpu algorithm as X(variable in weft::coll, name, collective): registered in every
 // build (coll/registry.cpp), supporting no call in a build without CUDA (gpu_none.cpp).
@@ -82,7 +82,7 @@ constexpr int kMaxRanks = 32;
 enum class Mode : uint8_t { automatic, kernels, copy_engine };
 enum class AllreduceAlgo : uint8_t { one_shot, two_shot };
 
-// From the config registry (runtime/mpi sets them before the first GPU-native call).
+// From the config registry (mpi/ sets them before the first GPU-native call).
 struct Settings {
   bool enabled = true;                       // WEFT_GPU_COLL
   size_t scratch_bytes = size_t(64) << 20;   // WEFT_GPU_COLL_SCRATCH: per rank, two slots
@@ -139,7 +139,7 @@ Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t cou
 
 // Stream-native point-to-point (MPIX_Send/Recv_enqueue) through the workspace's flags area
 // (layout in workspace.h); every call only enqueues on `stream`. Sequence numbers start at 1
-// and grow by one per message from one rank to another; the host agrees them (runtime/mpi).
+// and grow by one per message from one rank to another; the host agrees them (mpi/).
 // Kernels allowed only; Status::not_supported in a build without CUDA.
 constexpr int kP2pSlots = 16;  // done slots per sender: unwaited sends to one peer, at most
 // Sender: publishes ready[peer] = seq after the stream's preceding work.

@@ -7,7 +7,7 @@
 // copy-engine variant runs it too, between host barriers.
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

@@ -9,7 +9,7 @@
 // rank reduces in every piece).
 #include <algorithm>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {

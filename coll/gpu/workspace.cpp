@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "coll/schedule.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
-#include "runtime/core/op_gpu.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
+#include "runtime/op_gpu.h"
 #include "flags.h"
 #include "workspace.h"
 

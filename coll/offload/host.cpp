@@ -13,7 +13,7 @@
 #include "coll/hier/hierarchy.h"
 #include "coll/offload/offload.h"
 #include "coll/schedule.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::coll::offload {
 

@@ -43,7 +43,7 @@ struct Options {
   bool hop_given = false;
 };
 
-// Loads and initialises the plugin (runtime/mpi, at init). A plugin that cannot be loaded, of
+// Loads and initialises the plugin (mpi/, at init). A plugin that cannot be loaded, of
 // another ABI version, or whose init fails is disabled with a WARN (an error under require).
 Status load(const Options& options, const weft_offload_node_info& node);
 void unload();  // at finalize, after every communicator's teardown

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "coll/algorithm.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::coll::shm {
 

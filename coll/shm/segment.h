@@ -33,7 +33,7 @@ struct Geometry {
   size_t segment_bytes = 4 << 20;       // data slots of one communicator, all ranks together
   uint32_t slots = 4;                   // operations in flight before a rank must wait for the slowest
 };
-// Read by every communicator's segment when first used; runtime/mpi sets it at init.
+// Read by every communicator's segment when first used; mpi/ sets it at init.
 Geometry& geometry();
 // The slot size of a communicator of `ranks` ranks: the configured one, or the segment's data
 // bytes shared out (64 KiB at most, so that a piece stays in cache; 4 KiB at least).

@@ -17,9 +17,9 @@
 
 #include "kv_device.h"
 #include "kv_ucx.h"
-#include "runtime/core/config.h"
-#include "runtime/core/log.h"
-#include "runtime/core/status.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+#include "runtime/status.h"
 
 namespace weft::kv {
 
@@ -50,7 +50,7 @@ std::string host_name() {
   return buf;
 }
 
-// A WEFT_* variable (runtime/core/config.cpp lists them); agents need no MPI_Init, so they read
+// A WEFT_* variable (runtime/config.cpp lists them); agents need no MPI_Init, so they read
 // the environment themselves.
 bool env_flag(const char* name, bool fallback) {
   const char* v = getenv(name);

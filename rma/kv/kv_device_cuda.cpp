@@ -1,5 +1,5 @@
 // Device memory for KV agents with CUDA: regions are described with the runtime's CUDA IPC
-// descriptors (runtime/core/cuda_ipc.h); a peer's region is opened with cudaIpcOpenMemHandle
+// descriptors (runtime/cuda_ipc.h); a peer's region is opened with cudaIpcOpenMemHandle
 // (each allocation once per process, shared by the regions in it) and copies run on one
 // stream of their own, marked with events: between device buffers as one kernel per post
 // (kv_copy_kernel.h), otherwise one cudaMemcpyAsync per block.
@@ -15,9 +15,9 @@
 #include "kv_blob.h"
 #include "kv_copy_kernel.h"
 #include "kv_device.h"
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 #include "weft/kv.h"
 
 namespace weft::kv {

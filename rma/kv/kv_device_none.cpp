@@ -2,7 +2,7 @@
 // CUDA driver is loaded) and refused.
 #include "kv_device.h"
 
-#include "runtime/core/memkind.h"
+#include "runtime/memkind.h"
 #include "weft/kv.h"
 
 namespace weft::kv {

@@ -9,7 +9,7 @@
 
 #include "kv_agent.h"
 #include "kv_ucx.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 
 namespace weft::kv {
 

@@ -12,8 +12,8 @@
 #include "kv_agent.h"
 #include "kv_device.h"
 #include "kv_ucx.h"
-#include "runtime/core/log.h"
-#include "runtime/core/status.h"
+#include "runtime/log.h"
+#include "runtime/status.h"
 
 namespace weft::kv {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/core/bulk_copy.h"
+#include "runtime/bulk_copy.h"
 
 namespace weft {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "runtime/core/config.h"
-#include "runtime/core/log.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
 
 using namespace weft;
 

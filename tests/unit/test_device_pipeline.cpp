@@ -1,4 +1,4 @@
-// The chunk scheduling of pipelined device staging (runtime/core/device_pipeline.h), without a
+// The chunk scheduling of pipelined device staging (runtime/device_pipeline.h), without a
 // GPU: "device memory" is a host vector and the copier runs memcpy. By default the copier only
 // queues a started copy and runs it when the pipeline waits for it (or copies out of sequence),
 // as a stream would, so reading a pinned chunk before its copy is done, or refilling one whose
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "deferred_copies.h"
-#include "runtime/core/device_pipeline.h"
+#include "runtime/device_pipeline.h"
 
 namespace weft {
 namespace {

@@ -1,5 +1,5 @@
 // Pipelined device staging through real UCX, without a GPU: the transport's generic datatype
-// (pt2pt/device_datatype.h) and the staging pool (runtime/core/device_staging.h) carry
+// (pt2pt/device_datatype.h) and the staging pool (runtime/device_staging.h) carry
 // messages between two UCX workers of this process, with staging sets from a host backend
 // ("device memory" is host memory; copies are memcpy run only when the pipeline waits for
 // them, as a stream would run them). Every combination the transport makes: staged -> staged,
@@ -16,9 +16,9 @@
 
 #include "deferred_copies.h"
 #include "pt2pt/device_datatype.h"
-#include "runtime/core/device_staging.h"
-#include "runtime/core/device_staging_backend.h"
-#include "runtime/core/request.h"
+#include "runtime/device_staging.h"
+#include "runtime/device_staging_backend.h"
+#include "runtime/request.h"
 
 namespace weft {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "runtime/core/status.h"
+#include "runtime/status.h"
 
 namespace weft::mpi {
 int error_class_of(Status s);

@@ -136,7 +136,7 @@ TEST(Hier, Reduce) {
           std::vector<CollArgs> a(static_cast<size_t>(p), CollArgs{Collective::reduce});
           for (int r = 0; r < p; ++r) {
             CollArgs& x = a[size_t(r)];
-            // As runtime/mpi passes it: off the root, recv is the input.
+            // As mpi/ passes it: off the root, recv is the input.
             if (r == root && in_place) recv[size_t(r)] = send[size_t(r)];
             x.send = r == root && in_place ? recv[size_t(r)].data() : send[size_t(r)].data();
             x.recv = r == root ? recv[size_t(r)].data() : const_cast<void*>(x.send);

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "runtime/core/datatype.h"
-#include "runtime/core/op.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
 
 using namespace weft;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/op_gpu.h"
+#include "runtime/op_gpu.h"
 
 namespace {
 

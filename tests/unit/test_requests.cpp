@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/core/request.h"
+#include "runtime/request.h"
 
 using namespace weft;
 

@@ -1,4 +1,4 @@
-// The derived-datatype engine (runtime/core/typemap.h) against a naive reference: each type is
+// The derived-datatype engine (runtime/typemap.h) against a naive reference: each type is
 // also built as an explicit list of (offset, bytes) basic elements, packed one by one.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "runtime/core/datatype.h"
-#include "runtime/core/typemap.h"
+#include "runtime/datatype.h"
+#include "runtime/typemap.h"
 
 using namespace weft;
 

@@ -1,7 +1,7 @@
 // The automatic wait policy: spin only when no rank of the host waits for a CPU a spinner holds.
 #include <gtest/gtest.h>
 
-#include "runtime/core/progress.h"
+#include "runtime/progress.h"
 
 namespace weft {
 namespace {

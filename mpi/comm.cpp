@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "coll_call.h"
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "state.h"
 
 namespace weft::mpi {

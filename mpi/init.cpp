@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/device_staging.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
-#include "runtime/core/staging.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/device_staging.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
+#include "runtime/staging.h"
 #include "coll/gpu/gpu_coll.h"
 #include "coll/offload/offload.h"
 #include "coll/shm/segment.h"

@@ -30,9 +30,9 @@
 
 #include "coll/gpu/gpu_coll.h"
 #include "coll_call.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
-#include "runtime/core/staging.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
+#include "runtime/staging.h"
 
 namespace weft::mpi {
 

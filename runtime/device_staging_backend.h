@@ -1,6 +1,6 @@
 // Where the staging sets of device_staging.h come from: CUDA (device_staging_cuda.cpp: pinned
 // chunks, a stream, events) or, in unit tests without a GPU, host memory and memcpy. Internal
-// to runtime/core and its tests.
+// to runtime/ and its tests.
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rma/kv/kv_agent.h"
-#include "runtime/core/status.h"
+#include "runtime/status.h"
 #include "weft/kv.h"
 
 struct weft_kv_agent_s {

@@ -3,8 +3,8 @@
 
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {

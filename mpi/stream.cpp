@@ -60,9 +60,9 @@
 #include "coll_call.h"
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 #include "state.h"
 
 // MPICH puts the stream object type (0xf) in bits 26-29: MPIX_STREAM_NULL is 0x3c000000.

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "runtime/core/memkind.h"
+#include "runtime/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {

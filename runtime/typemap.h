@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/core/datatype.h"
+#include "runtime/datatype.h"
 
 namespace weft {
 

@@ -3,10 +3,10 @@
 
 #include "datatype_api.h"
 #include "pt2pt/tag.h"
-#include "runtime/core/cuda_ipc.h"
-#include "runtime/core/device_staging.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/device_staging.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {

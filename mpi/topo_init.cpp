@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "state.h"
 #include "topo/job.h"
 

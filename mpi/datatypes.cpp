@@ -1,7 +1,7 @@
 // Datatypes: MPICH handle values map to weft's Datatype objects. Builtin handles are
 // 0x4c00SSII (SS size, II index); the pair types are direct handles 0x8c00000N (N < 5);
 // derived types are direct handles 0x8c000000 | (8 + slot) into a table of reference-counted
-// objects (runtime/core/typemap.h builds them and packs them).
+// objects (runtime/typemap.h builds them and packs them).
 #include <algorithm>
 #include <climits>
 #include <complex>

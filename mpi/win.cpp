@@ -25,9 +25,9 @@
 #include "rma/runs.h"
 #include "rma/shared.h"
 #include "rma/window.h"
-#include "runtime/core/memkind.h"
-#include "runtime/core/config.h"
-#include "runtime/core/log.h"
+#include "runtime/memkind.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
 #include "state.h"
 
 namespace weft::mpi {

@@ -1,7 +1,7 @@
 // User-defined reduction operations and the lookup of every op for the collectives.
 #include <climits>
 
-#include "runtime/core/staging.h"
+#include "runtime/staging.h"
 
 #include "datatype_api.h"
 #include "state.h"

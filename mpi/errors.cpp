@@ -3,7 +3,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "runtime/core/log.h"
+#include "runtime/log.h"
 #include "state.h"
 
 namespace weft::mpi {

@@ -1,4 +1,4 @@
-// Internal status codes. Every layer returns these; runtime/mpi maps them to MPI error
+// Internal status codes. Every layer returns these; mpi/ maps them to MPI error
 // classes at the C boundary. The layer that detects an error logs it (and records a detail
 // message); callers only propagate, leaving a breadcrumb at TRACE.
 #pragma once

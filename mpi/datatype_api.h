@@ -1,6 +1,6 @@
 // What the point-to-point and collective bindings need from the datatype module
-// (runtime/mpi/datatypes.cpp): handle lookup, validation, and the pack engine of
-// runtime/core/typemap.h.
+// (mpi/datatypes.cpp): handle lookup, validation, and the pack engine of
+// runtime/typemap.h.
 //
 // Wire convention: `count` elements of a type travel as packed_size(d, count) bytes, the
 // packed form (typemap order, no gaps). For predefined types that is count * extent, as before
@@ -25,8 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/core/datatype.h"
-#include "runtime/core/typemap.h"
+#include "runtime/datatype.h"
+#include "runtime/typemap.h"
 
 namespace weft::mpi {
 

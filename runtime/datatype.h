@@ -1,4 +1,4 @@
-// Datatypes as the layers below the MPI bindings see them. runtime/mpi maps MPI handles to
+// Datatypes as the layers below the MPI bindings see them. mpi/ maps MPI handles to
 // these objects; nothing here knows handle values. The derived-type engine (constructors,
 // pack/unpack, element counting) is in typemap.h.
 #pragma once

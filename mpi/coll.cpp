@@ -10,8 +10,8 @@
 #include "coll/gpu/gpu_coll.h"
 #include "coll/offload/offload.h"
 #include "datatype_api.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memkind.h"
+#include "runtime/log.h"
+#include "runtime/memkind.h"
 
 namespace weft::mpi {
 

@@ -17,11 +17,11 @@
 #include "pt2pt/comm.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
-#include "runtime/core/config.h"
-#include "runtime/core/datatype.h"
-#include "runtime/core/handles.h"
-#include "runtime/core/progress.h"
-#include "runtime/core/request.h"
+#include "runtime/config.h"
+#include "runtime/datatype.h"
+#include "runtime/handles.h"
+#include "runtime/progress.h"
+#include "runtime/request.h"
 
 namespace weft::mpi {
 
