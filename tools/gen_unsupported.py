@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates the "declared but not supported yet" MPI bindings and the link test.
+"""Generates the "declared but not supported yet" MPI bindings.
 
 weft declares in include/mpi.h more routines than it implements, so that common MPI programs
 and benchmark suites compile and link. This script writes:
@@ -10,17 +10,17 @@ and benchmark suites compile and link. This script writes:
                                MPI_COMM_WORLD), the weak alias MPI_X, and the table
                                weft_unsupported_functions[] that `weft_info --unsupported`
                                prints. MPI_Pcontrol is defined there too, as the no-op it is.
-  tests/tools/link_all.c       a program that takes the address of every function declared in
-                               include/mpi.h, so that linking it proves libweft defines them all.
 
-Prototypes are read from include/mpi.h; only the list of names lives here. When a routine gets
-a real implementation, delete its name from UNSUPPORTED and run the script again. Both outputs
-are committed: the build does not need Python.
+Prototypes are read from include/weft/mpi_functions.h, the list from which mpi.h declares every
+MPI_X and PMPI_X; only the names of the unsupported routines live here. When a routine gets a
+real implementation, delete its name from UNSUPPORTED and run the script again. The output is
+committed: the build does not need Python. (tests/tools/check_link_all.sh builds its link test
+from the same list at test time.)
 
-  tools/gen_unsupported.py                 regenerate both files
-  tools/gen_unsupported.py --check         exit 1 if a committed output is out of date
+  tools/gen_unsupported.py                 regenerate mpi/unsupported.cpp
+  tools/gen_unsupported.py --check         exit 1 if the committed output is out of date
   tools/gen_unsupported.py --check-mpich [PROTO_H]
-                                           compare every prototype in include/mpi.h with MPICH's
+                                           compare every prototype mpi.h declares with MPICH's
                                            (parameter types only; default: Debian's
                                            mpich/mpi_proto.h)
 
@@ -32,9 +32,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HEADER = os.path.join(ROOT, "include", "mpi.h")
+LIST = os.path.join(ROOT, "include", "weft", "mpi_functions.h")
 OUT_CPP = os.path.join(ROOT, "mpi", "unsupported.cpp")
-OUT_LINK = os.path.join(ROOT, "tests", "tools", "link_all.c")
 MPICH_PROTO = "/usr/include/x86_64-linux-gnu/mpich/mpi_proto.h"
 
 # Declared in mpi.h, not implemented yet (without the MPI_ prefix), by topic.
@@ -57,21 +56,37 @@ NO_OPS = {"Pcontrol": "MPI_SUCCESS"}
 DETAIL = "not supported yet (declared so that programs link; see weft_info --unsupported)"
 
 
-def parse_header(text):
-    """Returns [(name, return type, [parameter text])] for each MPI routine declared in mpi.h,
-    in header order (typedefs and macros are skipped)."""
+# Which names each macro of the list declares, by prefix.
+MACROS = {
+    "WEFT_MPI_FUNCTION": ("MPI_", "PMPI_"),
+    "WEFT_MPIX_FUNCTION": ("MPIX_", "PMPIX_"),
+    "WEFT_MPIX_FUNCTION_NO_PMPI": ("MPIX_",),
+}
+
+
+def parse_list(text):
+    """Returns [(name, return type, [parameter text])] for each routine that mpi.h declares from
+    the list (MPI_X then PMPI_X), in list order."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    text = re.sub(r"(?m)^\s*#.*$", " ", text)
-    out, seen = [], set()
-    decl = re.compile(r"(?m)^(int|double|MPI_Aint)\s+((?:P?MPIX?|MPIR)_[A-Za-z0-9_]+)\s*"
-                      r"\(([^;{()]*)\)\s*;")
-    for m in decl.finditer(text):
-        name = m.group(2)
-        if name in seen:
-            sys.exit(f"gen_unsupported: {name} is declared twice in include/mpi.h")
-        seen.add(name)
-        params = [" ".join(p.split()) for p in m.group(3).split(",")]
-        out.append((name, m.group(1), params))
+    entry = re.compile(r"\b(WEFT_[A-Z_]+)\(\s*(int|double|MPI_Aint)\s*,\s*([A-Za-z0-9_]+)\s*,"
+                       r"\s*\(([^;{}()]*)\)\s*\)")
+    out, seen, pos = [], set(), 0
+    for m in entry.finditer(text):
+        # Anything between entries but white space is a line this parser does not understand.
+        if text[pos:m.start()].strip() or m.group(1) not in MACROS:
+            sys.exit("gen_unsupported: cannot parse include/weft/mpi_functions.h near: " +
+                     " ".join((text[pos:m.start()].strip() or m.group(0)).split())[:80])
+        pos = m.end()
+        params = [" ".join(p.split()) for p in m.group(4).split(",")]
+        for prefix in MACROS[m.group(1)]:
+            name = prefix + m.group(3)
+            if name in seen:
+                sys.exit(f"gen_unsupported: {name} is listed twice in include/weft/mpi_functions.h")
+            seen.add(name)
+            out.append((name, m.group(2), params))
+    if text[pos:].strip():
+        sys.exit("gen_unsupported: cannot parse include/weft/mpi_functions.h near: " +
+                 " ".join(text[pos:].split())[:80])
     return out
 
 
@@ -119,7 +134,7 @@ def gen_cpp(decls):
     missing = [n for n in UNSUPPORTED + list(NO_OPS)
                if "MPI_" + n not in by_name or "PMPI_" + n not in by_name]
     if missing:
-        sys.exit("gen_unsupported: not declared (MPI_ and PMPI_) in include/mpi.h: " +
+        sys.exit("gen_unsupported: not listed (MPI_ and PMPI_) in include/weft/mpi_functions.h: " +
                  ", ".join(missing))
     dup = {n for n in UNSUPPORTED if UNSUPPORTED.count(n) > 1}
     if dup:
@@ -182,69 +197,6 @@ def gen_cpp(decls):
     return "\n".join(lines) + "\n"
 
 
-LINK_MAIN = r"""
-int main(int argc, char **argv) {
-  int fail = 0, n = 0, rc, cls = -1, len = 0;
-  char msg[MPI_MAX_ERROR_STRING];
-  const char *probe = "MPI_Comm_spawn";
-  MPI_Comm inter = MPI_COMM_NULL;
-  for (size_t i = 0; i < sizeof(weft_link_all) / sizeof(weft_link_all[0]); ++i)
-    if (!weft_link_all[i]) { printf("FAIL: null address at %zu\n", i); fail = 1; }
-  MPI_Init(&argc, &argv);
-  for (n = 0; weft_unsupported_functions[n]; ++n) {}
-  printf("%zu functions referenced; %d declared but not supported yet\n",
-         sizeof(weft_link_all) / sizeof(weft_link_all[0]), n);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-  rc = MPI_Pcontrol(1);
-  if (rc != MPI_SUCCESS) { printf("FAIL: MPI_Pcontrol returned %d\n", rc); fail = 1; }
-  int listed = 0;
-  for (int i = 0; i < n; ++i) listed |= !strcmp(weft_unsupported_functions[i], probe);
-  if (listed) {
-    rc = MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
-                        MPI_ERRCODES_IGNORE);
-    MPI_Error_class(rc, &cls);
-    MPI_Error_string(rc, msg, &len);
-    if (cls != MPI_ERR_UNSUPPORTED_OPERATION || !strstr(msg, probe) ||
-        !strstr(msg, "not supported yet")) {
-      printf("FAIL: %s returned class %d, message '%s'\n", probe, cls, msg);
-      fail = 1;
-    } else {
-      printf("ok: %s -> MPI_ERR_UNSUPPORTED_OPERATION: %s\n", probe, msg);
-    }
-  } else {
-    printf("skip: %s is supported now; no unsupported-call check\n", probe);
-  }
-  MPI_Finalize();
-  return fail;
-}
-"""
-
-
-def gen_link(decls):
-    names = [n for n, _, _ in decls]
-    lines = [
-        "/* Generated by tools/gen_unsupported.py from include/mpi.h; edit the script, not this file.",
-        " * Takes the address of every function declared in mpi.h, so that linking this program",
-        " * proves libweft defines them all; then checks, as a singleton, that a routine weft does",
-        " * not support yet fails with MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN.",
-        " * tests/tools/check_link_all.sh drops REF lines for names it is told to skip. */",
-        "#include <mpi.h>",
-        "#include <stdio.h>",
-        "#include <string.h>",
-        "",
-        "extern const char *const weft_unsupported_functions[];",
-        "",
-        "typedef void (*weft_fn)(void);",
-        "#define REF(f) (weft_fn)f,",
-        "",
-        "weft_fn const weft_link_all[] = {",
-    ]
-    lines += [f"    REF({n})" for n in names]
-    lines.append("};")
-    return "\n".join(lines) + "\n" + LINK_MAIN
-
-
 def check_mpich(decls, proto):
     text = open(proto).read()
     text = re.sub(r"MPICH_ATTR_[A-Z_]+\([^)]*\)|MPICH_API_PUBLIC", " ", text)
@@ -276,12 +228,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="fail if the outputs are out of date")
     ap.add_argument("--check-mpich", nargs="?", const=MPICH_PROTO, metavar="PROTO_H",
-                    help="compare the prototypes in mpi.h with MPICH's")
+                    help="compare the prototypes mpi.h declares with MPICH's")
     a = ap.parse_args()
-    decls = parse_header(open(HEADER).read())
+    decls = parse_list(open(LIST).read())
     if a.check_mpich:
         return 0 if check_mpich(decls, a.check_mpich) else 1
-    outputs = {OUT_CPP: gen_cpp(decls), OUT_LINK: gen_link(decls)}
+    outputs = {OUT_CPP: gen_cpp(decls)}
     stale = 0
     for path, text in outputs.items():
         old = open(path).read() if os.path.exists(path) else None
@@ -296,8 +248,8 @@ def main():
                 f.write(text)
             print(f"wrote {rel}")
     if not a.check:
-        print(f"{len(UNSUPPORTED)} routines declared but not supported yet; "
-              f"{len(decls)} functions in link_all.c")
+        print(f"{len(UNSUPPORTED)} routines declared but not supported yet, "
+              f"of {len(decls)} functions in include/weft/mpi_functions.h")
     return stale
 
 

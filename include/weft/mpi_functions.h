@@ -1,0 +1,754 @@
+/*
+ * weft/mpi_functions.h - every MPI routine of weft's C interface, once.
+ *
+ * Not a header of its own: it has no include guard and declares nothing by
+ * itself.  Each line names a routine through a macro that the includer
+ * defines first (and undefines after), so that one list gives mpi.h both
+ * the MPI_ and the PMPI_ prototypes and gives tests the list of names:
+ *
+ *   WEFT_MPI_FUNCTION(ret, name, (params))           MPI_name and PMPI_name
+ *   WEFT_MPIX_FUNCTION(ret, name, (params))          MPIX_name and PMPIX_name
+ *   WEFT_MPIX_FUNCTION_NO_PMPI(ret, name, (params))  MPIX_name only
+ *
+ * Programs get it through <mpi.h>.  A file that includes the list itself
+ * defines all three macros, and includes <mpi.h> first if they expand to
+ * anything that needs the MPI types.  tools/gen_unsupported.py parses the
+ * list and tests/tools/check_link_all.sh expands it to names: keep it to
+ * comments and these macros.
+ */
+
+/* -- Environment: start-up, shutdown, threads, timers, identification -- */
+WEFT_MPI_FUNCTION(int, Init, (int *argc, char ***argv))
+WEFT_MPI_FUNCTION(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+WEFT_MPI_FUNCTION(int, Initialized, (int *flag))
+WEFT_MPI_FUNCTION(int, Finalize, (void))
+WEFT_MPI_FUNCTION(int, Finalized, (int *flag))
+WEFT_MPI_FUNCTION(int, Abort, (MPI_Comm comm, int errorcode))
+WEFT_MPI_FUNCTION(int, Query_thread, (int *provided))
+WEFT_MPI_FUNCTION(int, Is_thread_main, (int *flag))
+WEFT_MPI_FUNCTION(double, Wtime, (void))
+WEFT_MPI_FUNCTION(double, Wtick, (void))
+WEFT_MPI_FUNCTION(int, Get_processor_name, (char *name, int *resultlen))
+WEFT_MPI_FUNCTION(int, Get_version, (int *version, int *subversion))
+WEFT_MPI_FUNCTION(int, Get_library_version, (char *version, int *resultlen))
+
+/* -- Communicator queries and names -- */
+WEFT_MPI_FUNCTION(int, Comm_rank, (MPI_Comm comm, int *rank))
+WEFT_MPI_FUNCTION(int, Comm_size, (MPI_Comm comm, int *size))
+WEFT_MPI_FUNCTION(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+WEFT_MPI_FUNCTION(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+
+/* -- Communicator creation, comparison and info -- */
+WEFT_MPI_FUNCTION(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                         MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag,
+                                           MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_free, (MPI_Comm *comm))
+WEFT_MPI_FUNCTION(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+WEFT_MPI_FUNCTION(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+WEFT_MPI_FUNCTION(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+WEFT_MPI_FUNCTION(int, Comm_remote_size, (MPI_Comm comm, int *size))
+WEFT_MPI_FUNCTION(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+WEFT_MPI_FUNCTION(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+WEFT_MPI_FUNCTION(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+
+/* -- Communicator attributes (and their MPI-1 forms) -- */
+WEFT_MPI_FUNCTION(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                                            int *comm_keyval, void *extra_state))
+WEFT_MPI_FUNCTION(int, Comm_free_keyval, (int *comm_keyval))
+WEFT_MPI_FUNCTION(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+WEFT_MPI_FUNCTION(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                       int *flag))
+WEFT_MPI_FUNCTION(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+WEFT_MPI_FUNCTION(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                                       int *keyval, void *extra_state))
+WEFT_MPI_FUNCTION(int, Keyval_free, (int *keyval))
+WEFT_MPI_FUNCTION(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+WEFT_MPI_FUNCTION(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+WEFT_MPI_FUNCTION(int, Attr_delete, (MPI_Comm comm, int keyval))
+
+/* -- Groups -- */
+WEFT_MPI_FUNCTION(int, Group_size, (MPI_Group group, int *size))
+WEFT_MPI_FUNCTION(int, Group_rank, (MPI_Group group, int *rank))
+WEFT_MPI_FUNCTION(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_intersection, (MPI_Group group1, MPI_Group group2,
+                                            MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+WEFT_MPI_FUNCTION(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[],
+                                               MPI_Group group2, int ranks2[]))
+WEFT_MPI_FUNCTION(int, Group_free, (MPI_Group *group))
+
+/* -- Cartesian topologies -- */
+WEFT_MPI_FUNCTION(int, Dims_create, (int nnodes, int ndims, int dims[]))
+WEFT_MPI_FUNCTION(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[],
+                                     const int periods[], int reorder, MPI_Comm *comm_cart))
+WEFT_MPI_FUNCTION(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+WEFT_MPI_FUNCTION(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+WEFT_MPI_FUNCTION(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source,
+                                    int *rank_dest))
+WEFT_MPI_FUNCTION(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[],
+                                  int coords[]))
+WEFT_MPI_FUNCTION(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+WEFT_MPI_FUNCTION(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                                  int *newrank))
+WEFT_MPI_FUNCTION(int, Topo_test, (MPI_Comm comm, int *status))
+
+/* -- Graph and distributed-graph topologies -- */
+WEFT_MPI_FUNCTION(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int indx[],
+                                      const int edges[], int reorder, MPI_Comm *comm_graph))
+WEFT_MPI_FUNCTION(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int indx[],
+                                   int edges[]))
+WEFT_MPI_FUNCTION(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+WEFT_MPI_FUNCTION(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors,
+                                         int neighbors[]))
+WEFT_MPI_FUNCTION(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+WEFT_MPI_FUNCTION(int, Graph_map, (MPI_Comm comm, int nnodes, const int indx[], const int edges[],
+                                   int *newrank))
+WEFT_MPI_FUNCTION(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[],
+                                           const int degrees[], const int destinations[],
+                                           const int weights[], MPI_Info info, int reorder,
+                                           MPI_Comm *comm_dist_graph))
+WEFT_MPI_FUNCTION(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree,
+                                                    const int sources[], const int sourceweights[],
+                                                    int outdegree, const int destinations[],
+                                                    const int destweights[], MPI_Info info,
+                                                    int reorder, MPI_Comm *comm_dist_graph))
+WEFT_MPI_FUNCTION(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[],
+                                              int sourceweights[], int maxoutdegree,
+                                              int destinations[], int destweights[]))
+WEFT_MPI_FUNCTION(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree,
+                                                    int *weighted))
+
+/* -- Blocking point-to-point -- */
+WEFT_MPI_FUNCTION(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                              MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                              MPI_Comm comm, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  int dest, int sendtag, void *recvbuf, int recvcount,
+                                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                                  MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
+                                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                                          MPI_Status *status))
+
+/* -- Buffered-mode send buffer -- */
+WEFT_MPI_FUNCTION(int, Buffer_attach, (void *buffer, int size))
+WEFT_MPI_FUNCTION(int, Buffer_detach, (void *buffer_addr, int *size))
+
+/* -- Nonblocking point-to-point -- */
+WEFT_MPI_FUNCTION(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                               MPI_Comm comm, MPI_Request *request))
+
+/* -- Persistent requests -- */
+WEFT_MPI_FUNCTION(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                                   MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Start, (MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Startall, (int count, MPI_Request array_of_requests[]))
+
+/* -- Request completion, cancellation and release -- */
+WEFT_MPI_FUNCTION(int, Wait, (MPI_Request *request, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Waitall, (int count, MPI_Request array_of_requests[],
+                                 MPI_Status *array_of_statuses))
+WEFT_MPI_FUNCTION(int, Waitany, (int count, MPI_Request array_of_requests[], int *indx,
+                                 MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status *array_of_statuses))
+WEFT_MPI_FUNCTION(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Testall, (int count, MPI_Request array_of_requests[], int *flag,
+                                 MPI_Status *array_of_statuses))
+WEFT_MPI_FUNCTION(int, Testany, (int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                                 MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status *array_of_statuses))
+WEFT_MPI_FUNCTION(int, Request_free, (MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Cancel, (MPI_Request *request))
+
+/* -- Probing and matched receives -- */
+WEFT_MPI_FUNCTION(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message,
+                                MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag,
+                                 MPI_Message *message, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                               MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                                MPI_Request *request))
+
+/* -- Status inspection -- */
+WEFT_MPI_FUNCTION(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+WEFT_MPI_FUNCTION(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+
+/* -- Status manipulation -- */
+WEFT_MPI_FUNCTION(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype,
+                                        MPI_Count *count))
+WEFT_MPI_FUNCTION(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+WEFT_MPI_FUNCTION(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype,
+                                               MPI_Count count))
+WEFT_MPI_FUNCTION(int, Status_set_cancelled, (MPI_Status *status, int flag))
+WEFT_MPI_FUNCTION(int, Test_cancelled, (const MPI_Status *status, int *flag))
+
+/* -- Datatype queries -- */
+WEFT_MPI_FUNCTION(int, Type_size, (MPI_Datatype datatype, int *size))
+WEFT_MPI_FUNCTION(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+
+/* -- Derived datatype constructors, commit and free -- */
+WEFT_MPI_FUNCTION(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_hvector, (int count, int blocklength, MPI_Aint stride,
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride,
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_indexed, (int count, const int array_of_blocklengths[],
+                                      const int array_of_displacements[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_hindexed, (int count, int array_of_blocklengths[],
+                                       MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                              const MPI_Aint array_of_displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_indexed_block, (int count, int blocklength,
+                                                   const int array_of_displacements[],
+                                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_hindexed_block, (int count, int blocklength,
+                                                    const MPI_Aint array_of_displacements[],
+                                                    MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                            const MPI_Aint array_of_displacements[],
+                                            const MPI_Datatype array_of_types[],
+                                            MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_struct, (int count, int array_of_blocklengths[],
+                                     MPI_Aint array_of_displacements[],
+                                     MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                                             MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_subarray, (int ndims, const int array_of_sizes[],
+                                              const int array_of_subsizes[],
+                                              const int array_of_starts[], int order,
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_commit, (MPI_Datatype *datatype))
+WEFT_MPI_FUNCTION(int, Type_free, (MPI_Datatype *datatype))
+
+/* -- Datatype extents, envelopes and names -- */
+WEFT_MPI_FUNCTION(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+WEFT_MPI_FUNCTION(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+WEFT_MPI_FUNCTION(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+WEFT_MPI_FUNCTION(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
+                                              MPI_Aint *true_extent))
+WEFT_MPI_FUNCTION(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb,
+                                                MPI_Count *true_extent))
+WEFT_MPI_FUNCTION(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+WEFT_MPI_FUNCTION(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+WEFT_MPI_FUNCTION(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+WEFT_MPI_FUNCTION(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers,
+                                           int *num_addresses, int *num_datatypes, int *combiner))
+WEFT_MPI_FUNCTION(int, Type_get_contents, (MPI_Datatype datatype, int max_integers,
+                                           int max_addresses, int max_datatypes,
+                                           int array_of_integers[], MPI_Aint array_of_addresses[],
+                                           MPI_Datatype array_of_datatypes[]))
+WEFT_MPI_FUNCTION(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+
+/* -- Addresses -- */
+WEFT_MPI_FUNCTION(int, Get_address, (const void *location, MPI_Aint *address))
+WEFT_MPI_FUNCTION(int, Address, (void *location, MPI_Aint *address))
+WEFT_MPI_FUNCTION(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+WEFT_MPI_FUNCTION(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+
+/* -- Packing -- */
+WEFT_MPI_FUNCTION(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+                              int outsize, int *position, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf,
+                                int outcount, MPI_Datatype datatype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+
+/* -- Error handlers -- */
+WEFT_MPI_FUNCTION(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                                MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+WEFT_MPI_FUNCTION(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+WEFT_MPI_FUNCTION(int, Errhandler_free, (MPI_Errhandler *errhandler))
+
+/* -- Error handlers, MPI-1 forms (deprecated) -- */
+WEFT_MPI_FUNCTION(int, Errhandler_create, (MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                           MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+WEFT_MPI_FUNCTION(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+
+/* -- Error codes, classes and strings -- */
+WEFT_MPI_FUNCTION(int, Error_string, (int errorcode, char *string, int *resultlen))
+WEFT_MPI_FUNCTION(int, Error_class, (int errorcode, int *errorclass))
+WEFT_MPI_FUNCTION(int, Add_error_class, (int *errorclass))
+WEFT_MPI_FUNCTION(int, Add_error_code, (int errorclass, int *errorcode))
+WEFT_MPI_FUNCTION(int, Add_error_string, (int errorcode, const char *string))
+
+/* -- Info objects -- */
+WEFT_MPI_FUNCTION(int, Info_create, (MPI_Info *info))
+WEFT_MPI_FUNCTION(int, Info_set, (MPI_Info info, const char *key, const char *value))
+WEFT_MPI_FUNCTION(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value,
+                                  int *flag))
+WEFT_MPI_FUNCTION(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+WEFT_MPI_FUNCTION(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+WEFT_MPI_FUNCTION(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen,
+                                           int *flag))
+WEFT_MPI_FUNCTION(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value,
+                                         int *flag))
+WEFT_MPI_FUNCTION(int, Info_delete, (MPI_Info info, const char *key))
+WEFT_MPI_FUNCTION(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+WEFT_MPI_FUNCTION(int, Info_free, (MPI_Info *info))
+
+/* -- Memory allocation -- */
+WEFT_MPI_FUNCTION(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+WEFT_MPI_FUNCTION(int, Free_mem, (void *base))
+
+/* -- User-defined reduction operations -- */
+WEFT_MPI_FUNCTION(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+WEFT_MPI_FUNCTION(int, Op_free, (MPI_Op *op))
+WEFT_MPI_FUNCTION(int, Op_commutative, (MPI_Op op, int *commute))
+WEFT_MPI_FUNCTION(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op))
+
+/* -- Collectives -- */
+WEFT_MPI_FUNCTION(int, Barrier, (MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root,
+                               MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Reduce, (const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Allreduce, (const void *sendbuf, void *recvbuf, int count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+
+/* The routines from here down to MPI_Pcontrol are declared so that
+ * programs link and run up to their first use: until weft implements
+ * them they fail with MPI_ERR_UNSUPPORTED_OPERATION (MPI_Pcontrol is a
+ * no-op).  `weft_info --unsupported` lists them. */
+
+/* -- Collectives (more) -- */
+WEFT_MPI_FUNCTION(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, int root, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                                  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                  MPI_Datatype recvtype, int root, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                   const MPI_Datatype sendtypes[], void *recvbuf,
+                                   const int recvcounts[], const int rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
+                                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Exscan, (const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+
+/* -- Neighbourhood collectives -- */
+WEFT_MPI_FUNCTION(int, Neighbor_allgather, (const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf,
+                                             const int recvcounts[], const int displs[],
+                                             MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoall, (const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                            const int sdispls[], MPI_Datatype sendtype,
+                                            void *recvbuf, const int recvcounts[],
+                                            const int rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                            const MPI_Aint sdispls[],
+                                            const MPI_Datatype sendtypes[], void *recvbuf,
+                                            const int recvcounts[], const MPI_Aint rdispls[],
+                                            const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* -- Nonblocking collectives -- */
+WEFT_MPI_FUNCTION(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                  MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                   MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ialltoallv, (const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ialltoallw, (const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[], const int rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                    MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ireduce, (const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                         MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
+                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                               MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Iexscan, (const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ineighbor_allgather, (const void *sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                             MPI_Datatype recvtype, MPI_Comm comm,
+                                             MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount,
+                                              MPI_Datatype sendtype, void *recvbuf,
+                                              const int recvcounts[], const int displs[],
+                                              MPI_Datatype recvtype, MPI_Comm comm,
+                                              MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm,
+                                            MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void *recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void *recvbuf,
+                                             const int recvcounts[], const MPI_Aint rdispls[],
+                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                             MPI_Request *request))
+
+/* -- Persistent collectives (MPI-4) -- */
+WEFT_MPI_FUNCTION(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Bcast_init, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Gather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Gatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                                      MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Scatter_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                      MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Scatterv_init, (const void *sendbuf, const int sendcounts[],
+                                       const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, int root,
+                                       MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Alltoallv_init, (const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int rdispls[],
+                                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Alltoallw_init, (const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, const int recvcounts[], const int rdispls[],
+                                        const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                        MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Reduce_init, (const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                     MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Allreduce_init, (const void *sendbuf, void *recvbuf, int count,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                        MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Reduce_scatter_init, (const void *sendbuf, void *recvbuf,
+                                             const int recvcounts[], MPI_Datatype datatype,
+                                             MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                             MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Reduce_scatter_block_init, (const void *sendbuf, void *recvbuf,
+                                                   int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                                   MPI_Comm comm, MPI_Info info,
+                                                   MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Scan_init, (const void *sendbuf, void *recvbuf, int count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Neighbor_allgather_init, (const void *sendbuf, int sendcount,
+                                                 MPI_Datatype sendtype, void *recvbuf,
+                                                 int recvcount, MPI_Datatype recvtype,
+                                                 MPI_Comm comm, MPI_Info info,
+                                                 MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Neighbor_allgatherv_init, (const void *sendbuf, int sendcount,
+                                                  MPI_Datatype sendtype, void *recvbuf,
+                                                  const int recvcounts[], const int displs[],
+                                                  MPI_Datatype recvtype, MPI_Comm comm,
+                                                  MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoall_init, (const void *sendbuf, int sendcount,
+                                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                                MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoallv_init, (const void *sendbuf, const int sendcounts[],
+                                                 const int sdispls[], MPI_Datatype sendtype,
+                                                 void *recvbuf, const int recvcounts[],
+                                                 const int rdispls[], MPI_Datatype recvtype,
+                                                 MPI_Comm comm, MPI_Info info,
+                                                 MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts[],
+                                                 const MPI_Aint sdispls[],
+                                                 const MPI_Datatype sendtypes[], void *recvbuf,
+                                                 const int recvcounts[], const MPI_Aint rdispls[],
+                                                 const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                                 MPI_Info info, MPI_Request *request))
+
+/* -- One-sided: window creation and release -- */
+WEFT_MPI_FUNCTION(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                                    MPI_Comm comm, MPI_Win *win))
+WEFT_MPI_FUNCTION(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                      void *baseptr, MPI_Win *win))
+WEFT_MPI_FUNCTION(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info,
+                                             MPI_Comm comm, void *baseptr, MPI_Win *win))
+WEFT_MPI_FUNCTION(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                          void *baseptr))
+WEFT_MPI_FUNCTION(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+WEFT_MPI_FUNCTION(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+WEFT_MPI_FUNCTION(int, Win_detach, (MPI_Win win, const void *base))
+WEFT_MPI_FUNCTION(int, Win_free, (MPI_Win *win))
+
+/* -- One-sided: window attributes, names, info and error handlers -- */
+WEFT_MPI_FUNCTION(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                           MPI_Win_delete_attr_function *win_delete_attr_fn,
+                                           int *win_keyval, void *extra_state))
+WEFT_MPI_FUNCTION(int, Win_free_keyval, (int *win_keyval))
+WEFT_MPI_FUNCTION(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
+WEFT_MPI_FUNCTION(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+WEFT_MPI_FUNCTION(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+WEFT_MPI_FUNCTION(int, Win_set_name, (MPI_Win win, const char *win_name))
+WEFT_MPI_FUNCTION(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+WEFT_MPI_FUNCTION(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+WEFT_MPI_FUNCTION(int, Win_set_info, (MPI_Win win, MPI_Info info))
+WEFT_MPI_FUNCTION(int, Win_get_info, (MPI_Win win, MPI_Info *info_used))
+WEFT_MPI_FUNCTION(int, Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn,
+                                               MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+WEFT_MPI_FUNCTION(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+
+/* -- One-sided: communication -- */
+WEFT_MPI_FUNCTION(int, Put, (const void *origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                             int target_count, MPI_Datatype target_datatype, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                             int target_rank, MPI_Aint target_disp, int target_count,
+                             MPI_Datatype target_datatype, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Accumulate, (const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Get_accumulate, (const void *origin_addr, int origin_count,
+                                        MPI_Datatype origin_datatype, void *result_addr,
+                                        int result_count, MPI_Datatype result_datatype,
+                                        int target_rank, MPI_Aint target_disp, int target_count,
+                                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Fetch_and_op, (const void *origin_addr, void *result_addr,
+                                      MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                      MPI_Op op, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr,
+                                          void *result_addr, MPI_Datatype datatype, int target_rank,
+                                          MPI_Aint target_disp, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Rput, (const void *origin_addr, int origin_count,
+                              MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                              int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                              MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                              int target_rank, MPI_Aint target_disp, int target_count,
+                              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Raccumulate, (const void *origin_addr, int origin_count,
+                                     MPI_Datatype origin_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                     MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Rget_accumulate, (const void *origin_addr, int origin_count,
+                                         MPI_Datatype origin_datatype, void *result_addr,
+                                         int result_count, MPI_Datatype result_datatype,
+                                         int target_rank, MPI_Aint target_disp, int target_count,
+                                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                         MPI_Request *request))
+
+/* -- One-sided: synchronisation -- */
+WEFT_MPI_FUNCTION(int, Win_fence, (int assert, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_complete, (MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_wait, (MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_test, (MPI_Win win, int *flag))
+WEFT_MPI_FUNCTION(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_unlock, (int rank, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_lock_all, (int assert, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_unlock_all, (MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_flush, (int rank, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_flush_local, (int rank, MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_flush_all, (MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_flush_local_all, (MPI_Win win))
+WEFT_MPI_FUNCTION(int, Win_sync, (MPI_Win win))
+
+/* -- Datatype attributes and size matching -- */
+WEFT_MPI_FUNCTION(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                                            int *type_keyval, void *extra_state))
+WEFT_MPI_FUNCTION(int, Type_free_keyval, (int *type_keyval))
+WEFT_MPI_FUNCTION(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+WEFT_MPI_FUNCTION(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                       int *flag))
+WEFT_MPI_FUNCTION(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+WEFT_MPI_FUNCTION(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
+
+/* -- Process creation and intercommunicators -- */
+WEFT_MPI_FUNCTION(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info,
+                                    int root, MPI_Comm comm, MPI_Comm *intercomm,
+                                    int array_of_errcodes[]))
+WEFT_MPI_FUNCTION(int, Comm_get_parent, (MPI_Comm *parent))
+WEFT_MPI_FUNCTION(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                          int remote_leader, int tag, MPI_Comm *newintercomm))
+WEFT_MPI_FUNCTION(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+
+/* -- Client/server connection -- */
+WEFT_MPI_FUNCTION(int, Open_port, (MPI_Info info, char *port_name))
+WEFT_MPI_FUNCTION(int, Close_port, (const char *port_name))
+WEFT_MPI_FUNCTION(int, Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                                     MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                                      MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_disconnect, (MPI_Comm *comm))
+
+/* -- Generalized requests -- */
+WEFT_MPI_FUNCTION(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
+                                        MPI_Grequest_free_function *free_fn,
+                                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                                        MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Grequest_complete, (MPI_Request request))
+
+/* -- Profiling control -- */
+WEFT_MPI_FUNCTION(int, Pcontrol, (const int level, ...))
+
+/* Extension: nonzero when device (CUDA) buffers may be passed to MPI calls */
+WEFT_MPIX_FUNCTION_NO_PMPI(int, Query_cuda_support, (void))
+
+/* Extension (MPICH 4.1 names): stream-ordered operations.  A stream wraps a
+ * cudaStream_t given through info keys "type" = "cudaStream_t" and "value"
+ * (set with MPIX_Info_set_hex); MPI_INFO_NULL gives a stream with no GPU
+ * stream.  The *_enqueue calls take a communicator from
+ * MPIX_Stream_comm_create with a GPU stream and run in that stream's order.
+ * Bcast, Allgather and Reduce_scatter_block enqueue are weft's, named the
+ * same way.  docs/ARCHITECTURE.md says which of them are stream-native. */
+WEFT_MPIX_FUNCTION(int, Info_set_hex, (MPI_Info info, const char *key, const void *value,
+                                       int value_size))
+WEFT_MPIX_FUNCTION(int, Stream_create, (MPI_Info info, MPIX_Stream *stream))
+WEFT_MPIX_FUNCTION(int, Stream_free, (MPIX_Stream *stream))
+WEFT_MPIX_FUNCTION(int, Stream_comm_create, (MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm))
+WEFT_MPIX_FUNCTION(int, Send_enqueue, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                       int tag, MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Recv_enqueue, (void *buf, int count, MPI_Datatype datatype, int source,
+                                       int tag, MPI_Comm comm, MPI_Status *status))
+WEFT_MPIX_FUNCTION(int, Isend_enqueue, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                        int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPIX_FUNCTION(int, Irecv_enqueue, (void *buf, int count, MPI_Datatype datatype, int source,
+                                        int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPIX_FUNCTION(int, Wait_enqueue, (MPI_Request *request, MPI_Status *status))
+WEFT_MPIX_FUNCTION(int, Waitall_enqueue, (int count, MPI_Request array_of_requests[],
+                                          MPI_Status *array_of_statuses))
+WEFT_MPIX_FUNCTION(int, Allreduce_enqueue, (const void *sendbuf, void *recvbuf, int count,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                        MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (const void *sendbuf, void *recvbuf,
+                                                       int recvcount, MPI_Datatype datatype,
+                                                       MPI_Op op, MPI_Comm comm))
