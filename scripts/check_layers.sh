@@ -33,10 +33,11 @@ USES = {
 }
 PUBLIC = "include"  # the public headers: allowed everywhere
 
-# Rule 2 covers these folders besides the library's. tools/ is included: weft_info and the
-# offload plugin run inside weft's configuration and read it through the registry too (the
-# aggd daemon takes its settings from its command line). tests/, bench/ and osu_style_bench/
-# drive the library from outside and set or read the variables themselves.
+# Rule 2 covers these folders besides the library's. tools/ is included: weft_info reads the
+# registry, the aggd offload plugin gets its settings from it through weft_offload_node_info, and
+# the aggd daemon takes its own from its command line. (The mpicc/mpicxx wrappers, shell scripts,
+# read WEFT_CC/WEFT_CXX themselves; those are registered for the documentation.) tests/, bench/
+# and osu_style_bench/ drive the library from outside and set or read the variables themselves.
 SETTINGS_EXTRA = ["tools"]
 REGISTRY = "runtime/config.cpp"
 
