@@ -17,8 +17,6 @@
 #include "coll/shm/segment.h"
 #include "state.h"
 
-extern char** environ;
-
 namespace weft::mpi {
 
 State* g_state = nullptr;
@@ -72,6 +70,14 @@ std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context,
   return e;
 }
 
+// weft_offload_node_info::setting: the plugin's settings (WEFT_AGGD_* for the aggd plugin) are
+// registered here and read from the process's snapshot, like every other WEFT_* variable.
+const char* offload_setting(const char* name) {
+  const Config& cfg = process_config();
+  if (!name || !cfg.is_set(name)) return nullptr;
+  return cfg.value(name).data();  // a std::string of the snapshot: NUL-terminated, never freed
+}
+
 // The in-network offload plugin (WEFT_OFFLOAD, WEFT_OFFLOAD_PLUGIN), with its cost parameters.
 Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
   coll::offload::Options o;
@@ -99,7 +105,7 @@ Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
   const weft_offload_node_info node{sizeof(weft_offload_node_info), boot.job_id().c_str(), boot.rank(), boot.size(),
                                     boot.node_id(),
                                     uint32_t(std::unique(nodes.begin(), nodes.end()) - nodes.begin()),
-                                    boot.hostname().c_str()};
+                                    boot.hostname().c_str(), offload_setting};
   return coll::offload::load(o, node);
 }
 
@@ -149,7 +155,10 @@ int do_init(int required, int* provided, const char* fn) {
   state->wtime_origin = now_seconds();
   state->main_thread = (unsigned long)pthread_self();
 
-  Status s = Config::load(environ, &state->config);
+  // The process's settings, read from the environment once (a KV agent made before MPI_Init may
+  // have read them first); checked here, where a malformed value fails the init.
+  state->config = process_config();
+  Status s = state->config.check();
   if (s != Status::ok) return init_failure(fn, s);
   const Config& cfg = state->config;
   LogSettings log;

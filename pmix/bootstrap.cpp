@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 namespace weft {
@@ -158,7 +159,10 @@ Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
     // Published with the modex so node-local peers can check that this process still exists.
     uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
     WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
-    if (const char* fake = getenv("WEFT_FAKE_NODES"); fake && *fake) WEFT_TRY(b->split_into_fake_nodes(fake));
+    // Unset or empty: no split (the registered default, 1, says the same).
+    const Config& cfg = process_config();
+    if (const std::string fake(cfg.value("WEFT_FAKE_NODES")); cfg.is_set("WEFT_FAKE_NODES") && !fake.empty())
+      WEFT_TRY(b->split_into_fake_nodes(fake.c_str()));
   }
   b->local_mask_.assign(size_t(b->size_), false);
   for (int r : b->local_peers_)

@@ -29,7 +29,7 @@ constexpr uint32_t kRequestTag = 1, kReplyTag = 2;  // user tags on the window's
 const char* op_name(uint32_t op) { return op == kPut ? "put" : op == kGet ? "get" : op == kFlush ? "flush" : "?"; }
 
 bool staging_forced() {
-  static const bool forced = env_switch("WEFT_RMA_STAGED", false);
+  static const bool forced = setting_bool("WEFT_RMA_STAGED");
   return forced;
 }
 

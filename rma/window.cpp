@@ -43,7 +43,7 @@ size_t Window::dir_offset() const { return (ctrl::reader_slots(job_ranks_.size()
 // WEFT_RMA_LOCK_READER_SLOTS=1 counts them on smaller windows too (to test that encoding).
 namespace {
 bool reader_slots_forced() {
-  static const bool forced = env_switch("WEFT_RMA_LOCK_READER_SLOTS", false);
+  static const bool forced = setting_bool("WEFT_RMA_LOCK_READER_SLOTS");
   return forced;
 }
 }  // namespace
@@ -165,7 +165,7 @@ Status Window::connect(const std::vector<unsigned char>& records, size_t record_
 // kernel copy; UCX 1.13 emulates RMA there with active messages that need the target's
 // progress. WEFT_RMA_CMA=0 keeps UCX.
 bool Window::cma_allowed() {
-  static const bool allowed = env_switch("WEFT_RMA_CMA", true);
+  static const bool allowed = setting_bool("WEFT_RMA_CMA");
   return allowed;
 }
 

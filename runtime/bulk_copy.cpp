@@ -15,17 +15,11 @@ namespace weft {
 
 namespace {
 
-// Measured on the 2-core EPYC VM (32 MiB L3, 1 MiB L2 a core): plain stores win while a burst
-// of 64 puts stays in the caches, streaming stores from 256 KiB a put (docs/PERFORMANCE.md).
-constexpr uint64_t kDefaultStreamingMin = 256 * 1024;
-
+// WEFT_COPY_STREAMING_MIN's default, 256k, was measured on the 2-core EPYC VM (32 MiB L3, 1 MiB
+// L2 a core): plain stores win while a burst of 64 puts stays in the caches, streaming stores
+// from 256 KiB a put (docs/PERFORMANCE.md).
 BulkCopyPlan make_plan() {
-  BulkCopyPlan plan{size_t(kDefaultStreamingMin), false};
-  if (const char* s = getenv("WEFT_COPY_STREAMING_MIN")) {
-    uint64_t v = 0;
-    if (parse_size(s, &v)) plan.streaming_min = size_t(v);
-    else WEFT_WARN(Subsys::core, "WEFT_COPY_STREAMING_MIN=%s is not a size; 256k is used", s);
-  }
+  BulkCopyPlan plan{size_t(setting_size("WEFT_COPY_STREAMING_MIN")), false};
 #if defined(__x86_64__)
   plan.vector = __builtin_cpu_supports("avx2");
 #endif

@@ -1,10 +1,13 @@
 #include "config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
 
 #include "log.h"
+
+extern char** environ;
 
 namespace weft {
 
@@ -166,6 +169,12 @@ constexpr ConfigVar kVars[] = {
     {"WEFT_KV_PROGRESS_THREAD", ConfigType::boolean, "1",
      "each KV agent runs a progress thread; 0 leaves progress to weft_kv_progress and the "
      "agent's calls", nullptr},
+    // Read by the compiler wrappers (tools/mpicc.in), shell scripts that run before any weft
+    // code: registered so that they are documented and not reported as unknown.
+    {"WEFT_CC", ConfigType::string, "",
+     "mpicc: the C compiler it runs; empty: the compiler weft was built with", nullptr},
+    {"WEFT_CXX", ConfigType::string, "",
+     "mpicxx: the C++ compiler it runs; empty: the compiler weft was built with", nullptr},
 };
 
 bool matches_choice(const char* choices, std::string_view v) {
@@ -226,16 +235,6 @@ const char* config_type_name(ConfigType t) {
   return "?";
 }
 
-bool env_switch(const char* name, bool fallback) {
-  const char* v = getenv(name);
-  bool on = fallback;
-  if (v && !parse_bool(v, &on)) {
-    WEFT_WARN(Subsys::core, "%s=%s is not a boolean; %s is used", name, v, fallback ? "1" : "0");
-    on = fallback;
-  }
-  return on;
-}
-
 bool parse_bool(std::string_view t, bool* out) {
   for (const char* s : {"1", "y", "yes", "on", "true"})
     if (t.size() == strlen(s) && strncasecmp(t.data(), s, t.size()) == 0) return *out = true, true;
@@ -270,7 +269,7 @@ bool parse_size(std::string_view text, uint64_t* out) {
   return true;
 }
 
-Status Config::load(const char* const* envp, Config* out) {
+Config Config::capture(const char* const* envp) {
   Config cfg;
   for (const auto& v : kVars) cfg.values_[v.name] = v.default_value;
   for (const char* const* e = envp; e && *e; ++e) {
@@ -279,20 +278,98 @@ Status Config::load(const char* const* envp, Config* out) {
     size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    cfg.seen_.emplace_back(name);
+    if (const ConfigVar* var = find_var(name)) {
+      cfg.values_[var->name] = std::string(value);
+      cfg.set_[var->name] = true;
+    }
+  }
+  return cfg;
+}
+
+Status Config::check() const {
+  for (const std::string& name : seen_) {
     const ConfigVar* var = find_var(name);
     if (!var) {
       // Variables read by tools and tests rather than the library itself.
       if (name.substr(0, 10) != "WEFT_TEST_" && name != "WEFT_DEPS_PREFIX")
-        WEFT_WARN(Subsys::core, "unknown variable %.*s ignored (weft_info --config lists them)",
-                  int(name.size()), name.data());
+        WEFT_WARN(Subsys::core, "unknown variable %s ignored (weft_info --config lists them)", name.c_str());
       continue;
     }
-    WEFT_TRY(validate(*var, value));
-    cfg.values_[var->name] = std::string(value);
-    cfg.set_[var->name] = true;
+    WEFT_TRY(validate(*var, value(name)));
   }
+  return Status::ok;
+}
+
+Status Config::load(const char* const* envp, Config* out) {
+  Config cfg = capture(envp);
+  WEFT_TRY(cfg.check());
   *out = std::move(cfg);
   return Status::ok;
+}
+
+const Config& process_config() {
+  static const Config snapshot = Config::capture(environ);
+  return snapshot;
+}
+
+namespace {
+
+// The registered variable name, or nullptr (logged: a name missing from kVars is a bug).
+const ConfigVar* registered(std::string_view name) {
+  const ConfigVar* var = find_var(name);
+  if (!var) WEFT_ERROR(Subsys::core, "%.*s is not a registered setting", int(name.size()), name.data());
+  return var;
+}
+
+void warn_malformed(const ConfigVar& var, std::string_view value, const char* expected) {
+  WEFT_WARN(Subsys::core, "%s=%.*s is not %s; %s (the default) is used", var.name, int(value.size()),
+            value.data(), expected, var.default_value);
+}
+
+}  // namespace
+
+std::string_view setting_string(std::string_view name) {
+  return registered(name) ? process_config().value(name) : std::string_view{};
+}
+
+bool setting_bool(std::string_view name) {
+  const ConfigVar* var = registered(name);
+  if (!var) return false;
+  bool on = false;
+  const std::string_view v = process_config().value(name);
+  if (!v.empty() && parse_bool(v, &on)) return on;
+  if (!v.empty()) warn_malformed(*var, v, "a boolean");
+  (void)parse_bool(var->default_value, &on);
+  return on;
+}
+
+int64_t setting_integer(std::string_view name, int64_t min) {
+  const ConfigVar* var = registered(name);
+  if (!var) return 0;
+  const std::string v(process_config().value(name));
+  const int64_t fallback = strtoll(var->default_value, nullptr, 10);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = strtoll(v.c_str(), &end, 10);
+  if (*end == '\0' && errno == 0 && n >= min) return n;
+  const std::string expected = min == INT64_MIN ? "a number"
+                               : min == 0        ? "a non-negative number"
+                                                 : "a number of at least " + std::to_string(min);
+  warn_malformed(*var, v, expected.c_str());
+  return fallback;
+}
+
+uint64_t setting_size(std::string_view name) {
+  const ConfigVar* var = registered(name);
+  if (!var) return 0;
+  uint64_t n = 0;
+  const std::string_view v = process_config().value(name);
+  if (!v.empty() && parse_size(v, &n)) return n;
+  if (!v.empty()) warn_malformed(*var, v, "a size");
+  (void)parse_size(var->default_value, &n);
+  return n;
 }
 
 std::string_view Config::value(std::string_view name) const {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine (as root), builds weft and runs every test: unit tests,
+# Sets up a fresh Debian 12 machine (as root), checks the layering of the sources
+# (scripts/check_layers.sh), builds weft and runs every test: unit tests,
 # multi-rank tests under mpirun and under Slurm's srun, and the MPICH ABI test; then, in a small
 # second build without CUDA (build-nocuda), the tests of its device-buffer refusal; then a
 # sanitizer build's tests (scripts/sanitize.sh), fuzzing (scripts/fuzz.sh) and a soak
@@ -7,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The layer order and the settings registry rule, before anything is built.
+bash scripts/check_layers.sh
 bash scripts/start-slurm.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON -DWEFT_TEST_SRUN=ON
 cmake --build build -j "$(nproc)"

@@ -12,8 +12,6 @@
 #include "runtime/memkind.h"
 #include "topo/topology.h"
 
-extern char** environ;
-
 // Defined in libweft (mpi/unsupported.cpp): nullptr-terminated.
 extern "C" const char* const weft_unsupported_functions[];
 
@@ -33,8 +31,8 @@ void print_version() {
 }
 
 void print_config() {
-  weft::Config cfg;
-  if (weft::Config::load(environ, &cfg) != weft::Status::ok) {
+  const weft::Config& cfg = weft::process_config();
+  if (cfg.check() != weft::Status::ok) {
     fprintf(stderr, "weft_info: the environment holds an invalid WEFT_* value (see above)\n");
     return;
   }
@@ -45,6 +43,31 @@ void print_config() {
            weft::config_type_name(v.type), v.choices ? " " : "", v.choices ? v.choices : "",
            cfg.is_set(v.name) ? " [set]" : "");
     printf("      %s\n", v.doc);
+  }
+}
+
+// A markdown table cell: '|' would end the cell.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The registry as the markdown table of docs/TUNING.md (defaults, not this environment's values).
+void print_config_markdown() {
+  printf("| Variable | Type | Default | Meaning |\n");
+  printf("|---|---|---|---|\n");
+  for (const auto& v : weft::config_vars()) {
+    std::string type = weft::config_type_name(v.type);
+    if (v.choices) {
+      type += " ";
+      for (const char* c = v.choices; *c; ++c) type += *c == '|' ? std::string(", ") : std::string(1, *c);
+    }
+    const std::string def = *v.default_value ? "`" + std::string(v.default_value) + "`" : "(empty)";
+    printf("| `%s` | %s | %s | %s |\n", v.name, cell(type).c_str(), cell(def).c_str(), cell(v.doc).c_str());
   }
 }
 
@@ -72,8 +95,8 @@ void print_unsupported() {
 int print_topology(bool json) {
   weft::topo::NodeTopology t;
   std::string error;
-  const char* file = getenv("WEFT_TOPO_FILE");
-  weft::Status s = file && *file ? weft::topo::load_file(file, &t, &error) : weft::topo::load_machine(true, &t, &error);
+  const std::string file(weft::setting_string("WEFT_TOPO_FILE"));
+  weft::Status s = !file.empty() ? weft::topo::load_file(file, &t, &error) : weft::topo::load_machine(true, &t, &error);
   if (s != weft::Status::ok) {
     fprintf(stderr, "weft_info: %s\n", error.c_str());
     return 1;
@@ -90,8 +113,8 @@ int print_topology(bool json) {
 }
 
 void usage() {
-  printf("usage: weft_info [--all | --version | --config | --transports | --cuda |"
-         " --unsupported | --topology [--json]]\n");
+  printf("usage: weft_info [--all | --version | --config | --config-markdown | --transports |"
+         " --cuda | --unsupported | --topology [--json]]\n");
 }
 
 }  // namespace
@@ -110,6 +133,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--all")) all = true;
     else if (!strcmp(a, "--version")) print_version();
     else if (!strcmp(a, "--config")) print_config();
+    else if (!strcmp(a, "--config-markdown")) print_config_markdown();
     else if (!strcmp(a, "--transports")) print_transports();
     else if (!strcmp(a, "--cuda")) print_cuda();
     else if (!strcmp(a, "--unsupported")) print_unsupported();

@@ -84,6 +84,9 @@ struct weft_offload_node_info {
   int32_t job_rank, job_size;
   uint32_t node_id, node_count; /* this process's node (virtual nodes under WEFT_FAKE_NODES) */
   const char *hostname;
+  /* The value of a registered WEFT_* setting as weft read it at init (weft_info --config lists
+   * them), or NULL when unset. A plugin takes its settings from here, not from the environment. */
+  const char *(*setting)(const char *name);
 };
 
 struct weft_offload_comm_info {

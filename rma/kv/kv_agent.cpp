@@ -50,37 +50,18 @@ std::string host_name() {
   return buf;
 }
 
-// A WEFT_* variable (runtime/config.cpp lists them); agents need no MPI_Init, so they read
-// the environment themselves.
-bool env_flag(const char* name, bool fallback) {
-  const char* v = getenv(name);
-  bool on = fallback;
-  if (v && !parse_bool(v, &on)) WEFT_WARN(Subsys::rma, "kv: %s=%s is not a boolean; using %d", name, v, int(fallback));
-  return on;
-}
-
-long env_number(const char* name, long fallback) {
-  const char* v = getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long n = strtol(v, &end, 10);
-  if (*end != '\0' || n < 0) {
-    WEFT_WARN(Subsys::rma, "kv: %s=%s is not a non-negative number; using %ld", name, v, fallback);
-    return fallback;
-  }
-  return n;
-}
-
-// Without MPI_Init nobody applied WEFT_DEBUG and WEFT_DEBUG_SUBSYS: the first agent does.
+// Without MPI_Init nobody applied WEFT_DEBUG and WEFT_DEBUG_SUBSYS: the first agent does, from
+// the process's settings (agents need no MPI_Init; the registry needs none either).
 void configure_logging() {
   if (log_configured()) return;
+  const Config& cfg = process_config();
   LogSettings log;
-  if (const char* level = getenv("WEFT_DEBUG"); level && !parse_log_level(level, &log.level))
-    fprintf(stderr, "weft: WEFT_DEBUG=%s is not a level (ERROR, WARN, INFO, TRACE)\n", level);
+  if (const std::string level(cfg.value("WEFT_DEBUG")); cfg.is_set("WEFT_DEBUG") && !parse_log_level(level, &log.level))
+    fprintf(stderr, "weft: WEFT_DEBUG=%s is not a level (ERROR, WARN, INFO, TRACE)\n", level.c_str());
   std::string bad;
-  if (const char* subsys = getenv("WEFT_DEBUG_SUBSYS"); subsys && !parse_subsys_list(subsys, &log.subsys_mask, &bad))
+  if (cfg.is_set("WEFT_DEBUG_SUBSYS") && !parse_subsys_list(cfg.value("WEFT_DEBUG_SUBSYS"), &log.subsys_mask, &bad))
     fprintf(stderr, "weft: unknown subsystem '%s' in WEFT_DEBUG_SUBSYS\n", bad.c_str());
-  if (const char* file = getenv("WEFT_DEBUG_FILE")) log.file_pattern = file;
+  if (cfg.is_set("WEFT_DEBUG_FILE")) log.file_pattern = std::string(cfg.value("WEFT_DEBUG_FILE"));
   log_configure(log, -1);
 }
 
@@ -168,7 +149,7 @@ int Agent::init(const char* name) {
   start_time_ = process_start_time(int(getpid()));
   if (!random_bytes(key_.data(), key_.size()) || !random_bytes(instance_.data(), instance_.size()))
     return kv_error(WEFT_KV_ERR_TRANSPORT, "agent_create: the system's random generator failed");
-  unchecked_prepare_ = env_flag("WEFT_KV_UNCHECKED_PREPARE", false);
+  unchecked_prepare_ = setting_bool("WEFT_KV_UNCHECKED_PREPARE");
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return ucx_error("ucp_config_read", st);
@@ -209,7 +190,7 @@ int Agent::init(const char* name) {
   };
   for (const auto& [id, status] : handlers)
     if (status != UCS_OK) return ucx_error(("ucp_worker_set_am_recv_handler " + std::to_string(id)).c_str(), status);
-  const bool use_thread = env_flag("WEFT_KV_PROGRESS_THREAD", true);
+  const bool use_thread = setting_bool("WEFT_KV_PROGRESS_THREAD");
   if (use_thread) {
     st = ucp_worker_get_efd(worker, &efd_);
     if (st != UCS_OK) return ucx_error("ucp_worker_get_efd", st);
@@ -384,7 +365,7 @@ int Agent::import_blob(const void* blob, size_t length, uint32_t* peer_id) {
     close_endpoint(&p->ep, true);
     return rc;
   }
-  const long limit_ms = env_number("WEFT_KV_IMPORT_TIMEOUT", 10000);
+  const long limit_ms = long(setting_integer("WEFT_KV_IMPORT_TIMEOUT", 0));
   const double started = now_seconds(), end = started + double(limit_ms) * 1e-3;
   int rc = WEFT_KV_SUCCESS;
   for (unsigned spins = 0;; ++spins) {

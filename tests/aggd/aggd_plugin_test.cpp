@@ -70,8 +70,12 @@ const weft_offload_plugin* load_table() {
   return t;
 }
 
+// weft passes its settings registry; the test passes the environment it sets before each init.
+const char* test_setting(const char* name) { return getenv(name); }
+
 weft_offload_node_info node_info(int index, int count) {
-  return {sizeof(weft_offload_node_info), kJob, index, count, uint32_t(index), uint32_t(count), "localhost"};
+  return {sizeof(weft_offload_node_info), kJob, index, count, uint32_t(index), uint32_t(count), "localhost",
+          test_setting};
 }
 
 Plugin open_plugin(int index, int count) {

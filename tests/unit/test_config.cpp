@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -75,6 +78,45 @@ TEST(Config, EveryRegisteredVariableHasADocAndAValidDefault) {
     Config cfg;
     EXPECT_EQ(Config::load(env, &cfg), Status::ok) << entry;
   }
+}
+
+TEST(Config, CaptureKeepsValuesAndCheckNamesTheMalformedOne) {
+  const char* env[] = {"WEFT_SPIN_COUNT=fast", "WEFT_DEBUG=info", nullptr};
+  const Config cfg = Config::capture(env);
+  EXPECT_EQ(cfg.value("WEFT_SPIN_COUNT"), "fast");
+  EXPECT_TRUE(cfg.is_set("WEFT_DEBUG"));
+  EXPECT_EQ(cfg.check(), Status::invalid_arg);
+  EXPECT_NE(error_detail().find("WEFT_SPIN_COUNT"), std::string::npos) << error_detail();
+}
+
+// The process's snapshot is read once: later changes to the environment are not seen.
+TEST(Config, ProcessSnapshotIsReadOnce) {
+  const std::string before(process_config().value("WEFT_SPIN_COUNT"));
+  const int64_t spin = setting_integer("WEFT_SPIN_COUNT");
+  setenv("WEFT_SPIN_COUNT", before == "31337" ? "4242" : "31337", 1);
+  EXPECT_EQ(process_config().value("WEFT_SPIN_COUNT"), before);
+  EXPECT_EQ(setting_integer("WEFT_SPIN_COUNT"), spin);
+  unsetenv("WEFT_SPIN_COUNT");
+}
+
+// In a fresh process (death-test child): the typed accessors read the environment, and a
+// malformed value is warned about and gives way to the registered default.
+TEST(ConfigDeathTest, SettingsWithoutInitFallBackToDefaultsOnMalformedValues) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("WEFT_RMA_CMA", "perhaps", 1);
+        setenv("WEFT_KV_IMPORT_TIMEOUT", "-5", 1);
+        setenv("WEFT_COPY_STREAMING_MIN", "1m", 1);
+        setenv("WEFT_FAKE_NODES", "", 1);
+        const bool ok = setting_bool("WEFT_RMA_CMA") && setting_integer("WEFT_KV_IMPORT_TIMEOUT", 0) == 10000 &&
+                        setting_size("WEFT_COPY_STREAMING_MIN") == (1u << 20) &&
+                        setting_integer("WEFT_FAKE_NODES", 1) == 1 && process_config().is_set("WEFT_FAKE_NODES");
+        exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0),
+      "WEFT_RMA_CMA=perhaps is not a boolean; 1 \\(the default\\) is used(.|\n)*"
+      "WEFT_KV_IMPORT_TIMEOUT=-5 is not a non-negative number; 10000 \\(the default\\) is used");
 }
 
 TEST(Logging, ParsesLevelsAndSubsystemLists) {

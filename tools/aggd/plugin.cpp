@@ -1,9 +1,9 @@
 // libweft-offload-aggd.so: the weft_offload_plugin table (include/weft/offload.h) over AggdComm.
-// Configuration, read once at init from the environment (the plugin stands apart from weft's
-// config registry, which documents the same names): WEFT_AGGD_ADDRESS (unix:/path or
-// tcp:host:port, required), WEFT_AGGD_KEY_FILE (the daemon's key, or a job key; default
-// $HOME/.weft/aggd.key) and WEFT_AGGD_TIMEOUT_MS (default 10000: no progress for that long is
-// an error).
+// Configuration, read at init from weft's settings registry through node->setting (the plugin
+// links nothing of weft; the registry reads the environment once, for the whole process):
+// WEFT_AGGD_ADDRESS (unix:/path or tcp:host:port, required), WEFT_AGGD_KEY_FILE (the daemon's
+// key, or a job key; default $HOME/.weft/aggd.key) and WEFT_AGGD_TIMEOUT_MS (default 10000: no
+// progress for that long is an error).
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +29,14 @@ struct Plugin {
 std::string& init_error() {
   static std::string* e = new std::string;  // never destroyed: may be read during exit
   return *e;
+}
+
+// A setting of weft's registry, or nullptr when unset or when the caller passes no lookup (an
+// older weft, whose node information ends before it).
+const char* setting(const weft_offload_node_info& node, const char* name) {
+  if (node.struct_size < offsetof(weft_offload_node_info, setting) + sizeof node.setting || !node.setting)
+    return nullptr;
+  return node.setting(name);
 }
 
 Plugin* plugin_of(void* p) { return static_cast<Plugin*>(p); }
@@ -62,7 +70,7 @@ int aggd_init(const weft_offload_node_info* node, weft_offload_log_fn log, void*
       return init_failed(log, WEFT_OFFLOAD_LOG_ERROR, WEFT_OFFLOAD_ERR_ARG, "init without usable node information");
     auto p = std::make_unique<Plugin>();
     p->ctx.log = log;
-    const char* address = getenv("WEFT_AGGD_ADDRESS");
+    const char* address = setting(*node, "WEFT_AGGD_ADDRESS");
     if (!address || !*address)
       return init_failed(log, WEFT_OFFLOAD_LOG_WARN, WEFT_OFFLOAD_ERR_ARG,
                          "WEFT_AGGD_ADDRESS is not set: it must name the aggregation daemon "
@@ -72,7 +80,7 @@ int aggd_init(const weft_offload_node_info* node, weft_offload_log_fn log, void*
       return init_failed(log, WEFT_OFFLOAD_LOG_ERROR, WEFT_OFFLOAD_ERR_ARG, "WEFT_AGGD_ADDRESS: " + why);
     p->ctx.address_text = address;
     p->ctx.timeout_ms = kDefaultTimeoutMs;
-    if (const char* t = getenv("WEFT_AGGD_TIMEOUT_MS"); t && *t) {
+    if (const char* t = setting(*node, "WEFT_AGGD_TIMEOUT_MS"); t && *t) {
       char* end = nullptr;
       const long v = strtol(t, &end, 10);
       if (*end != '\0' || v <= 0 || v > kMaxTimeoutMs)
@@ -83,7 +91,7 @@ int aggd_init(const weft_offload_node_info* node, weft_offload_log_fn log, void*
     }
     // The key: with the daemon's key this process speaks for weft's job and derives that job's
     // key; a job key file names the job it may speak for, and that name is the job id sent.
-    const char* key_env = getenv("WEFT_AGGD_KEY_FILE");
+    const char* key_env = setting(*node, "WEFT_AGGD_KEY_FILE");
     const std::string key_path = key_env && *key_env ? key_env : default_key_path();
     if (key_path.empty())
       return init_failed(log, WEFT_OFFLOAD_LOG_WARN, WEFT_OFFLOAD_ERR_ARG,
