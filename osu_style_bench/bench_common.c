@@ -2,8 +2,8 @@
  * bench_common.c - shared driver for weft's OSU-style MPI micro-benchmarks.
  *
  * Uses only: MPI_Init, MPI_Finalize, MPI_Comm_rank, MPI_Comm_size,
- * MPI_Wtime, MPI_Abort, MPI_Get_library_version, and with -t vector
- * MPI_Type_vector, MPI_Type_commit, MPI_Type_free.
+ * MPI_Wtime, MPI_Abort, MPI_Get_library_version, MPI_Barrier, MPI_Allreduce,
+ * and with -t vector MPI_Type_vector, MPI_Type_commit, MPI_Type_free.
  */
 #include "bench_common.h"
 
@@ -911,6 +911,11 @@ size_t bench_buffer_bytes(const bench_opts *o)
 {
     if (o->layout == BENCH_LAYOUT_VECTOR)
         return 2 * o->max_size;
+    /* bench_init guarantees that these products fit in an int. */
+    if (is_per_rank_kind(o->kind))
+        return o->max_size * (size_t)o->nranks;
+    if (is_rma_bw(o->kind))
+        return o->max_size * (size_t)o->window;
     return o->max_size;
 }
 
@@ -1064,4 +1069,307 @@ void bench_print_nbc_row(const bench_opts *o, size_t size, double overall_us,
                BENCH_FIELD_WIDTH, BENCH_PRECISION, overlap,
                BENCH_ITER_WIDTH, iterations);
     fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The driver                                                                */
+
+#define FLOAT_PATTERN_PERIOD 16
+
+static float float_pattern(int rank, size_t i)
+{
+    return (float)((((size_t)rank * 3u + i) % FLOAT_PATTERN_PERIOD) + 1u);
+}
+
+size_t bench_fill_float_input(const bench_case *c, void *host)
+{
+    float *v = host;
+    const size_t count = c->size / sizeof(float);
+    size_t k;
+    for (k = 0; k < count; ++k)
+        v[k] = float_pattern(c->opts->rank, k);
+    return count * sizeof(float);
+}
+
+size_t bench_expect_float_sum(const bench_case *c, void *host)
+{
+    float sums[FLOAT_PATTERN_PERIOD];
+    float *v = host;
+    const size_t count = c->size / sizeof(float);
+    size_t k;
+    int r;
+    /* The pattern is periodic in the element index: sum one period. */
+    for (k = 0; k < FLOAT_PATTERN_PERIOD; ++k) {
+        sums[k] = 0.0f;
+        for (r = 0; r < c->opts->nranks; ++r)
+            sums[k] += float_pattern(r, k);
+    }
+    for (k = 0; k < count; ++k)
+        v[k] = sums[k % FLOAT_PATTERN_PERIOD];
+    return count * sizeof(float);
+}
+
+/* The driver's side of a row: the host copies the data check works on. */
+typedef struct {
+    const bench_desc *d;
+    bench_case c;
+    void *host;       /* input, then the result copied back */
+    void *expected;
+    int errors;       /* wrong elements found on this rank */
+    int bad_pass;     /* overlap tests: the pass they were found in */
+} row_state;
+
+/* Count the elements of the result that differ from the expected ones; report the first. */
+static void check_result(row_state *s)
+{
+    const bench_case *c = &s->c;
+    const int floats = is_float_kind(s->d->kind);
+    const size_t elem = floats ? sizeof(float) : 1;
+    const size_t bytes = s->d->expect(c, s->expected);
+    const size_t count = bytes / elem;
+    const char *got = s->host, *want = s->expected;
+    size_t k, first_bad = 0;
+    int errors = 0;
+    char where[96], values[96];
+
+    if (bytes == 0)
+        return;
+    bench_copy_out(s->host, c->rbuf, bytes, c->place);
+    if (memcmp(got, want, bytes) == 0)
+        return;
+    for (k = 0; k < count; ++k) {
+        if (memcmp(got + k * elem, want + k * elem, elem) != 0) {
+            if (errors == 0)
+                first_bad = k;
+            ++errors;
+        }
+    }
+    if (errors == 0)
+        return;
+    if (is_per_rank_kind(s->d->kind))
+        snprintf(where, sizeof(where), "in the block of rank %zu at offset %zu",
+                 first_bad / c->size, first_bad % c->size);
+    else
+        snprintf(where, sizeof(where), "at %s %zu", floats ? "index" : "offset", first_bad);
+    if (floats)
+        snprintf(values, sizeof(values), "got %g, expected %g",
+                 (double)((const float *)s->host)[first_bad],
+                 (double)((const float *)s->expected)[first_bad]);
+    else
+        snprintf(values, sizeof(values), "got %d, expected %d", (int)got[first_bad],
+                 (int)want[first_bad]);
+    fprintf(stderr, "%s: rank %d: size %zu: %s%s%d of %zu %s wrong, first %s: %s\n",
+            kind_prog(s->d->kind), c->opts->rank, c->size,
+            c->pass == 0 ? "" : c->pass == 1 ? "pure pass" : "overlap pass",
+            c->pass == 0 ? "" : ": ", errors, count, floats ? "elements" : "bytes", where, values);
+    s->errors = errors;
+    s->bad_pass = c->pass;
+}
+
+/*
+ * Iterations [from, to) of a loop whose first `warmup` are not timed; returns
+ * the time of the timed ones.  BENCH_TIME_LOOP times the whole span with one
+ * clock, so the timed region holds the program's own loop and nothing else.
+ */
+static double run_span(row_state *s, int from, int to, int warmup)
+{
+    const bench_desc *d = s->d;
+    bench_case *c = &s->c;
+    double t0, elapsed = 0.0;
+    int i;
+
+    if (d->timing == BENCH_TIME_LOOP) {
+        if (from < warmup) {
+            const int untimed = (to < warmup ? to : warmup) - from;
+            d->run(c, untimed);
+            from += untimed;
+        }
+        if (from < to) {
+            c->compute_total_s = 0.0;
+            t0 = bench_now();
+            d->run(c, to - from);
+            elapsed = bench_now() - t0;
+        }
+        return elapsed;
+    }
+    for (i = from; i < to; ++i) {
+        if (i == warmup)
+            c->compute_total_s = 0.0;
+        t0 = bench_now();
+        d->run(c, 1);
+        if (i >= warmup)
+            elapsed += bench_now() - t0;
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    return elapsed;
+}
+
+/* Zero the result, copy the input in, and run one pass of warm-up + timed iterations.  The
+ * first iteration runs alone when the result is checked, so the check stays untimed. */
+static double run_pass(row_state *s, int warmup, int iters)
+{
+    bench_case *c = &s->c;
+    int done = 0;
+    double elapsed = 0.0;
+
+    if (s->d->fill != NULL) {
+        const size_t result = c->size * (is_per_rank_kind(s->d->kind) ? (size_t)c->opts->nranks : 1);
+        bench_touch(c->rbuf, result, 0, c->place);
+        bench_copy_in(c->sbuf, s->host, s->d->fill(c, s->host), c->place);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (s->d->expect != NULL && s->errors == 0) {
+        elapsed = run_span(s, 0, 1, warmup);
+        check_result(s);
+        done = 1;
+    }
+    return elapsed + run_span(s, done, warmup + iters, warmup);
+}
+
+/* Every rank's share of a failed check; returns 1 when the run must stop. */
+static int report_errors(const row_state *s)
+{
+    int errors = 0;
+    if (s->d->expect == NULL)
+        return 0;
+    MPI_Allreduce(&s->errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (errors == 0)
+        return 0;
+    if (s->c.opts->rank == 0) {
+        fflush(stdout);
+        fprintf(stderr, "%s: validation FAILED at size %zu (%d wrong %s %s)\n",
+                kind_prog(s->d->kind), s->c.size, errors,
+                is_float_kind(s->d->kind) ? "elements" : "bytes",
+                s->d->kind == BENCH_REDUCE ? "at the root" : "over all ranks");
+    }
+    return 1;
+}
+
+static void report_rank_stats(const bench_opts *o, size_t size, double seconds, int iters)
+{
+    double local_us = seconds * 1e6 / iters, sum_us, min_us, max_us;
+    MPI_Allreduce(&local_us, &sum_us, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&local_us, &min_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&local_us, &max_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    bench_print_coll_row(o, size, sum_us / o->nranks, min_us, max_us, iters);
+}
+
+static void report_overlap(const bench_opts *o, size_t size, double overall_s, double compute_s,
+                           double pure_s, int iters)
+{
+    double local[3], sum[3], min_comm_us, max_comm_us;
+    local[0] = overall_s * 1e6 / iters;
+    local[1] = compute_s * 1e6 / iters;
+    local[2] = pure_s * 1e6 / iters;
+    MPI_Allreduce(local, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&local[2], &min_comm_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&local[2], &max_comm_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    bench_print_nbc_row(o, size, sum[0] / o->nranks, sum[1] / o->nranks, sum[2] / o->nranks,
+                        min_comm_us, max_comm_us, iters);
+}
+
+/* One row: returns 1 when a data check failed. */
+static int run_row(row_state *s)
+{
+    const bench_desc *d = s->d;
+    bench_case *c = &s->c;
+    const bench_opts *o = c->opts;
+    const int iters = bench_iterations(o, c->size);
+    const int warmup = bench_warmup(o, c->size);
+    double elapsed, pure = 0.0;
+
+    s->errors = 0;
+    if (d->measure != NULL) {
+        const double value = d->measure(c);
+        if (d->verify != NULL)
+            d->verify(c);
+        bench_print_row(o, c->size, value);
+        return 0;
+    }
+    if (d->timing == BENCH_TIME_OVERLAP) {
+        c->pass = 1;
+        pure = run_pass(s, warmup, iters);
+        /* Pass 2 computes for this rank's average pure time of pass 1. */
+        c->pass = 2;
+        c->compute_s = pure / iters;
+    }
+    elapsed = run_pass(s, warmup, iters);
+    if (report_errors(s))
+        return 1;
+
+    switch (d->report) {
+    case BENCH_REPORT_ONE_WAY_US:
+        bench_print_row(o, c->size, elapsed * 1e6 / (2.0 * iters));
+        break;
+    case BENCH_REPORT_MBPS:
+        bench_print_row(o, c->size,
+                        (double)d->directions * (double)c->size * o->window * iters / elapsed / 1e6);
+        break;
+    case BENCH_REPORT_RANK_STATS:
+        report_rank_stats(o, c->size, elapsed, iters);
+        break;
+    case BENCH_REPORT_OVERLAP:
+        report_overlap(o, c->size, elapsed, c->compute_total_s, pure, iters);
+        break;
+    case BENCH_REPORT_MEASURED:
+        break;
+    }
+    return 0;
+}
+
+int bench_main(int argc, char **argv, const bench_desc *d)
+{
+    bench_opts o;
+    row_state s;
+    size_t bytes, size;
+    int status = 0;
+
+    bench_init(&argc, &argv, d->kind, &o);
+    memset(&s, 0, sizeof(s));
+    s.d = d;
+    s.c.opts = &o;
+    s.c.place = bench_my_placement(&o);
+    bytes = bench_buffer_bytes(&o);
+    if (d->buffers & (BENCH_BUF_SEND | BENCH_BUF_ONE)) {
+        s.c.sbuf = bench_alloc_or_abort(&o, bytes, s.c.place);
+        bench_touch(s.c.sbuf, bytes, 'a', s.c.place);
+    }
+    if (d->buffers & BENCH_BUF_ONE) {
+        s.c.rbuf = s.c.sbuf;
+    } else if (d->buffers & BENCH_BUF_RECV) {
+        s.c.rbuf = bench_alloc_or_abort(&o, bytes, s.c.place);
+        bench_touch(s.c.rbuf, bytes, 'b', s.c.place);
+    }
+    /* Host copies for filling and checking whatever the placement. */
+    if (d->fill != NULL || d->expect != NULL) {
+        s.host = bench_alloc_or_abort(&o, bytes, BENCH_PLACE_HOST);
+        s.expected = bench_alloc_or_abort(&o, bytes, BENCH_PLACE_HOST);
+    }
+
+    bench_print_header(&o);
+
+    size = o.min_size;
+    do {
+        s.c.size = size;
+        bench_message_make(&o, size, &s.c.msg);
+        if (d->fill == NULL) {
+            /* No data to check: fresh bytes, faulted in outside the timing. */
+            bench_touch(s.c.sbuf, s.c.msg.span, 'a', s.c.place);
+            if (s.c.rbuf != s.c.sbuf)
+                bench_touch(s.c.rbuf, s.c.msg.span, 'b', s.c.place);
+        }
+        if (d->setup != NULL)
+            d->setup(&s.c);
+        status = run_row(&s);
+        if (d->teardown != NULL)
+            d->teardown(&s.c);
+        bench_message_free(&s.c.msg);
+    } while (status == 0 && bench_advance(&o, &size));
+
+    if (s.c.rbuf != s.c.sbuf)
+        bench_free(s.c.rbuf, s.c.place);
+    bench_free(s.c.sbuf, s.c.place);
+    bench_free(s.host, BENCH_PLACE_HOST);
+    bench_free(s.expected, BENCH_PLACE_HOST);
+    return bench_finalize(&o, status);
 }

@@ -3,9 +3,10 @@
  *
  * Plain C11 on top of the standard MPI C API only, so the same sources build
  * against weft's library and against any other MPI (e.g. Open MPI via
- * mpicc.openmpi).  The driver provides option parsing, buffer allocation,
- * timing and OSU-like output formatting; each benchmark program owns its
- * communication pattern.
+ * mpicc.openmpi).  The driver (bench_main) provides option parsing, buffer
+ * allocation, the size sweep, warm-up and timed iterations, the data check,
+ * the statistics and OSU-like output formatting; each benchmark program is a
+ * bench_desc holding its operation and its data pattern.
  */
 #ifndef WEFT_OSU_BENCH_COMMON_H
 #define WEFT_OSU_BENCH_COMMON_H
@@ -138,7 +139,11 @@ typedef struct {
 void bench_message_make(const bench_opts *opts, size_t size, bench_message *msg);
 void bench_message_free(bench_message *msg);
 
-/* Bytes the buffers must hold for every size up to opts->max_size. */
+/*
+ * Bytes a buffer must hold for every size up to opts->max_size: one message
+ * (twice for -t vector), a block per rank (allgather, alltoall), or a slot
+ * per operation of a window (one-sided bandwidth).
+ */
 size_t bench_buffer_bytes(const bench_opts *opts);
 
 /*
@@ -224,6 +229,90 @@ void bench_print_nbc_row(const bench_opts *opts, size_t size, double overall_us,
 
 /* OSU overlap: max(0, 100 * (1 - (overall - compute) / comm)); 0 if comm <= 0. */
 double bench_overlap_percent(double overall_us, double compute_us, double comm_us);
+
+/*
+ * The driver every osu_* program runs, after nccl-tests: bench_main parses the
+ * options, allocates the buffers, and for each size of the sweep fills the
+ * input, runs the warm-up and timed iterations, checks the result of the
+ * first iteration, combines the times and prints the row.  A program supplies
+ * a bench_desc with what is its own: the operation and how its data looks.
+ */
+
+/* What a program's callbacks see of one row. */
+typedef struct bench_case {
+    const bench_opts *opts;
+    size_t size;            /* this row's message size, bytes */
+    bench_placement place;  /* where this rank's buffers live */
+    void *sbuf, *rbuf;      /* the buffers asked for by bench_desc.buffers, else NULL */
+    bench_message msg;      /* the message in the -t layout (point-to-point) */
+    int pass;               /* overlap tests: 1 pure communication, 2 with compute */
+    double compute_s;       /* overlap pass 2: compute per iteration, seconds */
+    double compute_total_s; /* overlap pass 2: the run's compute time in timed iterations */
+    void *state;            /* the program's own, e.g. a one-sided test's window */
+} bench_case;
+
+/* Buffers the driver allocates (bench_buffer_bytes each, in the -d placement). */
+#define BENCH_BUF_SEND 1u
+#define BENCH_BUF_RECV 2u
+#define BENCH_BUF_ONE 4u /* a single buffer: sbuf and rbuf are the same (bcast) */
+
+typedef enum {
+    BENCH_TIME_LOOP = 0, /* one clock around the timed iterations */
+    BENCH_TIME_EACH,     /* every iteration timed on its own, an untimed MPI_Barrier after it */
+    BENCH_TIME_OVERLAP   /* BENCH_TIME_EACH twice: pure (pass 1), then with compute (pass 2) */
+} bench_timing;
+
+typedef enum {
+    BENCH_REPORT_ONE_WAY_US = 0, /* rank 0: half the time of an iteration (ping-pong) */
+    BENCH_REPORT_MBPS,           /* rank 0: size * window * directions bytes per iteration */
+    BENCH_REPORT_RANK_STATS,     /* average, minimum, maximum over the ranks (collectives) */
+    BENCH_REPORT_OVERLAP,        /* overall, compute and pure times, overlap (bench_print_nbc_row) */
+    BENCH_REPORT_MEASURED        /* the value .measure returns (one-sided tests) */
+} bench_report;
+
+typedef struct bench_desc {
+    bench_kind kind;     /* program name, header, option defaults */
+    unsigned buffers;    /* BENCH_BUF_* */
+    bench_timing timing;
+    bench_report report;
+    int directions;      /* BENCH_REPORT_MBPS: 1, or 2 when both ranks send */
+
+    /* n iterations of the operation, back to back; each rank does its own part. */
+    void (*run)(bench_case *c, int n);
+
+    /*
+     * Data check, both optional: .fill writes this rank's input for c->size
+     * into `host` and returns its bytes (copied into sbuf); .expect writes the
+     * result this rank should hold after one iteration and returns its bytes
+     * (0: nothing to check here).  Elements are MPI_FLOAT for the float kinds,
+     * bytes otherwise.
+     */
+    size_t (*fill)(const bench_case *c, void *host);
+    size_t (*expect)(const bench_case *c, void *host);
+
+    /* Optional per-size hooks (one-sided tests: window, own loop, checks). */
+    void (*setup)(bench_case *c);
+    double (*measure)(bench_case *c); /* replaces the driver's loop: the row's value */
+    void (*verify)(bench_case *c);
+    void (*teardown)(bench_case *c);
+} bench_desc;
+
+/* The whole program: returns the exit status (1 when a data check failed). */
+int bench_main(int argc, char **argv, const bench_desc *desc);
+
+/* A program's main: its descriptor and nothing else. */
+#define BENCH_MAIN(desc)                                                                       \
+    int main(int argc, char **argv)                                                            \
+    {                                                                                          \
+        return bench_main(argc, argv, &(desc));                                                \
+    }
+
+/*
+ * The float sum the reduction programs check: element i of rank r's input is
+ * a small integer, so the sum is exact whatever order the library adds in.
+ */
+size_t bench_fill_float_input(const bench_case *c, void *host);
+size_t bench_expect_float_sum(const bench_case *c, void *host);
 
 #ifdef __cplusplus
 }

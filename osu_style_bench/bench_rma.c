@@ -363,3 +363,86 @@ void bench_rma_verify(const bench_opts *o, int ok, size_t size, const char *what
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
+
+bench_rma_row *bench_rma_begin(bench_case *c, bench_rma_op op)
+{
+    const bench_opts *o = c->opts;
+    bench_rma_row *r = calloc(1, sizeof(*r));
+    const size_t slots = (o->kind == BENCH_PUT_BW || o->kind == BENCH_GET_BW) ? (size_t)o->window : 1;
+
+    if (r == NULL) {
+        fprintf(stderr, "rank %d: cannot allocate the row state\n", o->rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    bench_window_create(o, c->size * slots, &r->w);
+    r->op = op;
+    r->size = c->size;
+    c->state = r;
+    return r;
+}
+
+double bench_rma_measure(bench_case *c)
+{
+    bench_rma_row *r = c->state;
+    if (c->opts->kind == BENCH_PUT_BW || c->opts->kind == BENCH_GET_BW)
+        return bench_rma_bw(c->opts, &r->w, c->size, r->op, r);
+    return bench_rma_latency(c->opts, &r->w, c->size, r->op, r);
+}
+
+void bench_rma_end(bench_case *c)
+{
+    bench_rma_row *r = c->state;
+    bench_window_free(c->opts, &r->w);
+    free(r);
+    c->state = NULL;
+}
+
+static void put_op(void *ctx, int target, MPI_Aint disp, int j)
+{
+    bench_rma_row *r = ctx;
+    CHECK(MPI_Put(r->origin + (size_t)j * r->size, (int)r->size, MPI_CHAR, target, disp,
+                  (int)r->size, MPI_CHAR, r->w.win));
+}
+
+static void get_op(void *ctx, int target, MPI_Aint disp, int j)
+{
+    bench_rma_row *r = ctx;
+    CHECK(MPI_Get(r->origin + (size_t)j * r->size, (int)r->size, MPI_CHAR, target, disp,
+                  (int)r->size, MPI_CHAR, r->w.win));
+}
+
+void bench_rma_put_setup(bench_case *c)
+{
+    bench_rma_row *r = bench_rma_begin(c, put_op);
+    r->origin = c->sbuf;
+    bench_pattern_fill(r->origin, r->w.bytes, c->opts->rank, c->size);
+}
+
+void bench_rma_put_verify(bench_case *c)
+{
+    const bench_rma_row *r = c->state;
+    const bench_opts *o = c->opts;
+    bench_rma_verify(o,
+                     !bench_rma_is_target(o) ||
+                         bench_pattern_ok(r->w.base, r->w.bytes, peer_of(o), c->size),
+                     c->size, "the target window");
+}
+
+void bench_rma_get_setup(bench_case *c)
+{
+    bench_rma_row *r = bench_rma_begin(c, get_op);
+    r->origin = c->rbuf;
+    /* What the peer reads: stored before the loop's opening barrier. */
+    bench_pattern_fill(r->w.base, r->w.bytes, c->opts->rank, c->size);
+    bench_touch(r->origin, r->w.bytes, 0, BENCH_PLACE_HOST);
+}
+
+void bench_rma_get_verify(bench_case *c)
+{
+    const bench_rma_row *r = c->state;
+    const bench_opts *o = c->opts;
+    bench_rma_verify(o,
+                     !bench_rma_is_origin(o) ||
+                         bench_pattern_ok(r->origin, r->w.bytes, peer_of(o), c->size),
+                     c->size, "the origin buffer");
+}

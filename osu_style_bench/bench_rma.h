@@ -1,9 +1,10 @@
 /*
  * bench_rma.h - the shared part of the OSU-style one-sided (RMA) tests.
  *
- * Each program (osu_put_latency, osu_get_bw, ...) fills a small descriptor:
- * its buffers and one function that issues one operation.  The driver here
- * creates the window in the -w flavor, runs OSU's timed loop for the -s
+ * Each program (osu_put_latency, osu_get_bw, ...) fills a small descriptor
+ * for bench_main (BENCH_RMA_DESC): its buffers, a setup that names the one
+ * function issuing one operation, and its data checks.  The code here creates
+ * the window in the -w flavor, runs OSU's timed loop for the -s
  * synchronisation, and offers the data checks every program runs after its
  * timed loop.  Plain C11 on the standard MPI C API, like bench_common.
  */
@@ -98,6 +99,42 @@ int bench_elem_sum_ok(const void *buf, size_t count, bench_elem elem, long n);
  * the size and `what`, and the job aborts (exit status non-zero).
  */
 void bench_rma_verify(const bench_opts *opts, int ok, size_t size, const char *what);
+
+/*
+ * The one-sided programs in bench_main (bench_common.h): per size,
+ * bench_rma_begin (the program's .setup calls it first) creates the window
+ * of one slot, or a window of slots for the bandwidth tests, and this row
+ * state as the case's state; bench_rma_measure runs the latency or bandwidth
+ * loop of the program's kind; bench_rma_end frees them.
+ */
+typedef struct {
+    bench_window w;
+    bench_rma_op op;
+    size_t size;
+    char *origin;           /* put, accumulate: the data sent; get: where it lands */
+    char *fetched;          /* get_accumulate: the previous values */
+    int count;              /* accumulate: elements of `type` */
+    MPI_Datatype type;
+    long long value, compare, result; /* fetch_and_op, compare_and_swap */
+} bench_rma_row;
+
+bench_rma_row *bench_rma_begin(bench_case *c, bench_rma_op op);
+double bench_rma_measure(bench_case *c);
+void bench_rma_end(bench_case *c);
+
+/* Put and get, shared by the latency and bandwidth programs: operation j uses slot j. */
+void bench_rma_put_setup(bench_case *c);
+void bench_rma_put_verify(bench_case *c);
+void bench_rma_get_setup(bench_case *c);
+void bench_rma_get_verify(bench_case *c);
+
+/* A one-sided program's descriptor: its kind, buffers, setup and checks. */
+#define BENCH_RMA_DESC(kind_, buffers_, setup_, verify_)                                      \
+    {                                                                                          \
+        .kind = (kind_), .buffers = (buffers_), .report = BENCH_REPORT_MEASURED,               \
+        .setup = (setup_), .measure = bench_rma_measure, .verify = (verify_),                 \
+        .teardown = bench_rma_end                                                              \
+    }
 
 #ifdef __cplusplus
 }

@@ -7,62 +7,44 @@
  * pass of the same loop follows, after which every target checks that each
  * element holds the sum of its operations.
  */
-#include "bench_common.h"
 #include "bench_rma.h"
 
 #include <string.h>
 
-typedef struct {
-    char *sbuf;
-    int count;
-    MPI_Datatype type;
-    MPI_Win win;
-} acc_ctx;
-
 static void acc_op(void *ctx, int target, MPI_Aint disp, int j)
 {
-    acc_ctx *c = ctx;
+    bench_rma_row *r = ctx;
     (void)j;
-    BENCH_RMA_CHECK(MPI_Accumulate(c->sbuf, c->count, c->type, target, disp, c->count, c->type,
-                                   MPI_SUM, c->win));
+    BENCH_RMA_CHECK(MPI_Accumulate(r->origin, r->count, r->type, target, disp, r->count, r->type,
+                                   MPI_SUM, r->w.win));
 }
 
-int main(int argc, char **argv)
+static void acc_setup(bench_case *c)
 {
-    bench_opts o, check;
-    size_t size;
-    char *sbuf;
-
-    bench_init(&argc, &argv, BENCH_ACC_LATENCY, &o);
-    sbuf = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
-    bench_print_header(&o);
-
-    size = o.min_size;
-    do {
-        const size_t count = size / bench_elem_size(o.elem);
-        bench_window w;
-        acc_ctx c;
-        double us;
-
-        bench_window_create(&o, size, &w);
-        bench_elem_fill(sbuf, count, o.elem);
-        c.sbuf = sbuf;
-        c.count = (int)count;
-        c.type = bench_elem_type(o.elem);
-        c.win = w.win;
-        us = bench_rma_latency(&o, &w, size, acc_op, &c);
-        /* The check runs on a short pass from a zeroed window (see bench_rma_check_pass). */
-        bench_rma_check_pass(&o, &check);
-        memset(w.base, 0, size);
-        (void)bench_rma_latency(&check, &w, size, acc_op, &c);
-        bench_rma_verify(&o,
-                         !bench_rma_is_target(&o) ||
-                             bench_elem_sum_ok(w.base, count, o.elem, bench_rma_ops(&check, size)),
-                         size, "the target window");
-        bench_print_row(&o, size, us);
-        bench_window_free(&o, &w);
-    } while (bench_advance(&o, &size));
-
-    bench_free(sbuf, BENCH_PLACE_HOST);
-    return bench_finalize(&o, 0);
+    bench_rma_row *r = bench_rma_begin(c, acc_op);
+    r->origin = c->sbuf;
+    r->count = (int)(c->size / bench_elem_size(c->opts->elem));
+    r->type = bench_elem_type(c->opts->elem);
+    bench_elem_fill(r->origin, (size_t)r->count, c->opts->elem);
 }
+
+/* The check runs on a short pass from a zeroed window (see bench_rma_check_pass). */
+static void acc_verify(bench_case *c)
+{
+    bench_rma_row *r = c->state;
+    bench_opts check;
+
+    bench_rma_check_pass(c->opts, &check);
+    memset(r->w.base, 0, c->size);
+    (void)bench_rma_latency(&check, &r->w, c->size, acc_op, r);
+    bench_rma_verify(c->opts,
+                     !bench_rma_is_target(c->opts) ||
+                         bench_elem_sum_ok(r->w.base, (size_t)r->count, c->opts->elem,
+                                           bench_rma_ops(&check, c->size)),
+                     c->size, "the target window");
+}
+
+static const bench_desc acc_latency =
+    BENCH_RMA_DESC(BENCH_ACC_LATENCY, BENCH_BUF_SEND, acc_setup, acc_verify);
+
+BENCH_MAIN(acc_latency)

@@ -12,8 +12,6 @@
  */
 #include "bench_common.h"
 
-#include <stdio.h>
-
 #define PATTERN_PERIOD 97
 
 /* Byte i of the block rank `src` sends to rank `dst`: 1..PATTERN_PERIOD. */
@@ -22,91 +20,37 @@ static char pattern(int src, int dst, size_t i)
     return (char)((((size_t)src * 31u + (size_t)dst * 17u + i) % PATTERN_PERIOD) + 1u);
 }
 
-int main(int argc, char **argv)
+static void alltoalls(bench_case *c, int n)
 {
-    bench_opts o;
-    bench_placement place;
-    char *sbuf, *rbuf;
-    size_t size, total;
-    int status = 0;
-    size_t k;
-
-    bench_init(&argc, &argv, BENCH_ALLTOALL, &o);
-    place = bench_my_placement(&o);
-
-    /* bench_init guarantees that nranks * max_size fits in an int. */
-    total = o.max_size * (size_t)o.nranks;
-    sbuf = bench_alloc_or_abort(&o, total, place);
-    rbuf = bench_alloc_or_abort(&o, total, place);
-    bench_touch(sbuf, total, 0, place);
-    bench_touch(rbuf, total, 0, place);
-
-    bench_print_header(&o);
-
-    size = o.min_size;
-    do {
-        const int iters = bench_iterations(&o, size);
-        const int warmup = bench_warmup(&o, size);
-        const size_t bytes = size * (size_t)o.nranks;
-        double t_start = 0.0, t_end, t_check = 0.0;
-        double local_us, sum_us, min_us, max_us;
-        int i, local_errors = 0, errors = 0;
-        size_t first_bad = 0;
-
-        for (k = 0; k < bytes; ++k)
-            sbuf[k] = pattern(o.rank, (int)(k / size), k % size);
-        bench_touch(rbuf, bytes, 0, place);
-        MPI_Barrier(MPI_COMM_WORLD);
-
-        for (i = 0; i < warmup + iters; ++i) {
-            if (i == warmup)
-                t_start = bench_now();
-            MPI_Alltoall(sbuf, (int)size, MPI_CHAR, rbuf, (int)size, MPI_CHAR,
-                         MPI_COMM_WORLD);
-            if (i == 0) {
-                const double t0 = bench_now();
-                for (k = 0; k < bytes; ++k) {
-                    if (rbuf[k] != pattern((int)(k / size), o.rank, k % size)) {
-                        if (local_errors == 0)
-                            first_bad = k;
-                        ++local_errors;
-                    }
-                }
-                /* Keep validation out of the timing when it falls inside it. */
-                if (warmup == 0)
-                    t_check = bench_now() - t0;
-            }
-        }
-        t_end = bench_now();
-
-        if (local_errors > 0)
-            fprintf(stderr,
-                    "osu_alltoall: rank %d: size %zu: %d of %zu bytes wrong, "
-                    "first in the block from rank %zu at offset %zu: got %d, expected %d\n",
-                    o.rank, size, local_errors, bytes, first_bad / size, first_bad % size,
-                    (int)rbuf[first_bad],
-                    (int)pattern((int)(first_bad / size), o.rank, first_bad % size));
-        MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (errors > 0) {
-            if (o.rank == 0) {
-                fflush(stdout);
-                fprintf(stderr,
-                        "osu_alltoall: validation FAILED at size %zu (%d wrong bytes "
-                        "over all ranks)\n", size, errors);
-            }
-            status = 1;
-            break;
-        }
-
-        local_us = (t_end - t_start - t_check) * 1e6 / iters;
-        MPI_Allreduce(&local_us, &sum_us, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Allreduce(&local_us, &min_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(&local_us, &max_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-
-        bench_print_coll_row(&o, size, sum_us / o.nranks, min_us, max_us, iters);
-    } while (bench_advance(&o, &size));
-
-    bench_free(sbuf, place);
-    bench_free(rbuf, place);
-    return bench_finalize(&o, status);
+    int i;
+    for (i = 0; i < n; ++i)
+        MPI_Alltoall(c->sbuf, (int)c->size, MPI_CHAR, c->rbuf, (int)c->size, MPI_CHAR,
+                     MPI_COMM_WORLD);
 }
+
+/* Block d of the input goes to rank d, block s of the result came from rank s. */
+static size_t blocks_sent(const bench_case *c, void *host)
+{
+    const size_t total = c->size * (size_t)c->opts->nranks;
+    char *bytes = host;
+    size_t k;
+    for (k = 0; k < total; ++k)
+        bytes[k] = pattern(c->opts->rank, (int)(k / c->size), k % c->size);
+    return total;
+}
+
+static size_t blocks_received(const bench_case *c, void *host)
+{
+    const size_t total = c->size * (size_t)c->opts->nranks;
+    char *bytes = host;
+    size_t k;
+    for (k = 0; k < total; ++k)
+        bytes[k] = pattern((int)(k / c->size), c->opts->rank, k % c->size);
+    return total;
+}
+
+static const bench_desc alltoall = {
+    .kind = BENCH_ALLTOALL, .run = alltoalls, .buffers = BENCH_BUF_SEND | BENCH_BUF_RECV,
+    .report = BENCH_REPORT_RANK_STATS, .fill = blocks_sent, .expect = blocks_received};
+
+BENCH_MAIN(alltoall)

@@ -16,62 +16,36 @@
 #define TAG_DATA 10
 #define TAG_ACK 11
 
-int main(int argc, char **argv)
+static void send_windows(bench_case *c, int n)
 {
-    bench_opts o;
-    bench_placement place;
-    char *sbuf, *rbuf;
     MPI_Request reqs[BENCH_MAX_WINDOW];
-    size_t size;
+    /* In locals: the loop's MPI calls may not be assumed to leave *c alone. */
+    void *sbuf = c->sbuf, *rbuf = c->rbuf;
+    const int count = c->msg.count;
+    const MPI_Datatype type = c->msg.type;
+    const int window = c->opts->window;
+    int i, w;
 
-    bench_init(&argc, &argv, BENCH_BW, &o);
-    place = bench_my_placement(&o);
-
-    sbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
-    rbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
-    bench_touch(sbuf, bench_buffer_bytes(&o), 'a', place);
-    bench_touch(rbuf, bench_buffer_bytes(&o), 'b', place);
-
-    bench_print_header(&o);
-
-    size = o.min_size;
-    do {
-        const int iters = bench_iterations(&o, size);
-        const int warmup = bench_warmup(&o, size);
-        bench_message msg;
-        const int window = o.window;
-        double t_start = 0.0, t_end;
-        int i, w;
-
-        bench_message_make(&o, size, &msg);
-        bench_touch(sbuf, msg.span, 'a', place);
-        bench_touch(rbuf, msg.span, 'b', place);
-        MPI_Barrier(MPI_COMM_WORLD);
-
-        if (o.rank == 0) {
-            for (i = 0; i < warmup + iters; ++i) {
-                if (i == warmup)
-                    t_start = bench_now();
-                for (w = 0; w < window; ++w)
-                    MPI_Isend(sbuf, msg.count, msg.type, 1, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
-                MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
-                MPI_Recv(rbuf, 0, MPI_CHAR, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            }
-            t_end = bench_now();
-            bench_print_row(&o, size,
-                            (double)size * window * iters / (t_end - t_start) / 1e6);
-        } else {
-            for (i = 0; i < warmup + iters; ++i) {
-                for (w = 0; w < window; ++w)
-                    MPI_Irecv(rbuf, msg.count, msg.type, 0, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
-                MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
-                MPI_Send(sbuf, 0, MPI_CHAR, 0, TAG_ACK, MPI_COMM_WORLD);
-            }
+    if (c->opts->rank == 0) {
+        for (i = 0; i < n; ++i) {
+            for (w = 0; w < window; ++w)
+                MPI_Isend(sbuf, count, type, 1, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
+            MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+            MPI_Recv(rbuf, 0, MPI_CHAR, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
-        bench_message_free(&msg);
-    } while (bench_advance(&o, &size));
-
-    bench_free(sbuf, place);
-    bench_free(rbuf, place);
-    return bench_finalize(&o, 0);
+    } else {
+        for (i = 0; i < n; ++i) {
+            for (w = 0; w < window; ++w)
+                MPI_Irecv(rbuf, count, type, 0, TAG_DATA, MPI_COMM_WORLD, &reqs[w]);
+            MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+            MPI_Send(sbuf, 0, MPI_CHAR, 0, TAG_ACK, MPI_COMM_WORLD);
+        }
+    }
 }
+
+/* Bandwidth counts size * window bytes per iteration, one direction. */
+static const bench_desc bw = {.kind = BENCH_BW, .run = send_windows,
+                              .buffers = BENCH_BUF_SEND | BENCH_BUF_RECV,
+                              .report = BENCH_REPORT_MBPS, .directions = 1};
+
+BENCH_MAIN(bw)

@@ -8,22 +8,16 @@
  * it.  One row, size 8.  After the timed loop the targets check the value
  * swapped in and the origins the value fetched.
  */
-#include "bench_common.h"
 #include "bench_rma.h"
 
 #include <string.h>
 
-typedef struct {
-    long long value, compare, result;
-    MPI_Win win;
-} cas_ctx;
-
 static void cas_op(void *ctx, int target, MPI_Aint disp, int j)
 {
-    cas_ctx *c = ctx;
+    bench_rma_row *r = ctx;
     (void)j;
-    BENCH_RMA_CHECK(MPI_Compare_and_swap(&c->value, &c->compare, &c->result, MPI_LONG_LONG, target,
-                                         disp, c->win));
+    BENCH_RMA_CHECK(MPI_Compare_and_swap(&r->value, &r->compare, &r->result, MPI_LONG_LONG, target,
+                                         disp, r->w.win));
 }
 
 /* The value rank `writer` swaps in. */
@@ -32,32 +26,29 @@ static long long cas_value(int writer)
     return 0x5a5a0000LL + writer + 1;
 }
 
-int main(int argc, char **argv)
+static void cas_setup(bench_case *c)
 {
-    bench_opts o;
-    const size_t size = sizeof(long long);
-    bench_window w;
-    cas_ctx c;
-    long long held;
-    long n;
-    double us;
-
-    bench_init(&argc, &argv, BENCH_CAS_LATENCY, &o);
-    bench_print_header(&o);
-
-    n = bench_rma_ops(&o, size);
-    bench_window_create(&o, size, &w);
-    c.value = cas_value(o.rank);
-    c.compare = 0;
-    c.result = -1;
-    c.win = w.win;
-    us = bench_rma_latency(&o, &w, size, cas_op, &c);
-    memcpy(&held, w.base, sizeof(held));
-    bench_rma_verify(&o, !bench_rma_is_target(&o) || held == cas_value(1 - o.rank), size,
-                     "the target window");
-    bench_rma_verify(&o, !bench_rma_is_origin(&o) || c.result == (n > 1 ? cas_value(o.rank) : 0),
-                     size, "the fetched value");
-    bench_print_row(&o, size, us);
-    bench_window_free(&o, &w);
-    return bench_finalize(&o, 0);
+    bench_rma_row *r = bench_rma_begin(c, cas_op);
+    r->value = cas_value(c->opts->rank);
+    r->compare = 0;
+    r->result = -1;
 }
+
+static void cas_verify(bench_case *c)
+{
+    const bench_opts *o = c->opts;
+    const bench_rma_row *r = c->state;
+    const long n = bench_rma_ops(o, c->size);
+    long long held;
+
+    memcpy(&held, r->w.base, sizeof(held));
+    bench_rma_verify(o, !bench_rma_is_target(o) || held == cas_value(1 - o->rank), c->size,
+                     "the target window");
+    bench_rma_verify(o, !bench_rma_is_origin(o) || r->result == (n > 1 ? cas_value(o->rank) : 0),
+                     c->size, "the fetched value");
+}
+
+static const bench_desc cas_latency =
+    BENCH_RMA_DESC(BENCH_CAS_LATENCY, 0, cas_setup, cas_verify);
+
+BENCH_MAIN(cas_latency)

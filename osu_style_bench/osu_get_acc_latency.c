@@ -8,70 +8,51 @@
  * after which every target checks the sums in its window and every origin the
  * values its last operation fetched.
  */
-#include "bench_common.h"
 #include "bench_rma.h"
 
 #include <string.h>
 
-typedef struct {
-    char *sbuf, *rbuf;
-    int count;
-    MPI_Datatype type;
-    MPI_Win win;
-} get_acc_ctx;
-
 static void get_acc_op(void *ctx, int target, MPI_Aint disp, int j)
 {
-    get_acc_ctx *c = ctx;
+    bench_rma_row *r = ctx;
     (void)j;
-    BENCH_RMA_CHECK(MPI_Get_accumulate(c->sbuf, c->count, c->type, c->rbuf, c->count, c->type,
-                                       target, disp, c->count, c->type, MPI_SUM, c->win));
+    BENCH_RMA_CHECK(MPI_Get_accumulate(r->origin, r->count, r->type, r->fetched, r->count,
+                                       r->type, target, disp, r->count, r->type, MPI_SUM,
+                                       r->w.win));
 }
 
-int main(int argc, char **argv)
+static void get_acc_setup(bench_case *c)
 {
-    bench_opts o, check;
-    size_t size;
-    char *sbuf, *rbuf;
-
-    bench_init(&argc, &argv, BENCH_GET_ACC_LATENCY, &o);
-    sbuf = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
-    rbuf = bench_alloc_or_abort(&o, o.max_size, BENCH_PLACE_HOST);
-    bench_print_header(&o);
-
-    size = o.min_size;
-    do {
-        const size_t count = size / bench_elem_size(o.elem);
-        long n;
-        bench_window w;
-        get_acc_ctx c;
-        double us;
-
-        bench_window_create(&o, size, &w);
-        bench_elem_fill(sbuf, count, o.elem);
-        bench_touch(rbuf, size, 0, BENCH_PLACE_HOST);
-        c.sbuf = sbuf;
-        c.rbuf = rbuf;
-        c.count = (int)count;
-        c.type = bench_elem_type(o.elem);
-        c.win = w.win;
-        us = bench_rma_latency(&o, &w, size, get_acc_op, &c);
-        /* The checks run on a short pass from a zeroed window (see bench_rma_check_pass). */
-        bench_rma_check_pass(&o, &check);
-        n = bench_rma_ops(&check, size);
-        memset(w.base, 0, size);
-        (void)bench_rma_latency(&check, &w, size, get_acc_op, &c);
-        bench_rma_verify(&o,
-                         !bench_rma_is_target(&o) || bench_elem_sum_ok(w.base, count, o.elem, n),
-                         size, "the target window");
-        bench_rma_verify(&o,
-                         !bench_rma_is_origin(&o) || bench_elem_sum_ok(rbuf, count, o.elem, n - 1),
-                         size, "the fetched values");
-        bench_print_row(&o, size, us);
-        bench_window_free(&o, &w);
-    } while (bench_advance(&o, &size));
-
-    bench_free(sbuf, BENCH_PLACE_HOST);
-    bench_free(rbuf, BENCH_PLACE_HOST);
-    return bench_finalize(&o, 0);
+    bench_rma_row *r = bench_rma_begin(c, get_acc_op);
+    r->origin = c->sbuf;
+    r->fetched = c->rbuf;
+    r->count = (int)(c->size / bench_elem_size(c->opts->elem));
+    r->type = bench_elem_type(c->opts->elem);
+    bench_elem_fill(r->origin, (size_t)r->count, c->opts->elem);
+    bench_touch(r->fetched, c->size, 0, BENCH_PLACE_HOST);
 }
+
+/* The checks run on a short pass from a zeroed window (see bench_rma_check_pass). */
+static void get_acc_verify(bench_case *c)
+{
+    const bench_opts *o = c->opts;
+    bench_rma_row *r = c->state;
+    const size_t count = (size_t)r->count;
+    bench_opts check;
+    long n;
+
+    bench_rma_check_pass(o, &check);
+    n = bench_rma_ops(&check, c->size);
+    memset(r->w.base, 0, c->size);
+    (void)bench_rma_latency(&check, &r->w, c->size, get_acc_op, r);
+    bench_rma_verify(o, !bench_rma_is_target(o) || bench_elem_sum_ok(r->w.base, count, o->elem, n),
+                     c->size, "the target window");
+    bench_rma_verify(o,
+                     !bench_rma_is_origin(o) || bench_elem_sum_ok(r->fetched, count, o->elem, n - 1),
+                     c->size, "the fetched values");
+}
+
+static const bench_desc get_acc_latency = BENCH_RMA_DESC(
+    BENCH_GET_ACC_LATENCY, BENCH_BUF_SEND | BENCH_BUF_RECV, get_acc_setup, get_acc_verify);
+
+BENCH_MAIN(get_acc_latency)

@@ -11,57 +11,29 @@
 #define TAG_PING 1
 #define TAG_PONG 2
 
-int main(int argc, char **argv)
+static void ping_pong(bench_case *c, int n)
 {
-    bench_opts o;
-    bench_placement place;
-    char *sbuf, *rbuf;
-    size_t size;
+    /* In locals: the loop's MPI calls may not be assumed to leave *c alone. */
+    void *sbuf = c->sbuf, *rbuf = c->rbuf;
+    const int count = c->msg.count;
+    const MPI_Datatype type = c->msg.type;
+    int i;
 
-    bench_init(&argc, &argv, BENCH_LATENCY, &o);
-    place = bench_my_placement(&o);
-
-    sbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
-    rbuf = bench_alloc_or_abort(&o, bench_buffer_bytes(&o), place);
-    bench_touch(sbuf, bench_buffer_bytes(&o), 'a', place);
-    bench_touch(rbuf, bench_buffer_bytes(&o), 'b', place);
-
-    bench_print_header(&o);
-
-    size = o.min_size;
-    do {
-        const int iters = bench_iterations(&o, size);
-        const int warmup = bench_warmup(&o, size);
-        bench_message msg;
-        double t_start = 0.0, t_end;
-        int i;
-
-        bench_message_make(&o, size, &msg);
-        bench_touch(sbuf, msg.span, 'a', place);
-        bench_touch(rbuf, msg.span, 'b', place);
-        MPI_Barrier(MPI_COMM_WORLD);
-
-        if (o.rank == 0) {
-            for (i = 0; i < warmup + iters; ++i) {
-                if (i == warmup)
-                    t_start = bench_now();
-                MPI_Send(sbuf, msg.count, msg.type, 1, TAG_PING, MPI_COMM_WORLD);
-                MPI_Recv(rbuf, msg.count, msg.type, 1, TAG_PONG, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-            }
-            t_end = bench_now();
-            bench_print_row(&o, size, (t_end - t_start) * 1e6 / (2.0 * iters));
-        } else {
-            for (i = 0; i < warmup + iters; ++i) {
-                MPI_Recv(rbuf, msg.count, msg.type, 0, TAG_PING, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                MPI_Send(sbuf, msg.count, msg.type, 0, TAG_PONG, MPI_COMM_WORLD);
-            }
+    if (c->opts->rank == 0) {
+        for (i = 0; i < n; ++i) {
+            MPI_Send(sbuf, count, type, 1, TAG_PING, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, type, 1, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
-        bench_message_free(&msg);
-    } while (bench_advance(&o, &size));
-
-    bench_free(sbuf, place);
-    bench_free(rbuf, place);
-    return bench_finalize(&o, 0);
+    } else {
+        for (i = 0; i < n; ++i) {
+            MPI_Recv(rbuf, count, type, 0, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, count, type, 0, TAG_PONG, MPI_COMM_WORLD);
+        }
+    }
 }
+
+static const bench_desc latency = {.kind = BENCH_LATENCY, .run = ping_pong,
+                                   .buffers = BENCH_BUF_SEND | BENCH_BUF_RECV,
+                                   .report = BENCH_REPORT_ONE_WAY_US};
+
+BENCH_MAIN(latency)
