@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "json.h"
 
@@ -84,26 +85,31 @@ std::string rank_place_json(const RankPlace& p) {
 bool rank_place_from_json(std::string_view text, RankPlace* out, std::string* error) {
   Json j;
   if (!parse_json(text, &j, error)) return false;
-  const Json *rank = j.get("rank"), *cpus = j.get("cpus"), *numa = j.get("numa"), *bound = j.get("bound"),
-             *gpu = j.get("gpu");
-  if (j.kind != Json::object || !rank || rank->kind != Json::number || !cpus || cpus->kind != Json::string || !numa ||
-      numa->kind != Json::array || !bound || bound->kind != Json::boolean || !gpu || gpu->kind != Json::number) {
+  const Json *rank = json_member(j, "rank"), *cpus = json_member(j, "cpus"), *numa = json_member(j, "numa"),
+             *bound = json_member(j, "bound"), *gpu = json_member(j, "gpu");
+  if (!rank || !rank->is_number() || !cpus || !cpus->is_string() || !numa || !numa->is_array() || !bound ||
+      !bound->is_boolean() || !gpu || !gpu->is_number()) {
     *error = "a rank's place needs rank, cpus, numa, bound and gpu";
     return false;
   }
   // A peer's numbers become ints only when they are ints: a cast of 1e300 is undefined.
-  auto small_int = [](double v) { return v >= -1e9 && v <= 1e9 && v == double(int(v)); };
-  if (!small_int(rank->num) || !small_int(gpu->num)) {
+  auto small_int = [](const Json& n) {
+    if (!n.is_number()) return false;
+    const double v = n.get<double>();
+    return v >= -1e9 && v <= 1e9 && v == double(int(v));
+  };
+  if (!small_int(*rank) || !small_int(*gpu)) {
     *error = "a rank's place has a rank or gpu that is not an integer";
     return false;
   }
-  RankPlace p{int(rank->num), cpus->str, {}, bound->b, int(gpu->num)};
-  for (const Json& n : numa->items) {
-    if (n.kind != Json::number || !small_int(n.num)) {
+  RankPlace p{int(rank->get<double>()), cpus->get_ref<const std::string&>(), {}, bound->get<bool>(),
+              int(gpu->get<double>())};
+  for (const Json& n : *numa) {
+    if (!small_int(n)) {
       *error = "a rank's place lists NUMA nodes as numbers";
       return false;
     }
-    p.numa.push_back(int(n.num));
+    p.numa.push_back(int(n.get<double>()));
   }
   *out = std::move(p);
   return true;
@@ -112,7 +118,7 @@ bool rank_place_from_json(std::string_view text, RankPlace* out, std::string* er
 bool is_json_object(std::string_view text) {
   Json j;
   std::string error;
-  return parse_json(text, &j, &error) && j.kind == Json::object;
+  return parse_json(text, &j, &error) && j.is_object();
 }
 
 std::string job_nodes_json(const std::vector<JobNode>& nodes, const NodeTopology& local) {
@@ -156,13 +162,14 @@ std::vector<std::string> job_tree_lines(const std::vector<JobNode>& nodes, const
     std::string error;
     if (!node.summary.empty() && parse_json(node.summary, &s, &error)) {
       auto number = [&](const char* key) {
-        const Json* v = s.get(key);
-        return v && v->kind == Json::number && v->num >= 0 && v->num < 1e15
-                   ? std::to_string(static_cast<long long>(v->num))
-                   : std::string("?");
+        const Json* v = json_member(s, key);
+        if (!v || !v->is_number()) return std::string("?");
+        const double n = v->get<double>();
+        return n >= 0 && n < 1e15 ? std::to_string(static_cast<long long>(n)) : std::string("?");
       };
-      const Json* host = s.get("hostname");
-      l += " (" + (host && host->kind == Json::string ? host->str : std::string("?")) + ": " + number("numa_nodes") +
+      const Json* host = json_member(s, "hostname");
+      const std::string hostname = host && host->is_string() ? host->get<std::string>() : std::string("?");
+      l += " (" + hostname + ": " + number("numa_nodes") +
            " NUMA, " + number("cores") + " cores, " + number("gpus") + " GPUs, " + number("nics") + " NICs)";
     }
     l += ": ranks " + ranges(node.ranks);

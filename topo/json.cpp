@@ -1,7 +1,6 @@
 #include "json.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace weft::topo {
 
@@ -9,206 +8,110 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxText = 64 << 20;
+// Room for the reason, not for the hostile token nlohmann quotes in some of its messages.
+constexpr size_t kMaxReason = 160;
 
-class Parser {
- public:
-  Parser(std::string_view t, std::string* error) : t_(t), error_(error) {}
-
-  bool document(Json* out) {
-    if (t_.size() > kMaxText) return fail("the file is larger than 64 MiB");
-    if (!value(out, 0)) return false;
-    skip();
-    if (at_ != t_.size()) return fail("unexpected text after the value");
-    return true;
-  }
-
- private:
-  bool fail(const char* what) {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < at_ && i < t_.size(); ++i) {
-      if (t_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
+bool fail_at(std::string_view text, size_t offset, const std::string& what, std::string* error) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
     }
-    *error_ = "line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what;
+  }
+  *error = "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + what;
+  return false;
+}
+
+// The offset of the first '[' or '{' that opens more than kMaxDepth containers, or npos. A cheap
+// scan before the parse keeps a file of nothing but brackets from costing a deep tree.
+size_t first_too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character cannot end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Builds nothing; keeps where and why the parse failed. The DOM parse without exceptions only
+// says that it failed, so a failed text is read a second time through this.
+struct ParseErrorRecorder : Json::json_sax_t {
+  size_t position = 0;  // 1-based offset of the failing byte (one past the end: the text ended)
+  std::string reason;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t at, const std::string& last_token, const Json::exception& e) override {
+    position = at;
+    // A number too large for a double (out_of_range.406) is reported where it ends: point at its start.
+    constexpr int kNumberOverflow = 406;
+    if (e.id == kNumberOverflow && last_token.size() < at) position = at - last_token.size() + 1;
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: syntax error while
+    // parsing value - invalid literal; last read: '...'": keep the part between the position
+    // (which fail_at writes) and the echoed input.
+    std::string_view what = e.what();
+    if (const size_t tag_end = what.find("] "); tag_end != what.npos) what.remove_prefix(tag_end + 2);
+    if (what.starts_with("parse error")) {
+      if (const size_t colon = what.find(": "); colon != what.npos) what.remove_prefix(colon + 2);
+    }
+    if (const size_t echo = what.find("; last read:"); echo != what.npos) what = what.substr(0, echo);
+    reason = std::string(what.substr(0, kMaxReason));
     return false;
   }
-  void skip() {
-    while (at_ < t_.size() && (t_[at_] == ' ' || t_[at_] == '\t' || t_[at_] == '\n' || t_[at_] == '\r')) ++at_;
-  }
-  bool literal(std::string_view word) {
-    if (t_.substr(at_, word.size()) != word) return fail("unknown literal");
-    at_ += word.size();
-    return true;
-  }
-  bool value(Json* v, int depth) {
-    if (depth > kMaxDepth) return fail("nested more than 64 levels deep");
-    skip();
-    if (at_ >= t_.size()) return fail("unexpected end of input");
-    const char c = t_[at_];
-    if (c == '{') return object(v, depth);
-    if (c == '[') return array(v, depth);
-    if (c == '"') {
-      v->kind = Json::string;
-      return string(&v->str);
-    }
-    if (c == 't' || c == 'f') {
-      v->kind = Json::boolean;
-      v->b = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n') {
-      v->kind = Json::null;
-      return literal("null");
-    }
-    return number(v);
-  }
-  bool number(Json* v) {
-    const size_t start = at_;
-    if (at_ < t_.size() && t_[at_] == '-') ++at_;
-    while (at_ < t_.size() && ((t_[at_] >= '0' && t_[at_] <= '9') || t_[at_] == '.' || t_[at_] == 'e' ||
-                               t_[at_] == 'E' || t_[at_] == '+' || t_[at_] == '-'))
-      ++at_;
-    if (at_ == start || at_ - start > 64) return fail("expected a value");
-    std::string digits(t_.substr(start, at_ - start));
-    char* end = nullptr;
-    v->num = strtod(digits.c_str(), &end);
-    if (!end || *end != '\0') {
-      at_ = start;
-      return fail("malformed number");
-    }
-    v->kind = Json::number;
-    return true;
-  }
-  bool string(std::string* out) {
-    ++at_;  // opening quote
-    while (at_ < t_.size()) {
-      const char c = t_[at_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return fail("control character in a string");
-      if (c != '\\') {
-        *out += c;
-        continue;
-      }
-      if (at_ >= t_.size()) break;
-      const char e = t_[at_++];
-      switch (e) {
-        case '"': *out += '"'; break;
-        case '\\': *out += '\\'; break;
-        case '/': *out += '/'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'n': *out += '\n'; break;
-        case 'r': *out += '\r'; break;
-        case 't': *out += '\t'; break;
-        case 'u': {
-          if (at_ + 4 > t_.size()) return fail("truncated \\u escape");
-          unsigned code = 0;
-          for (int i = 0; i < 4; ++i) {
-            const char h = t_[at_++];
-            code <<= 4;
-            if (h >= '0' && h <= '9') code |= unsigned(h - '0');
-            else if (h >= 'a' && h <= 'f') code |= unsigned(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') code |= unsigned(h - 'A' + 10);
-            else return fail("bad \\u escape");
-          }
-          // Names in topology files are ASCII; others are kept as '?'.
-          *out += code < 0x80 ? char(code) : '?';
-          break;
-        }
-        default: return fail("unknown escape");
-      }
-    }
-    return fail("unterminated string");
-  }
-  bool array(Json* v, int depth) {
-    v->kind = Json::array;
-    ++at_;
-    skip();
-    if (at_ < t_.size() && t_[at_] == ']') {
-      ++at_;
-      return true;
-    }
-    for (;;) {
-      v->items.emplace_back();
-      if (!value(&v->items.back(), depth + 1)) return false;
-      skip();
-      if (at_ >= t_.size()) return fail("unterminated array");
-      if (t_[at_] == ']') {
-        ++at_;
-        return true;
-      }
-      if (t_[at_] != ',') return fail("expected ',' or ']'");
-      ++at_;
-    }
-  }
-  bool object(Json* v, int depth) {
-    v->kind = Json::object;
-    ++at_;
-    skip();
-    if (at_ < t_.size() && t_[at_] == '}') {
-      ++at_;
-      return true;
-    }
-    for (;;) {
-      skip();
-      if (at_ >= t_.size() || t_[at_] != '"') return fail("expected a member name");
-      std::string key;
-      if (!string(&key)) return false;
-      skip();
-      if (at_ >= t_.size() || t_[at_] != ':') return fail("expected ':'");
-      ++at_;
-      v->keys.push_back(std::move(key));
-      v->values.emplace_back();
-      if (!value(&v->values.back(), depth + 1)) return false;
-      skip();
-      if (at_ >= t_.size()) return fail("unterminated object");
-      if (t_[at_] == '}') {
-        ++at_;
-        return true;
-      }
-      if (t_[at_] != ',') return fail("expected ',' or '}'");
-      ++at_;
-    }
-  }
-
-  std::string_view t_;
-  std::string* error_;
-  size_t at_ = 0;
 };
 
 }  // namespace
 
-const Json* Json::get(std::string_view key) const {
-  if (kind != object) return nullptr;
-  for (size_t i = 0; i < keys.size(); ++i)
-    if (keys[i] == key) return &values[i];
-  return nullptr;
+bool parse_json(std::string_view text, Json* out, std::string* error) {
+  *out = Json();
+  if (text.size() > kMaxText) return fail_at(text, 0, "the file is larger than 64 MiB", error);
+  if (const size_t at = first_too_deep(text); at != std::string_view::npos)
+    return fail_at(text, at, "nested more than 64 levels deep", error);
+  *out = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!out->is_discarded()) return true;
+  *out = Json();
+  ParseErrorRecorder why;
+  Json::sax_parse(text.begin(), text.end(), &why);
+  if (why.reason.empty()) why.reason = "malformed JSON";
+  const size_t offset = why.position > 0 ? why.position - 1 : 0;
+  // A failure past the last byte is a file cut short: say so, not just what token was missing.
+  if (offset >= text.size()) return fail_at(text, text.size(), "the text is truncated (" + why.reason + ")", error);
+  return fail_at(text, offset, why.reason, error);
 }
 
-bool parse_json(std::string_view text, Json* out, std::string* error) {
-  *out = Json{};
-  return Parser(text, error).document(out);
+const Json* json_member(const Json& o, std::string_view key) {
+  if (!o.is_object()) return nullptr;
+  const auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
 }
 
 void json_quote(std::string_view s, std::string* out) {
-  *out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      *out += '\\';
-      *out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
-      *out += buf;
-    } else {
-      *out += c;
-    }
-  }
-  *out += '"';
+  // replace, not the default strict: a hostname or device name from the system may not be UTF-8,
+  // and strict would throw.
+  *out += Json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
 }  // namespace weft::topo

@@ -1,30 +1,24 @@
-// A small JSON reader for topology files: a tree of values, bounded in depth and size, with
-// errors that say where (a hostile or truncated file yields an error, never a crash).
+// JSON for topology files and the records ranks exchange, on nlohmann::json: a parse bounded in
+// size and depth whose errors say where (a hostile or truncated text yields an error, never an
+// exception or a crash), and string quoting for the writers, which lay their output out by hand.
 #pragma once
-#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace weft::topo {
 
-struct Json {
-  enum Kind { null, boolean, number, string, array, object } kind = null;
-  bool b = false;
-  double num = 0;
-  std::string str;
-  std::vector<Json> items;          // array
-  std::vector<std::string> keys;    // object: member names, in file order
-  std::vector<Json> values;         // object: keys[i]'s value (Json is incomplete here, so no pairs)
+using Json = nlohmann::json;
 
-  // The member `key` of an object, or nullptr.
-  const Json* get(std::string_view key) const;
-};
-
-// Parses text; false with *error ("line L, column C: what") on malformed input.
+// Parses text into *out; false with *error ("line L, column C: what") on malformed input,
+// on text over 64 MiB and on arrays or objects nested more than 64 deep.
 bool parse_json(std::string_view text, Json* out, std::string* error);
 
-// Appends s to out as a JSON string literal (quoted, escaped).
+// The member `key` of an object, or nullptr (also when o is not an object).
+const Json* json_member(const Json& o, std::string_view key);
+
+// Appends s to out as a JSON string literal (quoted, escaped; bytes that are not UTF-8 become
+// U+FFFD).
 void json_quote(std::string_view s, std::string* out);
 
 }  // namespace weft::topo

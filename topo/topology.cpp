@@ -13,6 +13,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "json.h"
 
 namespace weft::topo {
@@ -140,36 +142,66 @@ Status load_hwloc(const char* xml, bool with_devices, NodeTopology* out, std::st
 }
 
 // JSON helpers: typed member access with errors that name the member.
+
+// v as an integer in [lo, hi]. nlohmann keeps integers exact (int64 or uint64) and turns larger
+// ones and anything with a fraction or exponent into doubles; an integral double is accepted as
+// before, range first: casting a double outside long long's range (1e300) is undefined.
+bool integer_in(const Json& v, long long lo, long long hi, long long* out) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (hi < 0 || u > uint64_t(hi) || (long long)u < lo) return false;
+    *out = (long long)u;
+    return true;
+  }
+  if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i < lo || i > hi) return false;
+    *out = i;
+    return true;
+  }
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(d >= double(lo) && d <= double(hi)) || !(d < kTwoTo63) || d != std::trunc(d)) return false;
+  *out = static_cast<long long>(d);
+  return true;
+}
+
+// v as a number in [lo, hi] (false for any other type; NaN fails both comparisons).
+bool number_in(const Json& v, double lo, double hi, double* out) {
+  if (!v.is_number()) return false;
+  const double d = v.get<double>();
+  if (!(d >= lo && d <= hi)) return false;
+  *out = d;
+  return true;
+}
+
 bool get_int(const Json& o, const char* key, long long lo, long long hi, long long* out, std::string* error,
              const std::string& where, bool required = true) {
-  const Json* v = o.get(key);
+  const Json* v = json_member(o, key);
   if (!v) {
     if (required) *error = where + ": missing '" + key + "'";
     return !required;
   }
-  // Range first: casting a double outside long long's range (inf, 1e300) is undefined.
-  constexpr double kTwoTo63 = 9223372036854775808.0;
-  if (v->kind != Json::number || !(v->num >= double(lo) && v->num <= double(hi)) || !(v->num < kTwoTo63) ||
-      v->num != std::trunc(v->num)) {
+  if (!integer_in(*v, lo, hi, out)) {
     *error = where + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     return false;
   }
-  *out = static_cast<long long>(v->num);
   return true;
 }
 
 bool get_string(const Json& o, const char* key, std::string* out, std::string* error, const std::string& where,
                 bool required = true) {
-  const Json* v = o.get(key);
+  const Json* v = json_member(o, key);
   if (!v) {
     if (required) *error = where + ": missing '" + key + "'";
     return !required;
   }
-  if (v->kind != Json::string) {
+  if (!v->is_string()) {
     *error = where + ": '" + key + "' must be a string";
     return false;
   }
-  *out = v->str;
+  *out = v->get_ref<const std::string&>();
   return true;
 }
 
@@ -361,7 +393,7 @@ std::string to_json(const NodeTopology& t) {
 Status from_json_text(const std::string& text, NodeTopology* out, std::string* error) {
   Json doc;
   if (!parse_json(text, &doc, error)) return Status::invalid_arg;
-  if (doc.kind != Json::object) return fail(error, "a topology is a JSON object");
+  if (!doc.is_object()) return fail(error, "a topology is a JSON object");
   std::string format;
   long long version = 0;
   if (!get_string(doc, "format", &format, error, "topology") ||
@@ -381,8 +413,8 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
   if (!get_int(doc, "pus", 0, kMany, &n, error, "topology")) return Status::invalid_arg;
   t.pus = int(n);
   auto array_of = [&](const char* key, const Json** a) {
-    *a = doc.get(key);
-    if (*a && (*a)->kind != Json::array) {
+    *a = json_member(doc, key);
+    if (*a && !(*a)->is_array()) {
       *error = std::string("topology: '") + key + "' must be an array";
       return false;
     }
@@ -393,8 +425,8 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
       !array_of("devices", &devices) || !array_of("links", &links))
     return Status::invalid_arg;
   if (numa) {
-    for (size_t i = 0; i < numa->items.size(); ++i) {
-      const Json& e = numa->items[i];
+    for (size_t i = 0; i < numa->size(); ++i) {
+      const Json& e = (*numa)[i];
       const std::string where = "numa[" + std::to_string(i) + "]";
       NumaNode node;
       long long mem = 0;
@@ -410,19 +442,20 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
     }
   }
   if (caches) {
-    for (const Json& c : caches->items) {
-      if (c.kind != Json::number || c.num < 0 || c.num > double(1ll << 50)) return fail(error, "'caches' holds byte counts");
-      t.caches.push_back(uint64_t(c.num));
+    for (const Json& c : *caches) {
+      double bytes = 0;
+      if (!number_in(c, 0, double(1ll << 50), &bytes)) return fail(error, "'caches' holds byte counts");
+      t.caches.push_back(uint64_t(bytes));
     }
   }
   if (distances) {
-    for (const Json& row : distances->items) {
-      if (row.kind != Json::array || row.items.size() != distances->items.size())
-        return fail(error, "'distances' must be a square matrix");
+    for (const Json& row : *distances) {
+      if (!row.is_array() || row.size() != distances->size()) return fail(error, "'distances' must be a square matrix");
       t.distances.emplace_back();
-      for (const Json& v : row.items) {
-        if (v.kind != Json::number || v.num < 0 || v.num > 1e6) return fail(error, "'distances' holds small numbers");
-        t.distances.back().push_back(unsigned(v.num));
+      for (const Json& v : row) {
+        double distance = 0;
+        if (!number_in(v, 0, 1e6, &distance)) return fail(error, "'distances' holds small numbers");
+        t.distances.back().push_back(unsigned(distance));
       }
     }
     if (!t.distances.empty() && t.distances.size() != t.numa.size())
@@ -432,8 +465,8 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
     return id == -1 || std::any_of(t.numa.begin(), t.numa.end(), [&](const NumaNode& x) { return x.id == id; });
   };
   if (devices) {
-    for (size_t i = 0; i < devices->items.size(); ++i) {
-      const Json& e = devices->items[i];
+    for (size_t i = 0; i < devices->size(); ++i) {
+      const Json& e = (*devices)[i];
       const std::string where = "devices[" + std::to_string(i) + "]";
       PciDevice d;
       std::string kind;
@@ -453,8 +486,8 @@ Status from_json_text(const std::string& text, NodeTopology* out, std::string* e
   }
   const int gpus = t.gpu_count();
   if (links) {
-    for (size_t i = 0; i < links->items.size(); ++i) {
-      const Json& e = links->items[i];
+    for (size_t i = 0; i < links->size(); ++i) {
+      const Json& e = (*links)[i];
       const std::string where = "links[" + std::to_string(i) + "]";
       GpuLink l;
       long long a = 0, b = 0, lanes = 0, perf_rank = -1;

@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "topo/job.h"
 #include "topo/json.h"
 #include "topo/topology.h"
@@ -105,6 +107,53 @@ TEST(Topology, RejectsBadFilesWithTheReason) {
             std::string::npos);
   EXPECT_NE(rejected("{\"format\": \"other\", \"version\": 1}").find("'format'"), std::string::npos);
   EXPECT_NE(rejected("\"\\u12").find("truncated"), std::string::npos);
+  // Hostile text: far too deep (refused before the parse), numbers beyond double or int64,
+  // integers given as strings, bytes that are not UTF-8.
+  EXPECT_NE(rejected(std::string(100000, '[')).find("line 1, column 65: nested more than 64 levels"), std::string::npos);
+  EXPECT_NE(rejected(std::string(100000, '{')).find("64 levels"), std::string::npos);
+  EXPECT_NE(rejected("{\"a\": 1e400}").find("line 1, column 7: number overflow"), std::string::npos);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return rejected(t);
+  };
+  for (const char* cores : {"99999999999999999999", "-9223372036854775808", "1e300", "3.5", "\"32\"", "null"})
+    EXPECT_NE(with("\"cores\": 32", std::string("\"cores\": ") + cores).find("'cores' must be an integer"),
+              std::string::npos)
+        << cores;
+  EXPECT_EQ(with("\"cores\": 32", "\"cores\": 32.0"), "accepted");
+  EXPECT_NE(with("\"hostname\": \"two-switch-node\"", "\"hostname\": 7").find("'hostname' must be a string"),
+            std::string::npos);
+  EXPECT_NE(with("\"caches\": [", "\"caches\": [1e20, ").find("'caches' holds byte counts"), std::string::npos);
+  EXPECT_NE(with("\"caches\": [", "\"caches\": [null, ").find("'caches' holds byte counts"), std::string::npos);
+  EXPECT_NE(with("two-switch-node", "two\xff").find("UTF-8"), std::string::npos);
+  EXPECT_NE(rejected("{} x").find("line 1, column 4"), std::string::npos);
+}
+
+TEST(Topology, RankPlacesFromPeersAreChecked) {
+  RankPlace p;
+  std::string error;
+  EXPECT_FALSE(
+      rank_place_from_json("{\"rank\": 1e300, \"cpus\": \"0\", \"numa\": [], \"bound\": true, \"gpu\": 0}", &p, &error));
+  EXPECT_NE(error.find("not an integer"), std::string::npos) << error;
+  EXPECT_FALSE(
+      rank_place_from_json("{\"rank\": 1, \"cpus\": \"0\", \"numa\": [\"0\"], \"bound\": true, \"gpu\": 0}", &p, &error));
+  EXPECT_NE(error.find("NUMA nodes as numbers"), std::string::npos) << error;
+  EXPECT_FALSE(rank_place_from_json(std::string(100, '['), &p, &error));
+  EXPECT_NE(error.find("64 levels"), std::string::npos) << error;
+  ASSERT_TRUE(rank_place_from_json(
+      "{\"rank\": 3, \"cpus\": \"0-3\", \"numa\": [0, 1], \"bound\": false, \"gpu\": -1}", &p, &error))
+      << error;
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.numa, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.gpu, -1);
+  // Quoting: control characters escaped, bytes that are not UTF-8 replaced rather than thrown.
+  std::string quoted;
+  json_quote("a\"b\\c\n\x01", &quoted);
+  EXPECT_EQ(quoted, "\"a\\\"b\\\\c\\n\\u0001\"");
+  quoted.clear();
+  json_quote("host\xff", &quoted);
+  EXPECT_EQ(quoted, "\"host\xef\xbf\xbd\"");
 }
 
 TEST(Topology, ReadsThisMachine) {
@@ -342,11 +391,12 @@ TEST(Topology, JobViewJsonAndTree) {
   const std::string json = "{\"nodes\": " + job_nodes_json(nodes, t) + "}";
   Json doc;
   ASSERT_TRUE(parse_json(json, &doc, &error)) << error << json;
-  const Json* list = doc.get("nodes");
-  ASSERT_TRUE(list && list->items.size() == 2) << json;
-  EXPECT_EQ(list->items[1].get("ranks")->items.size(), 2u);
-  EXPECT_EQ(list->items[1].get("summary")->get("gpus")->num, 4);
-  EXPECT_EQ(list->items[1].get("places"), nullptr);
+  const Json* list = json_member(doc, "nodes");
+  ASSERT_TRUE(list && list->is_array() && list->size() == 2) << json;
+  const Json& second = (*list)[1];
+  EXPECT_EQ(second.at("ranks").size(), 2u);
+  EXPECT_EQ(second.at("summary").at("gpus"), 4);
+  EXPECT_EQ(json_member(second, "places"), nullptr);
   EXPECT_NE(json.find("\"by_numa\": [{\"numa\": [0], \"ranks\": [0, 1]}, {\"numa\": [0, 1], \"ranks\": [3]}, "
                       "{\"numa\": [1], \"ranks\": [2]}]"), std::string::npos) << json;
   EXPECT_NE(json.find("\"by_gpu_island\": [{\"gpus\": [0, 1], \"ranks\": [0, 1]}, {\"gpus\": [2, 3], \"ranks\": [2, 3]}]"),
