@@ -19,7 +19,7 @@ cd ..
 # A build without CUDA refuses CUDA device buffers with MPI_ERR_BUFFER (tests/nocuda, through a
 # fake libcuda.so.1). Only the library and those tests are built; a main build without a CUDA
 # toolkit has run them already.
-if ! ctest --test-dir build -N -R nocuda | grep -q 'Test *#'; then
+if ! grep -q 'Test *#' <<< "$(ctest --test-dir build -N -R nocuda)"; then
   cmake -S . -B build-nocuda -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_ENABLE_CUDA=OFF -DBUILD_TESTING=ON
   cmake --build build-nocuda -j "$(nproc)" --target weft weft_test_device_pointer_nocuda weft_test_device_pointer_nocuda_late
   ctest --test-dir build-nocuda -j "$(nproc)" -R nocuda --output-on-failure

@@ -17,11 +17,11 @@ out=$(WEFT_TEST_KEEP_GOING=1 "$here/../launch.sh" "$@" 2>&1)
 rc=$?
 echo "$out"
 echo "run_fault.sh: launcher exit status $rc"
-if echo "$out" | grep -q "FAIL"; then
+if grep -q "FAIL" <<< "$out"; then
   echo "run_fault.sh: the program reported a failure"
   exit 1
 fi
-if ! echo "$out" | grep -qF "$expect"; then
+if ! grep -qF "$expect" <<< "$out"; then
   echo "run_fault.sh: expected output not found: $expect"
   exit 1
 fi

@@ -11,7 +11,7 @@ out=$(WEFT_TEST_KEEP_GOING=1 "$here/../launch.sh" "$@" 2>&1)
 rc=$?
 echo "$out"
 echo "shm_leak.sh: launcher exit status $rc"
-if echo "$out" | grep -q "FAIL"; then
+if grep -q "FAIL" <<< "$out"; then
   echo "shm_leak.sh: the program reported a failure"
   exit 1
 fi

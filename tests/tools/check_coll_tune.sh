@@ -8,7 +8,7 @@ launch=$1
 prog=$2
 fail=0
 expect() {  # expect DESCRIPTION OUTPUT PATTERN
-  if echo "$2" | grep -q -- "$3"; then echo "ok: $1"; else echo "FAIL: $1: no line matches '$3'"; echo "$2" | tail -20; fail=1; fi
+  if grep -q -- "$3" <<< "$2"; then echo "ok: $1"; else echo "FAIL: $1: no line matches '$3'"; echo "$2" | tail -20; fail=1; fi
 }
 
 # Rank 0's log goes to a file of its own: the launcher may split lines of different ranks.
@@ -43,7 +43,7 @@ expect "bad tuning file refused" "$out" "unknown parameter 'delta'"
 bad() {  # bad RULE EXPECTED_MESSAGE
   local o
   o=$(WEFT_COLL_TUNE="$1" "$launch" 2 "$prog" Barrier 2>&1)
-  if echo "$o" | grep -q "coll_matrix: OK"; then echo "FAIL: '$1' was accepted"; fail=1; return; fi
+  if grep -q "coll_matrix: OK" <<< "$o"; then echo "FAIL: '$1' was accepted"; fail=1; return; fi
   expect "'$1' refused" "$o" "$2"
 }
 bad 'allreduce:@bogus' "'bogus' is not an algorithm of allreduce (known: recursive_doubling"

@@ -10,7 +10,7 @@ bench=$2
 model=$3
 fail=0
 check() {  # check NAME PATTERN TEXT
-  if echo "$3" | grep -q -- "$2"; then echo "ok: $1"; else echo "FAIL: $1: no '$2'"; fail=1; fi
+  if grep -q -- "$2" <<< "$3"; then echo "ok: $1"; else echo "FAIL: $1: no '$2'"; fail=1; fi
 }
 run() {  # run NODES SIZE [extra env]
   env WEFT_COLL_MODEL="$model" WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=coll,pt2pt WEFT_FAKE_NODES=$1 "${@:3}" \
@@ -25,13 +25,13 @@ check "16 MiB, two nodes: multi-leader or pipelined by estimate" \
   ":0\] weft INFO coll: allreduce on MPI_COMM_WORLD (4 ranks), 16777216-33554431 bytes: hier_\(multi\|pipelined\) (lowest estimate" "$large"
 check "inside a virtual node: shared memory" ":0\] weft INFO pt2pt: peer 1: sent [0-9]* messages, [0-9]* bytes over weft shared memory" "$large"
 check "between virtual nodes: tcp on lo" ":0\] weft INFO pt2pt: peer 2: sent [0-9]* messages, [0-9]* bytes over tcp/lo" "$large"
-if echo "$large" | grep " sent " | grep -E ":[01]\] .*peer (2|3): |:[23]\] .*peer (0|1): " | grep -qv "tcp/lo"; then
+if echo "$large" | grep " sent " | grep -E ":[01]\] .*peer (2|3): |:[23]\] .*peer (0|1): " | grep -v "tcp/lo" > /dev/null; then
   echo "FAIL: traffic between virtual nodes took another transport than tcp on lo"; fail=1
 fi
-if echo "$large" | grep " sent " | grep -E ":[01]\] .*peer (0|1): |:[23]\] .*peer (2|3): " | grep -qv "weft shared memory"; then
+if echo "$large" | grep " sent " | grep -E ":[01]\] .*peer (0|1): |:[23]\] .*peer (2|3): " | grep -v "weft shared memory" > /dev/null; then
   echo "FAIL: traffic inside a virtual node took another transport than shared memory"; fail=1
 fi
 one=$(run 1 16777216)
 check "one node: no hierarchical candidate" "hier n/a, hier_multi n/a" "$one"
-if echo "$one" | grep -q "bytes: hier"; then echo "FAIL: a hierarchical algorithm chosen on one node"; fail=1; fi
+if grep -q "bytes: hier" <<< "$one"; then echo "FAIL: a hierarchical algorithm chosen on one node"; fail=1; fi
 [ $fail -eq 0 ] || { echo "$small" | grep -E "coll:|sent" | head -20; echo "$large" | grep -E "coll:|sent" | head -30; exit 1; }

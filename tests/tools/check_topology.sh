@@ -10,7 +10,7 @@ launch=$3
 prog=$4
 fail=0
 check() {  # check NAME TEXT PATTERN
-  if echo "$2" | grep -q -- "$3"; then echo "ok: $1"; else echo "FAIL: $1: no '$3' in:"; echo "$2" | head -20; fail=1; fi
+  if grep -q -- "$3" <<< "$2"; then echo "ok: $1"; else echo "FAIL: $1: no '$3' in:"; echo "$2" | head -20; fail=1; fi
 }
 out=$("$info" --topology 2>&1)
 check "machine tree" "$out" "^node .* package(s), [0-9]* cores"

@@ -13,7 +13,7 @@ fail=0
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 check() {  # check NAME TEXT PATTERN
-  if echo "$2" | grep -q -- "$3"; then echo "ok: $1"; else echo "FAIL: $1: no '$3' in:"; echo "$2" | head -30; fail=1; fi
+  if grep -q -- "$3" <<< "$2"; then echo "ok: $1"; else echo "FAIL: $1: no '$3' in:"; echo "$2" | head -30; fail=1; fi
 }
 warnings_of() {  # warnings_of TEXT RANK: how many topo warnings rank RANK logged
   echo "$1" | grep -c ":$2\] weft WARN topo: "
@@ -42,7 +42,7 @@ assert t["gpu_link_source"], t
 EOF
   then echo "ok: rank $r dump lists nodes [0,1] and [2,3]"; else echo "FAIL: rank $r dump"; cat "$dir/topo.$r.json"; fail=1; fi
 done
-if echo "$out" | grep -q "weft WARN topo: "; then echo "FAIL: unbound ranks were warned"; echo "$out" | grep WARN; fail=1; fi
+if grep -q "weft WARN topo: " <<< "$out"; then echo "FAIL: unbound ranks were warned"; echo "$out" | grep WARN; fail=1; fi
 
 # The described node without mlx5_0: its only NIC, mlx5_1, hangs off NUMA 1, while cpu 0 of this
 # machine is NUMA 0.
