@@ -185,12 +185,17 @@ Status ScheduleRun::post_round() {
 }
 
 bool ScheduleRun::test() {
-  if (!done_) {
-    // A rank waiting on a live peer that has already left the call (it saw the failure first)
-    // would wait forever: any failed member ends the run.
-    if (Status st = check_members(); st != Status::ok) [[unlikely]] fail_run(st);
-  }
   bool done = test_rounds();
+  if (!done) {
+    // A rank waiting on a live peer that has already left the call (it saw the failure first)
+    // would wait forever: any failed member ends the run. Checked after progress, so a run
+    // whose messages have all arrived completes even if a peer has exited since (a survivor
+    // that finished first and left MPI_Finalize is not a reason to fail).
+    if (Status st = check_members(); st != Status::ok) [[unlikely]] {
+      fail_run(st);
+      done = true;
+    }
+  }
   for (auto& lane : lanes_) {
     if (!lane->test()) done = false;
     else if (lane->status() != Status::ok && status_ == Status::ok) status_ = lane->status();
