@@ -299,34 +299,23 @@ Status Window::device_at(int target, const Location& at, uint64_t off, char** ou
   return Status::ok;
 }
 
-Status Window::put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes) {
-  if (at.staged) return staged_put(target, at.addr + off, buf, bytes, at.device);
-  if (at.device) {
-    char* to = nullptr;
-    WEFT_TRY(device_at(target, at, off, &to));
-    return memkind_copy(to, buf, bytes);
-  }
-  if (at.direct) {
-    bulk_copy(at.direct + off, buf, bytes);
+// Put (write) and get: one copy between `local` and byte `off` from a located place.
+Status Window::copy(int target, const Location& at, uint64_t off, void* local, size_t bytes, bool write) {
+  if (at.staged)
+    return write ? staged_put(target, at.addr + off, local, bytes, at.device)
+                 : staged_get(target, at.addr + off, local, bytes, at.device);
+  char* mapped = at.direct ? at.direct + off : nullptr;
+  if (at.device) WEFT_TRY(device_at(target, at, off, &mapped));
+  if (mapped && at.device) return write ? memkind_copy(mapped, local, bytes) : memkind_copy(local, mapped, bytes);
+  if (mapped) {
+    if (write) bulk_copy(mapped, local, bytes);
+    else bulk_copy(local, mapped, bytes);
     return Status::ok;
   }
-  if (at.pid) return cma_copy(target, at.pid, true, const_cast<void*>(buf), at.addr + off, bytes);
-  return on_target(target, t_.rma_put(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
-}
-
-Status Window::get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
-  if (at.staged) return staged_get(target, at.addr + off, buf, bytes, at.device);
-  if (at.device) {
-    char* from = nullptr;
-    WEFT_TRY(device_at(target, at, off, &from));
-    return memkind_copy(buf, from, bytes);
-  }
-  if (at.direct) {
-    bulk_copy(buf, at.direct + off, bytes);
-    return Status::ok;
-  }
-  if (at.pid) return cma_copy(target, at.pid, false, buf, at.addr + off, bytes);
-  return on_target(target, t_.rma_get(job_ranks_[size_t(target)], buf, bytes, at.addr + off, at.rkey));
+  if (at.pid) return cma_copy(target, at.pid, write, local, at.addr + off, bytes);
+  const int job = job_ranks_[size_t(target)];
+  return on_target(target, write ? t_.rma_put(job, local, bytes, at.addr + off, at.rkey)
+                                 : t_.rma_get(job, local, bytes, at.addr + off, at.rkey));
 }
 
 Status Window::atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,

@@ -11,8 +11,8 @@
 // handle of its allocation instead of a UCX key: origins of its node map it and copy
 // (memkind_copy); its control block stays in host memory, reached as above. Origins on other
 // nodes cannot map it: their puts and gets travel as tagged messages that the target applies
-// when it progresses (staged.cpp). The caller (mpi/) checks epochs and argument ranges
-// and maps errors to MPI error classes.
+// when it progresses (staged.cpp). The caller (mpi_window.h) checks epochs and argument
+// ranges.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -108,8 +108,12 @@ class Window {
 
   // Accesses at byte `off` from a located place (checked by the caller). `buf` may be device
   // memory only where the place is (Location::device); elsewhere the caller stages it.
-  Status put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes);
-  Status get(int target, const Location& at, uint64_t off, void* buf, size_t bytes);
+  Status put(int target, const Location& at, uint64_t off, const void* buf, size_t bytes) {
+    return copy(target, at, off, const_cast<void*>(buf), bytes, true);
+  }
+  Status get(int target, const Location& at, uint64_t off, void* buf, size_t bytes) {
+    return copy(target, at, off, buf, bytes, false);
+  }
   // A fetching atomic on one 4- or 8-byte element; *result gets the old value (cswap: holds
   // the compare value on entry). Not on device windows (their accumulates take the mutex).
   Status atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
@@ -159,6 +163,7 @@ class Window {
   LockType locked(int target) const { return locks_[size_t(target)]; }
 
  private:
+  Status copy(int target, const Location& at, uint64_t off, void* local, size_t bytes, bool write);
   // Device windows (register_memory): describes the own memory for CUDA IPC.
   Status describe_device();
   // The address in this process of byte `off` from a located place in a device window.

@@ -1,0 +1,205 @@
+// Accumulates and compare-and-swap on an MPI window, and the atomic each takes. Accumulate
+// (no result), Get_accumulate and Fetch_and_op (result: the old values) go element by element
+// in the target datatype's runs, each element atomic at the target:
+// - 1-, 2-, 4- and 8-byte elements: one remote atomic where UCX has it (sum, band, bor, bxor,
+//   replace and no_op on 4- and 8-byte integers), else compare-and-swap on the word holding
+//   the element (Window::update_element) with the host reduction applied in between;
+// - larger elements (long double, 16-byte complex, pairs over 8 bytes): under the target's
+//   accumulate mutex (a control word taken with compare-and-swap), read, reduced and written
+//   back whole. Every accumulate on such a type takes it, so they exclude each other; the
+//   user's locks are untouched (a shared lock_all would block the exclusive lock word);
+// - a window in GPU device memory: every accumulate takes the mutex, whatever its type (the
+//   range is copied to host memory, reduced there and copied back; one round trip through
+//   the mutex and two copies per call, slow but atomic per element between accumulates);
+// - a target every rank maps with its mutex (an allocated window on one node): the whole range
+//   is reduced in place under the mutex.
+// Device origin, result and compare buffers are copied through host memory.
+#include <cstring>
+
+#include "access.h"
+#include "mpi_window.h"
+#include "runs.h"
+#include "runtime/memkind.h"
+#include "runtime/typemap.h"
+
+namespace weft::rma {
+
+namespace {
+
+// The remote atomic for a predefined op, or false where none applies.
+bool atomic_for(ReduceOp op, Transport::RmaAtomic* out) {
+  switch (op) {
+    case ReduceOp::sum: *out = Transport::RmaAtomic::add; return true;
+    case ReduceOp::band: *out = Transport::RmaAtomic::band; return true;
+    case ReduceOp::bor: *out = Transport::RmaAtomic::bor; return true;
+    case ReduceOp::bxor: *out = Transport::RmaAtomic::bxor; return true;
+    case ReduceOp::replace: *out = Transport::RmaAtomic::swap; return true;
+    case ReduceOp::no_op: *out = Transport::RmaAtomic::add; return true;  // adds 0
+    default: return false;
+  }
+}
+
+bool integer_word(BasicType t) {
+  return t == BasicType::i32 || t == BasicType::u32 || t == BasicType::i64 || t == BasicType::u64;
+}
+
+// The one predefined type a datatype is made of (none if mixed).
+BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
+
+}  // namespace
+
+Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const Target& t, ReduceOp rop,
+                              Epochs epochs) {
+  const Datatype* td = t.type;
+  const BasicType b = element_type(td);
+  if (b == BasicType::none)
+    return refuse(Status::invalid_type, "accumulate needs a target datatype made of one predefined type");
+  if (!reduce_op_supports(rop, b))
+    return refuse(Status::invalid_op, "%s is not defined on %s", reduce_op_name(rop), basic_type_name(b));
+  const size_t esz = basic_type_size(b), bytes = type_packed_size(td, t.count);
+  // The origin (none for MPI_NO_OP) and result must hold the same elements as the target.
+  const Buffer* args[2] = {&origin, &result};
+  for (const Buffer* a : args) {
+    if (!a->type) continue;
+    const BasicType ab = element_type(a->type);
+    const size_t a_bytes = type_packed_size(a->type, a->count);
+    if (ab != b || a_bytes != bytes)
+      return refuse(Status::invalid_type, "the %s holds %zu bytes of %s, the target %zu bytes of %s", a->arg, a_bytes,
+                    ab == BasicType::none ? "mixed types" : basic_type_name(ab), bytes, basic_type_name(b));
+  }
+  ptrdiff_t lo = 0, hi = 0;
+  const std::vector<Run> runs = runs_of(td, t.count, &lo, &hi);
+  for (const Run& r : runs)
+    if (r.bytes % esz != 0)
+      return refuse(Status::invalid_type, "the target datatype splits a %s element", basic_type_name(b));
+  Location at;
+  if (Outcome o = check_access(t.rank, t.disp, lo, hi, &at, epochs); !o.ok()) return o;
+  if (t.rank == kNoRank || bytes == 0) return Status::ok;
+  bool on_device[2] = {false, false};
+  for (int i = 0; i < 2; ++i) {
+    if (!args[i]->type) continue;
+    if (!args[i]->buf && args[i]->type->true_lb == 0)
+      return refuse(Status::invalid_buffer, "NULL buffer (argument '%s_addr')", args[i]->arg);
+  }
+  for (int i = 0; i < 2; ++i)
+    if (args[i]->type)
+      if (Outcome o = buffer_on_device(*args[i], &on_device[i]); !o.ok()) return o;
+  std::vector<char> in_tmp, out_tmp;
+  const char* in = origin.type ? packed_view(origin, true, &in_tmp) : nullptr;
+  char* out = result.type ? packed_view(result, false, &out_tmp) : nullptr;
+  char* out_device = nullptr;  // a device result buffer, while `out` is its host copy
+  if (on_device[0]) {
+    in_tmp.resize(bytes);
+    WEFT_TRY(memkind_copy(in_tmp.data(), in, bytes));
+    in = in_tmp.data();
+  }
+  if (on_device[1]) {
+    out_device = out;
+    out_tmp.resize(bytes);
+    out = out_tmp.data();
+  }
+  const int target = t.rank;
+  Status s = Status::ok;
+  if (at.direct && window_->control_mapped()) {
+    // Every rank maps the target and its mutex (an allocated window on one node): the whole
+    // range is reduced in place under the mutex, which every accumulate to it takes.
+    s = window_->mutex_lock(target);
+    size_t k = 0;
+    for (const Run& r : runs) {
+      if (s != Status::ok) break;
+      char* to = at.direct + (r.disp - lo);
+      if (out) memcpy(out + k, to, r.bytes);
+      if (rop != ReduceOp::no_op) s = reduce_local(rop, b, in + k, to, r.bytes / esz);
+      k += r.bytes;
+    }
+    if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
+  } else if (!at.via_mutex && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
+    Transport::RmaAtomic aop;
+    const bool native = integer_word(b) && atomic_for(rop, &aop);
+    const uint64_t zero = 0;
+    size_t k = 0;
+    for (const Run& r : runs)
+      for (size_t i = 0; i < r.bytes / esz && s == Status::ok; ++i, k += esz) {
+        const uint64_t off = uint64_t(r.disp - lo) + i * esz;
+        const char* value = rop == ReduceOp::no_op ? reinterpret_cast<const char*>(&zero) : in + k;
+        uint64_t old = 0;
+        s = native ? window_->atomic(target, at, off, aop, value, &old, esz)
+                   : window_->update_element(
+                         target, at, off, esz, [&](void* element) { (void)reduce_local(rop, b, value, element, 1); },
+                         &old);
+        if (out) memcpy(out + k, &old, esz);
+      }
+  } else {
+    std::vector<char> cur(bytes);
+    s = window_->mutex_lock(target);
+    if (s == Status::ok) s = copy_runs(*window_, target, at, runs, lo, cur.data(), false);
+    if (s == Status::ok && out) memcpy(out, cur.data(), bytes);
+    if (s == Status::ok && rop != ReduceOp::no_op) {
+      s = reduce_local(rop, b, in, cur.data(), bytes / esz);
+      if (s == Status::ok) s = copy_runs(*window_, target, at, runs, lo, cur.data(), true);
+    }
+    if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
+  }
+  if (s == Status::ok && out_device) s = memkind_copy(out_device, out, bytes);
+  WEFT_TRY(s);
+  if (out && !out_device && !out_tmp.empty())
+    (void)type_unpack(result.type, out_tmp.data(), bytes, const_cast<void*>(result.buf), result.count, 0);
+  return Status::ok;
+}
+
+// One UCX compare-and-swap on 4- and 8-byte integers; on other 1-, 2-, 4- and 8-byte types
+// the compare-and-swap loop on the word holding the element (as accumulate does); on a device
+// window, or a target every rank maps with its mutex, a read and a conditional write under the
+// target's accumulate mutex.
+Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, void* result, const Datatype* d,
+                                    int target, int64_t disp) {
+  const size_t elem = d->predefined ? basic_type_size(d->basic) : 0;
+  if (!d->predefined || basic_type_is_pair(d->basic) || (elem != 1 && elem != 2 && elem != 4 && elem != 8))
+    return refuse(Status::not_supported,
+                  "compare-and-swap on %s is not supported (predefined types of 1, 2, 4 and 8 bytes are)",
+                  d->predefined ? basic_type_name(d->basic) : "a derived datatype");
+  Location at;
+  if (Outcome o = check_access(target, disp, 0, ptrdiff_t(elem), &at); !o.ok()) return o;
+  if (target == kNoRank) return Status::ok;
+  if (!origin || !compare || !result)
+    return refuse(Status::invalid_buffer, "NULL origin, compare or result buffer");
+  const void* bufs[3] = {origin, compare, result};
+  const char* names[3] = {"origin", "compare", "result"};
+  bool on_device[3] = {false, false, false};
+  uint64_t host[2] = {0, 0};
+  for (int i = 0; i < 3; ++i)
+    if (Outcome o = buffer_on_device(Buffer{bufs[i], 1, d, names[i]}, &on_device[i]); !o.ok()) return o;
+  for (int i = 0; i < 2; ++i)
+    if (on_device[i]) {
+      WEFT_TRY(memkind_copy(&host[i], bufs[i], elem));
+      bufs[i] = &host[i];
+    }
+  origin = bufs[0];
+  compare = bufs[1];
+  uint64_t io = 0;
+  Status s;
+  if (at.via_mutex || (at.direct && window_->control_mapped())) {  // as accumulate does there
+    s = window_->mutex_lock(target);
+    if (s == Status::ok) {
+      s = window_->get(target, at, 0, &io, elem);
+      if (s == Status::ok && memcmp(&io, compare, elem) == 0) s = window_->put(target, at, 0, origin, elem);
+      if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
+    }
+  } else if (integer_word(d->basic)) {
+    memcpy(&io, compare, elem);
+    s = window_->atomic(target, at, 0, Transport::RmaAtomic::cswap, origin, &io, elem);
+  } else {
+    s = window_->update_element(
+        target, at, 0, elem,
+        [&](void* element) {
+          if (memcmp(element, compare, elem) == 0) memcpy(element, origin, elem);
+        },
+        &io);
+  }
+  if (s == Status::ok && on_device[2]) s = memkind_copy(result, &io, elem);
+  WEFT_TRY(s);
+  if (!on_device[2]) memcpy(result, &io, elem);
+  return Status::ok;
+}
+
+}  // namespace weft::rma
