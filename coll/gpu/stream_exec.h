@@ -1,0 +1,59 @@
+// Stream-ordered collectives on a user's CUDA stream (MPIX_Allreduce_enqueue, Bcast_enqueue,
+// Allgather_enqueue, Reduce_scatter_block_enqueue), and what a stream communicator carries.
+//
+// A call runs stream-native (enqueued on the user's stream, no host wait) when one shared check
+// passes: every rank on one node with the workspace usable and its flag kernels allowed
+// (agreed when the communicator was made), contiguous datatypes, device buffers, and for the
+// two reductions a predefined op on a predefined type the kernels reduce. On a communicator of
+// one rank it is a stream-ordered copy (or nothing). Every rank must answer alike, or the ranks
+// that enqueue flag barriers wait on the GPU for ranks that took the fallback: the
+// communicator's part was agreed by every rank, the op and a reduction's datatype are the same
+// on every rank (MPI requires it), and contiguity and memory kinds rest on the rule the
+// blocking GPU-native collectives have too: every rank passes device memory, in contiguous
+// datatypes.
+#pragma once
+#include <string>
+
+#include "coll/coll.h"
+#include "pt2pt/stream.h"
+
+namespace weft::coll::gpu {
+
+// What a communicator made by MPIX_Stream_comm_create carries.
+struct StreamComm {
+  UserStream stream;
+  bool every_rank_gpu = false;  // agreed at creation: every rank passed a GPU stream
+  std::string native_why;       // why the collective calls cannot run stream-native (agreed)
+  StreamP2p p2p;                // the point-to-point calls (their reason agreed too)
+};
+
+// At creation, collectively over ctx.comm: agrees whether every rank passed a GPU stream
+// (sc->stream.gpu) and, if so on one node, makes the communicator's GPU workspace now (a
+// cudaMalloc, which stream capture forbids later) and agrees whether CUDA IPC of user buffers
+// works on every rank. Logs the outcome at INFO.
+Status prepare_stream_comm(const CollContext& ctx, StreamComm* sc);
+
+// One stream-ordered collective call, its buffers at their first bytes (contiguous: every
+// datatype of the call lays its data out as one run). In place: coll/gpu's forms (allgather:
+// send == recv + rank * bytes; reduce_scatter_block: send == recv, the input in recv); bcast:
+// send == recv, the buffer.
+struct StreamCall {
+  Collective coll = Collective::allreduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t bytes = 0;       // this rank's result: the vector (allreduce, bcast) or one block
+  size_t count = 0;       // reductions: elements of red.type in this rank's result
+  bool reduction = false;
+  Reduction red{};
+  bool predefined_type = true;  // the reduction's datatype is predefined
+  int root = 0;                 // bcast
+  bool contiguous = true;
+};
+
+// Enqueues the call on the user's stream when it can run stream-native (*native set; the
+// choice logged at INFO once per communicator, call and algorithm); else leaves *why for the
+// host fallback. fn names the call in logs.
+Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call, bool* native,
+                         std::string* why);
+
+}  // namespace weft::coll::gpu
