@@ -1,17 +1,13 @@
 #include "shm.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <random>
 
 #include "runtime/cuda_ipc.h"
 #include "runtime/log.h"
@@ -40,6 +36,8 @@ Status shm_fail(const std::string& msg, Status kind = Status::transport) {
   set_error_detail(msg);
   return kind;
 }
+
+constexpr ShmUse kRingsUse{Subsys::pt2pt, "point-to-point rings", "lower WEFT_SHM_CELLS or WEFT_SHM_CELL_SIZE"};
 
 // What a rank publishes about its inbound segment.
 struct Blob {
@@ -137,32 +135,12 @@ Status ShmEngine::init(const ShmOptions& options) {
   // Peers read our memory with process_vm_readv: allow it where Yama restricts ptrace.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
-  std::random_device rd;
-  char suffix[32];
-  snprintf(suffix, sizeof(suffix), "%d-%08x", boot_.rank(), unsigned(rd()));
-  name_ = boot_.shm_name("p2p", suffix);
-  const char* name = name_.c_str();
-  self_bytes_ = kHeaderBytes + local_world_.size() * ring_bytes_;
-  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return shm_fail(std::string("shm_open ") + name + ": " + strerror(errno));
-  boot_.track_shm(name_, true);
-  // Reserve the pages now: a tmpfs that runs out later would kill us with SIGBUS instead.
-  int err = posix_fallocate(fd, 0, off_t(self_bytes_));
-  if (err != 0) {
-    close(fd);
-    shm_unlink(name);
-    boot_.untrack_shm(name_);
-    return shm_fail("cannot reserve " + std::to_string(self_bytes_) + " bytes in /dev/shm: " +
-                    strerror(err) + " (lower WEFT_SHM_CELLS or WEFT_SHM_CELL_SIZE)");
-  }
-  void* p = mmap(nullptr, self_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    shm_unlink(name);
-    boot_.untrack_shm(name_);
-    return shm_fail(std::string("mmap of the shared segment: ") + strerror(errno));
-  }
-  self_ = static_cast<Segment*>(p);
+  const size_t bytes = kHeaderBytes + local_world_.size() * ring_bytes_;
+  files_.resize(size_t(n));
+  auto& file = files_[size_t(boot_.rank())];
+  file = std::make_unique<ShmSegment>(job_, job_.unique_name("p2p", boot_.rank()), true, kRingsUse);
+  WEFT_TRY(file->create(bytes));
+  self_ = reinterpret_cast<Segment*>(file->data());
   self_->magic = kMagic;
   self_->version = kLayoutVersion;
   self_->rings = uint32_t(local_world_.size());
@@ -179,8 +157,8 @@ Status ShmEngine::init(const ShmOptions& options) {
   peers_[size_t(boot_.rank())] = self_;
 
   Blob blob{};
-  snprintf(blob.name, sizeof(blob.name), "%s", name);
-  blob.bytes = self_bytes_;
+  snprintf(blob.name, sizeof(blob.name), "%s", file->name().c_str());
+  blob.bytes = bytes;
   blob.rings = self_->rings;
   blob.cells = opts_.cells;
   blob.cell_size = opts_.cell_size;
@@ -189,15 +167,7 @@ Status ShmEngine::init(const ShmOptions& options) {
 }
 
 ShmEngine::~ShmEngine() {
-  for (size_t i = 0; i < peers_.size(); ++i) {
-    if (peers_[i] && peers_[i] != self_) {
-      munmap(peers_[i], size_t(kHeaderBytes + size_t(peers_[i]->rings) * ring_bytes_));
-    }
-  }
-  if (self_) {
-    munmap(self_, self_bytes_);
-    shm_unlink(name_.c_str());
-  }
+  if (self_) files_[size_t(boot_.rank())]->unlink();  // if map_all_and_unlink never came
 }
 
 std::string ShmEngine::describe() const {
@@ -219,17 +189,13 @@ Status ShmEngine::map_peer(int dest, Segment** seg) {
     return shm_fail("rank " + std::to_string(dest) +
                     " uses a different shared-memory geometry (WEFT_SHM_* must match on every rank)",
                     Status::invalid_arg);
-  int fd = shm_open(blob.name, O_RDWR, 0);
-  if (fd < 0) return shm_fail(std::string("shm_open ") + blob.name + " of rank " + std::to_string(dest) + ": " + strerror(errno));
-  boot_.track_shm(blob.name, false);  // until its owner unlinks it, after the barrier below
-  void* p = mmap(nullptr, blob.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) return shm_fail(std::string("mmap of rank ") + std::to_string(dest) + "'s segment: " + strerror(errno));
-  auto* s = static_cast<Segment*>(p);
-  if (s->magic != kMagic || s->version != kLayoutVersion) {
-    munmap(p, blob.bytes);
+  // Tracked until its owner unlinks it, after the barrier in map_all_and_unlink.
+  auto file = std::make_unique<ShmSegment>(job_, blob.name, false, kRingsUse);
+  WEFT_TRY(file->attach(blob.bytes));
+  auto* s = reinterpret_cast<Segment*>(file->data());
+  if (s->magic != kMagic || s->version != kLayoutVersion)
     return shm_fail("rank " + std::to_string(dest) + "'s shared segment has an unknown layout");
-  }
+  files_[size_t(dest)] = std::move(file);
   peers_[size_t(dest)] = s;
   *seg = s;
   WEFT_INFO(Subsys::pt2pt, "peer %d: transports weft-shm (segment %s mapped)", dest, blob.name);
@@ -307,17 +273,8 @@ Status ShmEngine::map_all_and_unlink() {
     boot_.unlink_tracked_shm();  // a rank died: nobody maps anything any more
     return st;
   }
-  shm_unlink(name_.c_str());
-  for (int w : local_world_) {
-    char name[sizeof(Blob::name)] = "";
-    std::vector<char> raw;
-    if (w != boot_.rank() && boot_.get(w, kShmKey, &raw) == Status::ok && raw.size() == sizeof(Blob)) {
-      memcpy(name, reinterpret_cast<const Blob*>(raw.data())->name, sizeof(name) - 1);
-      boot_.untrack_shm(name);
-    }
-  }
-  boot_.untrack_shm(name_);
-  name_.clear();
+  for (const auto& file : files_)
+    if (file) file == files_[size_t(boot_.rank())] ? file->unlink() : file->forget();
   return Status::ok;
 }
 

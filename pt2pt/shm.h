@@ -16,10 +16,23 @@
 #include "runtime/cuda_ipc.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
+#include "runtime/shm_segment.h"
 #include "runtime/status.h"
 #include "transport.h"
 
 namespace weft {
+
+// The job's shared-memory names and their tracking (runtime/shm_segment.h) are the bootstrap's.
+class BootstrapShmJob final : public ShmJob {
+ public:
+  explicit BootstrapShmJob(Bootstrap& boot) : boot_(boot) {}
+  std::string name(std::string_view kind, std::string_view rest) const override { return boot_.shm_name(kind, rest); }
+  void track(const std::string& name, bool created) override { boot_.track_shm(name, created); }
+  void untrack(const std::string& name) override { boot_.untrack_shm(name); }
+
+ private:
+  Bootstrap& boot_;
+};
 
 struct ShmOptions {
   uint32_t cells = 16;        // cells per ring
@@ -100,7 +113,7 @@ class ShmEngine {
     IpcDescriptor ipc{};  // flags & kDevice
   };
 
-  ShmEngine(Bootstrap& boot, Progress& progress) : boot_(boot), progress_(progress) {}
+  ShmEngine(Bootstrap& boot, Progress& progress) : boot_(boot), job_(boot), progress_(progress) {}
   Status init(const ShmOptions& options);
   Status map_peer(int dest, Segment** seg);
   bool try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
@@ -136,13 +149,14 @@ class ShmEngine {
   size_t split_min_ = SIZE_MAX;
 
   Bootstrap& boot_;
+  BootstrapShmJob job_;
   Progress& progress_;
   ShmOptions opts_;
   size_t payload_size_ = 0;
   size_t ring_bytes_ = 0;
-  std::string name_;
   Segment* self_ = nullptr;         // my inbound segment
-  size_t self_bytes_ = 0;
+  // The files mapped (this rank's inbound one and its peers'), by job rank.
+  std::vector<std::unique_ptr<ShmSegment>> files_;
   std::vector<int> local_index_;    // job rank -> index among this node's ranks (-1: remote)
   std::vector<int> local_world_;    // index -> job rank
   std::vector<Segment*> peers_;     // inbound segments of this node's ranks, by job rank

@@ -10,6 +10,8 @@
 
 namespace weft {
 class Bootstrap;
+class BootstrapShmJob;
+class ShmSegment;
 }
 
 namespace weft::rma {
@@ -27,17 +29,14 @@ class SharedSegment {
 
   // Removes the name once every rank has mapped the segment (the mappings stay).
   void unlink();
-  char* data() const { return data_; }
-  const std::string& name() const { return name_; }
+  char* data() const;
+  const std::string& name() const;
 
  private:
-  explicit SharedSegment(Bootstrap& boot) : boot_(boot) {}
-  Bootstrap& boot_;
-  std::string name_;
-  char* data_ = nullptr;
-  size_t bytes_ = 0;
-  bool owner_ = false;    // made it, and has not unlinked it yet
-  bool tracked_ = false;  // its name is in the bootstrap's list
+  explicit SharedSegment(Bootstrap& boot);
+  std::unique_ptr<BootstrapShmJob> job_;
+  std::unique_ptr<ShmSegment> file_;  // runtime/shm_segment.h
+  bool owner_ = false;                // made it: removes the name
 };
 
 }  // namespace weft::rma

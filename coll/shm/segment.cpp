@@ -1,11 +1,6 @@
 #include "segment.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +10,9 @@
 #include <vector>
 
 #include "coll/algorithm.h"
+#include "pt2pt/shm.h"
 #include "runtime/log.h"
+#include "runtime/shm_segment.h"
 
 namespace weft::coll::shm {
 
@@ -47,59 +44,18 @@ struct Header {
   uint64_t slot_bytes;
 };
 
-// Named after the job (Bootstrap::shm_name), the leader's job rank and the context id: every
-// member can name the file, so any survivor can remove it.
-std::string file_name(const Bootstrap& boot, const char* kind, int leader, uint32_t context) {
-  return boot.shm_name(kind, std::to_string(leader) + "-" + std::to_string(context));
+// Named after the job, the leader's job rank and the context id: every member can name the
+// file, so any survivor can remove it.
+std::string file_name(const ShmJob& job, const char* kind, int leader, uint32_t context) {
+  return job.name(kind, std::to_string(leader) + "-" + std::to_string(context));
 }
+
+constexpr ShmUse kCollUse{Subsys::coll, "collectives", "lower WEFT_COLL_SHM_SEGMENT"};
 
 Status fail(const std::string& msg) {
   WEFT_ERROR(Subsys::coll, "%s", msg.c_str());
   set_error_detail(msg);
   return Status::transport;
-}
-
-// Creates and maps a zeroed shared file; a stale one of the same name (from a job that died)
-// is replaced.
-Status create_file(const std::string& name, size_t bytes, char** out) {
-  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0 && errno == EEXIST) {
-    shm_unlink(name.c_str());
-    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  }
-  if (fd < 0) return fail("shm_open " + name + ": " + strerror(errno));
-  // Reserve the pages now: a full /dev/shm would otherwise kill a rank with SIGBUS later.
-  int err = posix_fallocate(fd, 0, off_t(bytes));
-  if (err != 0) {
-    close(fd);
-    shm_unlink(name.c_str());
-    return fail("cannot reserve " + std::to_string(bytes) + " bytes in /dev/shm for collectives: " +
-                strerror(err) + " (lower WEFT_COLL_SHM_SEGMENT)");
-  }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    shm_unlink(name.c_str());
-    return fail("mmap of " + name + ": " + strerror(errno));
-  }
-  *out = static_cast<char*>(p);
-  return Status::ok;
-}
-
-// Maps a file another rank creates: pending while it does not exist yet or is still short.
-Status open_file(const std::string& name, size_t bytes, char** out) {
-  int fd = shm_open(name.c_str(), O_RDWR, 0600);
-  if (fd < 0) return errno == ENOENT ? Status::pending : fail("shm_open " + name + ": " + strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || size_t(st.st_size) < bytes) {
-    close(fd);
-    return Status::pending;
-  }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) return fail("mmap of " + name + ": " + strerror(errno));
-  *out = static_cast<char*>(p);
-  return Status::ok;
 }
 
 }  // namespace
@@ -137,22 +93,18 @@ Segment::Segment(const Comm& c, const Geometry& g)
 
 Segment::~Segment() {
   if (base_ && !unlinked_) note_unlinked();
-  if (base_) munmap(base_, bytes_);
-  if (name_.empty() || unlinked_) return;
+  if (!file_ || unlinked_) return;
   // Not every rank has mapped the file. With a member failed, some never will: whoever goes
   // first removes the name. Otherwise a late rank still needs it (this one may have finished a
   // bcast before the others started it): it stays tracked, and finalize removes it.
-  if (boot_->failures_seen()) {
-    shm_unlink(name_.c_str());
-    boot_->untrack_shm(name_);
-  }
+  if (boot_->failures_seen()) file_->unlink();
 }
 
 void Segment::note_unlinked() {
   auto* h = reinterpret_cast<Header*>(base_);
   if (h->attached.load(std::memory_order_acquire) < uint32_t(size_)) return;
   unlinked_ = true;
-  if (boot_) boot_->untrack_shm(name_);
+  file_->forget();
 }
 
 Segment::Line& Segment::flag(int r, uint64_t op) const {
@@ -169,15 +121,20 @@ char* Segment::data(int r, uint64_t op, size_t bytes) {
 }
 
 Status Segment::attach(const CollContext& ctx) {
-  if (name_.empty()) {
+  if (!file_) {
     boot_ = &ctx.transport.boot();
-    name_ = file_name(*boot_, "coll", comm_.world_rank(0), comm_.context_id);
-    boot_->track_shm(name_, rank_ == 0);
+    if (!job_) job_ = std::make_unique<BootstrapShmJob>(*boot_);
+    file_ = std::make_unique<ShmSegment>(*job_, file_name(*job_, "coll", comm_.world_rank(0), comm_.context_id),
+                                         rank_ == 0, kCollUse);
   }
   auto* h = reinterpret_cast<Header*>(base_);
   if (!base_) {
     if (rank_ == 0) {
-      WEFT_TRY(create_file(name_, bytes_, &base_));
+      if (Status made = file_->create(bytes_, true); made != Status::ok) {
+        file_.reset();  // spent: a later call names it again
+        return made;
+      }
+      base_ = file_->data();
       h = reinterpret_cast<Header*>(base_);
       h->ranks = uint32_t(size_);
       h->slots = geometry_.slots;
@@ -186,16 +143,17 @@ Status Segment::attach(const CollContext& ctx) {
       h->ready.store(kReady, std::memory_order_release);
       attached_ = true;
       WEFT_INFO(Subsys::coll, "%s: shared-memory collective segment %s (%zu bytes)", comm_.label().c_str(),
-                 name_.c_str(), bytes_);
+                 file_->name().c_str(), bytes_);
       return Status::ok;
     }
-    Status s = open_file(name_, bytes_, &base_);
+    Status s = file_->attach(bytes_, true);
     if (s != Status::ok) return s;
+    base_ = file_->data();
     h = reinterpret_cast<Header*>(base_);
   }
   if (h->ready.load(std::memory_order_acquire) != kReady) return Status::pending;
   if (h->ranks != uint32_t(size_) || h->slots != geometry_.slots || h->slot_bytes != geometry_.slot_bytes) {
-    munmap(base_, bytes_);
+    file_.reset();  // unmapped; the name stays tracked
     base_ = nullptr;
     return fail("the ranks of " + comm_.label() + " disagree on the shared-memory collective geometry "
                 "(set WEFT_COLL_SHM_SLOT, WEFT_COLL_SHM_SEGMENT and WEFT_COLL_SHM_SLOTS alike on every rank)");
@@ -204,9 +162,8 @@ Status Segment::attach(const CollContext& ctx) {
   // The last rank to map the file removes its name: nobody needs it any more, and a job that
   // dies later leaves nothing in /dev/shm.
   if (h->attached.fetch_add(1, std::memory_order_acq_rel) + 1 == uint32_t(size_)) {
-    shm_unlink(name_.c_str());
+    file_->unlink();
     unlinked_ = true;
-    boot_->untrack_shm(name_);
   }
   return Status::ok;
 }
@@ -408,13 +365,12 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
   // Rank 0 creates the file, then tells rank 1 (every rank runs the schedule to keep the
   // collective sequence in step).
   const int me = world.rank;
-  const std::string name = file_name(t.boot(), "cal", world.world_rank(0), world.context_id);
   constexpr size_t kBytes = kPage;
-  char* base = nullptr;
-  if (me == 0) {
-    WEFT_TRY(create_file(name, kBytes, &base));
-    t.boot().track_shm(name, true);
-  }
+  BootstrapShmJob job(t.boot());
+  std::unique_ptr<ShmSegment> file;
+  if (me <= 1) file = std::make_unique<ShmSegment>(job, file_name(job, "cal", world.world_rank(0), world.context_id),
+                                                    me == 0, kCollUse);
+  if (me == 0) WEFT_TRY(file->create(kBytes, true));
   auto s = std::make_shared<Schedule>("calibration");
   char token = 0;
   if (me == 0) s->send(1, &token, 1);
@@ -422,16 +378,14 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
   CostModel unused;
   CollContext ctx{t, world, unused};
   Status st = run(ctx, s);
-  if (st == Status::ok && me == 1) st = open_file(name, kBytes, &base);
-  if (st == Status::pending) st = fail("the calibration file " + name + " did not appear");
+  if (st == Status::ok && me == 1) st = file->attach(kBytes, true);
+  if (st == Status::pending) st = fail("the calibration file " + file->name() + " did not appear");
   if (st != Status::ok || me > 1) {
-    if (base) munmap(base, kBytes);
-    if (me == 0) {
-      shm_unlink(name.c_str());
-      t.boot().untrack_shm(name);
-    }
+    if (me == 0) file->unlink();
+    if (me == 1) file->forget();
     return st;
   }
+  char* base = file->data();
   auto* ping = reinterpret_cast<std::atomic<uint64_t>*>(base);
   auto* pong = reinterpret_cast<std::atomic<uint64_t>*>(base + 2 * kLine);
   const bool yield = t.progress_engine().yields_at_once();
@@ -463,22 +417,16 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
       }
     }
     if (b > 0) best = std::min(best, (now_us() - t0) / kTrips);
-    if (b == 0 && me == 0) {  // rank 1 has it mapped: it answered
-      shm_unlink(name.c_str());
-      boot.untrack_shm(name);
-    }
+    if (b == 0 && me == 0) file->unlink();  // rank 1 has it mapped: it answered
   }
-  munmap(base, kBytes);
   if (partner_died) {
-    if (me == 0) {
-      shm_unlink(name.c_str());
-      boot.untrack_shm(name);
-    }
+    file->unlink();  // rank 0 may have died before it removed the name
     std::string msg = Transport::failure_detail(&world, partner) + " during the shared-memory calibration";
     WEFT_WARN(Subsys::coll, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::peer_failed;
   }
+  file->forget();
   *alpha_us = best / 2;
   return Status::ok;
 }

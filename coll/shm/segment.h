@@ -26,6 +26,11 @@
 
 #include "coll/coll.h"
 
+namespace weft {
+class BootstrapShmJob;
+class ShmSegment;
+}  // namespace weft
+
 namespace weft::coll::shm {
 
 struct Geometry {
@@ -86,9 +91,10 @@ class Segment {
   const Comm& comm_;
   Geometry geometry_;
   int rank_, size_;
-  std::string name_;
-  Bootstrap* boot_ = nullptr;  // keeps track of the name until it is unlinked
-  char* base_ = nullptr;
+  Bootstrap* boot_ = nullptr;
+  std::unique_ptr<BootstrapShmJob> job_;
+  std::unique_ptr<ShmSegment> file_;  // tracked until every rank has mapped it (then unlinked)
+  char* base_ = nullptr;              // file_'s mapping
   size_t bytes_ = 0;
   size_t flags_at_ = 0, done_at_ = 0, slots_at_ = 0;
   bool attached_ = false;  // this rank has mapped the file and counted itself in
