@@ -64,6 +64,19 @@ Status cuda_fail(const char* what, cudaError_t err) {
   return Status::internal;
 }
 
+// The driver function `name` (CUDA 12 ABI), or null with why set.
+void* driver_entry(const char* name, std::string* why) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    *why = std::string("the driver does not offer ") + name;
+    return nullptr;
+  }
+  return fn;
+}
+
 void resolve(IpcState& s) {
   if (s.resolved) return;
   s.resolved = true;
@@ -75,25 +88,10 @@ void resolve(IpcState& s) {
     s.why = cuda_state().reason.empty() ? "CUDA is not usable" : cuda_state().reason;
     return;
   }
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || !fn) {
-    (void)cudaGetLastError();
-    s.why = "the driver does not offer cuPointerGetAttributes";
-    return;
-  }
-  s.get_attributes = reinterpret_cast<PointerGetAttributesFn>(fn);
-  fn = nullptr;
-  if (cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || !fn) {
-    (void)cudaGetLastError();
-    s.why = "the driver does not offer cuPointerSetAttribute";
-    return;
-  }
-  s.set_attribute = reinterpret_cast<PointerSetAttributeFn>(fn);
+  s.get_attributes = reinterpret_cast<PointerGetAttributesFn>(driver_entry("cuPointerGetAttributes", &s.why));
+  if (!s.get_attributes) return;
+  s.set_attribute = reinterpret_cast<PointerSetAttributeFn>(driver_entry("cuPointerSetAttribute", &s.why));
+  if (!s.set_attribute) return;
   // A blocking stream (not cudaStreamNonBlocking): its copies run after what the program issued
   // on the legacy default stream, such as a cudaMemset of the receive buffer; a persistent
   // receive into a buffer just cleared that way was overwritten by the late memset on one H200

@@ -1,11 +1,33 @@
 #include "datatype.h"
 
 #include <complex>
+#include <type_traits>
 
 namespace weft {
 
 namespace {
 template <class V> struct Pair { V value; int index; };
+static_assert(alignof(std::complex<float>) == alignof(float) && alignof(std::complex<double>) == alignof(double) &&
+              alignof(std::complex<long double>) == alignof(long double));
+
+// f(std::type_identity<C>{}) for the types whose size and alignment are their C type's (long
+// double, complex, the (value, index) pairs); `other` for the rest.
+template <class F>
+size_t of_c_type(BasicType t, size_t other, F f) {
+  switch (t) {
+    case BasicType::f80: return f(std::type_identity<long double>{});
+    case BasicType::cf32: return f(std::type_identity<std::complex<float>>{});
+    case BasicType::cf64: return f(std::type_identity<std::complex<double>>{});
+    case BasicType::cf80: return f(std::type_identity<std::complex<long double>>{});
+    case BasicType::float_int: return f(std::type_identity<Pair<float>>{});
+    case BasicType::double_int: return f(std::type_identity<Pair<double>>{});
+    case BasicType::long_int: return f(std::type_identity<Pair<long>>{});
+    case BasicType::short_int: return f(std::type_identity<Pair<short>>{});
+    case BasicType::int_int: return f(std::type_identity<Pair<int>>{});
+    case BasicType::long_double_int: return f(std::type_identity<Pair<long double>>{});
+    default: return other;
+  }
+}
 }  // namespace
 
 const char* basic_type_name(BasicType t) {
@@ -46,18 +68,8 @@ size_t basic_type_size(BasicType t) {
     case BasicType::i16: case BasicType::u16: case BasicType::f16: case BasicType::bf16: return 2;
     case BasicType::i32: case BasicType::u32: case BasicType::f32: return 4;
     case BasicType::i64: case BasicType::u64: case BasicType::f64: return 8;
-    case BasicType::f80: return sizeof(long double);
-    case BasicType::cf32: return sizeof(std::complex<float>);
-    case BasicType::cf64: return sizeof(std::complex<double>);
-    case BasicType::cf80: return sizeof(std::complex<long double>);
-    case BasicType::float_int: return sizeof(Pair<float>);
-    case BasicType::double_int: return sizeof(Pair<double>);
-    case BasicType::long_int: return sizeof(Pair<long>);
-    case BasicType::short_int: return sizeof(Pair<short>);
-    case BasicType::int_int: return sizeof(Pair<int>);
-    case BasicType::long_double_int: return sizeof(Pair<long double>);
+    default: return of_c_type(t, 0, [](auto c) { return sizeof(typename decltype(c)::type); });
   }
-  return 0;
 }
 
 bool basic_type_is_pair(BasicType t) {
@@ -71,20 +83,8 @@ bool basic_type_is_pair(BasicType t) {
 }
 
 size_t basic_type_align(BasicType t) {
-  switch (t) {
-    case BasicType::none: return 1;
-    case BasicType::f80: return alignof(long double);
-    case BasicType::cf32: return alignof(float);
-    case BasicType::cf64: return alignof(double);
-    case BasicType::cf80: return alignof(long double);
-    case BasicType::float_int: return alignof(Pair<float>);
-    case BasicType::double_int: return alignof(Pair<double>);
-    case BasicType::long_int: return alignof(Pair<long>);
-    case BasicType::short_int: return alignof(Pair<short>);
-    case BasicType::int_int: return alignof(Pair<int>);
-    case BasicType::long_double_int: return alignof(Pair<long double>);
-    default: return basic_type_size(t);
-  }
+  if (t == BasicType::none) return 1;
+  return of_c_type(t, basic_type_size(t), [](auto c) { return alignof(typename decltype(c)::type); });
 }
 
 }  // namespace weft

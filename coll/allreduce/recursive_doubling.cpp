@@ -3,7 +3,7 @@
 // into the odd one and waits for the result, leaving a power of two to run the rounds.
 // Every partial result covers a contiguous range of ranks, so non-commutative operations are
 // applied in rank order (the lower range on the left).
-#include "coll/algorithm.h"
+#include "coll/allreduce/fold.h"
 
 namespace weft::coll {
 
@@ -13,29 +13,14 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
   s->set_reduction(red);
   const int p = c.size, me = c.rank;
   const size_t bytes = count * red.elem_size;
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
-  const int rem = p - pof2;
+  const Fold fold(p);
   char* incoming = s->scratch(bytes);
+  char* data = static_cast<char*>(buf);
 
-  int vrank;  // rank among the pof2 participants, or -1 for a folded-out rank
-  if (me < 2 * rem) {
-    s->new_round();
-    if (me % 2 == 0) {
-      s->send(me + 1, buf, bytes);
-      vrank = -1;
-    } else {
-      s->recv(me - 1, incoming, bytes);
-      s->reduce(incoming, buf, count);
-      vrank = me / 2;
-    }
-  } else {
-    vrank = me - rem;
-  }
+  const int vrank = fold.fold_in(*s, me, data, incoming, count, bytes);  // -1: folded out
   if (vrank >= 0) {
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      int vpeer = vrank ^ mask;
-      int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
+    for (int mask = 1; mask < fold.pof2; mask <<= 1) {
+      int peer = fold.rank_of(vrank ^ mask);
       s->new_round();
       s->send(peer, buf, bytes);
       s->recv(peer, incoming, bytes);
@@ -47,11 +32,7 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
       }
     }
   }
-  if (me < 2 * rem) {
-    s->new_round();
-    if (me % 2 == 0) s->recv(me + 1, buf, bytes);
-    else s->send(me - 1, buf, bytes);
-  }
+  fold.fold_out(*s, me, data, bytes);
   return s;
 }
 
@@ -59,9 +40,7 @@ namespace {
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double n = double(a.bytes);
   const int lg = c.size > 1 ? 31 - __builtin_clz(unsigned(c.size)) : 0;  // floor(log2 p)
-  double t = lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte));
-  if (!is_power_of_two(c.size)) t += 2 * (m.alpha_us + n * m.beta_us_per_byte) + n * m.gamma_us_per_byte;
-  return t;
+  return lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) + fold_us(c.size, n, m);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return build_allreduce_recursive_doubling(c, a.recv, a.count, a.red);

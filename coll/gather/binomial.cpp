@@ -6,7 +6,7 @@
 // off the root must know the size of its subtree's blocks.
 #include <algorithm>
 
-#include "coll/algorithm.h"
+#include "coll/gather/rooted.h"
 
 namespace weft::coll {
 
@@ -34,10 +34,8 @@ std::shared_ptr<Schedule> build_gather_binomial(const Comm& c, const void* mine,
   char* buf;
   bool direct = false;
   if (rel == 0) {
-    direct = true;
-    const size_t base = blocks[size_t(root)].offset;
-    for (int j = 1; j < p && direct; ++j) direct = blocks[size_t((root + j) % p)].offset == base + size_t(j) * b;
-    buf = direct ? recv + base : s->scratch(size_t(p) * b);
+    direct = in_relative_order(blocks, root, p, b);
+    buf = direct ? recv + blocks[size_t(root)].offset : s->scratch(size_t(p) * b);
   } else {
     buf = s->scratch(size_t(extent) * b);
   }
@@ -54,29 +52,20 @@ std::shared_ptr<Schedule> build_gather_binomial(const Comm& c, const void* mine,
   const Block& own = blocks[size_t(root)];
   if (mine != recv + own.offset) s->copy(mine, recv + own.offset, b);
   if (direct) return s;
-  // Reorder: runs of relative ranks whose blocks are adjacent in recv move as one copy.
-  int j = 1;
-  while (j < p) {
-    const size_t dst = blocks[size_t((root + j) % p)].offset;
-    int k = j + 1;
-    while (k < p && blocks[size_t((root + k) % p)].offset == dst + size_t(k - j) * b) ++k;
-    s->copy(buf + size_t(j) * b, recv + dst, size_t(k - j) * b);
-    j = k;
-  }
+  // Reorder, a run of blocks adjacent in recv at a time.
+  for_each_relative_run(blocks, root, p, b, [&](int j, size_t dst, int n) {
+    s->copy(buf + size_t(j) * b, recv + dst, size_t(n) * b);
+  });
   return s;
 }
 
-bool supports(const CollArgs& a, const Comm&) { return a.uniform; }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  const double p = c.size;
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
-}
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return build_gather_binomial(c, a.send, a.own_bytes, static_cast<char*>(a.recv), a.recv_blocks, a.root);
 }
 
 }  // namespace
 
-extern const Algorithm gather_binomial{"binomial", Collective::gather, supports, estimate, build};
+extern const Algorithm gather_binomial{"binomial", Collective::gather, uniform_blocks,
+                                       rooted_binomial_us, build};
 
 }  // namespace weft::coll

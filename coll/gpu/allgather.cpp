@@ -6,7 +6,7 @@
 // variant differs just in its host barriers.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -38,11 +38,8 @@ std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* sen
 }  // namespace
 
 Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
-  if (!ws.kernels) return kernels_required();
-  const auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(ws, s, [&] {
-    return enqueue_pieces(ws, *allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block),
-                          s);
+  return enqueue_pieces_on(ws, stream, [&] {
+    return allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block);
   });
 }
 
@@ -61,15 +58,13 @@ bool supports(const CollArgs& a, const Comm& c) {
 // (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
 // at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
-  return kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
+  return gpu::kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / gpu::kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  return gpu::build_pieces(
-      "gpu_allgather", c, ws,
-      gpu::allgather_pieces(*ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes));
+  return gpu::build_pieces_on("gpu_allgather", c, [&](gpu::GpuWorkspace& ws) {
+    return gpu::allgather_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes);
+  });
 }
 
 }  // namespace

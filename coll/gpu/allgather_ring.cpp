@@ -8,7 +8,7 @@
 // every pair is linked. Kernels allowed only.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -57,8 +57,7 @@ bool supports(const CollArgs& a, const Comm& c) {
 // A rough model, printed with the choice: a barrier and p - 1 steps of a launch and a pairwise
 // flag each, and the result copied twice at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kStepUs = 4, kCopyBytesPerUs = 2.1e6;
-  return kLaunchUs + 2 + (c.size - 1) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
+  return gpu::kLaunchUs + 2 + (c.size - 1) * gpu::kStepUs + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {

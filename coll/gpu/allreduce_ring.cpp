@@ -15,7 +15,7 @@
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -39,16 +39,12 @@ Status enqueue_ring(GpuWorkspace& ws, const void* send, void* recv, size_t count
     if (root >= 0) {
       if (ws.rank != root) continue;
       for (size_t k = 0; k < p; ++k)
-        if (sh.hi(k) > sh.lo(k))
-          WEFT_CUDA_TRY(cudaMemcpyAsync(dst + (off + sh.lo(k)) * elem, ws.slot(int((k + p - 1) % p), piece) + sh.lo(k) * elem,
-                                        (sh.hi(k) - sh.lo(k)) * elem, cudaMemcpyDefault, s));
+        WEFT_TRY(copy_share(dst + off * elem, ws.slot(int((k + p - 1) % p), piece), sh, k, elem, s));
       continue;
     }
     for (size_t step = 0; step + 1 < p; ++step) {
       const size_t k = (r + p - step) % p;
-      if (sh.hi(k) > sh.lo(k))
-        WEFT_CUDA_TRY(cudaMemcpyAsync(mine + sh.lo(k) * elem, theirs + sh.lo(k) * elem, (sh.hi(k) - sh.lo(k)) * elem,
-                                      cudaMemcpyDefault, s));
+      WEFT_TRY(copy_share(mine, theirs, sh, k, elem, s));
       if (step + 2 < p) WEFT_TRY(enqueue_flag_wait_one(ws, left, s));
     }
     WEFT_CUDA_TRY(cudaMemcpyAsync(dst + off * elem, mine, sh.n * elem, cudaMemcpyDefault, s));
@@ -62,36 +58,26 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, true); }
-
-bool supports_reduce(const CollArgs& a, const Comm& c) {
-  return a.count > 0 && a.send && gpu::kernel_call_supported(a, c, true);
-}
-
 // A rough model, printed with the choice: two barriers and 2(p - 1) steps of a launch and a
 // pairwise flag each, then the copy in and out and about two reads and a write of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant is about the same.
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kStepUs = 4, kBytesPerUs = 3.3e6;
-  return kLaunchUs + 8 + 2.0 * (c.size - 1) * kStepUs + double(a.bytes) * 5 / kBytesPerUs;
+  return gpu::kLaunchUs + 8 + 2.0 * (c.size - 1) * gpu::kStepUs + double(a.bytes) * 5 / gpu::kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_ring", c, [r = gpu::reduction_call(a)](gpu::GpuWorkspace& ws, cudaStream_t s) {
-    return gpu::enqueue_ring(ws, r.send, r.recv, r.count, r.type, r.op, s);
-  });
+  return gpu::build_reduction<gpu::enqueue_ring>("gpu_ring", a, c, -1);
 }
 
 std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_reduce_ring", c,
-                             [r = gpu::reduction_call(a), root = a.root](gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_ring(ws, r.send, r.recv, r.count, r.type, r.op, s, root);
-                             });
+  return gpu::build_reduction<gpu::enqueue_ring>("gpu_reduce_ring", a, c, a.root);
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_ring{"gpu_ring", Collective::allreduce, supports, estimate, build};
-extern const Algorithm reduce_gpu_ring{"gpu_reduce_ring", Collective::reduce, supports_reduce, estimate, build_reduce};
+extern const Algorithm allreduce_gpu_ring{"gpu_ring", Collective::allreduce, gpu::supports_allreduce_kernels,
+                                          estimate, build};
+extern const Algorithm reduce_gpu_ring{"gpu_reduce_ring", Collective::reduce, gpu::supports_reduce_kernels, estimate,
+                                       build_reduce};
 
 }  // namespace weft::coll

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -33,10 +33,7 @@ Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
     }
     WEFT_TRY(enqueue_flag_barrier(ws, s));
     if (root >= 0 && ws.rank != root) continue;
-    for (size_t q = 0; q < p; ++q)
-      if (sh.hi(q) > sh.lo(q))
-        WEFT_CUDA_TRY(cudaMemcpyAsync(dst + (off + sh.lo(q)) * elem, ws.slot(int(q), piece) + sh.lo(q) * elem,
-                                      (sh.hi(q) - sh.lo(q)) * elem, cudaMemcpyDefault, s));
+    for (size_t q = 0; q < p; ++q) WEFT_TRY(copy_share(dst + off * elem, ws.slot(int(q), piece), sh, q, elem, s));
   }
   return Status::ok;
 }
@@ -47,37 +44,26 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, true); }
-
-bool supports_reduce(const CollArgs& a, const Comm& c) {
-  return a.count > 0 && a.send && gpu::kernel_call_supported(a, c, true);
-}
-
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two barriers and p copies, then about two reads and two writes of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant writes less at the others.
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
-  return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / kBytesPerUs;
+  return gpu::kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / gpu::kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_two_shot", c, [r = gpu::reduction_call(a)](gpu::GpuWorkspace& ws, cudaStream_t s) {
-    return gpu::enqueue_two_shot(ws, r.send, r.recv, r.count, r.type, r.op, s);
-  });
+  return gpu::build_reduction<gpu::enqueue_two_shot>("gpu_two_shot", a, c, -1);
 }
 
 std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_reduce_two_shot", c,
-                             [r = gpu::reduction_call(a), root = a.root](gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_two_shot(ws, r.send, r.recv, r.count, r.type, r.op, s, root);
-                             });
+  return gpu::build_reduction<gpu::enqueue_two_shot>("gpu_reduce_two_shot", a, c, a.root);
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, supports, estimate, build};
-extern const Algorithm reduce_gpu_two_shot{"gpu_reduce_two_shot", Collective::reduce, supports_reduce, estimate,
-                                           build_reduce};
+extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, gpu::supports_allreduce_kernels,
+                                              estimate, build};
+extern const Algorithm reduce_gpu_two_shot{"gpu_reduce_two_shot", Collective::reduce, gpu::supports_reduce_kernels,
+                                           estimate, build_reduce};
 
 }  // namespace weft::coll

@@ -6,7 +6,7 @@
 // barrier does. Copies only: the copy-engine variant differs just in its host barriers.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -35,10 +35,7 @@ std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t b
 }  // namespace
 
 Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
-  if (!ws.kernels) return kernels_required();
-  const auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(
-      ws, s, [&] { return enqueue_pieces(ws, *bcast_pieces(ws, static_cast<char*>(buf), bytes, root), s); });
+  return enqueue_pieces_on(ws, stream, [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
 }
 
 }  // namespace weft::coll::gpu
@@ -54,13 +51,13 @@ bool supports(const CollArgs& a, const Comm& c) {
 // A rough model, printed with the choice (the rule's pick for small messages): the launch
 // floor (about 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (one H200).
 double estimate(const CollArgs& a, const Comm&, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
-  return kLaunchUs + 2 + double(a.bytes) * 2 / kCopyBytesPerUs;
+  return gpu::kLaunchUs + 2 + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  return gpu::build_pieces("gpu_bcast", c, ws, gpu::bcast_pieces(*ws, static_cast<char*>(a.recv), a.bytes, a.root));
+  return gpu::build_pieces_on("gpu_bcast", c, [&](gpu::GpuWorkspace& ws) {
+    return gpu::bcast_pieces(ws, static_cast<char*>(a.recv), a.bytes, a.root);
+  });
 }
 
 }  // namespace

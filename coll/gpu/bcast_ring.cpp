@@ -9,7 +9,7 @@
 // on one node where every pair is linked. Kernels allowed only.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -55,25 +55,19 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return a.bytes > 0 && gpu::kernel_call_supported(a, c, true, false); }
-
 // A rough model, printed with the choice: a barrier and C + p - 2 steps of a launch and a
 // pairwise flag each, and the vector copied twice per rank at about 2.1 TB/s (one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kStepUs = 4, kCopyBytesPerUs = 2.1e6;
-  return kLaunchUs + 2 + (8.0 + c.size) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
+  return gpu::kLaunchUs + 2 + (8.0 + c.size) * gpu::kStepUs + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_bcast_ring", c,
-                             [buf = static_cast<char*>(a.recv), bytes = a.bytes, root = a.root](
-                                 gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_bcast_ring(ws, buf, bytes, root, s);
-                             });
+  return gpu::build_bcast<gpu::enqueue_bcast_ring>("gpu_bcast_ring", a, c);
 }
 
 }  // namespace
 
-extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, supports, estimate, build};
+extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, gpu::supports_bcast_kernels, estimate,
+                                       build};
 
 }  // namespace weft::coll

@@ -7,7 +7,7 @@
 // (workspace.h). Kernels allowed only.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -21,15 +21,10 @@ Status enqueue_bcast_two_shot(GpuWorkspace& ws, char* buf, size_t bytes, int roo
     if (ws.rank == root) WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(root, piece), buf + off, sh.n, cudaMemcpyDefault, s));
     WEFT_TRY(enqueue_flag_barrier(ws, s));
     const size_t me = size_t(ws.rank);
-    if (ws.rank != root && sh.hi(me) > sh.lo(me))
-      WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(ws.rank, piece) + sh.lo(me), ws.slot(root, piece) + sh.lo(me),
-                                    sh.hi(me) - sh.lo(me), cudaMemcpyDefault, s));
+    if (ws.rank != root) WEFT_TRY(copy_share(ws.slot(ws.rank, piece), ws.slot(root, piece), sh, me, 1, s));
     WEFT_TRY(enqueue_flag_barrier(ws, s));
     if (ws.rank == root) continue;
-    for (size_t q = 0; q < p; ++q)
-      if (sh.hi(q) > sh.lo(q))
-        WEFT_CUDA_TRY(cudaMemcpyAsync(buf + off + sh.lo(q), ws.slot(int(q), piece) + sh.lo(q), sh.hi(q) - sh.lo(q),
-                                      cudaMemcpyDefault, s));
+    for (size_t q = 0; q < p; ++q) WEFT_TRY(copy_share(buf + off, ws.slot(int(q), piece), sh, q, 1, s));
   }
   return Status::ok;
 }
@@ -42,25 +37,19 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return a.bytes > 0 && gpu::kernel_call_supported(a, c, true, false); }
-
 // A rough model, printed with the choice: the launch floor (about 10 us), two barriers, and
 // the vector copied in, scattered and gathered at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6;
-  return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * (2 + 1.0 / c.size) / kCopyBytesPerUs;
+  return gpu::kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * (2 + 1.0 / c.size) / gpu::kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_bcast_two_shot", c,
-                             [buf = static_cast<char*>(a.recv), bytes = a.bytes, root = a.root](
-                                 gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_bcast_two_shot(ws, buf, bytes, root, s);
-                             });
+  return gpu::build_bcast<gpu::enqueue_bcast_two_shot>("gpu_bcast_two_shot", a, c);
 }
 
 }  // namespace
 
-extern const Algorithm bcast_gpu_two_shot{"gpu_bcast_two_shot", Collective::bcast, supports, estimate, build};
+extern const Algorithm bcast_gpu_two_shot{"gpu_bcast_two_shot", Collective::bcast, gpu::supports_bcast_kernels,
+                                          estimate, build};
 
 }  // namespace weft::coll

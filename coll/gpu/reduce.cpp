@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -41,11 +41,8 @@ std::shared_ptr<const Pieces> reduce_pieces(GpuWorkspace& ws, const char* send, 
 
 Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
                       int root, void* stream) {
-  if (!ws.kernels) return kernels_required();
-  const auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(ws, s, [&] {
-    return enqueue_pieces(
-        ws, *reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root), s);
+  return enqueue_pieces_on(ws, stream, [&] {
+    return reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root);
   });
 }
 
@@ -63,15 +60,15 @@ bool supports(const CollArgs& a, const Comm& c) {
 // floor (about 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s,
 // and p reads plus one write at the root at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
-  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
+  return gpu::kLaunchUs + 4 + double(a.bytes) / gpu::kCopyBytesPerUs +
+         double(a.bytes) * (c.size + 1) / gpu::kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  return gpu::build_pieces("gpu_reduce", c, ws,
-                           gpu::reduce_pieces(*ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                              a.count, a.red.type, a.red.op, a.root));
+  return gpu::build_pieces_on("gpu_reduce", c, [&](gpu::GpuWorkspace& ws) {
+    return gpu::reduce_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.count, a.red.type,
+                              a.red.op, a.root);
+  });
 }
 
 }  // namespace

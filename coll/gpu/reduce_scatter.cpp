@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -57,23 +57,16 @@ bool supports(const CollArgs& a, const Comm& c) {
   return total == a.count && gpu::kernel_call_supported(a, c, false, true);
 }
 
-// A rough model, printed with the choice: the launch floor (about 10 us), a barrier and a
-// second launch, the input copied in at about 2.1 TB/s, and p reads of this rank's share plus
-// one write at 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
-  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / c.size / kReduceBytesPerUs;
-}
-
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  return gpu::build_pieces("gpu_reduce_scatter", c, ws,
-                           gpu::reduce_scatter_pieces(*ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                                      a.counts, a.count, a.red.type, a.red.op));
+  return gpu::build_pieces_on("gpu_reduce_scatter", c, [&](gpu::GpuWorkspace& ws) {
+    return gpu::reduce_scatter_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.counts,
+                                      a.count, a.red.type, a.red.op);
+  });
 }
 
 }  // namespace
 
-extern const Algorithm reduce_scatter_gpu{"gpu_reduce_scatter", Collective::reduce_scatter, supports, estimate, build};
+extern const Algorithm reduce_scatter_gpu{"gpu_reduce_scatter", Collective::reduce_scatter, supports,
+                                         gpu::slots_reduce_scatter_us, build};
 
 }  // namespace weft::coll

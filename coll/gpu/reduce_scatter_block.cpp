@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -21,9 +21,7 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
   auto p = std::make_shared<Pieces>();
   GpuWorkspace* w = &ws;
   const size_t elem = basic_type_size(type), ranks = size_t(ws.size);
-  const size_t align = std::max<size_t>(1, 16 / elem);  // sub-blocks on 16 bytes: vector loads
-  size_t per = piece_elements(ws, elem) / ranks;
-  if (per >= align) per = per / align * align;
+  const size_t per = sub_block_elements(ws, elem);
   p->count = (count + per - 1) / per;
   p->in = [w, send, count, elem, per, ranks](size_t i, uint64_t piece, cudaStream_t s) {
     const size_t off = i * per, n = std::min(per, count - off);
@@ -45,12 +43,8 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
 
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {
-  if (!ws.kernels) return kernels_required();
-  const auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(ws, s, [&] {
-    return enqueue_pieces(
-        ws, *reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op),
-        s);
+  return enqueue_pieces_on(ws, stream, [&] {
+    return reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op);
   });
 }
 
@@ -65,25 +59,16 @@ bool supports(const CollArgs& a, const Comm& c) {
   return gpu::block_reduce_scatter(a, c) && gpu::kernel_call_supported(a, c, false, true);
 }
 
-// A rough model, printed with the choice (the rule picks this one for the block form): the launch
-// floor (about 10 us), a barrier and a second launch, the input copied in at about 2.1 TB/s
-// and p shares read plus one written by the reduction at 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
-  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / c.size / kReduceBytesPerUs;
-}
-
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  return gpu::build_pieces("gpu_reduce_scatter_block", c, ws,
-                           gpu::reduce_scatter_block_pieces(*ws, static_cast<const char*>(a.send),
-                                                            static_cast<char*>(a.recv), a.counts[0], a.red.type,
-                                                            a.red.op));
+  return gpu::build_pieces_on("gpu_reduce_scatter_block", c, [&](gpu::GpuWorkspace& ws) {
+    return gpu::reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                            a.counts[0], a.red.type, a.red.op);
+  });
 }
 
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu_block{"gpu_reduce_scatter_block", Collective::reduce_scatter, supports,
-                                                estimate, build};
+                                                gpu::slots_reduce_scatter_us, build};
 
 }  // namespace weft::coll

@@ -9,7 +9,7 @@
 // WEFT_COLL_TUNE=reduce_scatter:@gpu_reduce_scatter_ring. Kernels allowed only.
 #include <algorithm>
 
-#include "workspace.h"
+#include "steps.h"
 
 namespace weft::coll::gpu {
 
@@ -18,9 +18,7 @@ namespace {
 Status enqueue_reduce_scatter_ring(GpuWorkspace& ws, const char* send, char* recv, size_t count, BasicType type,
                                    ReduceOp op, cudaStream_t s) {
   const size_t elem = basic_type_size(type), p = size_t(ws.size), r = size_t(ws.rank);
-  const size_t align = std::max<size_t>(1, 16 / elem);  // sub-blocks on 16 bytes: vector loads
-  size_t per = piece_elements(ws, elem) / p;
-  if (per >= align) per = per / align * align;
+  const size_t per = sub_block_elements(ws, elem);
   const int left = int((r + p - 1) % p);
   for (size_t off = 0; off < count; off += per) {
     const size_t n = std::min(per, count - off);
@@ -53,8 +51,8 @@ bool supports(const CollArgs& a, const Comm& c) {
 // each, the input copied in at about 2.1 TB/s and two reads and a write per step's share at
 // 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  constexpr double kLaunchUs = 10, kStepUs = 4, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
-  return kLaunchUs + 2 + c.size * kStepUs + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * 3 / kReduceBytesPerUs;
+  return gpu::kLaunchUs + 2 + c.size * gpu::kStepUs + double(a.bytes) / gpu::kCopyBytesPerUs +
+         double(a.bytes) * 3 / gpu::kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {

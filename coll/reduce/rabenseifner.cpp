@@ -7,19 +7,9 @@
 // relative to the root; with p not a power of two, the odd ranks among the first 2*rem fold
 // their vector into the even rank below them and leave, so the root (relative rank 0) always
 // takes part and no final hop is needed. Needs count >= p' (a piece per remaining rank).
-#include <algorithm>
-
-#include "coll/algorithm.h"
+#include "coll/reduce/halving.h"
 
 namespace weft::coll {
-
-namespace {
-int floor_pof2(int p) {
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
-  return pof2;
-}
-}  // namespace
 
 std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* send, void* recv,
                                                     size_t count, const Reduction& red, int root) {
@@ -56,49 +46,30 @@ std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* s
     vrank = rel - rem;
   }
   auto peer_of = [&](int v) { return real(v < rem ? v * 2 : v + rem); };
-  // Piece k (ending up at vrank k) covers elements [start(k), start(k + 1)).
-  auto start = [&](int k) {
-    return count / size_t(pof2) * size_t(k) + std::min<size_t>(size_t(k), count % size_t(pof2));
-  };
-
-  // Reduce-scatter by recursive halving over pieces [lo, hi).
-  int lo = 0, hi = pof2;
-  for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
-    const int mid = lo + mask;
-    const bool lower = (vrank & mask) == 0;
-    const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
-    const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-    const int peer = peer_of(vrank ^ mask);
-    s->next_round();
-    s->send(peer, acc + start(give_lo) * es, (start(give_hi) - start(give_lo)) * es);
-    s->recv(peer, incoming, (start(keep_hi) - start(keep_lo)) * es);
-    s->reduce(incoming, acc + start(keep_lo) * es, start(keep_hi) - start(keep_lo));
-    lo = keep_lo;
-    hi = keep_hi;
-  }
+  // Piece k ends up at vrank k.
+  const EvenPieces piece{count, pof2};
+  reduce_scatter_halving(*s, acc, incoming, es, piece, vrank, peer_of);
 
   // Binomial gather to vrank 0: take the children's pieces (one round), pass mine and theirs up.
   int low = 1;
   while (low < pof2 && !(vrank & low)) low <<= 1;
   s->next_round();
   for (int m = 1; m < low; m <<= 1)
-    s->recv(peer_of(vrank + m), acc + start(vrank + m) * es, (start(vrank + 2 * m) - start(vrank + m)) * es);
+    s->recv(peer_of(vrank + m), acc + piece.start(vrank + m) * es,
+            piece.elems(vrank + m, vrank + 2 * m) * es);
   if (vrank != 0) {
     s->next_round();
-    s->send(peer_of(vrank - low), acc + start(vrank) * es, (start(vrank + low) - start(vrank)) * es);
+    s->send(peer_of(vrank - low), acc + piece.start(vrank) * es,
+            piece.elems(vrank, vrank + low) * es);
   }
   return s;
 }
 
 namespace {
-bool supports(const CollArgs& a, const Comm& c) {
-  return a.red.commutative && a.count >= size_t(floor_pof2(c.size));
-}
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const int pof2 = floor_pof2(c.size);
-  const double q = pof2, n = double(a.bytes);
-  double t = 2 * ceil_log2(pof2) * m.alpha_us + 2 * (q - 1) / q * n * m.beta_us_per_byte +
-             (q - 1) / q * n * m.gamma_us_per_byte;
+  const double n = double(a.bytes);
+  double t = halving_and_mirror_us(pof2, n, m);
   if (pof2 != c.size) t += m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte);  // the fold
   return t;
 }
@@ -107,6 +78,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }
 }  // namespace
 
-extern const Algorithm reduce_rabenseifner{"rabenseifner", Collective::reduce, supports, estimate, build};
+extern const Algorithm reduce_rabenseifner{"rabenseifner", Collective::reduce, halving_supports, estimate, build};
 
 }  // namespace weft::coll

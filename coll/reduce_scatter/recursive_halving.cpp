@@ -6,7 +6,7 @@
 // order); segments may differ in size.
 #include <algorithm>
 
-#include "coll/algorithm.h"
+#include "coll/reduce_scatter/segments.h"
 
 namespace weft::coll {
 
@@ -20,8 +20,7 @@ std::shared_ptr<Schedule> build_reduce_scatter_recursive_halving(const Comm& c, 
   s->set_reduction(red);
   const int p = c.size, me = c.rank;
   const size_t es = red.elem_size;
-  std::vector<size_t> start(size_t(p) + 1, 0);
-  for (int r = 0; r < p; ++r) start[size_t(r) + 1] = start[size_t(r)] + counts[size_t(r)];
+  const std::vector<size_t> start = segment_starts(counts);
   const char* in = static_cast<const char*>(send);
   if (p == 1) {
     s->new_round();

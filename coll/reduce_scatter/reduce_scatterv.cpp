@@ -1,7 +1,7 @@
 // Reduce-scatter as a binomial reduce of the whole vector to rank 0 followed by a linear
 // scatter of each rank's segment. Slower than the ring or recursive halving, but the reduce
 // combines in rank order, so it handles every operation, non-commutative ones included.
-#include "coll/algorithm.h"
+#include "coll/reduce_scatter/segments.h"
 
 namespace weft::coll {
 
@@ -15,12 +15,10 @@ std::shared_ptr<Schedule> build_reduce_scatter_reduce_scatterv(const Comm& c, co
   s->set_reduction(red);
   const int p = c.size;
   const size_t es = red.elem_size;
+  const std::vector<size_t> start = segment_starts(counts);
+  const size_t total = start[size_t(p)];
   std::vector<Block> blocks(static_cast<size_t>(p));
-  size_t total = 0;
-  for (int r = 0; r < p; ++r) {
-    blocks[size_t(r)] = Block{total * es, counts[size_t(r)] * es};
-    total += counts[size_t(r)];
-  }
+  for (int r = 0; r < p; ++r) blocks[size_t(r)] = Block{start[size_t(r)] * es, counts[size_t(r)] * es};
   // The whole result, at rank 0 only.
   char* whole = c.rank == 0 ? s->scratch(total * es) : nullptr;
   auto reduce = build_reduce_binomial(c, send, whole, total, red, 0);

@@ -1,9 +1,9 @@
 // Ring reduce-scatter: p-1 rounds, each reducing one segment as it travels, so that rank r
 // ends with the full reduction of segment r. Commutative operations only (the ring does not
 // combine in rank order). Works on a scratch copy of the input.
-#include <cstring>
+#include <algorithm>
 
-#include "coll/algorithm.h"
+#include "coll/reduce_scatter/segments.h"
 
 namespace weft::coll {
 
@@ -14,12 +14,8 @@ std::shared_ptr<Schedule> build_reduce_scatter_ring(const Comm& c, const void* s
   s->set_reduction(red);
   const int p = c.size, me = c.rank;
   const size_t es = red.elem_size;
-  std::vector<size_t> start(size_t(p) + 1, 0);
-  size_t largest = 0;
-  for (int r = 0; r < p; ++r) {
-    start[size_t(r) + 1] = start[size_t(r)] + counts[size_t(r)];
-    largest = std::max(largest, counts[size_t(r)]);
-  }
+  const std::vector<size_t> start = segment_starts(counts);
+  const size_t largest = *std::max_element(counts.begin(), counts.end());
   const size_t total = start[size_t(p)];
   char* work = s->scratch(total * es);
   char* incoming = s->scratch(largest * es + 1);

@@ -6,7 +6,7 @@
 // rank off the root must know the size of its subtree's blocks.
 #include <algorithm>
 
-#include "coll/algorithm.h"
+#include "coll/gather/rooted.h"
 
 namespace weft::coll {
 
@@ -27,20 +27,13 @@ std::shared_ptr<Schedule> build_scatter_binomial(const Comm& c, const char* send
     const Block& own = blocks[size_t(root)];
     s->new_round();
     if (mine != send + own.offset) s->copy(send + own.offset, mine, b);
-    bool direct = true;
-    for (int j = 1; j < p && direct; ++j) direct = blocks[size_t((root + j) % p)].offset == own.offset + size_t(j) * b;
-    if (direct) {
+    if (in_relative_order(blocks, root, p, b)) {
       buf = send + own.offset;
-    } else {  // pack runs of relative ranks whose blocks are adjacent in send
+    } else {  // pack, a run of blocks adjacent in send at a time
       char* packed = s->scratch(size_t(p) * b);
-      int j = 1;
-      while (j < p) {
-        const size_t src = blocks[size_t((root + j) % p)].offset;
-        int k = j + 1;
-        while (k < p && blocks[size_t((root + k) % p)].offset == src + size_t(k - j) * b) ++k;
-        s->copy(send + src, packed + size_t(j) * b, size_t(k - j) * b);
-        j = k;
-      }
+      for_each_relative_run(blocks, root, p, b, [&](int j, size_t src, int n) {
+        s->copy(send + src, packed + size_t(j) * b, size_t(n) * b);
+      });
       buf = packed;
       s->new_round();
     }
@@ -64,11 +57,6 @@ std::shared_ptr<Schedule> build_scatter_binomial(const Comm& c, const char* send
   return s;
 }
 
-bool supports(const CollArgs& a, const Comm&) { return a.uniform; }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  const double p = c.size;
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
-}
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return build_scatter_binomial(c, static_cast<const char*>(a.send), a.send_blocks, a.recv,
                                 a.own_bytes, a.root);
@@ -76,6 +64,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm scatter_binomial{"binomial", Collective::scatter, supports, estimate, build};
+extern const Algorithm scatter_binomial{"binomial", Collective::scatter, uniform_blocks,
+                                        rooted_binomial_us, build};
 
 }  // namespace weft::coll

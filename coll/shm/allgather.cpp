@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "coll/algorithm.h"
-#include "segment.h"
+#include "pieces.h"
 
 namespace weft::coll {
 
@@ -16,14 +16,12 @@ size_t largest_block(const CollArgs& a) {
   return most;
 }
 bool supports(const CollArgs& a, const Comm& c) {
-  return c.single_node && c.size > 1 && a.recv_blocks.size() == size_t(c.size);
+  return shm::node_call(a, c) && a.recv_blocks.size() == size_t(c.size);
 }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const size_t slot = shm::slot_bytes(c.size), block = largest_block(a);
-  const double pieces = double(std::max<size_t>(1, (block + slot - 1) / slot));
-  const double piece = double(std::min(block, slot));
-  return pieces * (shm::flag_exchange_us(m, c.size) + (c.size + 1) * piece * m.shm_beta_us_per_byte);
+  const shm::SlotPieces pieces = shm::slot_pieces(largest_block(a), c.size);
+  return pieces.count * (shm::flag_exchange_us(m, c.size) + (c.size + 1) * pieces.bytes * m.shm_beta_us_per_byte);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allgather:shm");

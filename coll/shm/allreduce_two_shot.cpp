@@ -6,20 +6,17 @@
 #include <limits>
 
 #include "coll/algorithm.h"
-#include "segment.h"
+#include "pieces.h"
 
 namespace weft::coll {
 
 namespace {
-bool supports(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const size_t slot = shm::slot_bytes(c.size);
-  const double pieces = double(std::max<size_t>(1, (a.bytes + slot - 1) / slot));
-  const double piece = double(std::min(a.bytes, slot));
+  const shm::SlotPieces pieces = shm::slot_pieces(a.bytes, c.size);
   // Per piece: two flag exchanges; copy in, read and reduce the shares, copy out.
-  return pieces * (2 * shm::flag_exchange_us(m, c.size) +
-                   piece * (3 * m.shm_beta_us_per_byte + m.gamma_us_per_byte));
+  return pieces.count * (2 * shm::flag_exchange_us(m, c.size) +
+                         pieces.bytes * (3 * m.shm_beta_us_per_byte + m.gamma_us_per_byte));
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("allreduce:shm_two_shot");
@@ -68,6 +65,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }
 }  // namespace
 
-extern const Algorithm allreduce_shm_two_shot{"shm_two_shot", Collective::allreduce, supports, estimate, build};
+extern const Algorithm allreduce_shm_two_shot{"shm_two_shot", Collective::allreduce, shm::node_call, estimate,
+                                              build};
 
 }  // namespace weft::coll

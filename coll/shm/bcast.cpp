@@ -5,21 +5,18 @@
 #include <limits>
 
 #include "coll/algorithm.h"
-#include "segment.h"
+#include "pieces.h"
 
 namespace weft::coll {
 
 namespace {
-bool supports(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const size_t slot = shm::slot_bytes(c.size);
-  const double pieces = double(std::max<size_t>(1, (a.bytes + slot - 1) / slot));
-  const double piece = double(std::min(a.bytes, slot));
+  const shm::SlotPieces pieces = shm::slot_pieces(a.bytes, c.size);
   // One hand-off and one copy per piece, pipelined; the root checks every reader's progress
   // once per round of slots.
-  return (pieces + 1) * (m.shm_alpha_us + piece * m.shm_beta_us_per_byte) +
-         pieces / shm::geometry().slots * shm::flag_exchange_us(m, c.size);
+  return (pieces.count + 1) * (m.shm_alpha_us + pieces.bytes * m.shm_beta_us_per_byte) +
+         pieces.count / shm::geometry().slots * shm::flag_exchange_us(m, c.size);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("bcast:shm");
@@ -46,6 +43,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }
 }  // namespace
 
-extern const Algorithm bcast_shm{"shm", Collective::bcast, supports, estimate, build};
+extern const Algorithm bcast_shm{"shm", Collective::bcast, shm::node_call, estimate, build};
 
 }  // namespace weft::coll

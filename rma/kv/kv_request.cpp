@@ -136,8 +136,8 @@ int Agent::on_done(void* arg, const void* header, size_t header_length, void* da
                    const void* param) {
   auto* a = static_cast<Agent*>(arg);
   wire::Done d{};
-  if (!wire::read_header(header, header_length, &d)) return UCS_OK;
-  if (Request* q = a->find_request(d.request)) q->on_done(d, reason_text(data, length, param));
+  Request* q = wire::read_header(header, header_length, &d) ? a->find_request(d.request) : nullptr;
+  if (q) q->on_done(d, reason_text(data, length, param));
   return UCS_OK;
 }
 
