@@ -103,6 +103,7 @@ struct CostModel {
 CostModel model_for(const Comm& c, const CostModel& m);
 
 class Tuning;
+class Calls;
 
 struct CollContext {
   Transport& transport;
@@ -110,6 +111,8 @@ struct CollContext {
   const CostModel& model;
   const Tuning* tuning = nullptr;  // WEFT_COLL_TUNE rules, or none
   bool dump = false;               // print every schedule before it runs (WEFT_COLL_DUMP)
+  Calls* calls = nullptr;          // plan cache and runs in flight (call.h), or none
+  bool require_fast_path = false;  // WEFT_REQUIRE_FAST_PATH: no staging of device buffers
 };
 
 class Schedule;

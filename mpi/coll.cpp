@@ -1,21 +1,20 @@
-// Collective bindings, part 1: the call machinery (coll_call.h) and the collectives that
-// reduce (Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each
-// blocking, non-blocking (MPI_I*) and persistent (MPI_*_init) from one planning function.
+// Collective bindings, part 1: argument checks, the MPI side of a call (coll_call.h: errors
+// raised, requests made) and the collectives that reduce (Reduce, Allreduce,
+// Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each blocking, non-blocking
+// (MPI_I*) and persistent (MPI_*_init) from one planning function.
 #include "coll_call.h"
 
-#include <algorithm>
 #include <climits>
 #include <initializer_list>
 
 #include "coll/gpu/gpu_coll.h"
-#include "coll/offload/offload.h"
 #include "datatype_api.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 
 namespace weft::mpi {
 
-// ---------------------------------------------------------------------------- call machinery
+// --------------------------------------------------------------------- checks and the call
 
 int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c) {
   *c = lookup_comm(comm);
@@ -39,254 +38,34 @@ int check_count(const char* fn, MPI_Comm comm, int count, const char* arg) {
   return MPI_SUCCESS;
 }
 
-std::shared_ptr<const void> hold_type(const Datatype* d) {
-  if (!d || d->predefined) return nullptr;
-  retain(d);
-  return std::shared_ptr<const void>(d, [](const void* p) { release(static_cast<const Datatype*>(p)); });
+int CollCall::plan(const coll::CollArgs& args, const CollPlanKey* key) {
+  Status s = call_.plan(args, key);
+  return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
 }
 
-coll::Schedule& CollCall::outer() {
-  if (!outer_) outer_ = std::make_shared<coll::Schedule>("call");
-  return *outer_;
-}
-
-char* CollCall::input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack) {
-  return lay_out(pieces, blocks, true, force_pack, -1);
-}
-
-char* CollCall::output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack) {
-  return lay_out(pieces, blocks, false, false, prepack);
-}
-
-char* CollCall::lay_out(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks,
-                        bool is_input, bool force_pack, int prepack) {
-  const size_t n = pieces.size();
-  blocks->assign(n, coll::Block{});
-  std::vector<ptrdiff_t> offsets(n, 0);
-  std::vector<char> contiguous(n, 1), device(n, 0);
-  bool in_place = !force_pack;
-  for (size_t i = 0; i < n; ++i) {
-    if (!pieces[i].count) continue;
-    contiguous[i] = contiguous_span(pieces[i].type, pieces[i].count, &offsets[i]);
-    if (!contiguous[i]) in_place = false;
-  }
-  // GPU device buffers are staged through host scratch memory, like non-contiguous data. A
-  // build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
-  if (memkind_device_possible()) {
-    for (size_t i = 0; i < n; ++i) {
-      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count)) continue;
-      const MemInfo kind = memkind_query(pieces[i].buf);
-      if (kind.kind == MemKind::unsupported_device) {
-        // Refused. Laid out as it is (the caller's size checks still see the blocks); plan()
-        // and execute() return the error, so nothing ever touches the buffer.
-        if (error_ == MPI_SUCCESS) error_ = raise_unsupported_device(comm_, fn_, pieces[i].buf);
-        continue;
-      }
-      if (host_accessible(kind)) continue;
-      if (!staging_allowed(contiguous[i])) return nullptr;
-      device[i] = 1;
-      in_place = false;
-    }
-  }
-  if (in_place) {  // every piece is one run of bytes: use the buffers as they are
-    const char* base = nullptr;
-    for (size_t i = 0; i < n; ++i) {
-      if (!pieces[i].count || !packed_size(pieces[i].type, pieces[i].count)) continue;
-      const char* at = static_cast<const char*>(pieces[i].buf) + offsets[i];
-      if (!base || at < base) base = at;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const size_t bytes = pieces[i].count ? packed_size(pieces[i].type, pieces[i].count) : 0;
-      if (bytes) (*blocks)[i] = coll::Block{size_t(static_cast<const char*>(pieces[i].buf) + offsets[i] - base), bytes};
-    }
-    return const_cast<char*>(base);
-  }
-  // Packed: the pieces' packed forms back to back in scratch memory.
-  size_t total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bytes = pieces[i].count ? packed_size(pieces[i].type, pieces[i].count) : 0;
-    (*blocks)[i] = coll::Block{total, bytes};
-    total += bytes;
-    if (pieces[i].count) keep(hold_type(pieces[i].type));
-  }
-  char* staging = outer().scratch(total + 1);
-  const std::vector<coll::Block> where = *blocks;
-  auto pack_piece = [pieces, where, staging, device, offsets](size_t i) {
-    if (!where[i].bytes) return Status::ok;
-    if (device[i])
-      return memkind_copy(staging + where[i].offset, static_cast<const char*>(pieces[i].buf) + offsets[i],
-                          where[i].bytes);
-    pack(pieces[i].type, pieces[i].buf, pieces[i].count, staging + where[i].offset);
-    return Status::ok;
-  };
-  if (is_input) {
-    pre_.push_back([n, pack_piece] {
-      for (size_t i = 0; i < n; ++i) WEFT_TRY(pack_piece(i));
-      return Status::ok;
-    });
-  } else {
-    if (prepack >= 0) pre_.push_back([prepack, pack_piece] { return pack_piece(size_t(prepack)); });
-    post_.push_back([pieces, where, staging, device, offsets] {
-      for (size_t i = 0; i < pieces.size(); ++i) {
-        if (!where[i].bytes) continue;
-        void* buf = const_cast<void*>(pieces[i].buf);
-        if (device[i]) WEFT_TRY(memkind_copy(static_cast<char*>(buf) + offsets[i], staging + where[i].offset, where[i].bytes));
-        else unpack(pieces[i].type, staging + where[i].offset, where[i].bytes, buf, pieces[i].count);
-      }
-      return Status::ok;
-    });
-  }
-  return staging;
-}
-
-bool CollCall::staging_allowed(bool contiguous) {
-  if (!contiguous) {
-    error_ = raise(comm_, MPI_ERR_TYPE, fn_, "non-contiguous datatypes on GPU device buffers are not supported yet");
-    return false;
-  }
-  if (g_state->require_fast_path) {
-    error_ = raise(comm_, MPI_ERR_UNSUPPORTED_OPERATION, fn_,
-                   "a GPU device buffer would be staged through host memory (GPU-native algorithms "
-                   "exist for Allreduce, Bcast, Reduce, Allgather and Reduce_scatter(_block) on one "
-                   "node only), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
-    return false;
-  }
-  if (log_first_time("coll-device-staging"))
-    WEFT_WARN(Subsys::gpu, "collectives on GPU device buffers are staged through host memory "
-              "(cudaMemcpy in and out, host algorithms) except Allreduce, Bcast, Reduce, Allgather "
-              "and Reduce_scatter(_block) on one node, which run GPU-native when they can");
-  return true;
-}
-
-int CollCall::plan(const coll::CollArgs& args) {
-  if (error_ != MPI_SUCCESS) return error_;
-  coll::CollContext ctx = coll_context(*c_);
-  std::shared_ptr<coll::Schedule> inner;
-  // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
-  if (Status o = coll::offload::prepare(ctx, args); o != Status::ok) return raise_status(comm_, o, fn_);
-  Status s = coll::plan(ctx, args, &inner);
-  if (s != Status::ok) return raise_status(comm_, s, fn_);
-  if (pre_.empty() && post_.empty()) {
-    for (auto& k : kept_) inner->keep(std::move(k));
-    planned_ = std::move(inner);
-    return MPI_SUCCESS;
-  }
-  coll::Schedule& o = outer();
-  o.set_name(inner->name());
-  if (!pre_.empty()) {
-    o.new_round();
-    for (auto& f : pre_) o.call(std::move(f));
-  }
-  o.append(*inner);
-  if (!post_.empty()) {
-    // The result is complete only once the inner schedule's lanes (hier_pipelined's fragments)
-    // have finished too, not when its own rounds have: unpack it after they all have.
-    if (!o.lanes().empty()) o.join_lanes();
-    o.next_round();
-    for (auto& f : post_) o.call(std::move(f));
-  }
-  for (auto& k : kept_) o.keep(std::move(k));
-  planned_ = outer_;
-  return MPI_SUCCESS;
-}
-
-void CollCall::plan_nothing() {
-  outer();
-  planned_ = outer_;
-}
-
-namespace {
-constexpr size_t kCollPlanCache = 8;  // per communicator
-}  // namespace
-
-bool CollCall::reuse(CollMode mode, const CollPlanKey& key) {
-  if (mode != CollMode::blocking) return false;
-  CommEntry* e = lookup_comm_entry(comm_);
-  if (!e) return false;
-  for (size_t i = 0; i < e->plans.size(); ++i) {
-    if (!(e->plans[i].key == key)) continue;
-    planned_ = std::const_pointer_cast<coll::Schedule>(e->plans[i].schedule);
-    if (i) std::swap(e->plans[i], e->plans[0]);
-    return true;
-  }
-  return false;
-}
-
-void CollCall::remember(CollMode mode, const CollPlanKey& key) {
-  if (mode != CollMode::blocking || !planned_) return;
-  CommEntry* e = lookup_comm_entry(comm_);
-  if (!e) return;
-  if (e->plans.size() >= kCollPlanCache) e->plans.pop_back();
-  e->plans.insert(e->plans.begin(),
-                  CollPlan{key, planned_, hold_type(key.send_type), hold_type(key.recv_type)});
-}
-
-namespace {
-
-// Starts a schedule as request r; it completes through progress_collectives.
-int start_schedule(const char* fn, MPI_Comm comm, const Comm& c,
-                   const std::shared_ptr<const coll::Schedule>& schedule, Request* r) {
-  auto run = std::make_shared<coll::ScheduleRun>(coll_context(c), schedule);
-  r->complete = false;
-  r->status = RequestStatus{};
-  Status s = run->start();
-  if (s != Status::ok) return raise_status(comm, s, fn);
-  if (run->test()) {
-    r->status.error = run->status();
-    r->complete = true;
-  } else {
-    g_state->active_colls.emplace_back(r, std::move(run));
-  }
-  return MPI_SUCCESS;
-}
-
-}  // namespace
-
-int CollCall::execute(CollMode mode, MPI_Request* request) {
-  if (error_ != MPI_SUCCESS) return error_;
-  if (mode == CollMode::blocking) {
-    coll::CollContext ctx = coll_context(*c_);
-    Status s = coll::run(ctx, planned_);
+int CollCall::execute(MPI_Request* request) {
+  if (mode_ == CollMode::blocking) {
+    Status s = call_.run();
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
   }
+  if (Status s = call_.error(); s != Status::ok) return raise_status(comm_, s, fn_);
   Request* r = g_state->requests.alloc(RequestKind::coll);
   r->owner = comm_;
-  if (mode == CollMode::persistent) {
+  if (mode_ == CollMode::persistent) {
     r->persistent = true;
     r->complete = true;  // inactive until started
     const Comm* cp = c_;
-    r->start = [fn = fn_, comm = comm_, cp, schedule = planned_](Request& q) {
-      int rc = start_schedule(fn, comm, *cp, schedule, &q);
-      return rc == MPI_SUCCESS ? Status::ok : Status::internal;
+    r->start = [fn = fn_, comm = comm_, cp, schedule = call_.schedule()](Request& q) {
+      Status s = g_state->coll_calls.start(coll_context(*cp), schedule, &q);
+      if (s != Status::ok) (void)raise_status(comm, s, fn);
+      return s == Status::ok ? Status::ok : Status::internal;
     };
-  } else {
-    int rc = start_schedule(fn_, comm_, *c_, planned_, r);
-    if (rc != MPI_SUCCESS) {
-      g_state->requests.release(r);
-      return rc;
-    }
+  } else if (Status s = call_.start(r); s != Status::ok) {
+    g_state->requests.release(r);
+    return raise_status(comm_, s, fn_);
   }
   *request = request_handle(r);
   return MPI_SUCCESS;
-}
-
-int progress_collectives(void* state) {
-  auto* st = static_cast<State*>(state);
-  if (st->active_colls.empty()) [[likely]] return 0;
-  int done = 0;
-  for (size_t i = 0; i < st->active_colls.size();) {
-    auto& [r, run] = st->active_colls[i];
-    if (run->test()) {
-      r->status.error = run->status();
-      r->complete = true;
-      st->active_colls[i] = std::move(st->active_colls.back());
-      st->active_colls.pop_back();
-      ++done;
-    } else {
-      ++i;
-    }
-  }
-  return done;
 }
 
 // ------------------------------------------------------------------------- the collectives
@@ -301,13 +80,11 @@ int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* requ
   int rc = check_coll_comm(fn, comm, &c);
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
   if (rc != MPI_SUCCESS) return rc;
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   const CollPlanKey key{int(coll::Collective::barrier)};
-  if (call.reuse(mode, key)) return call.execute(mode, request);
-  rc = call.plan(coll::CollArgs{coll::Collective::barrier});
-  if (rc != MPI_SUCCESS) return rc;
-  call.remember(mode, key);
-  return call.execute(mode, request);
+  if (call.reuse(key)) return call.execute(request);
+  if ((rc = call.plan(coll::CollArgs{coll::Collective::barrier}, &key)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
@@ -321,9 +98,9 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
   if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
-  if (call.reuse(mode, key)) return call.execute(mode, request);
+  if (call.reuse(key)) return call.execute(request);
   ptrdiff_t offset = 0;
   if (c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
       contiguous_span(d, size_t(count), &offset)) {
@@ -339,9 +116,8 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
       a.bytes = packed_size(d, size_t(count));
       a.root = root;
       a.blocking = mode == CollMode::blocking;
-      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      call.remember(mode, key);
-      return call.execute(mode, request);
+      if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
+      return call.execute(request);
     }
   }
   std::vector<coll::Block> blocks;
@@ -351,10 +127,9 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   a.recv = base + blocks[0].offset;
   a.bytes = blocks[0].bytes;
   a.root = root;
-  if (c->size == 1 || a.bytes == 0) call.plan_nothing();
-  else if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  call.remember(mode, key);
-  return call.execute(mode, request);
+  if (c->size == 1 || a.bytes == 0) call.plan_nothing(&key);
+  else if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // What the reducing collectives share: the reduction for (op, datatype) over `count` elements,
@@ -377,6 +152,17 @@ int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count,
   }
   out->per_element = count ? out->lay.reduce_count / count : 0;
   return MPI_SUCCESS;
+}
+
+// The arguments of reducing r's elements from `in` into `out` (both contiguous).
+coll::CollArgs reduction_args(coll::Collective kind, const void* in, void* out, const ReductionSetup& r) {
+  coll::CollArgs a{kind};
+  a.send = in;
+  a.recv = out;
+  a.count = r.lay.reduce_count;
+  a.bytes = a.count * r.red.elem_size;
+  a.red = r.red;
+  return a;
 }
 
 }  // namespace
@@ -463,11 +249,7 @@ int gpu_native_allreduce(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, 
   }
   int rc = gpu_native(fn, mode, comm, c, {in, out}, &r.red, native);
   if (rc != MPI_SUCCESS || !*native) return rc;
-  a->send = in;
-  a->recv = out;
-  a->count = r.lay.reduce_count;
-  a->bytes = a->count * r.red.elem_size;
-  a->red = r.red;
+  *a = reduction_args(coll::Collective::allreduce, in, out, r);
   a->blocking = mode == CollMode::blocking;
   return MPI_SUCCESS;
 }
@@ -489,18 +271,18 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   if (rc != MPI_SUCCESS) return rc;
   const bool is_root = c->rank == root, in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   // An identical earlier call was valid (its datatype object and built-in op are the same).
   const Datatype* d = lookup_datatype(dt);
   const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, d, d, op, root};
-  if (count > 0 && call.reuse(mode, key)) return call.execute(mode, request);
+  if (count > 0 && call.reuse(key)) return call.execute(request);
   ReductionSetup r;
   if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
   if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, is_root)) != MPI_SUCCESS)
     return rc;
   if (count == 0) {
     call.plan_nothing();
-    return call.execute(mode, request);
+    return call.execute(request);
   }
   const bool cacheable = !r.red.user;
   ptrdiff_t offset = 0;
@@ -516,17 +298,11 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
                  : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
     if (rc != MPI_SUCCESS) return rc;
     if (native) {
-      coll::CollArgs a{coll::Collective::reduce};
-      a.send = gin;
-      a.recv = is_root ? gout : const_cast<char*>(gin);
-      a.count = r.lay.reduce_count;
-      a.bytes = a.count * r.red.elem_size;
-      a.red = r.red;
+      coll::CollArgs a = reduction_args(coll::Collective::reduce, gin, is_root ? gout : const_cast<char*>(gin), r);
       a.root = root;
       a.blocking = mode == CollMode::blocking;
-      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      call.remember(mode, key);
-      return call.execute(mode, request);
+      if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
+      return call.execute(request);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
@@ -540,16 +316,10 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
     in = call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
     if (is_root) out = call.output({result}, &out_blocks) + out_blocks[0].offset;
   }
-  coll::CollArgs a{coll::Collective::reduce};
-  a.send = in;
-  a.recv = is_root ? out : const_cast<char*>(in);
-  a.count = r.lay.reduce_count;
-  a.bytes = a.count * r.red.elem_size;
-  a.red = r.red;
+  coll::CollArgs a = reduction_args(coll::Collective::reduce, in, is_root ? out : const_cast<char*>(in), r);
   a.root = root;
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
+  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // Allreduce, Scan, Exscan: `count` elements in, `count` elements out at every rank.
@@ -562,17 +332,17 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
   if (rc != MPI_SUCCESS) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   const Datatype* d = lookup_datatype(dt);
   const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, d, d, op, 0};
-  if (count > 0 && call.reuse(mode, key)) return call.execute(mode, request);
+  if (count > 0 && call.reuse(key)) return call.execute(request);
   ReductionSetup r;
   if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
   if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, true)) != MPI_SUCCESS)
     return rc;
   if (count == 0) {
     call.plan_nothing();
-    return call.execute(mode, request);
+    return call.execute(request);
   }
   const bool cacheable = !r.red.user;
   if (kind == coll::Collective::allreduce) {
@@ -584,24 +354,17 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
     if (hier)
       return gpu_hier_allreduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, r.lay.reduce_count * r.red.elem_size);
     if (native) {
-      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      if (cacheable) call.remember(mode, key);
-      return call.execute(mode, request);
+      if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+      return call.execute(request);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
   const Piece result{recvbuf, size_t(count), r.lay.type};
   char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
   const char* in = in_place ? out : call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
-  coll::CollArgs a{kind};
-  a.send = in;
-  a.recv = out;
-  a.count = r.lay.reduce_count;
-  a.bytes = a.count * r.red.elem_size;
-  a.red = r.red;
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
+  const coll::CollArgs a = reduction_args(kind, in, out, r);
+  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // Reduce_scatter (recvcounts) and Reduce_scatter_block (`block`: recvcount for every rank).
@@ -624,7 +387,7 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     total += size_t(n);
   }
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   ReductionSetup r;
   if ((rc = setup_reduction(fn, comm, call, total, dt, op, &r)) != MPI_SUCCESS) return rc;
   const size_t mine = counts[size_t(c->rank)];
@@ -632,7 +395,7 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
   if (total == 0) {
     call.plan_nothing();
-    return call.execute(mode, request);
+    return call.execute(request);
   }
   ptrdiff_t in_offset = 0, out_offset = 0;
   if (p > 1 && !r.red.user && r.lay.type->predefined &&
@@ -655,34 +418,24 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
               : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
     if (rc != MPI_SUCCESS) return rc;
     if (native) {
-      coll::CollArgs a{coll::Collective::reduce_scatter};
-      a.send = gin;
-      a.recv = gout;
-      a.count = total * r.per_element;
-      a.bytes = a.count * r.red.elem_size;
-      a.red = r.red;
+      coll::CollArgs a = reduction_args(coll::Collective::reduce_scatter, gin, gout, r);
       a.uniform = block;
       a.blocking = mode == CollMode::blocking;
       for (size_t& n : counts) n *= r.per_element;
       a.counts = std::move(counts);
       if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      return call.execute(mode, request);
+      return call.execute(request);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
   const char* in = call.input({Piece{in_place ? recvbuf : sendbuf, total, r.lay.type}}, &in_blocks) + in_blocks[0].offset;
   char* out = call.output({Piece{recvbuf, mine, r.lay.type}}, &out_blocks) + out_blocks[0].offset;
-  coll::CollArgs a{coll::Collective::reduce_scatter};
-  a.send = in;
-  a.recv = out;
-  a.count = total * r.per_element;
-  a.bytes = a.count * r.red.elem_size;
-  a.red = r.red;
+  coll::CollArgs a = reduction_args(coll::Collective::reduce_scatter, in, out, r);
   a.uniform = block;
   for (size_t& n : counts) n *= r.per_element;
   a.counts = std::move(counts);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  return call.execute(mode, request);
+  return call.execute(request);
 }
 
 }  // namespace

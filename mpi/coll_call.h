@@ -1,72 +1,55 @@
-// Shared by the collective bindings (coll.cpp, coll_data.cpp): turning an MPI collective call
-// into a schedule, and running that schedule blocking, non-blocking or persistently.
-//
-// A call's buffers are described per rank as pieces (pointer, count, datatype). Contiguous
-// pieces are used in place; otherwise the call packs its inputs into scratch memory in a first
-// round and unpacks its outputs in a last one, around the algorithm's rounds, so every
-// datatype works in every mode.
+// Shared by the collective bindings (coll.cpp, coll_data.cpp): an MPI collective call handed
+// to coll's call machinery (coll/call.h: buffer lay-out, packing, planning, the plan cache and
+// the runs in flight), with the errors it returns raised on the communicator, and the request
+// handle of a non-blocking or persistent call.
 #pragma once
-#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
-#include "coll/schedule.h"
+#include "coll/call.h"
 #include "state.h"
 
 namespace weft::mpi {
 
-enum class CollMode { blocking, nonblocking, persistent };
-
-struct Piece {
-  const void* buf = nullptr;
-  size_t count = 0;
-  const Datatype* type = nullptr;
-};
+using CollMode = coll::Mode;
+using Piece = coll::Piece;
+using CollPlanKey = coll::PlanKey;
 
 class CollCall {
  public:
-  CollCall(const char* fn, MPI_Comm comm, Comm* c) : fn_(fn), comm_(comm), c_(c) {}
+  CollCall(const char* fn, MPI_Comm comm, Comm* c, CollMode mode)
+      : fn_(fn), comm_(comm), c_(c), mode_(mode), call_(coll_context(*c), mode) {}
 
-  // Lays out one side of the call; returns the base its blocks' offsets refer to. Inputs are
-  // packed before the algorithm runs, outputs unpacked after it. `prepack`: an output piece
-  // that also holds this rank's input (in place) and is packed first. `force_pack`: always
-  // copy into scratch (in-place alltoall reads its input from there).
-  char* input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack = false);
-  char* output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack = -1);
+  // See coll::Call.
+  char* input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack = false) {
+    return call_.input(pieces, blocks, force_pack);
+  }
+  char* output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack = -1) {
+    return call_.output(pieces, blocks, prepack);
+  }
+  void keep(std::shared_ptr<const void> object) { call_.keep(std::move(object)); }
 
-  // Keeps an object alive as long as the schedule.
-  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+  // Plans the call (a blocking one is remembered under *key when given); MPI_SUCCESS or the
+  // raised error.
+  int plan(const coll::CollArgs& args, const CollPlanKey* key = nullptr);
+  // Nothing to do (e.g. a zero-count reduction): completes at once in every mode.
+  void plan_nothing(const CollPlanKey* key = nullptr) { call_.plan_nothing(key); }
+  // A blocking call identical to an earlier one reuses its schedule (true: planned).
+  bool reuse(const CollPlanKey& key) { return call_.reuse(key); }
 
-  // Plans the algorithm for `args` and wraps it with the packing rounds.
-  int plan(const coll::CollArgs& args);
-  // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
-  void plan_nothing();
-
-  // Runs the planned call in `mode`; *request receives the request for the non-blocking and
-  // persistent modes.
-  int execute(CollMode mode, MPI_Request* request);
-
-  // Blocking calls: reuse the schedule of an identical earlier call (true: planned), or
-  // remember this call's schedule once planned. No-ops in the other modes.
-  bool reuse(CollMode mode, const CollPlanKey& key);
-  void remember(CollMode mode, const CollPlanKey& key);
+  // Runs the planned call; *request receives the request of a non-blocking or persistent one.
+  int execute(MPI_Request* request);
 
   const Comm& comm() const { return *c_; }
+  CollMode mode() const { return mode_; }
 
  private:
-  char* lay_out(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool is_input,
-                bool force_pack, int prepack);
-  // Whether a GPU device piece may be staged through host memory; raises the error if not.
-  bool staging_allowed(bool contiguous);
-  int error_ = MPI_SUCCESS;  // raised while laying out; plan() returns it
   const char* fn_;
   MPI_Comm comm_;
   Comm* c_;
-  coll::Schedule& outer();  // made on first use: cached and contiguous calls never need it
-  std::shared_ptr<coll::Schedule> outer_;
-  std::vector<std::function<Status()>> pre_, post_;
-  std::vector<std::shared_ptr<const void>> kept_;
-  std::shared_ptr<coll::Schedule> planned_;
+  CollMode mode_;
+  coll::Call call_;
 };
 
 // Argument checks shared by the bindings: MPI_SUCCESS or the raised error code.
@@ -106,8 +89,5 @@ int gpu_hier_reduce_scatter(const char* fn, MPI_Comm comm, Comm& c, const void* 
                             size_t mine, int count, MPI_Datatype dt, MPI_Op op, size_t bytes);
 // Frees the node and leader communicators the gpu_hier_* calls split off c, if any.
 void release_gpu_hier(Comm& c);
-
-// Keeps a derived datatype alive as long as the schedule that uses it.
-std::shared_ptr<const void> hold_type(const Datatype* d);
 
 }  // namespace weft::mpi

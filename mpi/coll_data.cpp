@@ -92,80 +92,51 @@ int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* reques
   return rc;
 }
 
-// Gather and Gatherv (recv.counts set).
-int gather_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv, int root,
-                MPI_Comm comm, MPI_Request* request) {
+// Gather(v) (kind gather) and Scatter(v) (kind scatter): the root's side has a block per rank
+// (the receive side of a gather, the send side of a scatter; v forms: counts set), the other
+// side one block at every rank (MPI_IN_PLACE at the root: its block of the root's side).
+int rooted_call(const char* fn, Collective kind, CollMode mode, const SideSpec& send, const SideSpec& recv,
+                int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   int rc = start_call(fn, mode, comm, request, &c);
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
+  const bool gather = kind == Collective::gather;
+  const SideSpec& all = gather ? recv : send;
+  const SideSpec& own = gather ? send : recv;
   const int p = c->size;
-  const bool is_root = c->rank == root, in_place = send.buf == MPI_IN_PLACE;
+  const bool is_root = c->rank == root, in_place = own.buf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   CollPlanKey key;
-  const bool cacheable = plan_key(Collective::gather, send, recv, root, &key);
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
-  coll::CollArgs a{Collective::gather};
+  const bool cacheable = plan_key(kind, send, recv, root, &key);
+  if (cacheable && call.reuse(key)) return call.execute(request);
+  coll::CollArgs a{kind};
   a.root = root;
-  a.uniform = !recv.per_rank;
+  a.uniform = !all.per_rank;
+  std::vector<Block>& blocks = gather ? a.recv_blocks : a.send_blocks;
+  char* base = nullptr;
   if (is_root) {
     std::vector<Piece> pieces;
-    if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
-    a.recv = call.output(pieces, &a.recv_blocks, in_place ? root : -1);
+    if ((rc = pieces_of(fn, comm, all, p, &pieces)) != MPI_SUCCESS) return rc;
+    base = gather ? call.output(pieces, &blocks, in_place ? root : -1) : call.input(pieces, &blocks);
   }
+  char* mine;
   if (in_place) {
-    a.send = static_cast<char*>(a.recv) + a.recv_blocks[size_t(root)].offset;
-    a.own_bytes = a.recv_blocks[size_t(root)].bytes;
+    mine = base + blocks[size_t(root)].offset;
+    a.own_bytes = blocks[size_t(root)].bytes;
   } else {
-    std::vector<Piece> mine;
-    std::vector<Block> blocks;
-    if ((rc = pieces_of(fn, comm, send, 1, &mine)) != MPI_SUCCESS) return rc;
-    a.send = call.input(mine, &blocks) + blocks[0].offset;
-    a.own_bytes = blocks[0].bytes;
+    std::vector<Piece> piece;
+    std::vector<Block> block;
+    if ((rc = pieces_of(fn, comm, own, 1, &piece)) != MPI_SUCCESS) return rc;
+    mine = (gather ? call.input(piece, &block) : call.output(piece, &block)) + block[0].offset;
+    a.own_bytes = block[0].bytes;
   }
-  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.recv_blocks) : a.own_bytes);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
-}
-
-// Scatter and Scatterv (send.counts set).
-int scatter_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv, int root,
-                 MPI_Comm comm, MPI_Request* request) {
-  Comm* c;
-  int rc = start_call(fn, mode, comm, request, &c);
-  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
-  if (rc != MPI_SUCCESS) return rc;
-  const int p = c->size;
-  const bool is_root = c->rank == root, in_place = recv.buf == MPI_IN_PLACE;
-  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-  CollCall call(fn, comm, c);
-  CollPlanKey key;
-  const bool cacheable = plan_key(Collective::scatter, send, recv, root, &key);
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
-  coll::CollArgs a{Collective::scatter};
-  a.root = root;
-  a.uniform = !send.per_rank;
-  if (is_root) {
-    std::vector<Piece> pieces;
-    if ((rc = pieces_of(fn, comm, send, p, &pieces)) != MPI_SUCCESS) return rc;
-    a.send = call.input(pieces, &a.send_blocks);
-  }
-  if (in_place) {
-    a.recv = static_cast<char*>(const_cast<void*>(a.send)) + a.send_blocks[size_t(root)].offset;
-    a.own_bytes = a.send_blocks[size_t(root)].bytes;
-  } else {
-    std::vector<Piece> mine;
-    std::vector<Block> blocks;
-    if ((rc = pieces_of(fn, comm, recv, 1, &mine)) != MPI_SUCCESS) return rc;
-    a.recv = call.output(mine, &blocks) + blocks[0].offset;
-    a.own_bytes = blocks[0].bytes;
-  }
-  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(a.send_blocks) : a.own_bytes);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
+  a.send = gather ? mine : base;
+  a.recv = gather ? base : mine;
+  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(blocks) : a.own_bytes);
+  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // Allgather and Allgatherv (recv.counts set).
@@ -176,10 +147,10 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size, me = c->rank;
   const bool in_place = send.buf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   CollPlanKey key;
   const bool cacheable = plan_key(Collective::allgather, send, recv, 0, &key);
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
+  if (cacheable && call.reuse(key)) return call.execute(request);
   coll::CollArgs a{Collective::allgather};
   a.uniform = !recv.per_rank;
   std::vector<Piece> pieces;
@@ -212,9 +183,8 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
       a.bytes = block * size_t(p);
       a.blocking = mode == CollMode::blocking;
       for (int q = 0; q < p; ++q) a.recv_blocks.push_back(Block{size_t(q) * block, block});
-      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      if (cacheable) call.remember(mode, key);
-      return call.execute(mode, request);
+      if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+      return call.execute(request);
     }
   }
   a.recv = call.output(pieces, &a.recv_blocks, in_place ? me : -1);
@@ -231,9 +201,8 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   }
   a.own_bytes = a.recv_blocks[size_t(me)].bytes;
   a.bytes = total_bytes(a.recv_blocks);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
+  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // Alltoall, Alltoallv, Alltoallw.
@@ -244,10 +213,10 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size;
   const bool in_place = send.buf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   CollPlanKey key;
   const bool cacheable = plan_key(Collective::alltoall, send, recv, 0, &key);
-  if (cacheable && call.reuse(mode, key)) return call.execute(mode, request);
+  if (cacheable && call.reuse(key)) return call.execute(request);
   coll::CollArgs a{Collective::alltoall};
   a.uniform = !recv.per_rank;
   std::vector<Piece> out, in;
@@ -260,9 +229,8 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   a.send = call.input(in, &a.send_blocks, in_place);
   a.recv = call.output(out, &a.recv_blocks);
   a.bytes = total_bytes(a.send_blocks);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  if (cacheable) call.remember(mode, key);
-  return call.execute(mode, request);
+  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
+  return call.execute(request);
 }
 
 // The neighbours of this rank in comm's topology; -1 for MPI_PROC_NULL.
@@ -303,7 +271,7 @@ int neighbor_call(const char* fn, Collective kind, CollMode mode, const SideSpec
   if (rc != MPI_SUCCESS) return rc;
   if (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid in neighbourhood collectives");
-  CollCall call(fn, comm, c);
+  CollCall call(fn, comm, c, mode);
   coll::CollArgs a{kind};
   a.uniform = !recv.per_rank;
   if ((rc = neighbours(fn, comm, *c, &a.sources, &a.destinations, &a.cartesian)) != MPI_SUCCESS) return rc;
@@ -321,7 +289,7 @@ int neighbor_call(const char* fn, Collective kind, CollMode mode, const SideSpec
   }
   a.bytes = total_bytes(a.send_blocks) + total_bytes(a.recv_blocks);
   if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  return call.execute(mode, request);
+  return call.execute(request);
 }
 
 SideSpec uniform_side(const void* buf, int count, MPI_Datatype type, const char* what) {
@@ -370,37 +338,40 @@ extern "C" {
 int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Gather");
-  return gather_call("MPI_Gather", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
+  return rooted_call("MPI_Gather", Collective::gather, CollMode::blocking,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
 }
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Igather");
-  return gather_call("MPI_Igather", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Igather", Collective::gather, CollMode::nonblocking,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
 }
 int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                      MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Gather_init");
-  return gather_call("MPI_Gather_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Gather_init", Collective::gather, CollMode::persistent,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
 }
 int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Gatherv");
-  return gather_call("MPI_Gatherv", CollMode::blocking, WEFT_SEND_U,
+  return rooted_call("MPI_Gatherv", Collective::gather, CollMode::blocking, WEFT_SEND_U,
                      v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, nullptr);
 }
 int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Igatherv");
-  return gather_call("MPI_Igatherv", CollMode::nonblocking, WEFT_SEND_U,
+  return rooted_call("MPI_Igatherv", Collective::gather, CollMode::nonblocking, WEFT_SEND_U,
                      v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
 }
 int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Gatherv_init");
-  return gather_call("MPI_Gatherv_init", CollMode::persistent, WEFT_SEND_U,
+  return rooted_call("MPI_Gatherv_init", Collective::gather, CollMode::persistent, WEFT_SEND_U,
                      v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
 }
 
@@ -408,38 +379,42 @@ int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Scatter");
-  return scatter_call("MPI_Scatter", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
+  return rooted_call("MPI_Scatter", Collective::scatter, CollMode::blocking,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
 }
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Iscatter");
-  return scatter_call("MPI_Iscatter", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Iscatter", Collective::scatter, CollMode::nonblocking,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
 }
 int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                       MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Scatter_init");
-  return scatter_call("MPI_Scatter_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Scatter_init", Collective::scatter, CollMode::persistent,
+                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
 }
 int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   WEFT_REQUIRE_INIT("MPI_Scatterv");
-  return scatter_call("MPI_Scatterv", CollMode::blocking, v_side(sendbuf, sendcounts, displs, sendtype, "send"),
-                      WEFT_RECV_U, root, comm, nullptr);
+  return rooted_call("MPI_Scatterv", Collective::scatter, CollMode::blocking,
+                     v_side(sendbuf, sendcounts, displs, sendtype, "send"),
+                     WEFT_RECV_U, root, comm, nullptr);
 }
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Iscatterv");
-  return scatter_call("MPI_Iscatterv", CollMode::nonblocking,
-                      v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Iscatterv", Collective::scatter, CollMode::nonblocking,
+                     v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
 }
 int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Scatterv_init");
-  return scatter_call("MPI_Scatterv_init", CollMode::persistent,
-                      v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
+  return rooted_call("MPI_Scatterv_init", Collective::scatter, CollMode::persistent,
+                     v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
 }
 
 // Allgather, Allgatherv

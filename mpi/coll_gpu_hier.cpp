@@ -36,13 +36,7 @@
 
 namespace weft::mpi {
 
-namespace {
-
-// Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one copy
-// each way against three blocking calls); it stays the path there unless staging is forbidden.
-constexpr size_t kHierMinBytes = size_t(256) << 10;
-
-// What a parent communicator keeps (Comm::mpi_gpu_hier).
+// What a parent communicator keeps (State::gpu_hier, by its context id).
 struct GpuHier {
   MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
   int node_rank = 0, node_size = 1, nodes = 1;
@@ -54,6 +48,12 @@ struct GpuHier {
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
 };
+
+namespace {
+
+// Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one copy
+// each way against three blocking calls); it stays the path there unless staging is forbidden.
+constexpr size_t kHierMinBytes = size_t(256) << 10;
 
 // This rank's scratch, at least `bytes` long.
 Status device_scratch(GpuHier& h, size_t bytes, void** out) {
@@ -91,12 +91,13 @@ int make_levels(const char* fn, MPI_Comm comm, const Comm& c, GpuHier* h) {
 }
 
 int levels(const char* fn, MPI_Comm comm, Comm& c, GpuHier** out) {
-  if (!c.mpi_gpu_hier) {
+  auto it = g_state->gpu_hier.find(c.context_id);
+  if (it == g_state->gpu_hier.end()) {
     auto h = std::make_shared<GpuHier>();
     if (int rc = make_levels(fn, comm, c, h.get()); rc != MPI_SUCCESS) return rc;
-    c.mpi_gpu_hier = h;
+    it = g_state->gpu_hier.emplace(c.context_id, std::move(h)).first;
   }
-  *out = static_cast<GpuHier*>(c.mpi_gpu_hier.get());
+  *out = it->second.get();
   if (log_first_time(std::string("gpu-hier:") + fn + c.label()))
     WEFT_INFO(Subsys::gpu,
               "%s on %s with device buffers across nodes: GPU-native stages within each node (%d ranks "
@@ -282,12 +283,13 @@ int gpu_hier_reduce_scatter(const char* fn, MPI_Comm comm, Comm& c, const void* 
 }
 
 void release_gpu_hier(Comm& c) {
-  if (!c.mpi_gpu_hier) return;
-  auto* h = static_cast<GpuHier*>(c.mpi_gpu_hier.get());
+  auto it = g_state->gpu_hier.find(c.context_id);
+  if (it == g_state->gpu_hier.end()) return;
+  GpuHier* h = it->second.get();
   if (h->node != MPI_COMM_NULL) (void)PMPI_Comm_free(&h->node);
   if (h->leaders != MPI_COMM_NULL) (void)PMPI_Comm_free(&h->leaders);
   memkind_device_free(h->scratch);
-  c.mpi_gpu_hier.reset();
+  g_state->gpu_hier.erase(it);
 }
 
 }  // namespace weft::mpi

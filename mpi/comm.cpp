@@ -293,6 +293,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
   release_gpu_hier(e->comm);
+  g_state->coll_calls.forget(e->comm);
   set_pair(g_state->context_ids, e->comm.context_id / 2, true);
   if (handle::kind_of(e->comm.errhandler) == handle::direct) {
     auto& eh = g_state->errhandlers[handle::index_of(e->comm.errhandler)];

@@ -240,7 +240,7 @@ int do_init(int required, int* provided, const char* fn) {
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
   state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
-  state->progress.add_poller(progress_collectives, state.get());
+  state->progress.add_poller(coll::Calls::poll, &state->coll_calls);
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
   // on free pairs (comm.cpp).
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
@@ -285,7 +285,7 @@ std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ra
 
 coll::CollContext coll_context(const Comm& c) {
   return coll::CollContext{*g_state->transport, c, g_state->coll_model, &g_state->coll_tuning,
-                           g_state->coll_dump};
+                           g_state->coll_dump, &g_state->coll_calls, g_state->require_fast_path};
 }
 
 }  // namespace weft::mpi

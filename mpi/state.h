@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "coll/call.h"
 #include "coll/coll.h"
 #include "coll/schedule.h"
 #include "coll/tune.h"
@@ -68,35 +69,15 @@ struct Keyval {
   int refs = 1;  // the user's handle, plus one per attribute set with it
 };
 
-// The arguments of a blocking collective call whose schedule can be reused when the same call
-// comes again (same buffers, counts, datatypes, operation and root): repeated calls then skip
-// planning. Datatypes are compared by object and held by the cache, so a freed and recreated
-// type never matches a stale entry; calls with user operations and v/w forms are not cached.
-struct CollPlanKey {
-  int coll = -1;
-  const void* send = nullptr;
-  const void* recv = nullptr;
-  long long send_count = 0, recv_count = 0;
-  const Datatype* send_type = nullptr;
-  const Datatype* recv_type = nullptr;
-  MPI_Op op = MPI_OP_NULL;
-  int root = 0;
-  bool operator==(const CollPlanKey&) const = default;
-};
-struct CollPlan {
-  CollPlanKey key;
-  std::shared_ptr<const coll::Schedule> schedule;
-  std::shared_ptr<const void> send_hold, recv_hold;  // keep the key's datatypes alive
-};
-
 // A communicator with what the MPI layer keeps beside the transport's view.
 struct CommEntry {
   Comm comm;
-  std::vector<CollPlan> plans;  // most recently used first, at most kCollPlanCache
   std::map<int, void*> attrs;  // keyval handle -> value, in keyval creation order
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
 };
+
+struct GpuHier;  // coll_gpu_hier.cpp
 
 struct UserOp {
   MPI_User_function* fn = nullptr;
@@ -133,8 +114,11 @@ struct State {
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
-  // Non-blocking and persistent collectives in flight, advanced by a progress poller.
-  std::vector<std::pair<Request*, std::shared_ptr<coll::ScheduleRun>>> active_colls;
+  // Recent blocking collectives' plans and the collectives in flight (advanced by a poller).
+  coll::Calls coll_calls;
+  // The node and leader communicators of device-memory collectives spanning nodes, by the
+  // parent's context id (coll_gpu_hier.cpp); split off on first use, freed with the parent.
+  std::map<uint32_t, std::shared_ptr<GpuHier>> gpu_hier;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
   coll::CostModel coll_model;  // WEFT_COLL_MODEL: measured at init or from a tuning file
@@ -220,8 +204,6 @@ int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c);
 inline const Comm* failure_scope(const Request* r) { return r->owner ? lookup_comm(r->owner) : nullptr; }
 // The node id of each job rank (empty if the bootstrap cannot tell).
 std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
-// Progress poller of the collectives in flight.
-int progress_collectives(void* state);
 // Topology at init (topo_init.cpp): reads WEFT_TOPO_FILE, writes WEFT_TOPO_DUMP, reports the
 // binding at INFO and warns when it is far from the rank's GPU. Returns false on a bad file.
 bool init_topology(State& st);

@@ -42,9 +42,6 @@ struct Comm {
   // The in-network offload plugin's state for this communicator among its node leaders, made
   // by the first offloadable collective (owned and interpreted by coll/offload).
   mutable std::shared_ptr<void> coll_offload;
-  // The node and node-leader communicators of a device-memory allreduce spanning nodes, split
-  // off on first use and freed with this one (owned and interpreted by mpi/).
-  mutable std::shared_ptr<void> mpi_gpu_hier;
 
   // The name in logs and error messages: the one set (MPI_Comm_set_name, or a predefined
   // communicator's), else one made of the context id (MPI_Comm_get_name still returns "").

@@ -1,0 +1,126 @@
+// One collective call on user buffers, from its arguments to its run: the buffers laid out for
+// the algorithm, the plan (reused for a repeated blocking call), and the run, blocking,
+// non-blocking or persistent. The MPI bindings check arguments, translate handles and map
+// errors; the rest is here.
+//
+// A call's buffers are described per rank as pieces (pointer, count, datatype). Contiguous
+// pieces are used in place; otherwise the call packs its inputs into scratch memory in a first
+// round and unpacks its outputs in a last one, around the algorithm's rounds, so every
+// datatype works in every mode. GPU device pieces are staged through host scratch the same way.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "coll.h"
+#include "runtime/request.h"
+#include "schedule.h"
+
+namespace weft::coll {
+
+enum class Mode { blocking, nonblocking, persistent };
+
+struct Piece {
+  const void* buf = nullptr;
+  size_t count = 0;
+  const Datatype* type = nullptr;
+};
+
+// The arguments of a blocking call whose schedule can be reused when the same call comes again
+// (same buffers, counts, datatypes, operation and root): repeated calls then skip planning.
+// Datatypes are compared by object and held by the cache, so a freed and recreated type never
+// matches a stale entry; calls with user operations and v/w forms are not cached. `op` is the
+// caller's handle of the operation.
+struct PlanKey {
+  int coll = -1;
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  long long send_count = 0, recv_count = 0;
+  const Datatype* send_type = nullptr;
+  const Datatype* recv_type = nullptr;
+  int op = 0;
+  int root = 0;
+  bool operator==(const PlanKey&) const = default;
+};
+
+// Keeps a derived datatype alive as long as the holder (null for a predefined one).
+std::shared_ptr<const void> hold_type(const Datatype* d);
+
+// What coll keeps between calls, for one process: the plans of recent blocking calls per
+// communicator (by context id) and the non-blocking and persistent runs in flight. Owned by the
+// layer that makes the CollContexts, which passes it down in them.
+class Calls {
+ public:
+  // A cached schedule for key on c, or null.
+  std::shared_ptr<const Schedule> find(const Comm& c, const PlanKey& key);
+  void remember(const Comm& c, const PlanKey& key, std::shared_ptr<const Schedule> schedule);
+  // c is being freed: its plans go.
+  void forget(const Comm& c) { plans_.erase(c.context_id); }
+  // Starts schedule as request r; it completes through poll().
+  Status start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r);
+  // Progress poller: advances the runs in flight; returns how many finished.
+  static int poll(void* calls);
+
+ private:
+  struct Plan {
+    PlanKey key;
+    std::shared_ptr<const Schedule> schedule;
+    std::shared_ptr<const void> send_hold, recv_hold;  // keep the key's datatypes alive
+  };
+  std::unordered_map<uint32_t, std::vector<Plan>> plans_;  // most recently used first
+  std::vector<std::pair<Request*, std::shared_ptr<ScheduleRun>>> running_;
+};
+
+class Call {
+ public:
+  // ctx.calls must be set.
+  Call(const CollContext& ctx, Mode mode) : ctx_(ctx), mode_(mode) {}
+
+  // Lays out one side of the call; returns the base its blocks' offsets refer to. Inputs are
+  // packed before the algorithm runs, outputs unpacked after it. `prepack`: an output piece
+  // that also holds this rank's input (in place) and is packed first. `force_pack`: always
+  // copy into scratch (in-place alltoall reads its input from there). An error (a device
+  // buffer that cannot be staged) is kept for plan() and run() to return.
+  char* input(const std::vector<Piece>& pieces, std::vector<Block>* blocks, bool force_pack = false);
+  char* output(const std::vector<Piece>& pieces, std::vector<Block>* blocks, int prepack = -1);
+
+  // Keeps an object alive as long as the schedule.
+  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+
+  // Blocking calls: reuses the schedule of an identical earlier call (true: planned).
+  bool reuse(const PlanKey& key);
+  // Plans the algorithm for args and wraps it with the packing rounds; a blocking call's plan
+  // is remembered under *key when given.
+  Status plan(const CollArgs& args, const PlanKey* key = nullptr);
+  // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
+  void plan_nothing(const PlanKey* key = nullptr);
+
+  // Runs the planned call to completion (blocking), or starts it as r (non-blocking).
+  Status run();
+  Status start(Request* r);
+  // The planned schedule, for a persistent request to start again and again.
+  std::shared_ptr<const Schedule> schedule() const { return planned_; }
+  Status error() const;
+
+ private:
+  char* lay_out(const std::vector<Piece>& pieces, std::vector<Block>* blocks, bool is_input,
+                bool force_pack, int prepack);
+  // Whether a GPU device piece may be staged through host memory; keeps the error if not.
+  bool staging_allowed(bool contiguous);
+  void fail(Status s, std::string message);
+  Schedule& outer();  // made on first use: cached and contiguous calls never need it
+
+  CollContext ctx_;
+  Mode mode_;
+  Status error_ = Status::ok;  // raised while laying out
+  std::string error_message_;
+  std::shared_ptr<Schedule> outer_;
+  std::vector<std::function<Status()>> pre_, post_;
+  std::vector<std::shared_ptr<const void>> kept_;
+  std::shared_ptr<const Schedule> planned_;
+};
+
+}  // namespace weft::coll
