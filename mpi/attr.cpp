@@ -63,10 +63,6 @@ int call_delete(MPI_Comm comm, int keyval, void* value) {
   return MPI_SUCCESS;
 }
 
-int bad_comm(const char* fn, MPI_Comm comm) {
-  return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", unsigned(comm));
-}
-
 }  // namespace
 
 namespace weft::mpi {
@@ -133,9 +129,8 @@ int PMPI_Comm_free_keyval(int* keyval) {
 }
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
-  WEFT_REQUIRE_INIT("MPI_Comm_set_attr");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Comm_set_attr", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Comm_set_attr", comm, &e)) return rc;
   if (is_predefined_key(keyval))
     return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "predefined attribute 0x%x is read-only", unsigned(keyval));
   Keyval* k = lookup_keyval(keyval);
@@ -153,9 +148,8 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
 }
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
-  WEFT_REQUIRE_INIT("MPI_Comm_get_attr");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Comm_get_attr", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Comm_get_attr", comm, &e)) return rc;
   if (!attribute_val || !flag) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_attr", "attribute_val or flag is NULL");
   if (is_predefined_key(keyval)) {
     *static_cast<void**>(attribute_val) = predefined_value(keyval);
@@ -170,9 +164,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag
 }
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
-  WEFT_REQUIRE_INIT("MPI_Comm_delete_attr");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Comm_delete_attr", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Comm_delete_attr", comm, &e)) return rc;
   if (is_predefined_key(keyval))
     return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "predefined attribute 0x%x cannot be deleted", unsigned(keyval));
   if (!lookup_keyval(keyval)) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "invalid keyval 0x%x", unsigned(keyval));
@@ -199,13 +192,5 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(c
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Comm_create_keyval)
-WEFT_PMPI_ALIAS(Comm_free_keyval)
-WEFT_PMPI_ALIAS(Comm_set_attr)
-WEFT_PMPI_ALIAS(Comm_get_attr)
-WEFT_PMPI_ALIAS(Comm_delete_attr)
-WEFT_PMPI_ALIAS(Keyval_create)
-WEFT_PMPI_ALIAS(Keyval_free)
-WEFT_PMPI_ALIAS(Attr_put)
-WEFT_PMPI_ALIAS(Attr_get)
-WEFT_PMPI_ALIAS(Attr_delete)
+WEFT_PMPI_ALIASES(Comm_create_keyval, Comm_free_keyval, Comm_set_attr, Comm_get_attr,
+                  Comm_delete_attr, Keyval_create, Keyval_free, Attr_put, Attr_get, Attr_delete)

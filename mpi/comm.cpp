@@ -15,11 +15,6 @@ namespace {
 constexpr uint32_t kReservedPairs = 3;
 constexpr uint32_t kGroupCreationContext = 4;
 
-void set_pair(ContextIds& ids, uint32_t pair, bool free) {
-  if (free) ids.free_mask[pair / 64] |= 1ull << (pair % 64);
-  else ids.free_mask[pair / 64] &= ~(1ull << (pair % 64));
-}
-
 // Agrees on the lowest context pair free on every member of c (allreduce with bitwise and).
 int agree_context(const char* fn, const Comm& c, MPI_Comm parent_handle, uint32_t* context) {
   ContextIds agreed = g_state->context_ids;
@@ -27,13 +22,7 @@ int agree_context(const char* fn, const Comm& c, MPI_Comm parent_handle, uint32_
   coll::Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
   Status s = coll::allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
   if (s != Status::ok) return raise_status(parent_handle, s, fn);
-  for (uint32_t w = 0; w < kContextPairs / 64; ++w) {
-    if (agreed.free_mask[w] == 0) continue;
-    uint32_t pair = w * 64 + uint32_t(__builtin_ctzll(agreed.free_mask[w]));
-    set_pair(g_state->context_ids, pair, false);
-    *context = pair * 2;
-    return MPI_SUCCESS;
-  }
+  if (g_state->context_ids.take_lowest(agreed, context)) return MPI_SUCCESS;
   return raise(parent_handle, MPI_ERR_OTHER, fn,
                "no free context id among the members (%u communicators exist)", kContextPairs);
 }
@@ -48,17 +37,13 @@ MPI_Comm register_comm(std::unique_ptr<CommEntry> e) {
 int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
                   const std::vector<int>& world_ranks, uint32_t context,
                   std::shared_ptr<const Topology> topo, MPI_Comm* out) {
-  auto pos = std::find(world_ranks.begin(), world_ranks.end(), parent_comm.world_rank(parent_comm.rank));
-  if (world_ranks.empty() || pos == world_ranks.end()) {
-    set_pair(g_state->context_ids, context / 2, true);  // not a member: the pair stays free here
+  auto e = std::make_unique<CommEntry>();
+  e->comm = member_view(context, world_ranks, parent_comm.world_rank(parent_comm.rank));
+  if (e->comm.rank == e->comm.size) {
+    g_state->context_ids.set(context / 2, true);  // not a member: the pair stays free here
     *out = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  auto e = std::make_unique<CommEntry>();
-  e->comm.context_id = context;
-  e->comm.world_ranks = world_ranks;
-  e->comm.size = int(world_ranks.size());
-  e->comm.rank = int(pos - world_ranks.begin());
   e->comm.single_node = std::all_of(world_ranks.begin(), world_ranks.end(),
                                     [](int w) { return g_state->boot->is_local(w); });
   e->comm.nodes = node_ids(*g_state->boot, world_ranks);
@@ -76,17 +61,34 @@ int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
 }  // namespace
 
 void init_context_ids(State& st) {
-  for (auto& w : st.context_ids.free_mask) w = ~0ull;
-  for (uint32_t p = 0; p < kReservedPairs; ++p) set_pair(st.context_ids, p, false);
+  st.context_ids.reset(kReservedPairs);
 }
 
 CommEntry* lookup_comm_entry(MPI_Comm h) {
   if (!g_state) return nullptr;
   if (h == MPI_COMM_WORLD) return g_state->comms.get(0);
   if (h == MPI_COMM_SELF) return g_state->comms.get(1);
-  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::comm) return nullptr;
-  uint32_t idx = handle::index_of(h);
-  return idx >= 2 ? g_state->comms.get(idx) : nullptr;
+  return lookup_direct(&State::comms, h, handle::comm, 2);
+}
+
+namespace {
+int bad_comm(const char* fn, MPI_Comm comm) {
+  return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')",
+               unsigned(comm));
+}
+}  // namespace
+
+int comm_entry_of(const char* fn, MPI_Comm comm, CommEntry** out) {
+  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  *out = lookup_comm_entry(comm);
+  return *out ? MPI_SUCCESS : bad_comm(fn, comm);
+}
+
+int comm_of(const char* fn, MPI_Comm comm, Comm** out) {
+  CommEntry* e;
+  if (int rc = comm_entry_of(fn, comm, &e)) return rc;
+  *out = &e->comm;
+  return MPI_SUCCESS;
 }
 
 Comm* lookup_comm(MPI_Comm h) {
@@ -115,12 +117,7 @@ int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>&
 int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                               MPI_Comm* out) {
   Comm* pc = lookup_comm(parent);
-  Comm temp;
-  temp.context_id = kGroupCreationContext;
-  temp.world_ranks = world_ranks;
-  temp.size = int(world_ranks.size());
-  auto pos = std::find(world_ranks.begin(), world_ranks.end(), pc->world_rank(pc->rank));
-  temp.rank = int(pos - world_ranks.begin());
+  Comm temp = member_view(kGroupCreationContext, world_ranks, pc->world_rank(pc->rank));
   temp.errhandler = pc->errhandler;
   uint32_t context = 0;
   int rc = agree_context(fn, temp, parent, &context);
@@ -135,10 +132,6 @@ using namespace weft::mpi;
 
 namespace {
 
-int bad_comm(const char* fn, MPI_Comm comm) {
-  return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')",
-               unsigned(comm));
-}
 
 int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   CommEntry* e = lookup_comm_entry(comm);
@@ -184,9 +177,8 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  WEFT_REQUIRE_INIT("MPI_Comm_split");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Comm_split", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_split", comm, &c)) return rc;
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
   if (color < 0 && color != MPI_UNDEFINED)
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument 'color')", color);
@@ -199,20 +191,13 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   Status s = coll::allreduce(ctx, table.data(), table.data(), table.size(), sum);
   if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split");
   std::vector<int> members;
-  if (color != MPI_UNDEFINED) {
-    std::vector<std::pair<int64_t, int>> order;  // (key, parent rank)
-    for (int r = 0; r < c->size; ++r)
-      if (table[size_t(r) * 2] == color) order.emplace_back(table[size_t(r) * 2 + 1], r);
-    std::stable_sort(order.begin(), order.end());
-    for (auto& [k, r] : order) members.push_back(c->world_rank(r));
-  }
+  if (color != MPI_UNDEFINED) members = split_members(*c, table, color);
   return create_communicator("MPI_Comm_split", comm, members, nullptr, newcomm);
 }
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  WEFT_REQUIRE_INIT("MPI_Comm_split_type");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Comm_split_type", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_split_type", comm, &c)) return rc;
   uint32_t node = 0;
   Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
   if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
@@ -255,9 +240,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 }
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  WEFT_REQUIRE_INIT("MPI_Comm_create");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Comm_create", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_create", comm, &c)) return rc;
   Group* g = lookup_group(group);
   if (!g) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group 0x%x", unsigned(group));
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_create", "newcomm is NULL");
@@ -268,9 +252,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-  WEFT_REQUIRE_INIT("MPI_Comm_create_group");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Comm_create_group", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_create_group", comm, &c)) return rc;
   Group* g = lookup_group(group);
   if (!g) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "invalid group 0x%x", unsigned(group));
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_create_group", "newcomm is NULL");
@@ -294,7 +277,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (rc != MPI_SUCCESS) return rc;
   release_gpu_hier(e->comm);
   g_state->coll_calls.forget(e->comm);
-  set_pair(g_state->context_ids, e->comm.context_id / 2, true);
+  g_state->context_ids.set(e->comm.context_id / 2, true);
   if (handle::kind_of(e->comm.errhandler) == handle::direct) {
     auto& eh = g_state->errhandlers[handle::index_of(e->comm.errhandler)];
     if (eh && --eh->refs == 0) eh.reset();
@@ -343,9 +326,8 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group*) {
 }
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
-  WEFT_REQUIRE_INIT("MPI_Comm_set_info");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Comm_set_info", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Comm_set_info", comm, &e)) return rc;
   InfoEntries* ie = lookup_info(info);
   if (!ie) return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info 0x%x", unsigned(info));
   e->info = *ie;
@@ -353,9 +335,8 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 }
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
-  WEFT_REQUIRE_INIT("MPI_Comm_get_info");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Comm_get_info", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Comm_get_info", comm, &e)) return rc;
   if (!info_used) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
   uint32_t idx = g_state->infos.add(std::make_unique<InfoEntries>(e->info));
   *info_used = handle::make(handle::direct, handle::info, idx);
@@ -364,17 +345,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Comm_dup)
-WEFT_PMPI_ALIAS(Comm_dup_with_info)
-WEFT_PMPI_ALIAS(Comm_idup)
-WEFT_PMPI_ALIAS(Comm_split)
-WEFT_PMPI_ALIAS(Comm_split_type)
-WEFT_PMPI_ALIAS(Comm_create)
-WEFT_PMPI_ALIAS(Comm_create_group)
-WEFT_PMPI_ALIAS(Comm_free)
-WEFT_PMPI_ALIAS(Comm_compare)
-WEFT_PMPI_ALIAS(Comm_test_inter)
-WEFT_PMPI_ALIAS(Comm_remote_size)
-WEFT_PMPI_ALIAS(Comm_remote_group)
-WEFT_PMPI_ALIAS(Comm_set_info)
-WEFT_PMPI_ALIAS(Comm_get_info)
+WEFT_PMPI_ALIASES(Comm_dup, Comm_dup_with_info, Comm_idup, Comm_split, Comm_split_type, Comm_create,
+                  Comm_create_group, Comm_free, Comm_compare, Comm_test_inter, Comm_remote_size,
+                  Comm_remote_group, Comm_set_info, Comm_get_info)

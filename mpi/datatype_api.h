@@ -76,6 +76,12 @@ inline long long count_basic_elements(const Datatype* d, size_t bytes) {
   return exact ? (long long)n : -1;
 }
 
+// The byte count an MPI_Status carries (count_lo, and count_hi_and_cancelled above its
+// cancelled bit).
+inline size_t status_bytes(const MPI_Status* st) {
+  return size_t(uint32_t(st->count_lo)) | (size_t(uint32_t(st->count_hi_and_cancelled) >> 1) << 32);
+}
+
 // Keep a derived type alive while an operation uses it (no-ops for predefined types).
 inline void retain(const Datatype* d) { type_retain(d); }
 inline void release(const Datatype* d) { type_release(d); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datatype_api.h"
+#include "runtime/type_constructors.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -101,27 +102,13 @@ struct Tables {
   Datatype pairs[5];
   Tables() {
     auto fill = [](Datatype& d, const Builtin& b) {
-      // Size counts data bytes only; the extent of a (value, index) pair includes its padding.
-      size_t extent = b.basic == BasicType::none ? b.size : std::max(b.size, basic_type_size(b.basic));
-      d.name = b.name;
-      d.size = b.size;
-      d.extent = ptrdiff_t(extent);
-      d.lb = 0;
-      d.contiguous = true;  // travels as count * extent bytes, padding included
-      d.predefined = true;
-      d.committed = true;
-      d.basic = d.elem_basic = b.basic;
-      d.packed = extent;
-      d.true_lb = 0;
-      d.true_extent = ptrdiff_t(extent);
-      d.dense = true;
       bool two = basic_type_is_pair(b.basic) || b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
-      d.n_basic = two ? 2 : 1;
-      if (b.basic != BasicType::none) d.align = basic_type_align(b.basic);
-      else if (b.handle == MPI_2REAL) d.align = 4;
-      else if (b.handle == MPI_2DOUBLE_PRECISION) d.align = 8;
-      else if (b.handle == MPI_PACKED) d.align = 1;
-      else d.align = std::min<size_t>(b.size, 16);
+      size_t align = b.basic != BasicType::none    ? basic_type_align(b.basic)
+                     : b.handle == MPI_2REAL       ? 4
+                     : b.handle == MPI_2DOUBLE_PRECISION ? 8
+                     : b.handle == MPI_PACKED      ? 1
+                                                   : std::min<size_t>(b.size, 16);
+      init_predefined(d, b.name, b.basic, b.size, two ? 2 : 1, align);
     };
     for (const auto& b : kBuiltins) {
       uint32_t idx = uint32_t(b.handle) & 0xff;
@@ -247,11 +234,32 @@ int check_array(const char* fn, int count, const void* a, const char* arg) {
   return MPI_SUCCESS;
 }
 
-MPI_Datatype publish(Datatype* d, Combiner c, std::vector<int64_t> ints, std::vector<int64_t> aints = {}) {
-  d->combiner = c;
-  d->ints = std::move(ints);
-  d->aints = std::move(aints);
-  return new_handle(d);
+// count and one block length (and the displacements of the block-indexed forms), then oldtype
+// and newtype: the vector constructors.
+int check_vector(const char* fn, int count, int blocklength, MPI_Datatype oldtype, MPI_Datatype* newtype,
+                 const Datatype** old, bool indexed = false, const void* displacements = nullptr) {
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
+  if (indexed)
+    if (int rc = check_array(fn, count, displacements, "array_of_displacements")) return rc;
+  return check_old(fn, oldtype, newtype, old);
+}
+
+// count, the arrays of block lengths and displacements and each block length: the indexed and
+// struct constructors.
+int check_blocks(const char* fn, int count, const int* bl, const void* displacements) {
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
+  if (int rc = check_array(fn, count, displacements, "array_of_displacements")) return rc;
+  for (int i = 0; i < count; ++i)
+    if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
+  return MPI_SUCCESS;
+}
+
+// A constructor's result: a new handle owning d's reference.
+int publish(Datatype* d, MPI_Datatype* newtype) {
+  *newtype = new_handle(d);
+  return MPI_SUCCESS;
 }
 
 int combiner_value(Combiner c) {
@@ -275,10 +283,6 @@ int combiner_value(Combiner c) {
   return MPI_COMBINER_NAMED;
 }
 
-size_t read_status_bytes(const MPI_Status* st) {
-  return size_t(uint32_t(st->count_lo)) | (size_t(uint32_t(st->count_hi_and_cancelled) >> 1) << 32);
-}
-
 void write_status_bytes(MPI_Status* st, size_t bytes) {
   st->count_lo = int(uint32_t(bytes));
   st->count_hi_and_cancelled =
@@ -295,42 +299,26 @@ int do_hvector(const char* fn, int count, int blocklength, MPI_Aint stride, MPI_
                MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  Datatype* d = type_hvector(size_t(count), size_t(blocklength), stride, old);
-  *newtype = publish(d, Combiner::hvector, {count, blocklength}, {stride});
-  return MPI_SUCCESS;
+  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old)) return rc;
+  return publish(make_hvector(count, blocklength, stride, old), newtype);
 }
 
 int do_hindexed(const char* fn, int count, const int* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
                 MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
-  if (int rc = check_array(fn, count, disps, "array_of_displacements")) return rc;
-  for (int i = 0; i < count; ++i)
-    if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
+  if (int rc = check_blocks(fn, count, bl, disps)) return rc;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  std::vector<size_t> b(bl, bl + count);
-  Datatype* d = type_hindexed(size_t(count), b.data(), disps, old);
-  std::vector<int64_t> ints{count};
-  ints.insert(ints.end(), bl, bl + count);
-  *newtype = publish(d, Combiner::hindexed, std::move(ints), std::vector<int64_t>(disps, disps + count));
-  return MPI_SUCCESS;
+  return publish(make_hindexed(count, bl, disps, old), newtype);
 }
 
 int do_struct(const char* fn, int count, const int* bl, const MPI_Aint* disps, const MPI_Datatype* types,
               MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
-  if (int rc = check_array(fn, count, disps, "array_of_displacements")) return rc;
+  if (int rc = check_blocks(fn, count, bl, disps)) return rc;
   if (int rc = check_array(fn, count, types, "array_of_types")) return rc;
   std::vector<const Datatype*> ts(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
     ts[size_t(i)] = lookup_datatype(types[i]);
     if (!ts[size_t(i)]) {
       char arg[48];
@@ -339,11 +327,62 @@ int do_struct(const char* fn, int count, const int* bl, const MPI_Aint* disps, c
     }
   }
   if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
-  std::vector<size_t> b(bl, bl + count);
-  Datatype* d = type_struct(size_t(count), b.data(), disps, ts.data());
-  std::vector<int64_t> ints{count};
-  ints.insert(ints.end(), bl, bl + count);
-  *newtype = publish(d, Combiner::struct_, std::move(ints), std::vector<int64_t>(disps, disps + count));
+  return publish(make_struct(count, bl, disps, ts.data()), newtype);
+}
+
+// The extent queries: (lb, extent) or (true_lb, true_extent), as MPI_Aint or MPI_Count.
+template <class T>
+int extent_query(const char* fn, MPI_Datatype datatype, T* lb, T* extent, bool true_extent,
+                 const char* null_message = nullptr) {
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  if (!lb || !extent)
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "%s",
+                 null_message ? null_message : true_extent ? "true_lb or true_extent is NULL" : "lb or extent is NULL");
+  *lb = true_extent ? d->true_lb : d->lb;
+  *extent = true_extent ? d->true_extent : d->extent;
+  return MPI_SUCCESS;
+}
+
+// MPI_Type_size(_x): *count gets the size.
+template <class T>
+int type_size(const char* fn, MPI_Datatype datatype, T* size, MPI_Count* count) {
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "size is NULL");
+  *count = MPI_Count(d->size);
+  return MPI_SUCCESS;
+}
+
+int set_elements(const char* fn, MPI_Status* status, MPI_Datatype datatype, long long count) {
+  if (!status || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status is NULL");
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %lld (argument 'count')", count);
+  const Datatype* d;
+  if (int rc = query_type(fn, datatype, &d)) return rc;
+  write_status_bytes(status, bytes_of_basic_elements(d, size_t(count)));
+  return MPI_SUCCESS;
+}
+
+// The checks MPI_Pack and MPI_Unpack share: `count` elements at *position of a packed buffer
+// of `size` bytes; *bytes is their packed size.
+int check_pack(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, const void* outbuf,
+               int size, const int* position, MPI_Comm comm, const Datatype** d, size_t* bytes) {
+  const char* count_arg = packing ? "incount" : "outcount";
+  const char* size_arg = packing ? "outsize" : "insize";
+  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
+  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, count_arg);
+  if (int rc = check_datatype(comm, fn, datatype, d)) return rc;
+  if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
+  if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %d", size_arg, size);
+  *bytes = packed_size(*d, size_t(count));
+  if (*position < 0 || size_t(*position) + *bytes > size_t(size))
+    return packing ? raise(comm, MPI_ERR_TRUNCATE, fn,
+                           "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')",
+                           *bytes, *position, size)
+                   : raise(comm, MPI_ERR_TRUNCATE, fn,
+                           "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
+                           *bytes, *position, size);
+  if (*bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
   return MPI_SUCCESS;
 }
 
@@ -359,20 +398,15 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype)
   const Datatype* old;
   if (int rc = check_count(fn, count)) return rc;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  *newtype = publish(type_contiguous(size_t(count), old), Combiner::contiguous, {count});
-  return MPI_SUCCESS;
+  return publish(make_contiguous(count, old), newtype);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const char* fn = "MPI_Type_vector";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  Datatype* d = type_hvector(size_t(count), size_t(blocklength), ptrdiff_t(stride) * old->extent, old);
-  *newtype = publish(d, Combiner::vector, {count, blocklength, stride});
-  return MPI_SUCCESS;
+  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old)) return rc;
+  return publish(make_vector(count, blocklength, stride, old), newtype);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
@@ -389,21 +423,9 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
   const char* fn = "MPI_Type_indexed";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_array(fn, count, array_of_blocklengths, "array_of_blocklengths")) return rc;
-  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
-  for (int i = 0; i < count; ++i)
-    if (int rc = check_blocklen(fn, array_of_blocklengths[i], "array_of_blocklengths", i)) return rc;
+  if (int rc = check_blocks(fn, count, array_of_blocklengths, array_of_displacements)) return rc;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  std::vector<size_t> b(array_of_blocklengths, array_of_blocklengths + count);
-  std::vector<ptrdiff_t> disp(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) disp[size_t(i)] = ptrdiff_t(array_of_displacements[i]) * old->extent;
-  Datatype* d = type_hindexed(size_t(count), b.data(), disp.data(), old);
-  std::vector<int64_t> ints{count};
-  ints.insert(ints.end(), array_of_blocklengths, array_of_blocklengths + count);
-  ints.insert(ints.end(), array_of_displacements, array_of_displacements + count);
-  *newtype = publish(d, Combiner::indexed, std::move(ints));
-  return MPI_SUCCESS;
+  return publish(make_indexed(count, array_of_blocklengths, array_of_displacements, old), newtype);
 }
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
@@ -422,17 +444,8 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
   const char* fn = "MPI_Type_create_indexed_block";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
-  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  std::vector<ptrdiff_t> disp(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) disp[size_t(i)] = ptrdiff_t(array_of_displacements[i]) * old->extent;
-  Datatype* d = type_hindexed_block(size_t(count), size_t(blocklength), disp.data(), old);
-  std::vector<int64_t> ints{count, blocklength};
-  ints.insert(ints.end(), array_of_displacements, array_of_displacements + count);
-  *newtype = publish(d, Combiner::indexed_block, std::move(ints));
-  return MPI_SUCCESS;
+  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old, true, array_of_displacements)) return rc;
+  return publish(make_indexed_block(count, blocklength, array_of_displacements, old), newtype);
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
@@ -440,14 +453,8 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
   const char* fn = "MPI_Type_create_hindexed_block";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_blocklen(fn, blocklength, "blocklength")) return rc;
-  if (int rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  Datatype* d = type_hindexed_block(size_t(count), size_t(blocklength), array_of_displacements, old);
-  *newtype = publish(d, Combiner::hindexed_block, {count, blocklength},
-                     std::vector<int64_t>(array_of_displacements, array_of_displacements + count));
-  return MPI_SUCCESS;
+  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old, true, array_of_displacements)) return rc;
+  return publish(make_hindexed_block(count, blocklength, array_of_displacements, old), newtype);
 }
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
@@ -467,8 +474,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  *newtype = publish(type_resized(old, lb, extent), Combiner::resized, {}, {lb, extent});
-  return MPI_SUCCESS;
+  return publish(make_resized(old, lb, extent), newtype);
 }
 
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -495,16 +501,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
   }
   const Datatype* old;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  std::vector<size_t> sizes(array_of_sizes, array_of_sizes + ndims), subs(array_of_subsizes, array_of_subsizes + ndims),
-      starts(array_of_starts, array_of_starts + ndims);
-  Datatype* d = type_subarray(size_t(ndims), sizes.data(), subs.data(), starts.data(), order == MPI_ORDER_FORTRAN, old);
-  std::vector<int64_t> ints{ndims};
-  ints.insert(ints.end(), array_of_sizes, array_of_sizes + ndims);
-  ints.insert(ints.end(), array_of_subsizes, array_of_subsizes + ndims);
-  ints.insert(ints.end(), array_of_starts, array_of_starts + ndims);
-  ints.push_back(order);
-  *newtype = publish(d, Combiner::subarray, std::move(ints));
-  return MPI_SUCCESS;
+  return publish(make_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
+                               order == MPI_ORDER_FORTRAN, old),
+                 newtype);
 }
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
@@ -512,10 +511,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  Datatype* d = type_dup(old);
-  d->committed = old->committed;
-  *newtype = publish(d, Combiner::dup, {});
-  return MPI_SUCCESS;
+  return publish(make_dup(old), newtype);
 }
 
 int PMPI_Type_commit(MPI_Datatype* datatype) {
@@ -545,81 +541,49 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
 // ---- Queries ----
 
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
-  const Datatype* d = lookup_datatype(datatype);
-  if (!d) return bad_type("MPI_Type_size", datatype, "datatype");
-  if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
-  *size = d->size > size_t(INT_MAX) ? MPI_UNDEFINED : int(d->size);
+  MPI_Count n = 0;
+  if (int rc = type_size("MPI_Type_size", datatype, size, &n)) return rc;
+  *size = n > INT_MAX ? MPI_UNDEFINED : int(n);
   return MPI_SUCCESS;
 }
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
-  const Datatype* d = lookup_datatype(datatype);
-  if (!d) return bad_type("MPI_Type_size_x", datatype, "datatype");
-  if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
-  *size = MPI_Count(d->size);
-  return MPI_SUCCESS;
+  return type_size("MPI_Type_size_x", datatype, size, size);
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_get_extent", datatype, &d)) return rc;
-  if (!lb || !extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
-  *lb = d->lb;
-  *extent = d->extent;
-  return MPI_SUCCESS;
+  return extent_query("MPI_Type_get_extent", datatype, lb, extent, false);
 }
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_get_extent_x", datatype, &d)) return rc;
-  if (!lb || !extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_extent_x", "lb or extent is NULL");
-  *lb = d->lb;
-  *extent = d->extent;
-  return MPI_SUCCESS;
+  return extent_query("MPI_Type_get_extent_x", datatype, lb, extent, false);
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_get_true_extent", datatype, &d)) return rc;
-  if (!true_lb || !true_extent)
-    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent", "true_lb or true_extent is NULL");
-  *true_lb = d->true_lb;
-  *true_extent = d->true_extent;
-  return MPI_SUCCESS;
+  return extent_query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true);
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_get_true_extent_x", datatype, &d)) return rc;
-  if (!true_lb || !true_extent)
-    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent_x", "true_lb or true_extent is NULL");
-  *true_lb = d->true_lb;
-  *true_extent = d->true_extent;
-  return MPI_SUCCESS;
+  return extent_query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
 
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_extent", datatype, &d)) return rc;
-  if (!extent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_extent", "extent is NULL");
-  *extent = d->extent;
-  return MPI_SUCCESS;
+  MPI_Aint lb = 0;
+  return extent_query("MPI_Type_extent", datatype, extent ? &lb : nullptr, extent, false, "extent is NULL");
 }
 
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_lb", datatype, &d)) return rc;
-  if (!displacement) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_lb", "displacement is NULL");
-  *displacement = d->lb;
-  return MPI_SUCCESS;
+  MPI_Aint extent = 0;
+  return extent_query("MPI_Type_lb", datatype, displacement, displacement ? &extent : nullptr, false,
+                      "displacement is NULL");
 }
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
-  const Datatype* d;
-  if (int rc = query_type("MPI_Type_ub", datatype, &d)) return rc;
-  if (!displacement) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_ub", "displacement is NULL");
-  *displacement = d->lb + d->extent;
-  return MPI_SUCCESS;
+  MPI_Aint extent = 0;
+  int rc = extent_query("MPI_Type_ub", datatype, displacement, displacement ? &extent : nullptr, false,
+                        "displacement is NULL");
+  if (rc == MPI_SUCCESS) *displacement += extent;
+  return rc;
 }
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
@@ -700,8 +664,7 @@ int PMPI_Get_address(const void* location, MPI_Aint* address) {
 
 int PMPI_Address(void* location, MPI_Aint* address) {
   if (!address) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Address", "address is NULL");
-  *address = MPI_Aint(reinterpret_cast<uintptr_t>(location));
-  return MPI_SUCCESS;
+  return PMPI_Get_address(location, address);
 }
 
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
@@ -718,18 +681,9 @@ int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbu
               MPI_Comm comm) {
   const char* fn = "MPI_Pack";
   WEFT_REQUIRE_INIT(fn);
-  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
-  if (incount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'incount')", incount);
   const Datatype* d;
-  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
-  if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
-  if (outsize < 0) return raise(comm, MPI_ERR_ARG, fn, "negative outsize %d", outsize);
-  size_t bytes = packed_size(d, size_t(incount));
-  if (*position < 0 || size_t(*position) + bytes > size_t(outsize))
-    return raise(comm, MPI_ERR_TRUNCATE, fn,
-                 "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')", bytes, *position,
-                 outsize);
-  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  size_t bytes;
+  if (int rc = check_pack(fn, true, incount, datatype, inbuf, outbuf, outsize, position, comm, &d, &bytes)) return rc;
   pack(d, inbuf, size_t(incount), static_cast<char*>(outbuf) + *position);
   *position += int(bytes);
   return MPI_SUCCESS;
@@ -739,18 +693,9 @@ int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int 
                 MPI_Comm comm) {
   const char* fn = "MPI_Unpack";
   WEFT_REQUIRE_INIT(fn);
-  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
-  if (outcount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'outcount')", outcount);
   const Datatype* d;
-  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
-  if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
-  if (insize < 0) return raise(comm, MPI_ERR_ARG, fn, "negative insize %d", insize);
-  size_t bytes = packed_size(d, size_t(outcount));
-  if (*position < 0 || size_t(*position) + bytes > size_t(insize))
-    return raise(comm, MPI_ERR_TRUNCATE, fn,
-                 "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')", bytes, *position,
-                 insize);
-  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  size_t bytes;
+  if (int rc = check_pack(fn, false, outcount, datatype, inbuf, outbuf, insize, position, comm, &d, &bytes)) return rc;
   unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(outcount));
   *position += int(bytes);
   return MPI_SUCCESS;
@@ -779,69 +724,26 @@ int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Cou
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status or count is NULL");
   const Datatype* d;
   if (int rc = query_type(fn, datatype, &d)) return rc;
-  long long n = weft::mpi::count_basic_elements(d, read_status_bytes(status));
+  long long n = weft::mpi::count_basic_elements(d, status_bytes(status));
   *count = n < 0 ? MPI_UNDEFINED : MPI_Count(n);
   return MPI_SUCCESS;
 }
 
 int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
-  const char* fn = "MPI_Status_set_elements_x";
-  if (!status || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status is NULL");
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %lld (argument 'count')", (long long)count);
-  const Datatype* d;
-  if (int rc = query_type(fn, datatype, &d)) return rc;
-  write_status_bytes(status, bytes_of_basic_elements(d, size_t(count)));
-  return MPI_SUCCESS;
+  return set_elements("MPI_Status_set_elements_x", status, datatype, (long long)count);
 }
 
 int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
-  const char* fn = "MPI_Status_set_elements";
-  if (!status || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status is NULL");
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  const Datatype* d;
-  if (int rc = query_type(fn, datatype, &d)) return rc;
-  write_status_bytes(status, bytes_of_basic_elements(d, size_t(count)));
-  return MPI_SUCCESS;
+  return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Type_contiguous)
-WEFT_PMPI_ALIAS(Type_vector)
-WEFT_PMPI_ALIAS(Type_hvector)
-WEFT_PMPI_ALIAS(Type_create_hvector)
-WEFT_PMPI_ALIAS(Type_indexed)
-WEFT_PMPI_ALIAS(Type_hindexed)
-WEFT_PMPI_ALIAS(Type_create_hindexed)
-WEFT_PMPI_ALIAS(Type_create_indexed_block)
-WEFT_PMPI_ALIAS(Type_create_hindexed_block)
-WEFT_PMPI_ALIAS(Type_create_struct)
-WEFT_PMPI_ALIAS(Type_struct)
-WEFT_PMPI_ALIAS(Type_create_resized)
-WEFT_PMPI_ALIAS(Type_create_subarray)
-WEFT_PMPI_ALIAS(Type_dup)
-WEFT_PMPI_ALIAS(Type_commit)
-WEFT_PMPI_ALIAS(Type_free)
-WEFT_PMPI_ALIAS(Type_size)
-WEFT_PMPI_ALIAS(Type_size_x)
-WEFT_PMPI_ALIAS(Type_get_extent)
-WEFT_PMPI_ALIAS(Type_get_extent_x)
-WEFT_PMPI_ALIAS(Type_get_true_extent)
-WEFT_PMPI_ALIAS(Type_get_true_extent_x)
-WEFT_PMPI_ALIAS(Type_extent)
-WEFT_PMPI_ALIAS(Type_lb)
-WEFT_PMPI_ALIAS(Type_ub)
-WEFT_PMPI_ALIAS(Type_get_envelope)
-WEFT_PMPI_ALIAS(Type_get_contents)
-WEFT_PMPI_ALIAS(Type_set_name)
-WEFT_PMPI_ALIAS(Type_get_name)
-WEFT_PMPI_ALIAS(Get_address)
-WEFT_PMPI_ALIAS(Address)
-WEFT_PMPI_ALIAS(Aint_add)
-WEFT_PMPI_ALIAS(Aint_diff)
-WEFT_PMPI_ALIAS(Pack)
-WEFT_PMPI_ALIAS(Unpack)
-WEFT_PMPI_ALIAS(Pack_size)
-WEFT_PMPI_ALIAS(Get_elements_x)
-WEFT_PMPI_ALIAS(Status_set_elements)
-WEFT_PMPI_ALIAS(Status_set_elements_x)
+WEFT_PMPI_ALIASES(Type_contiguous, Type_vector, Type_hvector, Type_create_hvector, Type_indexed,
+                  Type_hindexed, Type_create_hindexed, Type_create_indexed_block,
+                  Type_create_hindexed_block, Type_create_struct, Type_struct, Type_create_resized,
+                  Type_create_subarray, Type_dup, Type_commit, Type_free, Type_size, Type_size_x,
+                  Type_get_extent, Type_get_extent_x, Type_get_true_extent, Type_get_true_extent_x,
+                  Type_extent, Type_lb, Type_ub, Type_get_envelope, Type_get_contents,
+                  Type_set_name, Type_get_name, Get_address, Address, Aint_add, Aint_diff, Pack,
+                  Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x)

@@ -351,9 +351,8 @@ static bool valid_errhandler(MPI_Errhandler eh) {
 }
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  WEFT_REQUIRE_INIT("MPI_Comm_set_errhandler");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_set_errhandler", comm, &c)) return rc;
   if (!valid_errhandler(errhandler))
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid errhandler 0x%x", unsigned(errhandler));
   if (handle::kind_of(errhandler) == handle::direct)
@@ -363,9 +362,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 }
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  WEFT_REQUIRE_INIT("MPI_Comm_get_errhandler");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_get_errhandler", comm, &c)) return rc;
   if (!errhandler) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
   if (handle::kind_of(c->errhandler) == handle::direct)
     ++g_state->errhandlers[handle::index_of(c->errhandler)]->refs;
@@ -374,9 +372,8 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
-  WEFT_REQUIRE_INIT("MPI_Comm_call_errhandler");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_call_errhandler", comm, &c)) return rc;
   int cls = 0;
   std::string msg;
   if (!decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
@@ -398,16 +395,9 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Error_class)
-WEFT_PMPI_ALIAS(Error_string)
-WEFT_PMPI_ALIAS(Add_error_class)
-WEFT_PMPI_ALIAS(Add_error_code)
-WEFT_PMPI_ALIAS(Add_error_string)
-WEFT_PMPI_ALIAS(Comm_create_errhandler)
-WEFT_PMPI_ALIAS(Comm_set_errhandler)
-WEFT_PMPI_ALIAS(Comm_get_errhandler)
-WEFT_PMPI_ALIAS(Comm_call_errhandler)
-WEFT_PMPI_ALIAS(Errhandler_free)
+WEFT_PMPI_ALIASES(Error_class, Error_string, Add_error_class, Add_error_code, Add_error_string,
+                  Comm_create_errhandler, Comm_set_errhandler, Comm_get_errhandler,
+                  Comm_call_errhandler, Errhandler_free)
 
 // MPI-1 names of the communicator errhandler functions.
 extern "C" {
@@ -422,6 +412,4 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Errhandler_create)
-WEFT_PMPI_ALIAS(Errhandler_set)
-WEFT_PMPI_ALIAS(Errhandler_get)
+WEFT_PMPI_ALIASES(Errhandler_create, Errhandler_set, Errhandler_get)

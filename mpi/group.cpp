@@ -1,8 +1,7 @@
 // Groups: ordered sets of job ranks, and the set operations on them.
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "runtime/rank_set.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -13,10 +12,7 @@ Group* lookup_group(MPI_Group h) {
     empty.world_ranks.clear();
     return &empty;
   }
-  if (!g_state || handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::group)
-    return nullptr;
-  uint32_t idx = handle::index_of(h);
-  return idx >= 1 ? g_state->groups.get(idx) : nullptr;
+  return lookup_direct(&State::groups, h, handle::group, 1);
 }
 
 }  // namespace weft::mpi
@@ -72,31 +68,57 @@ int expand_ranges(const char* fn, int n, int ranges[][3], int size, std::vector<
   return check_ranks(fn, int(out->size()), out->data(), size);
 }
 
+// A binding's start: MPI initialised and the group valid.
+int group_of(const char* fn, MPI_Group group, Group** g, const char* arg = "group") {
+  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  *g = lookup_group(group);
+  return *g ? MPI_SUCCESS : bad_group(fn, group, arg);
+}
+
+int two_groups(const char* fn, MPI_Group group1, MPI_Group group2, Group** a, Group** b) {
+  if (int rc = group_of(fn, group1, a, "group1")) return rc;
+  *b = lookup_group(group2);
+  return *b ? MPI_SUCCESS : bad_group(fn, group2, "group2");
+}
+
+// A new group made from one (incl, excl and their range forms).
+int derived_group(const char* fn, MPI_Group group, MPI_Group* newgroup, Group** g) {
+  if (int rc = group_of(fn, group, g)) return rc;
+  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newgroup is NULL");
+  return MPI_SUCCESS;
+}
+
+// union, intersection, difference.
+int set_operation(const char* fn, MPI_Group group1, MPI_Group group2, MPI_Group* newgroup,
+                  RankSet (*op)(const RankSet&, const RankSet&)) {
+  Group *a, *b;
+  if (int rc = two_groups(fn, group1, group2, &a, &b)) return rc;
+  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newgroup is NULL");
+  return new_group(op(a->world_ranks, b->world_ranks), newgroup);
+}
+
 }  // namespace
 
 extern "C" {
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-  WEFT_REQUIRE_INIT("MPI_Comm_group");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_group", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_group", comm, &c)) return rc;
   if (!group) return raise(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
   return new_group(c->world_ranks, group);
 }
 
 int PMPI_Group_size(MPI_Group group, int* size) {
-  WEFT_REQUIRE_INIT("MPI_Group_size");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_size", group, "group");
+  Group* g;
+  if (int rc = group_of("MPI_Group_size", group, &g)) return rc;
   if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
   *size = int(g->world_ranks.size());
   return MPI_SUCCESS;
 }
 
 int PMPI_Group_rank(MPI_Group group, int* rank) {
-  WEFT_REQUIRE_INIT("MPI_Group_rank");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_rank", group, "group");
+  Group* g;
+  if (int rc = group_of("MPI_Group_rank", group, &g)) return rc;
   if (!rank) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
   auto it = std::find(g->world_ranks.begin(), g->world_ranks.end(), g_state->boot->rank());
   *rank = it == g->world_ranks.end() ? MPI_UNDEFINED : int(it - g->world_ranks.begin());
@@ -104,136 +126,68 @@ int PMPI_Group_rank(MPI_Group group, int* rank) {
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_incl");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_incl", group, "group");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_incl", "newgroup is NULL");
-  int rc = check_ranks("MPI_Group_incl", n, ranks, int(g->world_ranks.size()));
-  if (rc != MPI_SUCCESS) return rc;
-  std::vector<int> out;
-  for (int i = 0; i < n; ++i) out.push_back(g->world_ranks[size_t(ranks[i])]);
-  return new_group(std::move(out), newgroup);
+  Group* g;
+  if (int rc = derived_group("MPI_Group_incl", group, newgroup, &g)) return rc;
+  if (int rc = check_ranks("MPI_Group_incl", n, ranks, int(g->world_ranks.size()))) return rc;
+  return new_group(set_select(g->world_ranks, n, ranks), newgroup);
 }
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_excl");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_excl", group, "group");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_excl", "newgroup is NULL");
-  int rc = check_ranks("MPI_Group_excl", n, ranks, int(g->world_ranks.size()));
-  if (rc != MPI_SUCCESS) return rc;
-  std::vector<bool> drop(g->world_ranks.size(), false);
-  for (int i = 0; i < n; ++i) drop[size_t(ranks[i])] = true;
-  std::vector<int> out;
-  for (size_t i = 0; i < g->world_ranks.size(); ++i)
-    if (!drop[i]) out.push_back(g->world_ranks[i]);
-  return new_group(std::move(out), newgroup);
+  Group* g;
+  if (int rc = derived_group("MPI_Group_excl", group, newgroup, &g)) return rc;
+  if (int rc = check_ranks("MPI_Group_excl", n, ranks, int(g->world_ranks.size()))) return rc;
+  return new_group(set_exclude(g->world_ranks, n, ranks), newgroup);
 }
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_range_incl");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_range_incl", group, "group");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_range_incl", "newgroup is NULL");
+  Group* g;
+  if (int rc = derived_group("MPI_Group_range_incl", group, newgroup, &g)) return rc;
   std::vector<int> ranks;
-  int rc = expand_ranges("MPI_Group_range_incl", n, ranges, int(g->world_ranks.size()), &ranks);
-  if (rc != MPI_SUCCESS) return rc;
+  if (int rc = expand_ranges("MPI_Group_range_incl", n, ranges, int(g->world_ranks.size()), &ranks)) return rc;
   return PMPI_Group_incl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_range_excl");
-  Group* g = lookup_group(group);
-  if (!g) return bad_group("MPI_Group_range_excl", group, "group");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_range_excl", "newgroup is NULL");
+  Group* g;
+  if (int rc = derived_group("MPI_Group_range_excl", group, newgroup, &g)) return rc;
   std::vector<int> ranks;
-  int rc = expand_ranges("MPI_Group_range_excl", n, ranges, int(g->world_ranks.size()), &ranks);
-  if (rc != MPI_SUCCESS) return rc;
+  if (int rc = expand_ranges("MPI_Group_range_excl", n, ranges, int(g->world_ranks.size()), &ranks)) return rc;
   return PMPI_Group_excl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_union");
-  Group* a = lookup_group(group1);
-  Group* b = lookup_group(group2);
-  if (!a) return bad_group("MPI_Group_union", group1, "group1");
-  if (!b) return bad_group("MPI_Group_union", group2, "group2");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_union", "newgroup is NULL");
-  std::vector<int> out = a->world_ranks;
-  std::unordered_set<int> in(out.begin(), out.end());
-  for (int w : b->world_ranks)
-    if (!in.count(w)) out.push_back(w);
-  return new_group(std::move(out), newgroup);
+  return set_operation("MPI_Group_union", group1, group2, newgroup, set_union);
 }
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_intersection");
-  Group* a = lookup_group(group1);
-  Group* b = lookup_group(group2);
-  if (!a) return bad_group("MPI_Group_intersection", group1, "group1");
-  if (!b) return bad_group("MPI_Group_intersection", group2, "group2");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_intersection", "newgroup is NULL");
-  std::unordered_set<int> inb(b->world_ranks.begin(), b->world_ranks.end());
-  std::vector<int> out;
-  for (int w : a->world_ranks)
-    if (inb.count(w)) out.push_back(w);
-  return new_group(std::move(out), newgroup);
+  return set_operation("MPI_Group_intersection", group1, group2, newgroup, set_intersection);
 }
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  WEFT_REQUIRE_INIT("MPI_Group_difference");
-  Group* a = lookup_group(group1);
-  Group* b = lookup_group(group2);
-  if (!a) return bad_group("MPI_Group_difference", group1, "group1");
-  if (!b) return bad_group("MPI_Group_difference", group2, "group2");
-  if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_difference", "newgroup is NULL");
-  std::unordered_set<int> inb(b->world_ranks.begin(), b->world_ranks.end());
-  std::vector<int> out;
-  for (int w : a->world_ranks)
-    if (!inb.count(w)) out.push_back(w);
-  return new_group(std::move(out), newgroup);
+  return set_operation("MPI_Group_difference", group1, group2, newgroup, set_difference);
 }
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
-  WEFT_REQUIRE_INIT("MPI_Group_compare");
-  Group* a = lookup_group(group1);
-  Group* b = lookup_group(group2);
-  if (!a) return bad_group("MPI_Group_compare", group1, "group1");
-  if (!b) return bad_group("MPI_Group_compare", group2, "group2");
+  Group *a, *b;
+  if (int rc = two_groups("MPI_Group_compare", group1, group2, &a, &b)) return rc;
   if (!result) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_compare", "result is NULL");
-  if (a->world_ranks == b->world_ranks) *result = MPI_IDENT;
-  else {
-    std::vector<int> x = a->world_ranks, y = b->world_ranks;
-    std::sort(x.begin(), x.end());
-    std::sort(y.begin(), y.end());
-    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
-  }
+  const SetMatch m = set_compare(a->world_ranks, b->world_ranks);
+  *result = m == SetMatch::identical ? MPI_IDENT : m == SetMatch::similar ? MPI_SIMILAR : MPI_UNEQUAL;
   return MPI_SUCCESS;
 }
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[]) {
-  WEFT_REQUIRE_INIT("MPI_Group_translate_ranks");
-  Group* a = lookup_group(group1);
-  Group* b = lookup_group(group2);
-  if (!a) return bad_group("MPI_Group_translate_ranks", group1, "group1");
-  if (!b) return bad_group("MPI_Group_translate_ranks", group2, "group2");
-  if (n < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_translate_ranks", "negative n %d", n);
-  if (n > 0 && (!ranks1 || !ranks2))
-    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_translate_ranks", "ranks1 or ranks2 is NULL");
-  std::unordered_map<int, int> pos;
-  for (size_t i = 0; i < b->world_ranks.size(); ++i) pos[b->world_ranks[i]] = int(i);
-  for (int i = 0; i < n; ++i) {
-    if (ranks1[i] == MPI_PROC_NULL) {
-      ranks2[i] = MPI_PROC_NULL;
-      continue;
-    }
-    if (ranks1[i] < 0 || ranks1[i] >= int(a->world_ranks.size()))
-      return raise(MPI_COMM_NULL, MPI_ERR_RANK, "MPI_Group_translate_ranks",
-                   "rank %d at index %d is not in group1 (size %zu)", ranks1[i], i, a->world_ranks.size());
-    auto it = pos.find(a->world_ranks[size_t(ranks1[i])]);
-    ranks2[i] = it == pos.end() ? MPI_UNDEFINED : it->second;
-  }
+  const char* fn = "MPI_Group_translate_ranks";
+  Group *a, *b;
+  if (int rc = two_groups(fn, group1, group2, &a, &b)) return rc;
+  if (n < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative n %d", n);
+  if (n > 0 && (!ranks1 || !ranks2)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "ranks1 or ranks2 is NULL");
+  for (int i = 0; i < n; ++i)
+    if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= int(a->world_ranks.size())))
+      return raise(MPI_COMM_NULL, MPI_ERR_RANK, fn, "rank %d at index %d is not in group1 (size %zu)", ranks1[i], i,
+                   a->world_ranks.size());
+  set_translate(a->world_ranks, b->world_ranks, n, ranks1, ranks2, MPI_PROC_NULL, MPI_UNDEFINED);
   return MPI_SUCCESS;
 }
 
@@ -252,16 +206,6 @@ int PMPI_Group_free(MPI_Group* group) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Comm_group)
-WEFT_PMPI_ALIAS(Group_size)
-WEFT_PMPI_ALIAS(Group_rank)
-WEFT_PMPI_ALIAS(Group_incl)
-WEFT_PMPI_ALIAS(Group_excl)
-WEFT_PMPI_ALIAS(Group_range_incl)
-WEFT_PMPI_ALIAS(Group_range_excl)
-WEFT_PMPI_ALIAS(Group_union)
-WEFT_PMPI_ALIAS(Group_intersection)
-WEFT_PMPI_ALIAS(Group_difference)
-WEFT_PMPI_ALIAS(Group_compare)
-WEFT_PMPI_ALIAS(Group_translate_ranks)
-WEFT_PMPI_ALIAS(Group_free)
+WEFT_PMPI_ALIASES(Comm_group, Group_size, Group_rank, Group_incl, Group_excl, Group_range_incl,
+                  Group_range_excl, Group_union, Group_intersection, Group_difference,
+                  Group_compare, Group_translate_ranks, Group_free)

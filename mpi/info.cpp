@@ -30,9 +30,7 @@ InfoEntries& env_info() {
 InfoEntries* lookup_info(MPI_Info h) {
   if (!g_state) return nullptr;
   if (h == MPI_INFO_ENV) return &env_info();
-  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::info) return nullptr;
-  uint32_t idx = handle::index_of(h);
-  return idx >= 2 ? g_state->infos.get(idx) : nullptr;
+  return lookup_direct(&State::infos, h, handle::info, 2);
 }
 
 }  // namespace weft::mpi
@@ -67,6 +65,20 @@ void copy_out(const std::string& v, int valuelen, char* out) {
   out[n] = '\0';
 }
 
+// A binding's start: MPI initialised and info valid (and not MPI_INFO_ENV if it is to change).
+int info_of(const char* fn, MPI_Info info, InfoEntries** e, bool change = false) {
+  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  *e = lookup_info(info);
+  if (!*e || (change && info == MPI_INFO_ENV)) return bad_info(fn, info);
+  return MPI_SUCCESS;
+}
+
+// ... and a valid key.
+int info_and_key(const char* fn, MPI_Info info, const char* key, InfoEntries** e, bool change = false) {
+  if (int rc = info_of(fn, info, e, change)) return rc;
+  return check_key(fn, key);
+}
+
 }  // namespace
 
 extern "C" {
@@ -79,11 +91,8 @@ int PMPI_Info_create(MPI_Info* info) {
 }
 
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
-  WEFT_REQUIRE_INIT("MPI_Info_set");
-  InfoEntries* e = lookup_info(info);
-  if (!e || info == MPI_INFO_ENV) return bad_info("MPI_Info_set", info);
-  int rc = check_key("MPI_Info_set", key);
-  if (rc != MPI_SUCCESS) return rc;
+  InfoEntries* e;
+  if (int rc = info_and_key("MPI_Info_set", info, key, &e, true)) return rc;
   if (!value || strlen(value) > MPI_MAX_INFO_VAL)
     return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, "MPI_Info_set", "value is NULL or longer than MPI_MAX_INFO_VAL");
   auto it = find_key(*e, key);
@@ -93,11 +102,8 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
 }
 
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
-  WEFT_REQUIRE_INIT("MPI_Info_get");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_get", info);
-  int rc = check_key("MPI_Info_get", key);
-  if (rc != MPI_SUCCESS) return rc;
+  InfoEntries* e;
+  if (int rc = info_and_key("MPI_Info_get", info, key, &e)) return rc;
   if (!flag || (!value && valuelen > 0)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get", "value or flag is NULL");
   auto it = find_key(*e, key);
   *flag = it != e->end();
@@ -106,11 +112,8 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 }
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
-  WEFT_REQUIRE_INIT("MPI_Info_get_valuelen");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_get_valuelen", info);
-  int rc = check_key("MPI_Info_get_valuelen", key);
-  if (rc != MPI_SUCCESS) return rc;
+  InfoEntries* e;
+  if (int rc = info_and_key("MPI_Info_get_valuelen", info, key, &e)) return rc;
   if (!valuelen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen", "valuelen or flag is NULL");
   auto it = find_key(*e, key);
   *flag = it != e->end();
@@ -120,38 +123,28 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 
 // MPI 4.0: buflen in, length of the value + 1 out; the value truncated to fit.
 int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
-  WEFT_REQUIRE_INIT("MPI_Info_get_string");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_get_string", info);
-  int rc = check_key("MPI_Info_get_string", key);
-  if (rc != MPI_SUCCESS) return rc;
+  InfoEntries* e;
+  if (int rc = info_and_key("MPI_Info_get_string", info, key, &e)) return rc;
   if (!buflen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "buflen or flag is NULL");
   auto it = find_key(*e, key);
   *flag = it != e->end();
   if (!*flag) return MPI_SUCCESS;
-  int room = *buflen;
-  if (room > 0 && value) {
-    size_t n = std::min(it->second.size(), size_t(room - 1));
-    memcpy(value, it->second.data(), n);
-    value[n] = '\0';
-  }
+  if (*buflen > 0 && value) copy_out(it->second, *buflen - 1, value);
   *buflen = int(it->second.size()) + 1;
   return MPI_SUCCESS;
 }
 
 int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
-  WEFT_REQUIRE_INIT("MPI_Info_get_nkeys");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_get_nkeys", info);
+  InfoEntries* e;
+  if (int rc = info_of("MPI_Info_get_nkeys", info, &e)) return rc;
   if (!nkeys) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys", "nkeys is NULL");
   *nkeys = int(e->size());
   return MPI_SUCCESS;
 }
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
-  WEFT_REQUIRE_INIT("MPI_Info_get_nthkey");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_get_nthkey", info);
+  InfoEntries* e;
+  if (int rc = info_of("MPI_Info_get_nthkey", info, &e)) return rc;
   if (!key) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "key is NULL");
   if (n < 0 || n >= int(e->size()))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "n %d out of range (%zu keys)", n, e->size());
@@ -160,11 +153,8 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 }
 
 int PMPI_Info_delete(MPI_Info info, const char* key) {
-  WEFT_REQUIRE_INIT("MPI_Info_delete");
-  InfoEntries* e = lookup_info(info);
-  if (!e || info == MPI_INFO_ENV) return bad_info("MPI_Info_delete", info);
-  int rc = check_key("MPI_Info_delete", key);
-  if (rc != MPI_SUCCESS) return rc;
+  InfoEntries* e;
+  if (int rc = info_and_key("MPI_Info_delete", info, key, &e, true)) return rc;
   auto it = find_key(*e, key);
   if (it == e->end()) return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "key '%s' is not set", key);
   e->erase(it);
@@ -172,9 +162,8 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
 }
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
-  WEFT_REQUIRE_INIT("MPI_Info_dup");
-  InfoEntries* e = lookup_info(info);
-  if (!e) return bad_info("MPI_Info_dup", info);
+  InfoEntries* e;
+  if (int rc = info_of("MPI_Info_dup", info, &e)) return rc;
   if (!newinfo) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup", "newinfo is NULL");
   *newinfo = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>(*e)));
   return MPI_SUCCESS;
@@ -191,13 +180,5 @@ int PMPI_Info_free(MPI_Info* info) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Info_create)
-WEFT_PMPI_ALIAS(Info_set)
-WEFT_PMPI_ALIAS(Info_get)
-WEFT_PMPI_ALIAS(Info_get_valuelen)
-WEFT_PMPI_ALIAS(Info_get_string)
-WEFT_PMPI_ALIAS(Info_get_nkeys)
-WEFT_PMPI_ALIAS(Info_get_nthkey)
-WEFT_PMPI_ALIAS(Info_delete)
-WEFT_PMPI_ALIAS(Info_dup)
-WEFT_PMPI_ALIAS(Info_free)
+WEFT_PMPI_ALIASES(Info_create, Info_set, Info_get, Info_get_valuelen, Info_get_string,
+                  Info_get_nkeys, Info_get_nthkey, Info_delete, Info_dup, Info_free)

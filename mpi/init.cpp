@@ -15,6 +15,8 @@
 #include "coll/gpu/gpu_coll.h"
 #include "coll/offload/offload.h"
 #include "coll/shm/segment.h"
+#include "pt2pt/job_topology.h"
+#include "pt2pt/process_setup.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -34,39 +36,16 @@ double now_seconds() {
 int reap_orphans(void* ctx) {
   auto* st = static_cast<State*>(ctx);
   if (st->orphans.empty()) [[likely]] return 0;
-  int released = 0;
-  for (size_t i = 0; i < st->orphans.size();) {
-    Request* r = st->orphans[i];
-    if (r->complete) {
-      run_finish(r);  // a freed receive still delivers its data
-      st->requests.release(r);
-      st->orphans[i] = st->orphans.back();
-      st->orphans.pop_back();
-      ++released;
-    } else {
-      ++i;
-    }
-  }
-  return released;
+  return release_orphans(st->requests, &st->orphans);
 }
 
-std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context,
-                                           int handle_value, const char* name, bool self) {
+std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int handle_value, const char* name,
+                                           bool self) {
   auto e = std::make_unique<CommEntry>();
-  Comm& c = e->comm;
-  c.context_id = context;
-  c.rank = self ? 0 : b.rank();
-  c.size = self ? 1 : b.size();
-  if (self) c.world_ranks = {b.rank()};
-  else {
-    c.world_ranks.resize(size_t(b.size()));
-    for (int i = 0; i < b.size(); ++i) c.world_ranks[size_t(i)] = i;
-  }
-  c.name = name;
-  c.single_node = self || b.local_size() == b.size();
-  c.nodes = node_ids(b, c.world_ranks);
-  c.handle = handle_value;
-  c.errhandler = MPI_ERRORS_ARE_FATAL;
+  e->comm = predefined_comm(b, context, self);
+  e->comm.name = name;
+  e->comm.handle = handle_value;
+  e->comm.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
 }
 
@@ -109,36 +88,6 @@ Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
   return coll::offload::load(o, node);
 }
 
-constexpr const char* kCpusKey = "weft.cpus";
-
-// WEFT_WAIT_POLICY: auto decides from the bindings of every rank on this host (published in the
-// modex), so ranks bound to a core each spin and ranks sharing CPUs yield.
-void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress) {
-  std::vector<CpuSet> peers;
-  for (int r : boot.host_peers()) {
-    if (r == boot.rank()) continue;
-    std::vector<char> blob;
-    constexpr size_t kMaxBytes = 16384;  // 131,072 CPUs
-    if (boot.get(r, kCpusKey, &blob) != Status::ok || blob.empty() || blob.size() % sizeof(uint64_t) ||
-        blob.size() > kMaxBytes) {
-      WEFT_INFO(Subsys::init, "rank %d published no binding: taken to share every CPU", r);
-      blob.assign(kMaxBytes, char(0xff));
-    }
-    CpuSet peer(blob.size() / sizeof(uint64_t));
-    memcpy(peer.data(), blob.data(), blob.size());
-    peers.push_back(std::move(peer));
-  }
-  const WaitChoice c = choose_wait_policy(mine, peers);
-  const std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
-  const WaitPolicy wp = policy == "yield"  ? WaitPolicy::yield
-                        : policy == "spin" ? WaitPolicy::spin_then_yield
-                                           : c.policy;
-  progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
-  WEFT_INFO(Subsys::init, "wait policy %s%s (%d of the host's %zu ranks run on the %d cpu%s of bindings overlapping this rank's)",
-            wp == WaitPolicy::yield ? "yield" : "spin then yield", policy == "auto" ? "" : " (WEFT_WAIT_POLICY)",
-            c.competing_ranks, boot.host_peers().size(), c.cpus, c.cpus == 1 ? "" : "s");
-}
-
 int init_failure(const char* fn, Status s) {
   const std::string& d = error_detail();
   fprintf(stderr, "weft: %s failed: %s\n", fn, d.empty() ? status_name(s) : d.c_str());
@@ -162,14 +111,7 @@ int do_init(int required, int* provided, const char* fn) {
   if (s != Status::ok) return init_failure(fn, s);
   const Config& cfg = state->config;
   LogSettings log;
-  (void)parse_log_level(cfg.value("WEFT_DEBUG"), &log.level);
-  std::string bad;
-  if (!cfg.value("WEFT_DEBUG_SUBSYS").empty() &&
-      !parse_subsys_list(cfg.value("WEFT_DEBUG_SUBSYS"), &log.subsys_mask, &bad)) {
-    set_error_detail("unknown subsystem '" + bad + "' in WEFT_DEBUG_SUBSYS");
-    return init_failure(fn, Status::invalid_arg);
-  }
-  log.file_pattern = std::string(cfg.value("WEFT_DEBUG_FILE"));
+  if (s = log_settings(cfg, &log); s != Status::ok) return init_failure(fn, s);
   log_configure(log, -1);
 
   s = Bootstrap::init(&state->boot);
@@ -177,13 +119,8 @@ int do_init(int required, int* provided, const char* fn) {
   Bootstrap& boot = *state->boot;
   log_configure(log, boot.rank());
 
-  // Until every rank's binding is known (after the transport's exchange), waits yield at once
-  // when this host's ranks outnumber the CPUs this rank may use.
-  const CpuSet cpus = own_cpus();
-  WaitPolicy wp = boot.host_peers().size() > size_t(cpu_count(cpus)) ? WaitPolicy::yield : WaitPolicy::spin_then_yield;
-  state->progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
-  s = boot.put(kCpusKey, cpus.data(), cpus.size() * sizeof(uint64_t));
-  if (s != Status::ok) return init_failure(fn, s);
+  CpuSet cpus;
+  if (s = start_wait_policy(cfg, boot, state->progress, &cpus); s != Status::ok) return init_failure(fn, s);
 
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
@@ -198,24 +135,10 @@ int do_init(int required, int* provided, const char* fn) {
   }
   state->thread_level = level;
 
-  if (!init_topology(*state)) return init_failure(fn, Status::invalid_arg);
+  if (s = load_job_topology(cfg, boot, &state->node_topology); s != Status::ok)
+    return init_failure(fn, s);
 
-  TransportOptions topts;
-  topts.thread_multiple = false;
-  topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";
-  topts.require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
-  std::string_view path = cfg.value("WEFT_PT2PT");
-  topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
-  topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));
-  // 16 KiB cells keep messages up to 16 KiB eager (one copy, no cma system call); rings take
-  // cells x size per pair of local ranks, so crowded nodes fall back to 4 KiB cells.
-  constexpr int kLargeCellsUpTo = 32;
-  topts.shm_cell_size = uint32_t(cfg.size("WEFT_SHM_CELL_SIZE"));
-  if (!cfg.is_set("WEFT_SHM_CELL_SIZE") && boot.local_size() > kLargeCellsUpTo) {
-    topts.shm_cell_size = 4096;
-    WEFT_INFO(Subsys::init, "%d ranks on this node: 4 KiB shared-memory cells", boot.local_size());
-  }
-  topts.shm_split_min = cfg.size("WEFT_SHM_SPLIT_MIN");
+  const TransportOptions topts = transport_options(cfg, boot);
   s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
   configure_wait_policy(cfg, boot, cpus, state->progress);
@@ -274,13 +197,6 @@ Request* lookup_request(MPI_Request h) {
   uint32_t idx = handle::index_of(h);
   if (!g_state->requests.is_live(idx)) return nullptr;
   return g_state->requests.at(idx);
-}
-
-std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks) {
-  std::vector<uint32_t> nodes(world_ranks.size(), 0);
-  for (size_t i = 0; i < world_ranks.size(); ++i)
-    if (boot.node_of(world_ranks[i], &nodes[i]) != Status::ok) return {};  // unknown: no hierarchy
-  return nodes;
 }
 
 coll::CollContext coll_context(const Comm& c) {
@@ -424,27 +340,24 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
 }
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
-  WEFT_REQUIRE_INIT("MPI_Comm_rank");
-  Comm* c = lookup_comm(comm);
-  if (!c) [[unlikely]] return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_rank", comm, &c)) [[unlikely]] return rc;
   if (!rank) return raise(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
   *rank = c->rank;
   return MPI_SUCCESS;
 }
 
 int PMPI_Comm_size(MPI_Comm comm, int* size) {
-  WEFT_REQUIRE_INIT("MPI_Comm_size");
-  Comm* c = lookup_comm(comm);
-  if (!c) [[unlikely]] return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_size", comm, &c)) [[unlikely]] return rc;
   if (!size) return raise(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
   *size = c->size;
   return MPI_SUCCESS;
 }
 
 int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
-  WEFT_REQUIRE_INIT("MPI_Comm_get_name");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_get_name", comm, &c)) [[unlikely]] return rc;
   if (!comm_name || !resultlen) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_name", "comm_name or resultlen is NULL");
   size_t n = std::min(c->name.size(), size_t(MPI_MAX_OBJECT_NAME - 1));
   memcpy(comm_name, c->name.data(), n);
@@ -454,9 +367,8 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 }
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
-  WEFT_REQUIRE_INIT("MPI_Comm_set_name");
-  Comm* c = lookup_comm(comm);
-  if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator 0x%x", unsigned(comm));
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_set_name", comm, &c)) [[unlikely]] return rc;
   if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "comm_name is NULL");
   c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
@@ -479,23 +391,9 @@ int* const MPI_WEIGHTS_EMPTY = &weft_weights_empty_sentinel;
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Init)
-WEFT_PMPI_ALIAS(Init_thread)
-WEFT_PMPI_ALIAS(Initialized)
-WEFT_PMPI_ALIAS(Finalized)
-WEFT_PMPI_ALIAS(Finalize)
-WEFT_PMPI_ALIAS(Abort)
-WEFT_PMPI_ALIAS(Query_thread)
-WEFT_PMPI_ALIAS(Is_thread_main)
-WEFT_PMPI_ALIAS(Wtime)
-WEFT_PMPI_ALIAS(Wtick)
-WEFT_PMPI_ALIAS(Get_processor_name)
-WEFT_PMPI_ALIAS(Get_version)
-WEFT_PMPI_ALIAS(Get_library_version)
-WEFT_PMPI_ALIAS(Comm_rank)
-WEFT_PMPI_ALIAS(Comm_size)
-WEFT_PMPI_ALIAS(Comm_get_name)
-WEFT_PMPI_ALIAS(Comm_set_name)
+WEFT_PMPI_ALIASES(Init, Init_thread, Initialized, Finalized, Finalize, Abort, Query_thread,
+                  Is_thread_main, Wtime, Wtick, Get_processor_name, Get_version,
+                  Get_library_version, Comm_rank, Comm_size, Comm_get_name, Comm_set_name)
 
 extern "C" {
 
@@ -519,5 +417,4 @@ int PMPI_Free_mem(void* base) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Alloc_mem)
-WEFT_PMPI_ALIAS(Free_mem)
+WEFT_PMPI_ALIASES(Alloc_mem, Free_mem)

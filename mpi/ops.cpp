@@ -9,8 +9,7 @@
 namespace weft::mpi {
 
 const UserOp* lookup_user_op(MPI_Op h) {
-  if (!g_state || handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::op) return nullptr;
-  return g_state->ops.get(handle::index_of(h));
+  return lookup_direct(&State::ops, h, handle::op, 0);
 }
 
 bool lookup_builtin_op(MPI_Op op, ReduceOp* out) {
@@ -159,7 +158,4 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Op_create)
-WEFT_PMPI_ALIAS(Op_free)
-WEFT_PMPI_ALIAS(Op_commutative)
-WEFT_PMPI_ALIAS(Reduce_local)
+WEFT_PMPI_ALIASES(Op_create, Op_free, Op_commutative, Reduce_local)

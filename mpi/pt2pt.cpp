@@ -1,461 +1,179 @@
-// Point-to-point bindings: validate, call the transport, map errors.
+// Point-to-point bindings: validate, call the point-to-point engine (pt2pt/p2p.h), map errors.
 #include <cstring>
 
 #include "datatype_api.h"
+#include "pt2pt/p2p.h"
 #include "pt2pt/tag.h"
-#include "runtime/cuda_ipc.h"
-#include "runtime/device_staging.h"
-#include "runtime/log.h"
-#include "runtime/memkind.h"
 #include "state.h"
+
+static_assert(weft::kBsendOverhead == MPI_BSEND_OVERHEAD);
 
 namespace weft::mpi {
 
 namespace {
 
-constexpr int kNoPeer = -1;  // MPI_PROC_NULL: the call completes at once
-
-struct Args {
-  Comm* comm = nullptr;
-  const Datatype* type = nullptr;
-  size_t count = 0;
-  size_t bytes = 0;         // on the wire: the packed size
-  bool contiguous = true;   // the data is one run of host memory at buf + offset: no staging
-  bool on_device = false;   // the buffer is GPU device memory
-  bool device = false;      // ... staged through host memory (contiguous is false then)
-  // ... handed to the transport as it is: CUDA IPC within a node, pipelined through pinned
-  // host chunks over UCX (Transport::device_path)
-  bool device_direct = false;
-  ptrdiff_t offset = 0;
-  int peer = kNoPeer;  // job rank of the peer; kNoPeer for MPI_PROC_NULL, -2 for any source
-};
-
-// Copies the message out of the user's buffer: packs a non-contiguous datatype, or copies out
-// of device memory (contiguous there: check_common refuses the rest).
-Status pack_message(const Args& a, const void* buf, void* dst) {
-  if (a.device) return memkind_copy(dst, static_cast<const char*>(buf) + a.offset, a.bytes);
-  pack(a.type, buf, a.count, dst);
-  return Status::ok;
+// The status of an operation on MPI_PROC_NULL.
+RequestStatus proc_null_status() {
+  RequestStatus rs;
+  rs.source = MPI_PROC_NULL;
+  rs.tag = MPI_ANY_TAG;
+  return rs;
 }
 
-// The reverse, for the `bytes` that arrived.
-Status unpack_message(const Args& a, const void* src, size_t bytes, void* buf) {
-  if (a.device) return memkind_copy(static_cast<char*>(buf) + a.offset, src, bytes);
-  unpack(a.type, src, bytes, buf, a.count);
-  return Status::ok;
-}
-
-// The bytes to send: the user's buffer itself when contiguous, else packed into *owned.
-const void* send_data(const Args& a, const void* buf, StagingBuffer* owned, Status* s) {
-  *s = Status::ok;
-  if (a.contiguous) return static_cast<const char*>(buf) + a.offset;
-  *owned = staging_buffer(a.bytes);
-  *s = pack_message(a, buf, owned->get());
-  return owned->get();
-}
-
-// Where to receive: the user's buffer when contiguous, else a staging buffer in *owned.
-void* recv_target(const Args& a, void* buf, StagingBuffer* owned) {
-  if (a.contiguous) return static_cast<char*>(buf) + a.offset;
-  *owned = staging_buffer(a.bytes);
-  return owned->get();
-}
-
-// A staged receive unpacks from the request's staging buffer when the user completes it.
-void arm_unpack(Request* r, const Args& a, void* buf) {
-  if (a.contiguous) return;
-  retain(a.type);
-  r->finish = [a, buf](Request& q) {
-    if (q.status.error == Status::ok || q.status.error == Status::truncated) {
-      Status s = unpack_message(a, q.owned_buffer.get(), q.status.bytes, buf);
-      if (s != Status::ok) q.status.error = s;
-    }
-    release(a.type);
-  };
-}
-
-int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MPI_Comm comm,
-                 Args* a) {
-  a->comm = lookup_comm(comm);
-  if (!a->comm) [[unlikely]]
-    return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')",
-                 unsigned(comm));
+int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MPI_Comm comm, Message* m) {
+  Comm* c = lookup_comm(comm);
+  if (!c) [[unlikely]]
+    return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
   if (g_state->boot->failures_seen()) [[unlikely]] {
-    if (int rc = check_comm_alive(fn, comm, *a->comm); rc != MPI_SUCCESS) return rc;
+    if (int rc = check_comm_alive(fn, comm, *c); rc != MPI_SUCCESS) return rc;
   }
   if (count < 0) [[unlikely]]
     return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
-  int rc = check_datatype(comm, fn, dt, &a->type);
-  if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  a->count = size_t(count);
-  a->bytes = packed_size(a->type, a->count);  // predefined: count * extent, padding included
-  a->contiguous = contiguous_span(a->type, a->count, &a->offset);
-  // The one memory-kind query of the call; choose_device_path decides once the peer is known.
-  // A build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
-  if (a->bytes > 0 && memkind_device_possible()) [[unlikely]] {
-    const MemInfo kind = memkind_query(buf);
-    if (kind.kind == MemKind::unsupported_device) return raise_unsupported_device(comm, fn, buf);
-    if (!host_accessible(kind)) {
-      if (!a->contiguous)
-        return raise(comm, MPI_ERR_TYPE, fn, "non-contiguous datatypes on GPU device buffers are not supported yet");
-      a->on_device = true;
-    }
+  const Datatype* type;
+  if (int rc = check_datatype(comm, fn, dt, &type)) [[unlikely]] return rc;
+  switch (describe_message(c, type, size_t(count), buf, m)) {
+    case Status::ok: break;
+    case Status::invalid_buffer: return raise_unsupported_device(comm, fn, buf);
+    default: return raise(comm, MPI_ERR_TYPE, fn, "%s", error_detail().c_str());
   }
   // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
-  if (!buf && a->bytes > 0 && a->type->predefined) [[unlikely]]
+  if (!buf && m->bytes > 0 && type->predefined) [[unlikely]]
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
   return MPI_SUCCESS;
 }
 
-// A device buffer goes to the transport as it is where the peer is reached through weft
-// shared memory with CUDA IPC, or over UCX with pipelined staging through pinned host chunks
-// (the intended path between nodes: logged at INFO, allowed under WEFT_REQUIRE_FAST_PATH).
-// Otherwise the whole message is staged through host memory, with one WARN (or an error under
-// WEFT_REQUIRE_FAST_PATH). peer: a job rank, or -1 for any source.
-int choose_device_path(const char* fn, MPI_Comm comm, int peer, Args* a) {
-  if (!a->on_device || a->peer == kNoPeer) return MPI_SUCCESS;
-  std::string reason;
-  switch (g_state->transport->device_path(peer, &reason)) {
-    case DevicePath::cuda_ipc:
-      a->device_direct = true;
-      if (log_first_time("pt2pt-device-ipc"))
-        WEFT_INFO(Subsys::gpu, "point-to-point on GPU device buffers between ranks of one node: CUDA IPC "
-                  "(the receiver copies from the sender's buffer once)");
-      return MPI_SUCCESS;
-    case DevicePath::pipelined:
-      a->device_direct = true;
-      if (log_first_time(peer >= 0 ? "pt2pt-device-pipelined-" + std::to_string(peer)
-                                   : std::string("pt2pt-device-pipelined-any")))
-        WEFT_INFO(Subsys::gpu, "device point-to-point with %s over UCX: pipelined through pinned "
-                  "chunks of %zu bytes (two per message, WEFT_CUDA_STAGING_CHUNK)",
-                  peer >= 0 ? ("rank " + std::to_string(peer)).c_str() : "any source",
-                  device_staging_chunk());
-      return MPI_SUCCESS;
-    case DevicePath::mixed:
-      a->device_direct = true;
-      if (log_first_time("pt2pt-device-mixed"))
-        WEFT_INFO(Subsys::gpu, "device point-to-point with any source: CUDA IPC from this node's "
-                  "ranks, pipelined through pinned chunks of %zu bytes over UCX from the others",
-                  device_staging_chunk());
-      return MPI_SUCCESS;
-    case DevicePath::staged:
-      break;
-  }
-  if (g_state->require_fast_path)
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                 "a GPU device buffer would be staged through host memory (%s), and "
-                 "WEFT_REQUIRE_FAST_PATH forbids slower paths", reason.c_str());
-  if (log_first_time("pt2pt-device-staging"))
-    WEFT_WARN(Subsys::gpu, "point-to-point on GPU device buffers is staged through host memory "
-              "(cudaMemcpy per message): %s", reason.c_str());
-  a->device = true;
-  a->contiguous = false;
+// A device buffer travels as it is or staged through host memory; WEFT_REQUIRE_FAST_PATH may
+// forbid the staging.
+int choose_path(const char* fn, MPI_Comm comm, Message* m) {
+  if (choose_device_path(*g_state->transport, m) != Status::ok) [[unlikely]]
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", error_detail().c_str());
   return MPI_SUCCESS;
 }
 
 int check_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag,
-               MPI_Comm comm, Args* a) {
-  int rc = check_common(fn, buf, count, dt, comm, a);
+               MPI_Comm comm, Message* m) {
+  int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
+  const int size = m->comm->size;
   if (dest == MPI_PROC_NULL) {
-    a->peer = kNoPeer;
-  } else if (dest < 0 || dest >= a->comm->size) [[unlikely]] {
+    m->peer = kNoPeer;
+  } else if (dest < 0 || dest >= size) [[unlikely]] {
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'dest'; %s has %d ranks)",
-                 dest, a->comm->label().c_str(), a->comm->size);
+                 dest, m->comm->label().c_str(), size);
   } else {
-    a->peer = a->comm->world_rank(dest);
+    m->peer = m->comm->world_rank(dest);
   }
   if (tag < 0 || tag > tag::kMaxUserTag) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d)", tag,
                  tag::kMaxUserTag);
-  return choose_device_path(fn, comm, a->peer, a);
+  set_send_tag(m, tag);
+  return choose_path(fn, comm, m);
 }
 
 int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int source, int tag,
-               MPI_Comm comm, Args* a) {
-  int rc = check_common(fn, buf, count, dt, comm, a);
+               MPI_Comm comm, Message* m) {
+  int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  rc = MPI_SUCCESS;
-  if (source == MPI_PROC_NULL) a->peer = kNoPeer;
-  else if (source == MPI_ANY_SOURCE) a->peer = -2;
-  else if (source < 0 || source >= a->comm->size) [[unlikely]]
+  const int size = m->comm->size;
+  if (source == MPI_PROC_NULL) m->peer = kNoPeer;
+  else if (source == MPI_ANY_SOURCE) m->peer = kAnyPeer;
+  else if (source < 0 || source >= size) [[unlikely]]
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)",
-                 source, a->comm->label().c_str(), a->comm->size);
-  else a->peer = a->comm->world_rank(source);
+                 source, m->comm->label().c_str(), size);
+  else m->peer = m->comm->world_rank(source);
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d or MPI_ANY_TAG)",
                  tag, tag::kMaxUserTag);
-  return choose_device_path(fn, comm, a->peer == -2 ? -1 : a->peer, a);
-}
-
-inline uint64_t send_tag(const Comm& c, int tag) {
-  return tag::make(c.pt2pt_context(), uint32_t(c.rank), uint32_t(tag));
-}
-
-inline void recv_tag(const Comm& c, int source, int tag, uint64_t* t, uint64_t* mask) {
-  bool any_src = source == MPI_ANY_SOURCE, any_tag = tag == MPI_ANY_TAG;
-  *t = tag::make(c.pt2pt_context(), any_src ? 0u : uint32_t(source), any_tag ? 0u : uint32_t(tag));
-  *mask = tag::recv_mask(any_src, any_tag);
-}
-
-Request* completed_null_request(RequestKind kind) {
-  Request* r = g_state->requests.alloc(kind);
-  r->complete = true;
-  r->status.source = MPI_PROC_NULL;
-  r->status.tag = MPI_ANY_TAG;
-  r->status.bytes = 0;
-  return r;
-}
-
-// Blocking calls on device buffers go through a request: the transport's request-free fast
-// paths are for host memory.
-int send_device_and_wait(const Args& a, const void* buf, int tag, SendMode mode, MPI_Comm comm, const char* fn) {
-  Request* r = g_state->requests.alloc(RequestKind::send);
-  r->device_buffer = true;
-  Status s = g_state->transport->isend(static_cast<const char*>(buf) + a.offset, a.bytes, a.peer,
-                                       send_tag(*a.comm, tag), mode, r);
-  if (s == Status::ok) {
-    if (!r->complete) g_state->transport->wait(r, a.comm);
-    s = r->status.error;
-  }
-  g_state->requests.release(r);
-  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
-  return MPI_SUCCESS;
+  set_recv_tag(m, source, source == MPI_ANY_SOURCE, tag, tag == MPI_ANY_TAG);
+  return choose_path(fn, comm, m);
 }
 
 int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
   WEFT_REQUIRE_INIT(fn);
-  Args a;
-  int rc = check_send(fn, buf, count, dt, dest, tag, comm, &a);
+  Message m;
+  int rc = check_send(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  if (a.peer == kNoPeer) return MPI_SUCCESS;
-  if (a.device_direct) return send_device_and_wait(a, buf, tag, mode, comm, fn);
-  StagingBuffer packed;
-  Status s;
-  const void* data = send_data(a, buf, &packed, &s);
-  if (s == Status::ok) s = g_state->transport->send(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, a.comm);
+  if (m.peer == kNoPeer) return MPI_SUCCESS;
+  Status s = send(*g_state->transport, m, buf, mode);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
 }
 
-int do_isend(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag,
-             MPI_Comm comm, SendMode mode, MPI_Request* request) {
+// MPI_Isend and its modes (receive false), MPI_Irecv: a new request owned by comm.
+int do_immediate(const char* fn, bool receive, const void* buf, int count, MPI_Datatype dt, int peer, int tag,
+                 MPI_Comm comm, SendMode mode, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
-  Args a;
-  int rc = check_send(fn, buf, count, dt, dest, tag, comm, &a);
+  Message m;
+  int rc = receive ? check_recv(fn, buf, count, dt, peer, tag, comm, &m)
+                   : check_send(fn, buf, count, dt, peer, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (!request) [[unlikely]] return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-  if (a.peer == kNoPeer) {
-    *request = request_handle(completed_null_request(RequestKind::send));
+  const RequestKind kind = receive ? RequestKind::recv : RequestKind::send;
+  if (m.peer == kNoPeer) {
+    *request = request_handle(completed_request(g_state->requests, kind, proc_null_status()));
     return MPI_SUCCESS;
   }
-  Request* r = g_state->requests.alloc(RequestKind::send);
+  Request* r = g_state->requests.alloc(kind);
   r->owner = comm;
-  r->device_buffer = a.device_direct;
-  Status s;
-  const void* data = send_data(a, buf, &r->owned_buffer, &s);
-  if (s == Status::ok) s = g_state->transport->isend(data, a.bytes, a.peer, send_tag(*a.comm, tag), mode, r);
+  Transport& t = *g_state->transport;
+  Status s = receive ? irecv(t, m, const_cast<void*>(buf), r) : isend(t, m, buf, mode, r);
   if (s != Status::ok) [[unlikely]] {
     g_state->requests.release(r);
     return raise_status(comm, s, fn);
   }
   *request = request_handle(r);
   return MPI_SUCCESS;
-}
-
-// Buffered send: the data is copied out at once, so the call completes locally; the copy
-// counts against the space the user attached.
-Status post_bsend(const void* buf, size_t bytes, int peer, uint64_t t, const char* fn, MPI_Comm comm,
-                  int* rc) {
-  BufferedSends& b = g_state->bsend;
-  for (size_t i = 0; i < b.pending.size();) {  // reclaim finished copies
-    Request* r = b.pending[i];
-    if (r->complete) {
-      b.in_use -= r->owned_bytes + MPI_BSEND_OVERHEAD;
-      g_state->requests.release(r);
-      b.pending[i] = b.pending.back();
-      b.pending.pop_back();
-    } else {
-      ++i;
-    }
-  }
-  if (b.in_use + bytes + MPI_BSEND_OVERHEAD > b.capacity) {
-    *rc = raise(comm, MPI_ERR_BUFFER, fn,
-                "attached buffer too small: %zu bytes needed, %zu of %zu free (MPI_Buffer_attach)",
-                bytes + MPI_BSEND_OVERHEAD, b.capacity - b.in_use, b.capacity);
-    return Status::invalid_buffer;
-  }
-  Request* r = g_state->requests.alloc(RequestKind::send);
-  r->owned_buffer = staging_buffer(bytes);
-  r->owned_bytes = bytes;
-  if (bytes) memcpy(r->owned_buffer.get(), buf, bytes);
-  Status s = g_state->transport->isend(r->owned_buffer.get(), bytes, peer, t, SendMode::standard, r);
-  if (s != Status::ok) {
-    g_state->requests.release(r);
-    *rc = raise_status(comm, s, fn);
-    return s;
-  }
-  b.in_use += bytes + MPI_BSEND_OVERHEAD;
-  b.pending.push_back(r);
-  *rc = MPI_SUCCESS;
-  return Status::ok;
 }
 
 int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, int tag,
             MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT(fn);
-  Args a;
-  int rc = check_recv(fn, buf, count, dt, source, tag, comm, &a);
+  Message m;
+  int rc = check_recv(fn, buf, count, dt, source, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  if (a.peer == kNoPeer) {
+  if (m.peer == kNoPeer) {
     set_status_proc_null(status);
     return MPI_SUCCESS;
   }
-  uint64_t t, mask;
-  recv_tag(*a.comm, source, tag, &t, &mask);
-  if (a.device_direct) {  // through a request, as send_device_and_wait
-    Request* r = g_state->requests.alloc(RequestKind::recv);
-    r->device_buffer = true;
-    Status s = g_state->transport->irecv(static_cast<char*>(buf) + a.offset, a.bytes,
-                                         a.peer == -2 ? -1 : a.peer, t, mask, r);
-    if (s == Status::ok) {
-      if (!r->complete) g_state->transport->wait(r, a.comm);
-      s = r->status.error;
-      fill_status(status, r->status);
-    }
-    g_state->requests.release(r);
-    if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
-    return MPI_SUCCESS;
-  }
-  MatchInfo info;
-  StagingBuffer staging;
-  void* target = recv_target(a, buf, &staging);
-  Status s = g_state->transport->recv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, &info, a.comm);
-  if (!a.contiguous && (s == Status::ok || s == Status::truncated)) {
-    Status u = unpack_message(a, staging.get(), info.bytes, buf);
-    if (u != Status::ok) s = u;
-  }
-  if (status != MPI_STATUS_IGNORE) {
-    RequestStatus rs;
-    rs.source = info.source;
-    rs.tag = info.tag;
-    rs.bytes = info.bytes;
-    fill_status(status, rs);
-  }
+  RequestStatus rs;
+  Status s = recv(*g_state->transport, m, buf, &rs);
+  fill_status(status, rs);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
 }
 
-int do_irecv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, int tag,
-             MPI_Comm comm, MPI_Request* request) {
+// Buffered send; immediate (MPI_Ibsend): *request is a request already complete.
+int do_bsend(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+             bool immediate, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
-  Args a;
-  int rc = check_recv(fn, buf, count, dt, source, tag, comm, &a);
-  if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  if (!request) [[unlikely]] return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-  if (a.peer == kNoPeer) {
-    *request = request_handle(completed_null_request(RequestKind::recv));
-    return MPI_SUCCESS;
+  Message m;
+  int rc = check_send(fn, buf, count, dt, dest, tag, comm, &m);
+  if (rc != MPI_SUCCESS) return rc;
+  if (immediate && !request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  if (m.peer != kNoPeer) {
+    copy_out_of_device(&m);
+    if (Status s = bsend(*g_state->transport, g_state->bsend, m, buf); s != Status::ok) return raise_status(comm, s, fn);
   }
-  uint64_t t, mask;
-  recv_tag(*a.comm, source, tag, &t, &mask);
-  Request* r = g_state->requests.alloc(RequestKind::recv);
-  r->owner = comm;
-  r->device_buffer = a.device_direct;
-  void* target = recv_target(a, buf, &r->owned_buffer);
-  arm_unpack(r, a, buf);
-  Status s = g_state->transport->irecv(target, a.bytes, a.peer == -2 ? -1 : a.peer, t, mask, r);
-  if (s != Status::ok) [[unlikely]] {
-    g_state->requests.release(r);
-    return raise_status(comm, s, fn);
-  }
-  *request = request_handle(r);
+  if (immediate)  // the data was copied: the user's buffer is free again
+    *request = request_handle(completed_request(g_state->requests, RequestKind::send, RequestStatus{}));
   return MPI_SUCCESS;
-}
-
-enum class PersistentKind { send, ssend, bsend, recv };
-
-// Buffered sends copy the data out at once anyway: from device memory, into host memory.
-void copy_out_of_device(Args* a) {
-  if (!a->device_direct) return;
-  a->device_direct = false;
-  a->device = true;
-  a->contiguous = false;
 }
 
 int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int peer_rank, int tag,
                     MPI_Comm comm, PersistentKind kind, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
-  Args a;
-  int rc = kind == PersistentKind::recv ? check_recv(fn, buf, count, dt, peer_rank, tag, comm, &a)
-                                        : check_send(fn, buf, count, dt, peer_rank, tag, comm, &a);
+  Message m;
+  int rc = kind == PersistentKind::recv ? check_recv(fn, buf, count, dt, peer_rank, tag, comm, &m)
+                                        : check_send(fn, buf, count, dt, peer_rank, tag, comm, &m);
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-  if (kind == PersistentKind::bsend) copy_out_of_device(&a);
+  if (kind == PersistentKind::bsend) copy_out_of_device(&m);
   Request* r = g_state->requests.alloc(kind == PersistentKind::recv ? RequestKind::recv : RequestKind::send);
   r->persistent = true;
   r->owner = comm;
   r->complete = true;  // inactive until started
-  const size_t bytes = a.bytes;
-  const int peer = a.peer;
-  Comm* c = a.comm;
-  // The datatype stays alive while the request exists: the hold is released with the start
-  // function when the request is freed.
-  retain(a.type);
-  std::shared_ptr<const Datatype> hold(a.type, [](const Datatype* d) { release(d); });
-  const Args args = a;
-  if (peer == kNoPeer) {
-    r->start = [](Request& q) {
-      q.complete = true;
-      q.status = RequestStatus{};
-      q.status.source = MPI_PROC_NULL;
-      q.status.tag = MPI_ANY_TAG;
-      return Status::ok;
-    };
-  } else if (kind == PersistentKind::recv) {
-    uint64_t t, mask;
-    recv_tag(*c, peer_rank, tag, &t, &mask);
-    r->start = [buf, bytes, peer, t, mask, args, hold](Request& q) {
-      void* target = args.contiguous ? static_cast<char*>(buf) + args.offset
-                                     : (q.owned_buffer ? q.owned_buffer.get() : recv_target(args, buf, &q.owned_buffer));
-      if (!args.contiguous) {
-        q.finish = [args, buf](Request& done) {
-          if (done.status.error == Status::ok || done.status.error == Status::truncated) {
-            Status s = unpack_message(args, done.owned_buffer.get(), done.status.bytes, buf);
-            if (s != Status::ok) done.status.error = s;
-          }
-        };
-      }
-      q.device_buffer = args.device_direct;
-      return g_state->transport->irecv(target, bytes, peer == -2 ? -1 : peer, t, mask, &q);
-    };
-  } else if (kind == PersistentKind::bsend) {
-    uint64_t t = send_tag(*c, tag);
-    MPI_Comm ch = comm;
-    r->start = [buf, bytes, peer, t, ch, args, hold](Request& q) {
-      int code = MPI_SUCCESS;
-      StagingBuffer packed;
-      Status s;
-      const void* data = send_data(args, buf, &packed, &s);
-      WEFT_TRY(s);
-      WEFT_TRY(post_bsend(data, bytes, peer, t, "MPI_Start", ch, &code));
-      q.complete = true;
-      q.status = RequestStatus{};
-      return Status::ok;
-    };
-  } else {
-    uint64_t t = send_tag(*c, tag);
-    SendMode mode = kind == PersistentKind::ssend ? SendMode::synchronous : SendMode::standard;
-    r->start = [buf, bytes, peer, t, mode, args, hold](Request& q) {
-      // Packed again at every start: the user may change the data between starts.
-      if (!args.contiguous && !q.owned_buffer) q.owned_buffer = staging_buffer(bytes);
-      if (!args.contiguous) WEFT_TRY(pack_message(args, buf, q.owned_buffer.get()));
-      const void* data = args.contiguous ? static_cast<const char*>(buf) + args.offset : q.owned_buffer.get();
-      q.device_buffer = args.device_direct;
-      return g_state->transport->isend(data, bytes, peer, t, mode, &q);
-    };
-  }
+  r->start = persistent_start(*g_state->transport, m, buf, kind, &g_state->bsend, proc_null_status());
   *request = request_handle(r);
   return MPI_SUCCESS;
 }
@@ -507,54 +225,27 @@ int PMPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, M
 }
 
 int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Bsend");
-  Args a;
-  int rc = check_send("MPI_Bsend", buf, count, dt, dest, tag, comm, &a);
-  if (rc != MPI_SUCCESS || a.peer == kNoPeer) return rc;
-  copy_out_of_device(&a);
-  StagingBuffer packed;
-  Status s;
-  const void* data = send_data(a, buf, &packed, &s);
-  if (s != Status::ok) return raise_status(comm, s, "MPI_Bsend");
-  (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Bsend", comm, &rc);
-  return rc;
+  return do_bsend("MPI_Bsend", buf, count, dt, dest, tag, comm, false, nullptr);
 }
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  return do_isend("MPI_Isend", buf, count, dt, dest, tag, comm, SendMode::standard, request);
+  return do_immediate("MPI_Isend", false, buf, count, dt, dest, tag, comm, SendMode::standard, request);
 }
 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  return do_isend("MPI_Issend", buf, count, dt, dest, tag, comm, SendMode::synchronous, request);
+  return do_immediate("MPI_Issend", false, buf, count, dt, dest, tag, comm, SendMode::synchronous, request);
 }
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  return do_isend("MPI_Irsend", buf, count, dt, dest, tag, comm, SendMode::standard, request);
+  return do_immediate("MPI_Irsend", false, buf, count, dt, dest, tag, comm, SendMode::standard, request);
 }
 
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ibsend");
-  Args a;
-  int rc = check_send("MPI_Ibsend", buf, count, dt, dest, tag, comm, &a);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
-  if (a.peer != kNoPeer) {
-    copy_out_of_device(&a);
-    StagingBuffer packed;
-    Status s;
-    const void* data = send_data(a, buf, &packed, &s);
-    if (s != Status::ok) return raise_status(comm, s, "MPI_Ibsend");
-    (void)post_bsend(data, a.bytes, a.peer, send_tag(*a.comm, tag), "MPI_Ibsend", comm, &rc);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  Request* r = g_state->requests.alloc(RequestKind::send);
-  r->complete = true;  // the data was copied: the user's buffer is free again
-  *request = request_handle(r);
-  return MPI_SUCCESS;
+  return do_bsend("MPI_Ibsend", buf, count, dt, dest, tag, comm, true, request);
 }
 
 int PMPI_Buffer_attach(void* buffer, int size) {
@@ -572,14 +263,9 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   WEFT_REQUIRE_INIT("MPI_Buffer_detach");
   if (!buffer_addr || !size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "buffer_addr or size is NULL");
   BufferedSends& b = g_state->bsend;
-  for (Request* r : b.pending) {  // detaching waits for every buffered message to go out
-    if (!r->complete) g_state->transport->wait(r);
-    g_state->requests.release(r);
-  }
-  b.pending.clear();
   *static_cast<void**>(buffer_addr) = b.buffer;
   *size = int(b.capacity);
-  b = BufferedSends{};
+  detach(*g_state->transport, b);
   return MPI_SUCCESS;
 }
 
@@ -590,7 +276,7 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
 
 int PMPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  return do_irecv("MPI_Irecv", buf, count, dt, source, tag, comm, request);
+  return do_immediate("MPI_Irecv", true, buf, count, dt, source, tag, comm, SendMode::standard, request);
 }
 
 int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -598,7 +284,7 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
                   MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT("MPI_Sendrecv");
   MPI_Request req;
-  int rc = do_irecv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &req);
+  int rc = do_immediate("MPI_Sendrecv", true, recvbuf, recvcount, recvtype, source, recvtag, comm, SendMode::standard, &req);
   if (rc != MPI_SUCCESS) return rc;
   rc = do_blocking_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm,
                         SendMode::standard);
@@ -612,28 +298,28 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status) {
-  WEFT_REQUIRE_INIT("MPI_Sendrecv_replace");
-  Args sa;
-  int rc = check_send("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, comm, &sa);
+  const char* fn = "MPI_Sendrecv_replace";
+  WEFT_REQUIRE_INIT(fn);
+  Message m;
+  int rc = check_send(fn, buf, count, dt, dest, sendtag, comm, &m);
   if (rc != MPI_SUCCESS) return rc;
   // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
-  copy_out_of_device(&sa);
-  StagingBuffer copy = staging_buffer(sa.bytes);
-  if (sa.contiguous) {
-    if (sa.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + sa.offset, sa.bytes);
-  } else if (Status s = pack_message(sa, buf, copy.get()); s != Status::ok) {
-    return raise_status(comm, s, "MPI_Sendrecv_replace");
+  copy_out_of_device(&m);
+  StagingBuffer copy = staging_buffer(m.bytes);
+  if (m.contiguous) {
+    if (m.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + m.offset, m.bytes);
+  } else if (Status s = pack_message(m, buf, copy.get()); s != Status::ok) {
+    return raise_status(comm, s, fn);
   }
   MPI_Request req;
-  rc = do_irecv("MPI_Sendrecv_replace", buf, count, dt, source, recvtag, comm, &req);
+  rc = do_immediate(fn, true, buf, count, dt, source, recvtag, comm, SendMode::standard, &req);
   if (rc != MPI_SUCCESS) return rc;
-  if (sa.peer != kNoPeer) {
-    Status s = g_state->transport->send(copy.get(), sa.bytes, sa.peer, send_tag(*sa.comm, sendtag),
-                                        SendMode::standard, sa.comm);
+  if (m.peer != kNoPeer) {
+    Status s = g_state->transport->send(copy.get(), m.bytes, m.peer, m.tag, SendMode::standard, m.comm);
     if (s != Status::ok) {
       PMPI_Cancel(&req);
       PMPI_Request_free(&req);
-      return raise_status(comm, s, "MPI_Sendrecv_replace");
+      return raise_status(comm, s, fn);
     }
   }
   return PMPI_Wait(&req, status);
@@ -696,24 +382,6 @@ int PMPI_Startall(int count, MPI_Request requests[]) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Send)
-WEFT_PMPI_ALIAS(Ssend)
-WEFT_PMPI_ALIAS(Rsend)
-WEFT_PMPI_ALIAS(Bsend)
-WEFT_PMPI_ALIAS(Isend)
-WEFT_PMPI_ALIAS(Issend)
-WEFT_PMPI_ALIAS(Irsend)
-WEFT_PMPI_ALIAS(Ibsend)
-WEFT_PMPI_ALIAS(Buffer_attach)
-WEFT_PMPI_ALIAS(Buffer_detach)
-WEFT_PMPI_ALIAS(Recv)
-WEFT_PMPI_ALIAS(Irecv)
-WEFT_PMPI_ALIAS(Sendrecv)
-WEFT_PMPI_ALIAS(Sendrecv_replace)
-WEFT_PMPI_ALIAS(Send_init)
-WEFT_PMPI_ALIAS(Ssend_init)
-WEFT_PMPI_ALIAS(Rsend_init)
-WEFT_PMPI_ALIAS(Bsend_init)
-WEFT_PMPI_ALIAS(Recv_init)
-WEFT_PMPI_ALIAS(Start)
-WEFT_PMPI_ALIAS(Startall)
+WEFT_PMPI_ALIASES(Send, Ssend, Rsend, Bsend, Isend, Issend, Irsend, Ibsend, Buffer_attach,
+                  Buffer_detach, Recv, Irecv, Sendrecv, Sendrecv_replace, Send_init, Ssend_init,
+                  Rsend_init, Bsend_init, Recv_init, Start, Startall)

@@ -16,11 +16,15 @@
 #include "coll/tune.h"
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
+#include "pt2pt/communicators.h"
+#include "pt2pt/p2p.h"
+#include "pt2pt/process_setup.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
+#include "runtime/process_topology.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
 
@@ -50,10 +54,9 @@ struct Group {
   std::vector<int> world_ranks;
 };
 
-// Process topology attached to a communicator.
-struct Topology {
+// Process topology attached to a communicator; the grid for MPI_CART.
+struct Topology : CartGrid {
   int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH
-  std::vector<int> dims, periods;               // cartesian
   std::vector<int> index, edges;                // graph
   std::vector<int> sources, source_weights;     // distributed graph (in-edges)
   std::vector<int> dests, dest_weights;         // distributed graph (out-edges)
@@ -82,20 +85,6 @@ struct GpuHier;  // coll_gpu_hier.cpp
 struct UserOp {
   MPI_User_function* fn = nullptr;
   bool commute = true;
-};
-
-// Context ids come in pairs (point-to-point, collectives). A communicator gets the lowest pair
-// free on every member, agreed with an allreduce of the members' free masks.
-inline constexpr uint32_t kContextPairs = 4096;
-struct ContextIds {
-  uint64_t free_mask[kContextPairs / 64];
-};
-
-struct BufferedSends {
-  char* buffer = nullptr;
-  size_t capacity = 0;
-  size_t in_use = 0;
-  std::vector<Request*> pending;
 };
 
 struct State {
@@ -132,9 +121,21 @@ struct State {
 extern State* g_state;
 extern bool g_initialized, g_finalized;
 
+// The object behind a direct handle of type `obj` in `table`, whose first `first` slots are the
+// predefined objects (looked up by their handles); nullptr otherwise or before MPI_Init.
+template <class T>
+T* lookup_direct(HandleTable<T> State::*table, int h, handle::Obj obj, uint32_t first) {
+  if (!g_state || handle::kind_of(h) != handle::direct || handle::obj_of(h) != obj) return nullptr;
+  const uint32_t idx = handle::index_of(h);
+  return idx >= first ? (g_state->*table).get(idx) : nullptr;
+}
+
 // Handle lookups: nullptr for an invalid or freed handle.
 Comm* lookup_comm(MPI_Comm h);
 CommEntry* lookup_comm_entry(MPI_Comm h);
+// A binding's start: MPI initialised and comm valid; else the error code (MPI_ERR_COMM raised).
+int comm_of(const char* fn, MPI_Comm comm, Comm** out);
+int comm_entry_of(const char* fn, MPI_Comm comm, CommEntry** out);
 Group* lookup_group(MPI_Group h);  // MPI_GROUP_EMPTY included
 const UserOp* lookup_user_op(MPI_Op h);
 // A predefined operation's ReduceOp (MPI_REPLACE and MPI_NO_OP included); false otherwise.
@@ -202,11 +203,6 @@ coll::CollContext coll_context(const Comm& c);
 int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c);
 // The communicator whose failed members fail r (its owner), or null.
 inline const Comm* failure_scope(const Request* r) { return r->owner ? lookup_comm(r->owner) : nullptr; }
-// The node id of each job rank (empty if the bootstrap cannot tell).
-std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
-// Topology at init (topo_init.cpp): reads WEFT_TOPO_FILE, writes WEFT_TOPO_DUMP, reports the
-// binding at INFO and warns when it is far from the rank's GPU. Returns false on a bad file.
-bool init_topology(State& st);
 // MPI_Finalize (win.cpp): releases every window left (never freed, or whose MPI_Win_free failed)
 // without a word to any peer: remote keys and registrations (before the transport goes, which
 // UCX requires), segments, their communicators. The memory of MPI_Win_allocate goes to
@@ -218,6 +214,16 @@ void release_windows(std::vector<void*>* memory);
 // Makes MPI_X a weak alias of PMPI_X, the standard profiling hook.
 #define WEFT_STR_(x) #x
 #define WEFT_PMPI_ALIAS(name) _Pragma(WEFT_STR_(weak MPI_##name = PMPI_##name))
+// WEFT_PMPI_ALIASES(A, B, ...): WEFT_PMPI_ALIAS for each name (up to 64).
+#define WEFT_PARENS_ ()
+#define WEFT_EXPAND_(...) WEFT_EXPAND3_(WEFT_EXPAND3_(WEFT_EXPAND3_(WEFT_EXPAND3_(__VA_ARGS__))))
+#define WEFT_EXPAND3_(...) WEFT_EXPAND2_(WEFT_EXPAND2_(WEFT_EXPAND2_(WEFT_EXPAND2_(__VA_ARGS__))))
+#define WEFT_EXPAND2_(...) WEFT_EXPAND1_(WEFT_EXPAND1_(WEFT_EXPAND1_(WEFT_EXPAND1_(__VA_ARGS__))))
+#define WEFT_EXPAND1_(...) __VA_ARGS__
+#define WEFT_PMPI_ALIASES(...) __VA_OPT__(WEFT_EXPAND_(WEFT_ALIAS_EACH_(__VA_ARGS__)))
+#define WEFT_ALIAS_EACH_(name, ...) \
+  WEFT_PMPI_ALIAS(name) __VA_OPT__(WEFT_ALIAS_AGAIN_ WEFT_PARENS_(__VA_ARGS__))
+#define WEFT_ALIAS_AGAIN_() WEFT_ALIAS_EACH_
 
 // Every binding but the init/query family starts with this check.
 #define WEFT_REQUIRE_INIT(fn)                                                            \

@@ -10,14 +10,11 @@ using namespace weft::mpi;
 
 namespace {
 
-int bad_comm(const char* fn, MPI_Comm comm) {
-  return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", unsigned(comm));
-}
-
-// The topology of comm if it has the given kind; else raises MPI_ERR_TOPOLOGY.
+// A query's start: MPI initialised and comm has a topology of the given kind (else
+// MPI_ERR_TOPOLOGY).
 int topo_of(const char* fn, MPI_Comm comm, int kind, const Topology** out) {
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm(fn, comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of(fn, comm, &e)) return rc;
   if (!e->topo || e->topo->kind != kind)
     return raise(comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no %s topology",
                  kind == MPI_CART ? "cartesian" : kind == MPI_GRAPH ? "graph" : "distributed graph");
@@ -25,27 +22,14 @@ int topo_of(const char* fn, MPI_Comm comm, int kind, const Topology** out) {
   return MPI_SUCCESS;
 }
 
-void rank_to_coords(const Topology& t, int rank, int* coords) {
-  for (int d = int(t.dims.size()) - 1; d >= 0; --d) {
-    coords[d] = rank % t.dims[size_t(d)];
-    rank /= t.dims[size_t(d)];
-  }
-}
-
-// Row-major rank of coordinates, wrapping periodic dimensions; -1 if out of a non-periodic one.
-int coords_to_rank(const Topology& t, const int* coords) {
-  int rank = 0;
-  for (size_t d = 0; d < t.dims.size(); ++d) {
-    int c = coords[d], n = t.dims[d];
-    if (t.periods[d]) c = ((c % n) + n) % n;
-    else if (c < 0 || c >= n) return -1;
-    rank = rank * n + c;
-  }
-  return rank;
-}
-
 std::vector<int> first_ranks(const Comm& c, int n) {
   return std::vector<int>(c.world_ranks.begin(), c.world_ranks.begin() + n);
+}
+
+// A rank of a graph topology, as MPI_Graph_neighbors(_count) take it.
+int check_graph_rank(const char* fn, MPI_Comm comm, const Topology& t, int rank) {
+  if (rank < 0 || rank >= int(t.index.size())) return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d", rank);
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -53,80 +37,63 @@ std::vector<int> first_ranks(const Comm& c, int n) {
 extern "C" {
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
-  WEFT_REQUIRE_INIT("MPI_Dims_create");
-  if (nnodes <= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Dims_create", "nnodes %d must be positive", nnodes);
-  if (ndims < 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create", "negative ndims %d", ndims);
-  if (ndims > 0 && !dims) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Dims_create", "dims is NULL");
+  const char* fn = "MPI_Dims_create";
+  WEFT_REQUIRE_INIT(fn);
+  if (nnodes <= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "nnodes %d must be positive", nnodes);
+  if (ndims < 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "negative ndims %d", ndims);
+  if (ndims > 0 && !dims) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "dims is NULL");
   int fixed = 1, free_dims = 0;
   for (int i = 0; i < ndims; ++i) {
-    if (dims[i] < 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create", "dims[%d] is negative", i);
+    if (dims[i] < 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "dims[%d] is negative", i);
     if (dims[i] > 0) fixed *= dims[i];
     else ++free_dims;
   }
   if (nnodes % fixed != 0)
-    return raise(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create",
-                 "the fixed dimensions (product %d) do not divide nnodes %d", fixed, nnodes);
-  if (free_dims == 0) {
-    if (fixed != nnodes) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create", "dims multiply to %d, not %d", fixed, nnodes);
-    return MPI_SUCCESS;
-  }
-  // Balanced factorisation: hand out prime factors, largest first, to the smallest dimension.
-  int rest = nnodes / fixed;
-  std::vector<int> factors;
-  for (int f = 2; (long)f * f <= rest; ++f)
-    while (rest % f == 0) { factors.push_back(f); rest /= f; }
-  if (rest > 1) factors.push_back(rest);
-  std::vector<int> out(size_t(free_dims), 1);
-  std::sort(factors.rbegin(), factors.rend());
-  for (int f : factors) *std::min_element(out.begin(), out.end()) *= f;
-  std::sort(out.rbegin(), out.rend());  // non-increasing, as the standard asks
-  size_t k = 0;
-  for (int i = 0; i < ndims; ++i)
-    if (dims[i] == 0) dims[i] = out[k++];
+    return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "the fixed dimensions (product %d) do not divide nnodes %d", fixed,
+                 nnodes);
+  if (free_dims == 0 && fixed != nnodes)
+    return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "dims multiply to %d, not %d", fixed, nnodes);
+  balanced_dims(nnodes, ndims, dims);
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int,
                      MPI_Comm* comm_cart) {
-  WEFT_REQUIRE_INIT("MPI_Cart_create");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Cart_create", comm);
-  if (ndims < 0) return raise(comm, MPI_ERR_DIMS, "MPI_Cart_create", "negative ndims %d", ndims);
+  const char* fn = "MPI_Cart_create";
+  Comm* c;
+  if (int rc = comm_of(fn, comm, &c)) return rc;
+  if (ndims < 0) return raise(comm, MPI_ERR_DIMS, fn, "negative ndims %d", ndims);
   if (!comm_cart || (ndims > 0 && (!dims || !periods)))
-    return raise(comm, MPI_ERR_ARG, "MPI_Cart_create", "dims, periods or comm_cart is NULL");
+    return raise(comm, MPI_ERR_ARG, fn, "dims, periods or comm_cart is NULL");
   long product = 1;
   for (int i = 0; i < ndims; ++i) {
-    if (dims[i] <= 0) return raise(comm, MPI_ERR_DIMS, "MPI_Cart_create", "dims[%d] is %d", i, dims[i]);
+    if (dims[i] <= 0) return raise(comm, MPI_ERR_DIMS, fn, "dims[%d] is %d", i, dims[i]);
     product *= dims[i];
   }
   if (product > c->size)
-    return raise(comm, MPI_ERR_DIMS, "MPI_Cart_create", "the grid has %ld positions but the communicator only %d ranks", product, c->size);
+    return raise(comm, MPI_ERR_DIMS, fn, "the grid has %ld positions but the communicator only %d ranks", product, c->size);
   auto t = std::make_shared<Topology>();
   t->kind = MPI_CART;
   t->dims.assign(dims, dims + ndims);
   for (int i = 0; i < ndims; ++i) t->periods.push_back(periods[i] ? 1 : 0);
-  return create_communicator("MPI_Cart_create", comm, first_ranks(*c, int(product)), t, comm_cart);
+  return create_communicator(fn, comm, first_ranks(*c, int(product)), t, comm_cart);
 }
 
 int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
-  WEFT_REQUIRE_INIT("MPI_Cartdim_get");
-  const Topology* t;
-  int rc = topo_of("MPI_Cartdim_get", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cartdim_get", comm, MPI_CART, &t)) return rc;
   if (!ndims) return raise(comm, MPI_ERR_ARG, "MPI_Cartdim_get", "ndims is NULL");
   *ndims = int(t->dims.size());
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
-  WEFT_REQUIRE_INIT("MPI_Cart_get");
-  const Topology* t;
-  int rc = topo_of("MPI_Cart_get", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cart_get", comm, MPI_CART, &t)) return rc;
   int n = int(t->dims.size());
   if (maxdims < n) return raise(comm, MPI_ERR_ARG, "MPI_Cart_get", "maxdims %d < %d dimensions", maxdims, n);
   std::vector<int> mine(size_t(n) + 1);
-  rank_to_coords(*t, lookup_comm(comm)->rank, mine.data());
+  cart_coords(*t, lookup_comm(comm)->rank, mine.data());
   for (int i = 0; i < n; ++i) {
     if (dims) dims[i] = t->dims[size_t(i)];
     if (periods) periods[i] = t->periods[size_t(i)];
@@ -136,84 +103,57 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 }
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
-  WEFT_REQUIRE_INIT("MPI_Cart_rank");
-  const Topology* t;
-  int rc = topo_of("MPI_Cart_rank", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cart_rank", comm, MPI_CART, &t)) return rc;
   if (!rank || (!coords && !t->dims.empty())) return raise(comm, MPI_ERR_ARG, "MPI_Cart_rank", "coords or rank is NULL");
-  int r = coords_to_rank(*t, coords);
+  int r = cart_rank(*t, coords);
   if (r < 0) return raise(comm, MPI_ERR_ARG, "MPI_Cart_rank", "coordinates outside a non-periodic dimension");
   *rank = r;
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
-  WEFT_REQUIRE_INIT("MPI_Cart_coords");
-  const Topology* t;
-  int rc = topo_of("MPI_Cart_coords", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cart_coords", comm, MPI_CART, &t)) return rc;
   int size = lookup_comm(comm)->size;
   if (rank < 0 || rank >= size) return raise(comm, MPI_ERR_RANK, "MPI_Cart_coords", "invalid rank %d", rank);
   if (maxdims < int(t->dims.size()) || (!coords && !t->dims.empty()))
     return raise(comm, MPI_ERR_ARG, "MPI_Cart_coords", "maxdims %d too small or coords NULL", maxdims);
-  rank_to_coords(*t, rank, coords);
+  cart_coords(*t, rank, coords);
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
-  WEFT_REQUIRE_INIT("MPI_Cart_shift");
-  const Topology* t;
-  int rc = topo_of("MPI_Cart_shift", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cart_shift", comm, MPI_CART, &t)) return rc;
   if (direction < 0 || direction >= int(t->dims.size()))
     return raise(comm, MPI_ERR_DIMS, "MPI_Cart_shift", "direction %d outside 0..%zu", direction, t->dims.size() - 1);
   if (!rank_source || !rank_dest) return raise(comm, MPI_ERR_ARG, "MPI_Cart_shift", "rank_source or rank_dest is NULL");
-  std::vector<int> coords(t->dims.size());
-  rank_to_coords(*t, lookup_comm(comm)->rank, coords.data());
-  int home = coords[size_t(direction)];
-  coords[size_t(direction)] = home + disp;
-  int d = coords_to_rank(*t, coords.data());
-  coords[size_t(direction)] = home - disp;
-  int s = coords_to_rank(*t, coords.data());
+  int s, d;
+  cart_shift(*t, lookup_comm(comm)->rank, direction, disp, &s, &d);
   *rank_dest = d < 0 ? MPI_PROC_NULL : d;
   *rank_source = s < 0 ? MPI_PROC_NULL : s;
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
-  WEFT_REQUIRE_INIT("MPI_Cart_sub");
-  const Topology* t;
-  int rc = topo_of("MPI_Cart_sub", comm, MPI_CART, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Cart_sub", comm, MPI_CART, &t)) return rc;
   if (!newcomm || (!remain_dims && !t->dims.empty())) return raise(comm, MPI_ERR_ARG, "MPI_Cart_sub", "remain_dims or newcomm is NULL");
-  Comm* c = lookup_comm(comm);
-  std::vector<int> coords(t->dims.size());
-  rank_to_coords(*t, c->rank, coords.data());
-  // Ranks with the same coordinates in the dropped dimensions form one sub-grid.
   auto sub = std::make_shared<Topology>();
+  int color, key;
+  static_cast<CartGrid&>(*sub) = cart_sub(*t, lookup_comm(comm)->rank, remain_dims, &color, &key);
   sub->kind = MPI_CART;
-  int color = 0, key = 0;
-  for (size_t d = 0; d < t->dims.size(); ++d) {
-    if (remain_dims[d]) {
-      sub->dims.push_back(t->dims[d]);
-      sub->periods.push_back(t->periods[d]);
-      key = key * t->dims[d] + coords[d];
-    } else {
-      color = color * t->dims[d] + coords[d];
-    }
-  }
   MPI_Comm split;
-  rc = PMPI_Comm_split(comm, color, key, &split);
-  if (rc != MPI_SUCCESS) return rc;
+  if (int rc = PMPI_Comm_split(comm, color, key, &split)) return rc;
   lookup_comm_entry(split)->topo = sub;
   *newcomm = split;
   return MPI_SUCCESS;
 }
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* newrank) {
-  WEFT_REQUIRE_INIT("MPI_Cart_map");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Cart_map", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Cart_map", comm, &c)) return rc;
   if (!newrank || (ndims > 0 && !dims)) return raise(comm, MPI_ERR_ARG, "MPI_Cart_map", "dims or newrank is NULL");
   long product = 1;
   for (int i = 0; i < ndims; ++i) product *= dims[i];
@@ -223,9 +163,8 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* 
 }
 
 int PMPI_Topo_test(MPI_Comm comm, int* status) {
-  WEFT_REQUIRE_INIT("MPI_Topo_test");
-  CommEntry* e = lookup_comm_entry(comm);
-  if (!e) return bad_comm("MPI_Topo_test", comm);
+  CommEntry* e;
+  if (int rc = comm_entry_of("MPI_Topo_test", comm, &e)) return rc;
   if (!status) return raise(comm, MPI_ERR_ARG, "MPI_Topo_test", "status is NULL");
   *status = e->topo ? e->topo->kind : MPI_UNDEFINED;
   return MPI_SUCCESS;
@@ -233,9 +172,8 @@ int PMPI_Topo_test(MPI_Comm comm, int* status) {
 
 int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int,
                       MPI_Comm* comm_graph) {
-  WEFT_REQUIRE_INIT("MPI_Graph_create");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Graph_create", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Graph_create", comm, &c)) return rc;
   if (nnodes < 0 || nnodes > c->size)
     return raise(comm, MPI_ERR_ARG, "MPI_Graph_create", "nnodes %d outside 0..%d", nnodes, c->size);
   if (!comm_graph || (nnodes > 0 && (!indx || !edges)))
@@ -253,10 +191,8 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int indx[], const int edg
 }
 
 int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
-  WEFT_REQUIRE_INIT("MPI_Graphdims_get");
-  const Topology* t;
-  int rc = topo_of("MPI_Graphdims_get", comm, MPI_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Graphdims_get", comm, MPI_GRAPH, &t)) return rc;
   if (!nnodes || !nedges) return raise(comm, MPI_ERR_ARG, "MPI_Graphdims_get", "nnodes or nedges is NULL");
   *nnodes = int(t->index.size());
   *nedges = int(t->edges.size());
@@ -264,41 +200,37 @@ int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
 }
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[]) {
-  WEFT_REQUIRE_INIT("MPI_Graph_get");
-  const Topology* t;
-  int rc = topo_of("MPI_Graph_get", comm, MPI_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Graph_get", comm, MPI_GRAPH, &t)) return rc;
   for (int i = 0; i < std::min(maxindex, int(t->index.size())); ++i) indx[i] = t->index[size_t(i)];
   for (int i = 0; i < std::min(maxedges, int(t->edges.size())); ++i) edges[i] = t->edges[size_t(i)];
   return MPI_SUCCESS;
 }
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
-  WEFT_REQUIRE_INIT("MPI_Graph_neighbors_count");
-  const Topology* t;
-  int rc = topo_of("MPI_Graph_neighbors_count", comm, MPI_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
-  if (rank < 0 || rank >= int(t->index.size())) return raise(comm, MPI_ERR_RANK, "MPI_Graph_neighbors_count", "invalid rank %d", rank);
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Graph_neighbors_count", comm, MPI_GRAPH, &t)) return rc;
+  if (int rc = check_graph_rank("MPI_Graph_neighbors_count", comm, *t, rank)) return rc;
   if (!nneighbors) return raise(comm, MPI_ERR_ARG, "MPI_Graph_neighbors_count", "nneighbors is NULL");
-  *nneighbors = t->index[size_t(rank)] - (rank ? t->index[size_t(rank) - 1] : 0);
+  int begin, end;
+  graph_neighbor_range(t->index, rank, &begin, &end);
+  *nneighbors = end - begin;
   return MPI_SUCCESS;
 }
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
-  WEFT_REQUIRE_INIT("MPI_Graph_neighbors");
-  const Topology* t;
-  int rc = topo_of("MPI_Graph_neighbors", comm, MPI_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
-  if (rank < 0 || rank >= int(t->index.size())) return raise(comm, MPI_ERR_RANK, "MPI_Graph_neighbors", "invalid rank %d", rank);
-  int begin = rank ? t->index[size_t(rank) - 1] : 0, end = t->index[size_t(rank)];
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Graph_neighbors", comm, MPI_GRAPH, &t)) return rc;
+  if (int rc = check_graph_rank("MPI_Graph_neighbors", comm, *t, rank)) return rc;
+  int begin, end;
+  graph_neighbor_range(t->index, rank, &begin, &end);
   for (int i = begin, k = 0; i < end && k < maxneighbors; ++i, ++k) neighbors[k] = t->edges[size_t(i)];
   return MPI_SUCCESS;
 }
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int[], const int[], int* newrank) {
-  WEFT_REQUIRE_INIT("MPI_Graph_map");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Graph_map", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Graph_map", comm, &c)) return rc;
   if (!newrank) return raise(comm, MPI_ERR_ARG, "MPI_Graph_map", "newrank is NULL");
   *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
   return MPI_SUCCESS;
@@ -308,9 +240,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
                                     const int sourceweights[], int outdegree,
                                     const int destinations[], const int destweights[], MPI_Info,
                                     int, MPI_Comm* comm_dist_graph) {
-  WEFT_REQUIRE_INIT("MPI_Dist_graph_create_adjacent");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Dist_graph_create_adjacent", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Dist_graph_create_adjacent", comm, &c)) return rc;
   if (indegree < 0 || outdegree < 0 || !comm_dist_graph)
     return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent", "negative degree or NULL comm_dist_graph");
   auto t = std::make_shared<Topology>();
@@ -334,9 +265,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
 int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                            const int destinations[], const int weights[], MPI_Info, int,
                            MPI_Comm* comm_dist_graph) {
-  WEFT_REQUIRE_INIT("MPI_Dist_graph_create");
-  Comm* c = lookup_comm(comm);
-  if (!c) return bad_comm("MPI_Dist_graph_create", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Dist_graph_create", comm, &c)) return rc;
   if (n < 0 || !comm_dist_graph) return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_create", "negative n or NULL comm_dist_graph");
   const bool weighted = weights != MPI_UNWEIGHTED;
   std::vector<int64_t> mine;  // (source, dest, weight) triples
@@ -377,10 +307,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
 }
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
-  WEFT_REQUIRE_INIT("MPI_Dist_graph_neighbors_count");
-  const Topology* t;
-  int rc = topo_of("MPI_Dist_graph_neighbors_count", comm, MPI_DIST_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Dist_graph_neighbors_count", comm, MPI_DIST_GRAPH, &t)) return rc;
   if (!indegree || !outdegree || !weighted) return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_neighbors_count", "an output is NULL");
   *indegree = int(t->sources.size());
   *outdegree = int(t->dests.size());
@@ -390,10 +318,8 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[]) {
-  WEFT_REQUIRE_INIT("MPI_Dist_graph_neighbors");
-  const Topology* t;
-  int rc = topo_of("MPI_Dist_graph_neighbors", comm, MPI_DIST_GRAPH, &t);
-  if (rc != MPI_SUCCESS) return rc;
+  const Topology* t = nullptr;
+  if (int rc = topo_of("MPI_Dist_graph_neighbors", comm, MPI_DIST_GRAPH, &t)) return rc;
   for (int i = 0; i < std::min(maxindegree, int(t->sources.size())); ++i) {
     sources[i] = t->sources[size_t(i)];
     if (t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED) sourceweights[i] = t->source_weights[size_t(i)];
@@ -407,23 +333,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 
 }  // extern "C"
 
-WEFT_PMPI_ALIAS(Dims_create)
-WEFT_PMPI_ALIAS(Cart_create)
-WEFT_PMPI_ALIAS(Cartdim_get)
-WEFT_PMPI_ALIAS(Cart_get)
-WEFT_PMPI_ALIAS(Cart_rank)
-WEFT_PMPI_ALIAS(Cart_coords)
-WEFT_PMPI_ALIAS(Cart_shift)
-WEFT_PMPI_ALIAS(Cart_sub)
-WEFT_PMPI_ALIAS(Cart_map)
-WEFT_PMPI_ALIAS(Topo_test)
-WEFT_PMPI_ALIAS(Graph_create)
-WEFT_PMPI_ALIAS(Graphdims_get)
-WEFT_PMPI_ALIAS(Graph_get)
-WEFT_PMPI_ALIAS(Graph_neighbors_count)
-WEFT_PMPI_ALIAS(Graph_neighbors)
-WEFT_PMPI_ALIAS(Graph_map)
-WEFT_PMPI_ALIAS(Dist_graph_create_adjacent)
-WEFT_PMPI_ALIAS(Dist_graph_create)
-WEFT_PMPI_ALIAS(Dist_graph_neighbors_count)
-WEFT_PMPI_ALIAS(Dist_graph_neighbors)
+WEFT_PMPI_ALIASES(Dims_create, Cart_create, Cartdim_get, Cart_get, Cart_rank, Cart_coords,
+                  Cart_shift, Cart_sub, Cart_map, Topo_test, Graph_create, Graphdims_get, Graph_get,
+                  Graph_neighbors_count, Graph_neighbors, Graph_map, Dist_graph_create_adjacent,
+                  Dist_graph_create, Dist_graph_neighbors_count, Dist_graph_neighbors)

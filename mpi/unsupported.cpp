@@ -14,208 +14,58 @@ int unsupported(MPI_Comm comm, const char* fn) {
 
 }  // namespace
 
+// Each routine: X(name, the communicator its error is raised on, parameters).
+#define WEFT_UNSUPPORTED_ROUTINES(X) \
+  X(Win_create_keyval, MPI_COMM_NULL, (MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function*, \
+    int*, void*)) \
+  X(Win_free_keyval, MPI_COMM_NULL, (int*)) \
+  X(Win_set_attr, MPI_COMM_NULL, (MPI_Win, int, void*)) \
+  X(Win_delete_attr, MPI_COMM_NULL, (MPI_Win, int)) \
+  X(Win_set_info, MPI_COMM_NULL, (MPI_Win, MPI_Info)) \
+  X(Win_get_info, MPI_COMM_NULL, (MPI_Win, MPI_Info*)) \
+  X(Win_create_errhandler, MPI_COMM_NULL, (MPI_Win_errhandler_function*, MPI_Errhandler*)) \
+  X(Win_set_errhandler, MPI_COMM_NULL, (MPI_Win, MPI_Errhandler)) \
+  X(Win_get_errhandler, MPI_COMM_NULL, (MPI_Win, MPI_Errhandler*)) \
+  X(Win_call_errhandler, MPI_COMM_NULL, (MPI_Win, int)) \
+  X(Type_create_keyval, MPI_COMM_NULL, (MPI_Type_copy_attr_function*, \
+    MPI_Type_delete_attr_function*, int*, void*)) \
+  X(Type_free_keyval, MPI_COMM_NULL, (int*)) \
+  X(Type_set_attr, MPI_COMM_NULL, (MPI_Datatype, int, void*)) \
+  X(Type_get_attr, MPI_COMM_NULL, (MPI_Datatype, int, void*, int*)) \
+  X(Type_delete_attr, MPI_COMM_NULL, (MPI_Datatype, int)) \
+  X(Type_match_size, MPI_COMM_NULL, (int, int, MPI_Datatype*)) \
+  X(Comm_spawn, comm, (const char*, char*[], int, MPI_Info, int, MPI_Comm comm, MPI_Comm*, int[])) \
+  X(Comm_get_parent, MPI_COMM_NULL, (MPI_Comm*)) \
+  X(Intercomm_create, local_comm, (MPI_Comm local_comm, int, MPI_Comm, int, int, MPI_Comm*)) \
+  X(Intercomm_merge, intercomm, (MPI_Comm intercomm, int, MPI_Comm*)) \
+  X(Open_port, MPI_COMM_NULL, (MPI_Info, char*)) \
+  X(Close_port, MPI_COMM_NULL, (const char*)) \
+  X(Comm_accept, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
+  X(Comm_connect, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
+  X(Comm_disconnect, MPI_COMM_NULL, (MPI_Comm*)) \
+  X(Grequest_start, MPI_COMM_NULL, (MPI_Grequest_query_function*, MPI_Grequest_free_function*, \
+    MPI_Grequest_cancel_function*, void*, MPI_Request*)) \
+  X(Grequest_complete, MPI_COMM_NULL, (MPI_Request)) \
+
+#define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \
+  int PMPI_##name params {                               \
+    WEFT_REQUIRE_INIT("MPI_" #name);                     \
+    return unsupported(err_comm, "MPI_" #name);          \
+  }                                                      \
+  WEFT_PMPI_ALIAS(name)
+#define WEFT_NAME_OF_UNSUPPORTED(name, err_comm, params) "MPI_" #name,
+
 // Names of the routines below that are not supported yet (for weft_info), nullptr-terminated.
 extern "C" __attribute__((visibility("default"))) const char* const weft_unsupported_functions[];
 
 extern "C" {
 
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function*, int*,
-    void*) {
-  WEFT_REQUIRE_INIT("MPI_Win_create_keyval");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_create_keyval");
-}
-WEFT_PMPI_ALIAS(Win_create_keyval)
-
-int PMPI_Win_free_keyval(int*) {
-  WEFT_REQUIRE_INIT("MPI_Win_free_keyval");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_free_keyval");
-}
-WEFT_PMPI_ALIAS(Win_free_keyval)
-
-int PMPI_Win_set_attr(MPI_Win, int, void*) {
-  WEFT_REQUIRE_INIT("MPI_Win_set_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_set_attr");
-}
-WEFT_PMPI_ALIAS(Win_set_attr)
-
-int PMPI_Win_delete_attr(MPI_Win, int) {
-  WEFT_REQUIRE_INIT("MPI_Win_delete_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_delete_attr");
-}
-WEFT_PMPI_ALIAS(Win_delete_attr)
-
-int PMPI_Win_set_info(MPI_Win, MPI_Info) {
-  WEFT_REQUIRE_INIT("MPI_Win_set_info");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_set_info");
-}
-WEFT_PMPI_ALIAS(Win_set_info)
-
-int PMPI_Win_get_info(MPI_Win, MPI_Info*) {
-  WEFT_REQUIRE_INIT("MPI_Win_get_info");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_get_info");
-}
-WEFT_PMPI_ALIAS(Win_get_info)
-
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function*, MPI_Errhandler*) {
-  WEFT_REQUIRE_INIT("MPI_Win_create_errhandler");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_create_errhandler");
-}
-WEFT_PMPI_ALIAS(Win_create_errhandler)
-
-int PMPI_Win_set_errhandler(MPI_Win, MPI_Errhandler) {
-  WEFT_REQUIRE_INIT("MPI_Win_set_errhandler");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_set_errhandler");
-}
-WEFT_PMPI_ALIAS(Win_set_errhandler)
-
-int PMPI_Win_get_errhandler(MPI_Win, MPI_Errhandler*) {
-  WEFT_REQUIRE_INIT("MPI_Win_get_errhandler");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_get_errhandler");
-}
-WEFT_PMPI_ALIAS(Win_get_errhandler)
-
-int PMPI_Win_call_errhandler(MPI_Win, int) {
-  WEFT_REQUIRE_INIT("MPI_Win_call_errhandler");
-  return unsupported(MPI_COMM_NULL, "MPI_Win_call_errhandler");
-}
-WEFT_PMPI_ALIAS(Win_call_errhandler)
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function*, MPI_Type_delete_attr_function*, int*,
-    void*) {
-  WEFT_REQUIRE_INIT("MPI_Type_create_keyval");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_create_keyval");
-}
-WEFT_PMPI_ALIAS(Type_create_keyval)
-
-int PMPI_Type_free_keyval(int*) {
-  WEFT_REQUIRE_INIT("MPI_Type_free_keyval");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_free_keyval");
-}
-WEFT_PMPI_ALIAS(Type_free_keyval)
-
-int PMPI_Type_set_attr(MPI_Datatype, int, void*) {
-  WEFT_REQUIRE_INIT("MPI_Type_set_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_set_attr");
-}
-WEFT_PMPI_ALIAS(Type_set_attr)
-
-int PMPI_Type_get_attr(MPI_Datatype, int, void*, int*) {
-  WEFT_REQUIRE_INIT("MPI_Type_get_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_get_attr");
-}
-WEFT_PMPI_ALIAS(Type_get_attr)
-
-int PMPI_Type_delete_attr(MPI_Datatype, int) {
-  WEFT_REQUIRE_INIT("MPI_Type_delete_attr");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_delete_attr");
-}
-WEFT_PMPI_ALIAS(Type_delete_attr)
-
-int PMPI_Type_match_size(int, int, MPI_Datatype*) {
-  WEFT_REQUIRE_INIT("MPI_Type_match_size");
-  return unsupported(MPI_COMM_NULL, "MPI_Type_match_size");
-}
-WEFT_PMPI_ALIAS(Type_match_size)
-
-int PMPI_Comm_spawn(const char*, char*[], int, MPI_Info, int, MPI_Comm comm, MPI_Comm*, int[]) {
-  WEFT_REQUIRE_INIT("MPI_Comm_spawn");
-  return unsupported(comm, "MPI_Comm_spawn");
-}
-WEFT_PMPI_ALIAS(Comm_spawn)
-
-int PMPI_Comm_get_parent(MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_get_parent");
-  return unsupported(MPI_COMM_NULL, "MPI_Comm_get_parent");
-}
-WEFT_PMPI_ALIAS(Comm_get_parent)
-
-int PMPI_Intercomm_create(MPI_Comm local_comm, int, MPI_Comm, int, int, MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Intercomm_create");
-  return unsupported(local_comm, "MPI_Intercomm_create");
-}
-WEFT_PMPI_ALIAS(Intercomm_create)
-
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int, MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Intercomm_merge");
-  return unsupported(intercomm, "MPI_Intercomm_merge");
-}
-WEFT_PMPI_ALIAS(Intercomm_merge)
-
-int PMPI_Open_port(MPI_Info, char*) {
-  WEFT_REQUIRE_INIT("MPI_Open_port");
-  return unsupported(MPI_COMM_NULL, "MPI_Open_port");
-}
-WEFT_PMPI_ALIAS(Open_port)
-
-int PMPI_Close_port(const char*) {
-  WEFT_REQUIRE_INIT("MPI_Close_port");
-  return unsupported(MPI_COMM_NULL, "MPI_Close_port");
-}
-WEFT_PMPI_ALIAS(Close_port)
-
-int PMPI_Comm_accept(const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_accept");
-  return unsupported(comm, "MPI_Comm_accept");
-}
-WEFT_PMPI_ALIAS(Comm_accept)
-
-int PMPI_Comm_connect(const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_connect");
-  return unsupported(comm, "MPI_Comm_connect");
-}
-WEFT_PMPI_ALIAS(Comm_connect)
-
-int PMPI_Comm_disconnect(MPI_Comm*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_disconnect");
-  return unsupported(MPI_COMM_NULL, "MPI_Comm_disconnect");
-}
-WEFT_PMPI_ALIAS(Comm_disconnect)
-
-int PMPI_Grequest_start(MPI_Grequest_query_function*, MPI_Grequest_free_function*,
-    MPI_Grequest_cancel_function*, void*, MPI_Request*) {
-  WEFT_REQUIRE_INIT("MPI_Grequest_start");
-  return unsupported(MPI_COMM_NULL, "MPI_Grequest_start");
-}
-WEFT_PMPI_ALIAS(Grequest_start)
-
-int PMPI_Grequest_complete(MPI_Request) {
-  WEFT_REQUIRE_INIT("MPI_Grequest_complete");
-  return unsupported(MPI_COMM_NULL, "MPI_Grequest_complete");
-}
-WEFT_PMPI_ALIAS(Grequest_complete)
+WEFT_UNSUPPORTED_ROUTINES(WEFT_DEFINE_UNSUPPORTED)
 
 // A no-op by definition (no profiling layer is built in).
 int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 WEFT_PMPI_ALIAS(Pcontrol)
 
-const char* const weft_unsupported_functions[] = {
-    "MPI_Win_create_keyval",
-    "MPI_Win_free_keyval",
-    "MPI_Win_set_attr",
-    "MPI_Win_delete_attr",
-    "MPI_Win_set_info",
-    "MPI_Win_get_info",
-    "MPI_Win_create_errhandler",
-    "MPI_Win_set_errhandler",
-    "MPI_Win_get_errhandler",
-    "MPI_Win_call_errhandler",
-    "MPI_Type_create_keyval",
-    "MPI_Type_free_keyval",
-    "MPI_Type_set_attr",
-    "MPI_Type_get_attr",
-    "MPI_Type_delete_attr",
-    "MPI_Type_match_size",
-    "MPI_Comm_spawn",
-    "MPI_Comm_get_parent",
-    "MPI_Intercomm_create",
-    "MPI_Intercomm_merge",
-    "MPI_Open_port",
-    "MPI_Close_port",
-    "MPI_Comm_accept",
-    "MPI_Comm_connect",
-    "MPI_Comm_disconnect",
-    "MPI_Grequest_start",
-    "MPI_Grequest_complete",
-    nullptr};
+const char* const weft_unsupported_functions[] = {WEFT_UNSUPPORTED_ROUTINES(WEFT_NAME_OF_UNSUPPORTED) nullptr};
 
 }  // extern "C"

@@ -157,11 +157,8 @@ def gen_cpp(decls):
         "",
         "}  // namespace",
         "",
-        "// Names of the routines below that are not supported yet (for weft_info), nullptr-terminated.",
-        'extern "C" __attribute__((visibility("default"))) const char* const weft_unsupported_functions[];',
-        "",
-        'extern "C" {',
-        "",
+        "// Each routine: X(name, the communicator its error is raised on, parameters).",
+        "#define WEFT_UNSUPPORTED_ROUTINES(X) \\",
     ]
     for n in UNSUPPORTED:
         ret, params = by_name["MPI_" + n]
@@ -176,22 +173,33 @@ def gen_cpp(decls):
                 args.append(type_only(p))
         if ret != "int":
             sys.exit(f"gen_unsupported: MPI_{n} does not return int")
-        lines += wrap_signature(f"int PMPI_{n}(", args, ") {")
-        lines.append(f'  WEFT_REQUIRE_INIT("MPI_{n}");')
-        lines.append(f'  return unsupported({comm or "MPI_COMM_NULL"}, "MPI_{n}");')
-        lines.append("}")
-        lines.append(f"WEFT_PMPI_ALIAS({n})")
-        lines.append("")
+        lines += [l + " \\" for l in wrap_signature(f"  X({n}, {comm or 'MPI_COMM_NULL'}, (", args, "))", 98)]
+    lines += [
+        "",
+        "#define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \\",
+        "  int PMPI_##name params {                               \\",
+        '    WEFT_REQUIRE_INIT("MPI_" #name);                     \\',
+        '    return unsupported(err_comm, "MPI_" #name);          \\',
+        "  }                                                      \\",
+        "  WEFT_PMPI_ALIAS(name)",
+        '#define WEFT_NAME_OF_UNSUPPORTED(name, err_comm, params) "MPI_" #name,',
+        "",
+        "// Names of the routines below that are not supported yet (for weft_info), nullptr-terminated.",
+        'extern "C" __attribute__((visibility("default"))) const char* const weft_unsupported_functions[];',
+        "",
+        'extern "C" {',
+        "",
+        "WEFT_UNSUPPORTED_ROUTINES(WEFT_DEFINE_UNSUPPORTED)",
+        "",
+    ]
     for n, value in NO_OPS.items():
         ret, params = by_name["MPI_" + n]
         lines.append(f"// A no-op by definition (no profiling layer is built in).")
         lines.append(f"int PMPI_{n}({', '.join(type_only(p) for p in params)}) {{ return {value}; }}")
         lines.append(f"WEFT_PMPI_ALIAS({n})")
         lines.append("")
-    lines.append("const char* const weft_unsupported_functions[] = {")
-    for n in UNSUPPORTED:
-        lines.append(f'    "MPI_{n}",')
-    lines.append("    nullptr};")
+    lines.append("const char* const weft_unsupported_functions[] = {"
+                 "WEFT_UNSUPPORTED_ROUTINES(WEFT_NAME_OF_UNSUPPORTED) nullptr};")
     lines.append("")
     lines.append('}  // extern "C"')
     return "\n".join(lines) + "\n"

@@ -2,14 +2,15 @@
 // GPU drivers), so it is read only when asked for: WEFT_TOPO_FILE (use a described node),
 // WEFT_TOPO_DUMP (write what this job sees), or INFO logging of the topo subsystem (report each
 // rank's binding and the job's nodes).
+#include "pt2pt/job_topology.h"
+
 #include <algorithm>
 #include <cstdio>
 
 #include "runtime/log.h"
-#include "state.h"
 #include "topo/job.h"
 
-namespace weft::mpi {
+namespace weft {
 
 namespace {
 
@@ -94,12 +95,10 @@ void write_dump(const std::string& pattern, const Bootstrap& boot, const topo::N
 
 }  // namespace
 
-bool init_topology(State& st) {
-  const Config& cfg = st.config;
-  Bootstrap& boot = *st.boot;
+Status load_job_topology(const Config& cfg, Bootstrap& boot, std::shared_ptr<const topo::NodeTopology>* out) {
   const std::string file(cfg.value("WEFT_TOPO_FILE")), dump(cfg.value("WEFT_TOPO_DUMP"));
   const bool report = log_enabled(LogLevel::info, Subsys::topo);
-  if (file.empty() && dump.empty() && !report) return true;
+  if (file.empty() && dump.empty() && !report) return Status::ok;
 
   auto t = std::make_shared<topo::NodeTopology>();
   std::string error;
@@ -110,7 +109,7 @@ bool init_topology(State& st) {
   if (s != Status::ok) {
     if (!file.empty()) {
       set_error_detail("WEFT_TOPO_FILE: " + error);
-      return false;
+      return Status::invalid_arg;
     }
     WEFT_WARN(Subsys::topo, "cannot read this node's topology: %s", error.c_str());
     t.reset();
@@ -145,8 +144,8 @@ bool init_topology(State& st) {
     for (const std::string& line : topo::job_tree_lines(nodes, *t)) WEFT_INFO(Subsys::topo, "job: %s", line.c_str());
   if (t && !dump.empty() && (dump.find("%r") != std::string::npos || boot.local_rank() == 0))
     write_dump(dump, boot, *t, binding, gpu, nodes);
-  if (t) st.node_topology = std::move(t);
-  return true;
+  if (t) *out = std::move(t);
+  return Status::ok;
 }
 
-}  // namespace weft::mpi
+}  // namespace weft

@@ -1,0 +1,49 @@
+// Context id pairs, member views and split order.
+#include "pt2pt/communicators.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace weft {
+
+void ContextIds::reset(uint32_t reserved) {
+  for (auto& w : free_mask) w = ~0ull;
+  for (uint32_t p = 0; p < reserved; ++p) set(p, false);
+}
+
+void ContextIds::set(uint32_t pair, bool free) {
+  if (free) free_mask[pair / 64] |= 1ull << (pair % 64);
+  else free_mask[pair / 64] &= ~(1ull << (pair % 64));
+}
+
+bool ContextIds::take_lowest(const ContextIds& agreed, uint32_t* context) {
+  for (uint32_t w = 0; w < kContextPairs / 64; ++w) {
+    if (agreed.free_mask[w] == 0) continue;
+    const uint32_t pair = w * 64 + uint32_t(__builtin_ctzll(agreed.free_mask[w]));
+    set(pair, false);
+    *context = pair * 2;
+    return true;
+  }
+  return false;
+}
+
+Comm member_view(uint32_t context, const std::vector<int>& world_ranks, int my_world_rank) {
+  Comm c;
+  c.context_id = context;
+  c.world_ranks = world_ranks;
+  c.size = int(world_ranks.size());
+  c.rank = int(std::find(world_ranks.begin(), world_ranks.end(), my_world_rank) - world_ranks.begin());
+  return c;
+}
+
+std::vector<int> split_members(const Comm& parent, const std::vector<int64_t>& table, int color) {
+  std::vector<std::pair<int64_t, int>> order;  // (key, parent rank)
+  for (int r = 0; r < parent.size; ++r)
+    if (table[size_t(r) * 2] == color) order.emplace_back(table[size_t(r) * 2 + 1], r);
+  std::stable_sort(order.begin(), order.end());
+  std::vector<int> members;
+  for (auto& [k, r] : order) members.push_back(parent.world_rank(r));
+  return members;
+}
+
+}  // namespace weft

@@ -1,0 +1,60 @@
+// Completion of request sets and probes, failing them on known member failures.
+#include "pt2pt/completion.h"
+
+namespace weft {
+
+namespace {
+
+// A blocking probe must not wait forever: true (with the error detail set) once a member of
+// the communicator is known to have failed (the source, or another: failure is contagious).
+bool member_lost(Transport& t, const Comm& c, int source) {
+  Bootstrap& b = t.boot();
+  b.poll_local_liveness();
+  if (b.failures_seen() == 0) return false;
+  if (source >= 0 && b.peer_failed(c.world_rank(source))) {
+    set_error_detail(Transport::failure_detail(&c, c.world_rank(source)) + " while being probed");
+    return true;
+  }
+  const int dead = t.failed_member(c);
+  if (dead < 0) return false;
+  set_error_detail(Transport::failure_detail(&c, c.world_rank(dead)) + " while probing: every operation on " +
+                   c.label() + " fails");
+  return true;
+}
+
+}  // namespace
+
+bool fail_on_member_failures(Transport& t, Request* const* reqs, size_t n, FailureScope scope) {
+  t.boot().poll_local_liveness();
+  if (t.boot().failures_seen() == 0) [[likely]] return false;
+  bool failed = false;
+  for (size_t i = 0; i < n; ++i) {
+    Request* r = reqs[i];
+    if (r && !r->complete && t.check_failure(r, scope(r))) failed = true;
+  }
+  return failed;
+}
+
+int first_complete(Request* const* reqs, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (reqs[i] && reqs[i]->complete) return int(i);
+  return -1;
+}
+
+void wait_for_any(Transport& t, Request* const* reqs, size_t n, FailureScope scope) {
+  t.progress_engine().wait(
+      [&] { return first_complete(reqs, n) >= 0 || fail_on_member_failures(t, reqs, n, scope); });
+}
+
+bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask, bool remove, bool blocking,
+           MatchInfo* info, void** message) {
+  if (!blocking) return t.probe(tag, mask, remove, info, message);
+  bool found = false;
+  t.progress_engine().wait([&] {
+    found = t.probe(tag, mask, remove, info, message);
+    return found || member_lost(t, c, source);
+  });
+  return found;
+}
+
+}  // namespace weft

@@ -1,0 +1,316 @@
+// Point-to-point messages: layout, device path, send and receive over the transport, buffered
+// and persistent sends.
+#include "pt2pt/p2p.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "pt2pt/tag.h"
+#include "runtime/device_staging.h"
+#include "runtime/log.h"
+#include "runtime/typemap.h"
+
+namespace weft {
+
+namespace {
+
+// The reverse of pack_message, for the `bytes` that arrived.
+Status unpack_message(const Message& m, const void* src, size_t bytes, void* buf) {
+  if (m.device) return memkind_copy(static_cast<char*>(buf) + m.offset, src, bytes);
+  type_unpack(m.type, src, bytes, buf, m.count, 0);
+  return Status::ok;
+}
+
+// The bytes to send: the user's buffer itself when contiguous, else packed into *owned.
+const void* send_data(const Message& m, const void* buf, StagingBuffer* owned, Status* s) {
+  *s = Status::ok;
+  if (m.contiguous) return static_cast<const char*>(buf) + m.offset;
+  *owned = staging_buffer(m.bytes);
+  *s = pack_message(m, buf, owned->get());
+  return owned->get();
+}
+
+// Where to receive: the user's buffer when contiguous, else a staging buffer in *owned.
+void* recv_target(const Message& m, void* buf, StagingBuffer* owned) {
+  if (m.contiguous) return static_cast<char*>(buf) + m.offset;
+  if (!*owned) *owned = staging_buffer(m.bytes);
+  return owned->get();
+}
+
+// A staged receive unpacks from the request's staging buffer when the user completes it;
+// `release_type`: the finish step also drops the datatype reference the receive holds.
+void arm_unpack(Request* r, const Message& m, void* buf, bool release_type) {
+  if (m.contiguous) return;
+  r->finish = [m, buf, release_type](Request& q) {
+    if (q.status.error == Status::ok || q.status.error == Status::truncated) {
+      Status s = unpack_message(m, q.owned_buffer.get(), q.status.bytes, buf);
+      if (s != Status::ok) q.status.error = s;
+    }
+    if (release_type) type_release(m.type);
+  };
+}
+
+int source_of(const Message& m) { return m.peer == kAnyPeer ? -1 : m.peer; }
+
+void log_device_path(DevicePath path, int peer) {
+  switch (path) {
+    case DevicePath::cuda_ipc:
+      if (log_first_time("pt2pt-device-ipc"))
+        WEFT_INFO(Subsys::gpu, "point-to-point on GPU device buffers between ranks of one node: CUDA IPC "
+                  "(the receiver copies from the sender's buffer once)");
+      break;
+    case DevicePath::pipelined:
+      if (log_first_time(peer >= 0 ? "pt2pt-device-pipelined-" + std::to_string(peer)
+                                   : std::string("pt2pt-device-pipelined-any")))
+        WEFT_INFO(Subsys::gpu, "device point-to-point with %s over UCX: pipelined through pinned "
+                  "chunks of %zu bytes (two per message, WEFT_CUDA_STAGING_CHUNK)",
+                  peer >= 0 ? ("rank " + std::to_string(peer)).c_str() : "any source",
+                  device_staging_chunk());
+      break;
+    case DevicePath::mixed:
+      if (log_first_time("pt2pt-device-mixed"))
+        WEFT_INFO(Subsys::gpu, "device point-to-point with any source: CUDA IPC from this node's "
+                  "ranks, pipelined through pinned chunks of %zu bytes over UCX from the others",
+                  device_staging_chunk());
+      break;
+    case DevicePath::staged:
+      break;
+  }
+}
+
+// Blocking operations on device buffers go through a request: the transport's request-free
+// fast paths are for host memory.
+Status through_request(Transport& t, const Message& m, Request* r, Status posted, RequestStatus* out) {
+  Status s = posted;
+  if (s == Status::ok) {
+    if (!r->complete) t.wait(r, m.comm);
+    s = r->status.error;
+    if (out) *out = r->status;
+  }
+  t.pool().release(r);
+  return s;
+}
+
+}  // namespace
+
+Status describe_message(const Comm* c, const Datatype* type, size_t count, const void* buf, Message* m) {
+  m->comm = c;
+  m->type = type;
+  m->count = count;
+  m->bytes = type_packed_size(type, count);  // predefined: count * extent, padding included
+  m->contiguous = type_is_contiguous(type, count, &m->offset);
+  // A build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
+  if (m->bytes > 0 && memkind_device_possible()) [[unlikely]] {
+    const MemInfo kind = memkind_query(buf);
+    if (kind.kind == MemKind::unsupported_device) return Status::invalid_buffer;
+    if (!host_accessible(kind)) {
+      if (!m->contiguous) {
+        set_error_detail("non-contiguous datatypes on GPU device buffers are not supported yet");
+        return Status::invalid_type;
+      }
+      m->on_device = true;
+    }
+  }
+  return Status::ok;
+}
+
+void set_send_tag(Message* m, int tag) {
+  m->tag = tag::make(m->comm->pt2pt_context(), uint32_t(m->comm->rank), uint32_t(tag));
+}
+
+void set_recv_tag(Message* m, int source, bool any_source, int tag, bool any_tag) {
+  m->tag = tag::make(m->comm->pt2pt_context(), any_source ? 0u : uint32_t(source), any_tag ? 0u : uint32_t(tag));
+  m->mask = tag::recv_mask(any_source, any_tag);
+}
+
+// A device buffer goes to the transport as it is where the peer is reached through weft
+// shared memory with CUDA IPC, or over UCX with pipelined staging through pinned host chunks
+// (the intended path between nodes: logged at INFO, allowed under WEFT_REQUIRE_FAST_PATH).
+Status choose_device_path(Transport& t, Message* m) {
+  if (!m->on_device || m->peer == kNoPeer) return Status::ok;
+  std::string reason;
+  const DevicePath path = t.device_path(source_of(*m), &reason);
+  if (path != DevicePath::staged) {
+    m->device_direct = true;
+    log_device_path(path, source_of(*m));
+    return Status::ok;
+  }
+  if (t.require_fast_path()) {
+    set_error_detail("a GPU device buffer would be staged through host memory (" + reason +
+                     "), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+    return Status::not_supported;
+  }
+  if (log_first_time("pt2pt-device-staging"))
+    WEFT_WARN(Subsys::gpu, "point-to-point on GPU device buffers is staged through host memory "
+              "(cudaMemcpy per message): %s", reason.c_str());
+  m->device = true;
+  m->contiguous = false;
+  return Status::ok;
+}
+
+void copy_out_of_device(Message* m) {
+  if (!m->device_direct) return;
+  m->device_direct = false;
+  m->device = true;
+  m->contiguous = false;
+}
+
+Status pack_message(const Message& m, const void* buf, void* dst) {
+  if (m.device) return memkind_copy(dst, static_cast<const char*>(buf) + m.offset, m.bytes);
+  type_pack(m.type, buf, m.count, dst, 0, SIZE_MAX);
+  return Status::ok;
+}
+
+Status send(Transport& t, const Message& m, const void* buf, SendMode mode) {
+  if (m.device_direct) {
+    Request* r = t.pool().alloc(RequestKind::send);
+    r->device_buffer = true;
+    return through_request(t, m, r, t.isend(static_cast<const char*>(buf) + m.offset, m.bytes, m.peer, m.tag, mode, r),
+                           nullptr);
+  }
+  StagingBuffer packed;
+  Status s;
+  const void* data = send_data(m, buf, &packed, &s);
+  if (s != Status::ok) return s;
+  return t.send(data, m.bytes, m.peer, m.tag, mode, m.comm);
+}
+
+Status isend(Transport& t, const Message& m, const void* buf, SendMode mode, Request* r) {
+  r->device_buffer = m.device_direct;
+  Status s;
+  const void* data = send_data(m, buf, &r->owned_buffer, &s);
+  if (s != Status::ok) return s;
+  return t.isend(data, m.bytes, m.peer, m.tag, mode, r);
+}
+
+Status recv(Transport& t, const Message& m, void* buf, RequestStatus* out) {
+  if (m.device_direct) {
+    Request* r = t.pool().alloc(RequestKind::recv);
+    r->device_buffer = true;
+    return through_request(t, m, r, t.irecv(static_cast<char*>(buf) + m.offset, m.bytes, source_of(m), m.tag, m.mask, r),
+                           out);
+  }
+  MatchInfo info;
+  StagingBuffer staging;
+  void* target = recv_target(m, buf, &staging);
+  Status s = t.recv(target, m.bytes, source_of(m), m.tag, m.mask, &info, m.comm);
+  if (!m.contiguous && (s == Status::ok || s == Status::truncated)) {
+    Status u = unpack_message(m, staging.get(), info.bytes, buf);
+    if (u != Status::ok) s = u;
+  }
+  out->source = info.source;
+  out->tag = info.tag;
+  out->bytes = info.bytes;
+  return s;
+}
+
+Status irecv(Transport& t, const Message& m, void* buf, Request* r) {
+  r->device_buffer = m.device_direct;
+  void* target = recv_target(m, buf, &r->owned_buffer);
+  if (!m.contiguous) type_retain(m.type);
+  arm_unpack(r, m, buf, true);
+  return t.irecv(target, m.bytes, source_of(m), m.tag, m.mask, r);
+}
+
+Status mrecv(Transport& t, const Message& m, void* buf, void* matched, Request* r) {
+  r->device_buffer = m.device_direct;
+  void* target = recv_target(m, buf, &r->owned_buffer);
+  if (!m.contiguous) type_retain(m.type);
+  arm_unpack(r, m, buf, true);
+  return t.mrecv(target, m.bytes, matched, r);
+}
+
+Request* completed_request(RequestPool& pool, RequestKind kind, const RequestStatus& null_status) {
+  Request* r = pool.alloc(kind);
+  r->complete = true;
+  r->status = null_status;
+  return r;
+}
+
+Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf) {
+  StagingBuffer packed;
+  Status s;
+  const void* data = send_data(m, buf, &packed, &s);
+  if (s != Status::ok) return s;
+  for (size_t i = 0; i < b.pending.size();) {  // reclaim finished copies
+    Request* r = b.pending[i];
+    if (r->complete) {
+      b.in_use -= r->owned_bytes + kBsendOverhead;
+      t.pool().release(r);
+      b.pending[i] = b.pending.back();
+      b.pending.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  const size_t bytes = m.bytes;
+  if (b.in_use + bytes + kBsendOverhead > b.capacity) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "attached buffer too small: %zu bytes needed, %zu of %zu free (MPI_Buffer_attach)",
+             bytes + kBsendOverhead, b.capacity - b.in_use, b.capacity);
+    set_error_detail(msg);
+    return Status::invalid_buffer;
+  }
+  Request* r = t.pool().alloc(RequestKind::send);
+  r->owned_buffer = staging_buffer(bytes);
+  r->owned_bytes = bytes;
+  if (bytes) memcpy(r->owned_buffer.get(), data, bytes);
+  s = t.isend(r->owned_buffer.get(), bytes, m.peer, m.tag, SendMode::standard, r);
+  if (s != Status::ok) {
+    t.pool().release(r);
+    return s;
+  }
+  b.in_use += bytes + kBsendOverhead;
+  b.pending.push_back(r);
+  return Status::ok;
+}
+
+void detach(Transport& t, BufferedSends& b) {
+  for (Request* r : b.pending) {  // detaching waits for every buffered message to go out
+    if (!r->complete) t.wait(r);
+    t.pool().release(r);
+  }
+  b = BufferedSends{};
+}
+
+std::function<Status(Request&)> persistent_start(Transport& t, const Message& m, void* buf, PersistentKind kind,
+                                                 BufferedSends* b, const RequestStatus& null_status) {
+  if (m.peer == kNoPeer) {
+    return [null_status](Request& q) {
+      q.complete = true;
+      q.status = null_status;
+      return Status::ok;
+    };
+  }
+  // The datatype stays alive while the request exists: the hold goes with the start function.
+  type_retain(m.type);
+  std::shared_ptr<const Datatype> hold(m.type, [](const Datatype* d) { type_release(d); });
+  Transport* tp = &t;
+  if (kind == PersistentKind::recv) {
+    return [tp, m, buf, hold](Request& q) {
+      void* target = recv_target(m, buf, &q.owned_buffer);
+      arm_unpack(&q, m, buf, false);
+      q.device_buffer = m.device_direct;
+      return tp->irecv(target, m.bytes, source_of(m), m.tag, m.mask, &q);
+    };
+  }
+  if (kind == PersistentKind::bsend) {
+    return [tp, m, buf, hold, b](Request& q) {
+      WEFT_TRY(bsend(*tp, *b, m, buf));
+      q.complete = true;
+      q.status = RequestStatus{};
+      return Status::ok;
+    };
+  }
+  const SendMode mode = kind == PersistentKind::ssend ? SendMode::synchronous : SendMode::standard;
+  return [tp, m, buf, hold, mode](Request& q) {
+    // Packed again at every start: the user may change the data between starts.
+    if (!m.contiguous && !q.owned_buffer) q.owned_buffer = staging_buffer(m.bytes);
+    if (!m.contiguous) WEFT_TRY(pack_message(m, buf, q.owned_buffer.get()));
+    const void* data = m.contiguous ? static_cast<const char*>(buf) + m.offset : q.owned_buffer.get();
+    q.device_buffer = m.device_direct;
+    return tp->isend(data, m.bytes, m.peer, m.tag, mode, &q);
+  };
+}
+
+}  // namespace weft

@@ -1,0 +1,85 @@
+// Point-to-point messages over the transport: how `count` elements of a datatype travel
+// (packed size, in place or staged, the device path), and the send, receive, buffered and
+// persistent operations built on Transport. Arguments are valid (mpi/ checks them).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pt2pt/comm.h"
+#include "pt2pt/transport.h"
+#include "runtime/datatype.h"
+#include "runtime/memkind.h"
+#include "runtime/request.h"
+#include "runtime/staging.h"
+
+namespace weft {
+
+inline constexpr int kNoPeer = -1;     // a message to or from MPI_PROC_NULL: completes at once
+inline constexpr int kAnyPeer = -2;    // a receive from any source
+
+struct Message {
+  const Comm* comm = nullptr;
+  const Datatype* type = nullptr;
+  size_t count = 0;
+  size_t bytes = 0;         // on the wire: the packed size
+  bool contiguous = true;   // the data is one run of host memory at buf + offset: no staging
+  bool on_device = false;   // the buffer is GPU device memory
+  bool device = false;      // ... staged through host memory (contiguous is false then)
+  // ... handed to the transport as it is: CUDA IPC within a node, pipelined through pinned
+  // host chunks over UCX (Transport::device_path)
+  bool device_direct = false;
+  ptrdiff_t offset = 0;
+  int peer = kNoPeer;       // job rank of the peer, kNoPeer or kAnyPeer
+  uint64_t tag = 0, mask = 0;  // transport tag and receive mask
+};
+
+// The layout of `count` elements of type at buf; the one memory-kind query of the call.
+// Status::invalid_buffer: device memory in a build without CUDA; Status::invalid_type: a
+// non-contiguous type on device memory (detail set).
+Status describe_message(const Comm* c, const Datatype* type, size_t count, const void* buf, Message* m);
+void set_send_tag(Message* m, int tag);
+void set_recv_tag(Message* m, int source, bool any_source, int tag, bool any_tag);
+// Chooses how a device buffer travels once the peer is known: as it is, or staged through
+// host memory (one WARN). Status::not_supported, with the reason in the detail, when staging
+// would be needed and WEFT_REQUIRE_FAST_PATH forbids it.
+Status choose_device_path(Transport& t, Message* m);
+// Buffered sends copy the data out at once: from device memory too, into host memory.
+void copy_out_of_device(Message* m);
+
+// Copies the outgoing data into dst: packs it, or copies it out of device memory.
+Status pack_message(const Message& m, const void* buf, void* dst);
+
+// Blocking and non-blocking send and receive; r from t.pool(), status filled on completion.
+Status send(Transport& t, const Message& m, const void* buf, SendMode mode);
+Status isend(Transport& t, const Message& m, const void* buf, SendMode mode, Request* r);
+Status recv(Transport& t, const Message& m, void* buf, RequestStatus* out);
+Status irecv(Transport& t, const Message& m, void* buf, Request* r);
+// Receives a message matched by a probe (Transport::probe with remove) into r.
+Status mrecv(Transport& t, const Message& m, void* buf, void* matched, Request* r);
+// A request already complete with `null_status` (the status of an operation on MPI_PROC_NULL).
+Request* completed_request(RequestPool& pool, RequestKind kind, const RequestStatus& null_status);
+
+// The space attached for buffered sends and the copies in flight in it.
+struct BufferedSends {
+  char* buffer = nullptr;
+  size_t capacity = 0;
+  size_t in_use = 0;
+  std::vector<Request*> pending;
+};
+inline constexpr size_t kBsendOverhead = 96;  // bytes each buffered message takes beside its data
+// Copies the message out and sends the copy; Status::invalid_buffer (detail set) when the
+// attached space is too small.
+Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf);
+// Waits for every buffered message to go out and forgets the buffer.
+void detach(Transport& t, BufferedSends& b);
+
+enum class PersistentKind { send, ssend, bsend, recv };
+// The start function of a persistent request (Request::start); the datatype stays retained
+// while the request exists.
+std::function<Status(Request&)> persistent_start(Transport& t, const Message& m, void* buf, PersistentKind kind,
+                                                 BufferedSends* b, const RequestStatus& null_status);
+
+}  // namespace weft

@@ -1,0 +1,120 @@
+// Process start-up below the bindings: settings to options, the wait policy, predefined
+// communicator views, orphaned requests.
+#include "pt2pt/process_setup.h"
+
+#include <cstring>
+#include <string>
+
+namespace weft {
+
+namespace {
+
+constexpr const char* kCpusKey = "weft.cpus";
+
+}  // namespace
+
+Status log_settings(const Config& cfg, LogSettings* out) {
+  (void)parse_log_level(cfg.value("WEFT_DEBUG"), &out->level);
+  std::string bad;
+  if (!cfg.value("WEFT_DEBUG_SUBSYS").empty() &&
+      !parse_subsys_list(cfg.value("WEFT_DEBUG_SUBSYS"), &out->subsys_mask, &bad)) {
+    set_error_detail("unknown subsystem '" + bad + "' in WEFT_DEBUG_SUBSYS");
+    return Status::invalid_arg;
+  }
+  out->file_pattern = std::string(cfg.value("WEFT_DEBUG_FILE"));
+  return Status::ok;
+}
+
+Status start_wait_policy(const Config& cfg, Bootstrap& boot, Progress& progress, CpuSet* cpus) {
+  *cpus = own_cpus();
+  WaitPolicy wp = boot.host_peers().size() > size_t(cpu_count(*cpus)) ? WaitPolicy::yield : WaitPolicy::spin_then_yield;
+  progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
+  return boot.put(kCpusKey, cpus->data(), cpus->size() * sizeof(uint64_t));
+}
+
+void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress) {
+  std::vector<CpuSet> peers;
+  for (int r : boot.host_peers()) {
+    if (r == boot.rank()) continue;
+    std::vector<char> blob;
+    constexpr size_t kMaxBytes = 16384;  // 131,072 CPUs
+    if (boot.get(r, kCpusKey, &blob) != Status::ok || blob.empty() || blob.size() % sizeof(uint64_t) ||
+        blob.size() > kMaxBytes) {
+      WEFT_INFO(Subsys::init, "rank %d published no binding: taken to share every CPU", r);
+      blob.assign(kMaxBytes, char(0xff));
+    }
+    CpuSet peer(blob.size() / sizeof(uint64_t));
+    memcpy(peer.data(), blob.data(), blob.size());
+    peers.push_back(std::move(peer));
+  }
+  const WaitChoice c = choose_wait_policy(mine, peers);
+  const std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
+  const WaitPolicy wp = policy == "yield"  ? WaitPolicy::yield
+                        : policy == "spin" ? WaitPolicy::spin_then_yield
+                                           : c.policy;
+  progress.configure(wp, uint32_t(cfg.integer("WEFT_SPIN_COUNT")));
+  WEFT_INFO(Subsys::init, "wait policy %s%s (%d of the host's %zu ranks run on the %d cpu%s of bindings overlapping this rank's)",
+            wp == WaitPolicy::yield ? "yield" : "spin then yield", policy == "auto" ? "" : " (WEFT_WAIT_POLICY)",
+            c.competing_ranks, boot.host_peers().size(), c.cpus, c.cpus == 1 ? "" : "s");
+}
+
+TransportOptions transport_options(const Config& cfg, const Bootstrap& boot) {
+  TransportOptions topts;
+  topts.thread_multiple = false;
+  topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";
+  topts.require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
+  std::string_view path = cfg.value("WEFT_PT2PT");
+  topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
+  topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));
+  // 16 KiB cells keep messages up to 16 KiB eager (one copy, no cma system call); rings take
+  // cells x size per pair of local ranks, so crowded nodes fall back to 4 KiB cells.
+  constexpr int kLargeCellsUpTo = 32;
+  topts.shm_cell_size = uint32_t(cfg.size("WEFT_SHM_CELL_SIZE"));
+  if (!cfg.is_set("WEFT_SHM_CELL_SIZE") && boot.local_size() > kLargeCellsUpTo) {
+    topts.shm_cell_size = 4096;
+    WEFT_INFO(Subsys::init, "%d ranks on this node: 4 KiB shared-memory cells", boot.local_size());
+  }
+  topts.shm_split_min = cfg.size("WEFT_SHM_SPLIT_MIN");
+  return topts;
+}
+
+Comm predefined_comm(Bootstrap& b, uint32_t context, bool self) {
+  Comm c;
+  c.context_id = context;
+  c.rank = self ? 0 : b.rank();
+  c.size = self ? 1 : b.size();
+  if (self) c.world_ranks = {b.rank()};
+  else {
+    c.world_ranks.resize(size_t(b.size()));
+    for (int i = 0; i < b.size(); ++i) c.world_ranks[size_t(i)] = i;
+  }
+  c.single_node = self || b.local_size() == b.size();
+  c.nodes = node_ids(b, c.world_ranks);
+  return c;
+}
+
+std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks) {
+  std::vector<uint32_t> nodes(world_ranks.size(), 0);
+  for (size_t i = 0; i < world_ranks.size(); ++i)
+    if (boot.node_of(world_ranks[i], &nodes[i]) != Status::ok) return {};  // unknown: no hierarchy
+  return nodes;
+}
+
+int release_orphans(RequestPool& pool, std::vector<Request*>* orphans) {
+  int released = 0;
+  for (size_t i = 0; i < orphans->size();) {
+    Request* r = (*orphans)[i];
+    if (r->complete) {
+      run_finish(r);
+      pool.release(r);
+      (*orphans)[i] = orphans->back();
+      orphans->pop_back();
+      ++released;
+    } else {
+      ++i;
+    }
+  }
+  return released;
+}
+
+}  // namespace weft

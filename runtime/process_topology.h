@@ -1,0 +1,34 @@
+// Process topologies as pure computation: Cartesian grids (row-major ranks, periodic or not)
+// and graphs (MPI's index/edges form). The MPI layer keeps the topology of a communicator
+// and checks the arguments.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace weft {
+
+struct CartGrid {
+  std::vector<int> dims, periods;  // periods[d] != 0: dimension d wraps around
+};
+
+// Fills the zero entries of dims (ndims of them, the others fixed and dividing nnodes) with a
+// balanced factorisation of what is left of nnodes, non-increasing.
+void balanced_dims(int nnodes, int ndims, int* dims);
+// Coordinates of a rank (dims.size() of them).
+void cart_coords(const CartGrid& g, int rank, int* coords);
+// Rank of coordinates, wrapping periodic dimensions; -1 if outside a non-periodic one.
+int cart_rank(const CartGrid& g, const int* coords);
+// Ranks `disp` steps before (*source) and after (*dest) `rank` along `direction`; -1 past the
+// edge of a non-periodic dimension.
+void cart_shift(const CartGrid& g, int rank, int direction, int disp, int* source, int* dest);
+// The sub-grid of the dimensions kept (remain[d] != 0) that holds `rank`: ranks with the same
+// coordinates in the dropped dimensions share a color, ordered by key.
+CartGrid cart_sub(const CartGrid& g, int rank, const int* remain, int* color, int* key);
+
+// Neighbours of node `rank` of a graph: edges[begin, end).
+inline void graph_neighbor_range(const std::vector<int>& index, int rank, int* begin, int* end) {
+  *begin = rank ? index[size_t(rank) - 1] : 0;
+  *end = index[size_t(rank)];
+}
+
+}  // namespace weft

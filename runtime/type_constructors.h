@@ -1,0 +1,36 @@
+// The MPI type constructors over the derived-datatype engine (runtime/typemap.h): each takes
+// the arguments in MPI's shape (element units, int arrays), builds the type map and records
+// the envelope (combiner, integer and address arguments) that MPI_Type_get_contents returns.
+// Arguments are valid (the MPI layer checks them); each returns a new type with one reference.
+#pragma once
+#include <cstddef>
+
+#include "runtime/datatype.h"
+
+namespace weft {
+
+Datatype* make_contiguous(int count, const Datatype* old);
+Datatype* make_vector(int count, int blocklength, int stride, const Datatype* old);
+Datatype* make_hvector(int count, int blocklength, ptrdiff_t stride, const Datatype* old);
+Datatype* make_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old);
+Datatype* make_hindexed(int count, const int* blocklengths, const ptrdiff_t* displacements,
+                        const Datatype* old);
+Datatype* make_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old);
+Datatype* make_hindexed_block(int count, int blocklength, const ptrdiff_t* displacements,
+                              const Datatype* old);
+Datatype* make_struct(int count, const int* blocklengths, const ptrdiff_t* displacements,
+                      const Datatype* const* types);
+Datatype* make_resized(const Datatype* old, ptrdiff_t lb, ptrdiff_t extent);
+// order_value: the MPI order constant, recorded as given; fortran_order: dimension 0 varies
+// fastest.
+Datatype* make_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
+                        int order_value, bool fortran_order, const Datatype* old);
+// A copy with the same layout, committed if old is.
+Datatype* make_dup(const Datatype* old);
+
+// A predefined type of `size` data bytes of `basic` that travels as its extent (padding of
+// the (value, index) pairs included); n_basic: its basic elements (2 for pairs).
+void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
+                     size_t align);
+
+}  // namespace weft
