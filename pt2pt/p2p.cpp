@@ -93,41 +93,23 @@ Status through_request(Transport& t, const Message& m, Request* r, Status posted
 
 }  // namespace
 
-Status describe_message(const Comm* c, const Datatype* type, size_t count, const void* buf, Message* m) {
-  m->comm = c;
-  m->type = type;
-  m->count = count;
-  m->bytes = type_packed_size(type, count);  // predefined: count * extent, padding included
-  m->contiguous = type_is_contiguous(type, count, &m->offset);
-  // A build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
-  if (m->bytes > 0 && memkind_device_possible()) [[unlikely]] {
-    const MemInfo kind = memkind_query(buf);
-    if (kind.kind == MemKind::unsupported_device) return Status::invalid_buffer;
-    if (!host_accessible(kind)) {
-      if (!m->contiguous) {
-        set_error_detail("non-contiguous datatypes on GPU device buffers are not supported yet");
-        return Status::invalid_type;
-      }
-      m->on_device = true;
+Status describe_device_message(const void* buf, Message* m) {
+  const MemInfo kind = memkind_query(buf);
+  if (kind.kind == MemKind::unsupported_device) return Status::invalid_buffer;
+  if (!host_accessible(kind)) {
+    if (!m->contiguous) {
+      set_error_detail("non-contiguous datatypes on GPU device buffers are not supported yet");
+      return Status::invalid_type;
     }
+    m->on_device = true;
   }
   return Status::ok;
-}
-
-void set_send_tag(Message* m, int tag) {
-  m->tag = tag::make(m->comm->pt2pt_context(), uint32_t(m->comm->rank), uint32_t(tag));
-}
-
-void set_recv_tag(Message* m, int source, bool any_source, int tag, bool any_tag) {
-  m->tag = tag::make(m->comm->pt2pt_context(), any_source ? 0u : uint32_t(source), any_tag ? 0u : uint32_t(tag));
-  m->mask = tag::recv_mask(any_source, any_tag);
 }
 
 // A device buffer goes to the transport as it is where the peer is reached through weft
 // shared memory with CUDA IPC, or over UCX with pipelined staging through pinned host chunks
 // (the intended path between nodes: logged at INFO, allowed under WEFT_REQUIRE_FAST_PATH).
-Status choose_device_path(Transport& t, Message* m) {
-  if (!m->on_device || m->peer == kNoPeer) return Status::ok;
+Status choose_device_path_slow(Transport& t, Message* m) {
   std::string reason;
   const DevicePath path = t.device_path(source_of(*m), &reason);
   if (path != DevicePath::staged) {

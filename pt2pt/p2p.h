@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "pt2pt/comm.h"
+#include "pt2pt/tag.h"
 #include "pt2pt/transport.h"
 #include "runtime/datatype.h"
 #include "runtime/memkind.h"
 #include "runtime/request.h"
 #include "runtime/staging.h"
+#include "runtime/typemap.h"
 
 namespace weft {
 
@@ -39,13 +41,36 @@ struct Message {
 // The layout of `count` elements of type at buf; the one memory-kind query of the call.
 // Status::invalid_buffer: device memory in a build without CUDA; Status::invalid_type: a
 // non-contiguous type on device memory (detail set).
-Status describe_message(const Comm* c, const Datatype* type, size_t count, const void* buf, Message* m);
-void set_send_tag(Message* m, int tag);
-void set_recv_tag(Message* m, int source, bool any_source, int tag, bool any_tag);
+// describe_message's memory-kind query, for a process that may hold device memory.
+Status describe_device_message(const void* buf, Message* m);
+// Inline, as the rest of a message's fast path: every small send and receive takes it.
+inline Status describe_message(const Comm* c, const Datatype* type, size_t count, const void* buf, Message* m) {
+  m->comm = c;
+  m->type = type;
+  m->count = count;
+  m->bytes = type_packed_size(type, count);  // predefined: count * extent, padding included
+  m->contiguous = type_is_contiguous(type, count, &m->offset);
+  // A build without CUDA asks only while the CUDA driver is loaded, and refuses device memory.
+  if (m->bytes > 0 && memkind_device_possible()) [[unlikely]] return describe_device_message(buf, m);
+  return Status::ok;
+}
+
+inline void set_send_tag(Message* m, int tag) {
+  m->tag = tag::make(m->comm->pt2pt_context(), uint32_t(m->comm->rank), uint32_t(tag));
+}
+inline void set_recv_tag(Message* m, int source, bool any_source, int tag, bool any_tag) {
+  m->tag = tag::make(m->comm->pt2pt_context(), any_source ? 0u : uint32_t(source), any_tag ? 0u : uint32_t(tag));
+  m->mask = tag::recv_mask(any_source, any_tag);
+}
+
 // Chooses how a device buffer travels once the peer is known: as it is, or staged through
 // host memory (one WARN). Status::not_supported, with the reason in the detail, when staging
 // would be needed and WEFT_REQUIRE_FAST_PATH forbids it.
-Status choose_device_path(Transport& t, Message* m);
+Status choose_device_path_slow(Transport& t, Message* m);
+inline Status choose_device_path(Transport& t, Message* m) {
+  if (!m->on_device || m->peer == kNoPeer) [[likely]] return Status::ok;
+  return choose_device_path_slow(t, m);
+}
 // Buffered sends copy the data out at once: from device memory too, into host memory.
 void copy_out_of_device(Message* m);
 
