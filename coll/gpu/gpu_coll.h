@@ -39,7 +39,7 @@
 // the choice is made by each rank from its own buffers. Blocking calls use them all;
 // non-blocking and persistent ones (whose device work is enqueued when they start) all but
 // gpu_direct, and only with kernels allowed. Other memory, other collectives (gather, scatter,
-// alltoall, scan, the other v forms) are staged through host memory (mpi/).
+// alltoall, scan, the other v forms) are staged through host memory (coll::Call).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -139,7 +139,7 @@ Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t cou
 
 // Stream-native point-to-point (MPIX_Send/Recv_enqueue) through the workspace's flags area
 // (layout in workspace.h); every call only enqueues on `stream`. Sequence numbers start at 1
-// and grow by one per message from one rank to another; the host agrees them (mpi/).
+// and grow by one per message from one rank to another; the host agrees them (pt2pt/stream_p2p.cpp).
 // Kernels allowed only; Status::not_supported in a build without CUDA.
 constexpr int kP2pSlots = 16;  // done slots per sender: unwaited sends to one peer, at most
 // Sender: publishes ready[peer] = seq after the stream's preceding work.
