@@ -1,8 +1,9 @@
-// The single registry of WEFT_* variables: each is declared once in config.cpp with its type,
-// default and doc, and read nowhere else (scripts/check_layers.sh checks it). The environment's
-// values are read once per process, on first use, into an immutable snapshot (process_config):
-// MPI_Init validates it, and code that runs without MPI_Init (KV agents, weft_info) or that
-// configures itself on first use reads the same snapshot through the typed setting_* accessors.
+// The single registry of WEFT_* variables: each is declared once in config_vars.def with its
+// type, default and doc, and read nowhere but config.cpp (scripts/check_layers.sh checks it). The
+// environment's values are read once per process, on first use, into an immutable snapshot
+// (process_config): MPI_Init validates it, and code that runs without MPI_Init (KV agents,
+// weft_info) or that configures itself on first use reads the same snapshot through the typed
+// setting_* accessors.
 #pragma once
 #include <cstdint>
 #include <map>
