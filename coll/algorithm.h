@@ -82,4 +82,23 @@ std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const voi
                                                         size_t count, const Reduction& red,
                                                         bool exclusive);
 
+// Algorithm::build for the builders above: each passes a call's arguments the way one
+// collective's builders take them.
+template <auto builder>  // (c, send, recv, count, red, root)
+std::shared_ptr<Schedule> reduce_call(const CollArgs& a, const Comm& c) {
+  return builder(c, a.send, a.recv, a.count, a.red, a.root);
+}
+template <auto builder>  // (c, buf, count, red): in place in recv, where coll::plan put the input
+std::shared_ptr<Schedule> allreduce_call(const CollArgs& a, const Comm& c) {
+  return builder(c, a.recv, a.count, a.red);
+}
+template <auto builder>  // (c, send, recv, counts, red)
+std::shared_ptr<Schedule> reduce_scatter_call(const CollArgs& a, const Comm& c) {
+  return builder(c, a.send, a.recv, a.counts, a.red);
+}
+template <auto builder>  // (c, mine, recv, blocks)
+std::shared_ptr<Schedule> allgather_call(const CollArgs& a, const Comm& c) {
+  return builder(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
+}
+
 }  // namespace weft::coll

@@ -25,6 +25,8 @@ struct Step {
 class Schedule {
  public:
   explicit Schedule(const char* name) : name_(name) {}
+  // A schedule whose reduce steps apply red.
+  Schedule(const char* name, const Reduction& red) : name_(name), reduction_(red) {}
   void set_name(const char* name) { name_ = name; }
   // Rounds run in order; in a round, every send and receive is posted at once, and the local
   // steps run once they have all completed.

@@ -52,12 +52,10 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double p = c.size, n = double(a.bytes);
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte + n * m.beta_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allgather_bruck(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
-}
 
 }  // namespace
 
-extern const Algorithm allgather_bruck{"bruck", Collective::allgather, supports, estimate, build};
+extern const Algorithm allgather_bruck{"bruck", Collective::allgather, supports, estimate,
+                                       allgather_call<build_allgather_bruck>};
 
 }  // namespace weft::coll

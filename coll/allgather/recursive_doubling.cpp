@@ -62,13 +62,10 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double p = c.size;
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allgather_recursive_doubling(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
-}
 
 }  // namespace
 
-extern const Algorithm allgather_recursive_doubling{"recursive_doubling", Collective::allgather,
-                                                    supports, estimate, build};
+extern const Algorithm allgather_recursive_doubling{"recursive_doubling", Collective::allgather, supports,
+                                                    estimate, allgather_call<build_allgather_recursive_doubling>};
 
 }  // namespace weft::coll

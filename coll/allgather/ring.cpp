@@ -29,11 +29,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double p = c.size;
   return (p - 1) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allgather_ring(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
-}
 }  // namespace
 
-extern const Algorithm allgather_ring{"ring", Collective::allgather, always, estimate, build};
+extern const Algorithm allgather_ring{"ring", Collective::allgather, always, estimate,
+                                      allgather_call<build_allgather_ring>};
 
 }  // namespace weft::coll

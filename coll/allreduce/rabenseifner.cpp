@@ -12,8 +12,7 @@ namespace weft::coll {
 
 std::shared_ptr<Schedule> build_allreduce_rabenseifner(const Comm& c, void* buf, size_t count,
                                                        const Reduction& red) {
-  auto s = std::make_shared<Schedule>("allreduce:rabenseifner");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("allreduce:rabenseifner", red);
   const int p = c.size, me = c.rank;
   if (p == 1) return s;
   char* data = static_cast<char*>(buf);
@@ -50,12 +49,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double n = double(a.bytes);
   return halving_and_mirror_us(floor_pof2(c.size), n, m) + fold_us(c.size, n, m);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allreduce_rabenseifner(c, a.recv, a.count, a.red);
-}
 }  // namespace
 
 extern const Algorithm allreduce_rabenseifner{"rabenseifner", Collective::allreduce, halving_supports,
-                                              estimate, build};
+                                              estimate, allreduce_call<build_allreduce_rabenseifner>};
 
 }  // namespace weft::coll

@@ -9,8 +9,7 @@ namespace weft::coll {
 
 std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void* buf, size_t count,
                                                              const Reduction& red) {
-  auto s = std::make_shared<Schedule>("allreduce:recursive_doubling");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("allreduce:recursive_doubling", red);
   const int p = c.size, me = c.rank;
   const size_t bytes = count * red.elem_size;
   const Fold fold(p);
@@ -42,12 +41,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const int lg = c.size > 1 ? 31 - __builtin_clz(unsigned(c.size)) : 0;  // floor(log2 p)
   return lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) + fold_us(c.size, n, m);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allreduce_recursive_doubling(c, a.recv, a.count, a.red);
-}
 }  // namespace
 
-extern const Algorithm allreduce_recursive_doubling{"recursive_doubling", Collective::allreduce,
-                                                    always, estimate, build};
+extern const Algorithm allreduce_recursive_doubling{"recursive_doubling", Collective::allreduce, always,
+                                                    estimate, allreduce_call<build_allreduce_recursive_doubling>};
 
 }  // namespace weft::coll

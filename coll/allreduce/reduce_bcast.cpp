@@ -8,8 +8,7 @@ namespace weft::coll {
 
 std::shared_ptr<Schedule> build_allreduce_reduce_bcast(const Comm& c, void* buf, size_t count,
                                                        const Reduction& red) {
-  auto s = std::make_shared<Schedule>("allreduce:reduce_bcast");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("allreduce:reduce_bcast", red);
   // In place at rank 0; the other ranks reduce a copy of buf and then receive the result in it.
   s->append(*build_reduce_binomial(c, buf, buf, count, red, 0));
   s->append(*build_bcast_binomial(c, buf, count * red.elem_size, 0));
@@ -22,11 +21,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double n = double(a.bytes);
   return 2 * lg * (m.alpha_us + n * m.beta_us_per_byte) + lg * n * m.gamma_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allreduce_reduce_bcast(c, a.recv, a.count, a.red);
-}
 }  // namespace
 
-extern const Algorithm allreduce_reduce_bcast{"reduce_bcast", Collective::allreduce, always, estimate, build};
+extern const Algorithm allreduce_reduce_bcast{"reduce_bcast", Collective::allreduce, always, estimate,
+                                              allreduce_call<build_allreduce_reduce_bcast>};
 
 }  // namespace weft::coll

@@ -13,8 +13,7 @@ size_t ring_segment_start(size_t count, int p, int k) {
 
 std::shared_ptr<Schedule> build_ring_reduce_scatter_in_place(const Comm& c, void* buf, size_t count,
                                                              const Reduction& red) {
-  auto s = std::make_shared<Schedule>("allreduce:ring");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("allreduce:ring", red);
   const int p = c.size, me = c.rank;
   if (p == 1 || count == 0) return s;
   char* data = static_cast<char*>(buf);
@@ -68,11 +67,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   return 2 * (p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte +
          (p - 1) / p * n * m.gamma_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_allreduce_ring(c, a.recv, a.count, a.red);
-}
 }  // namespace
 
-extern const Algorithm allreduce_ring{"ring", Collective::allreduce, supports, estimate, build};
+extern const Algorithm allreduce_ring{"ring", Collective::allreduce, supports, estimate,
+                                      allreduce_call<build_allreduce_ring>};
 
 }  // namespace weft::coll

@@ -15,9 +15,7 @@ namespace {
 
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
-  const Level node = node_level(m);
-  const double n = double(a.bytes), l = h.largest_node, depth = ceil_log2(h.largest_node);
+  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
   return (l - 1) * node.step_us(n / c.size) + offload::fabric_us(c, n, m) + depth * node.alpha_us +
          depth * node.step_us(n);
 }

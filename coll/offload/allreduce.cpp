@@ -14,16 +14,13 @@ namespace {
 
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
-  const Level node = node_level(m);
-  const double n = double(a.bytes), depth = ceil_log2(h.largest_node);
+  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
   return depth * (2 * node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
          offload::fabric_us(c, n, m);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("allreduce:offload");
-  s->set_reduction(a.red);
+  auto s = std::make_shared<Schedule>("allreduce:offload", a.red);
   const Hierarchy& h = hierarchy(c);
   const Comm node = group_view(h.node, c.rank);
   // coll::plan has put the input in recv.

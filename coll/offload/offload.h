@@ -14,13 +14,9 @@
 #include <memory>
 #include <string>
 
-#include "coll/coll.h"
+#include "coll/algorithm.h"
+#include "coll/hier/hierarchy.h"
 #include "weft/offload.h"
-
-namespace weft::coll {
-class Schedule;
-struct Algorithm;
-}
 
 namespace weft::coll::offload {
 
@@ -68,6 +64,17 @@ const Algorithm* required_algorithm(const CollArgs& a, const Comm& c);
 // and one down per switch level, the bytes once through the leader's link, each fragment's
 // overhead); the algorithms add their node phases.
 double fabric_us(const Comm& c, double bytes, const CostModel& m);
+
+// What the algorithms' node phases are estimated from: the node level's costs, the ranks of the
+// fullest node and the depth of a tree over them, and the call's bytes.
+struct NodeTerms {
+  Level node;
+  double largest, depth, bytes;
+};
+inline NodeTerms node_terms(const CollArgs& a, const Comm& c, const CostModel& m) {
+  const int largest = hierarchy(c).largest_node;
+  return {node_level(m), double(largest), double(ceil_log2(largest)), double(a.bytes)};
+}
 
 // The leader's part of an offloaded call, appended to s (a new round): posts `args` to the
 // plugin and polls it until done, then broadcasts a status word in the node and fails every

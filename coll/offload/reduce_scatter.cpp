@@ -7,6 +7,7 @@
 #include "coll/algorithm.h"
 #include "coll/hier/hierarchy.h"
 #include "coll/offload/offload.h"
+#include "coll/reduce_scatter/segments.h"
 
 namespace weft::coll {
 
@@ -18,21 +19,17 @@ bool supports(const CollArgs& a, const Comm& c) {
 
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!supports(a, c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
-  const Level node = node_level(m);
-  const double n = double(a.bytes), depth = ceil_log2(h.largest_node), l = h.largest_node;
+  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
   return depth * (node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
          offload::fabric_us(c, n, m) + (l - 1) * node.step_us(n / c.size);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("reduce_scatter:offload");
-  s->set_reduction(a.red);
+  auto s = std::make_shared<Schedule>("reduce_scatter:offload", a.red);
   const Hierarchy& h = hierarchy(c);
   const Comm node = group_view(h.node, c.rank);
   const size_t es = a.red.elem_size;
-  std::vector<size_t> start(size_t(c.size) + 1, 0);
-  for (int r = 0; r < c.size; ++r) start[size_t(r) + 1] = start[size_t(r)] + a.counts[size_t(r)];
+  const std::vector<size_t> start = segment_starts(a.counts);
   const size_t total = start[size_t(c.size)];
   // The node's ranks own [lo, hi) of the result, maybe with other nodes' blocks between.
   size_t lo = total, hi = 0;

@@ -9,8 +9,7 @@ namespace weft::coll {
 
 std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send, void* recv,
                                                 size_t count, const Reduction& red, int root) {
-  auto s = std::make_shared<Schedule>("reduce:binomial");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("reduce:binomial", red);
   const int p = c.size, me = c.rank;
   const int tree_root = red.commutative ? root : 0;
   const int rel = (me - tree_root + p) % p;
@@ -62,11 +61,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (!a.red.commutative && a.root != 0) t += m.alpha_us + n * m.beta_us_per_byte;
   return t;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_reduce_binomial(c, a.send, a.recv, a.count, a.red, a.root);
-}
 }  // namespace
 
-extern const Algorithm reduce_binomial{"binomial", Collective::reduce, always, estimate, build};
+extern const Algorithm reduce_binomial{"binomial", Collective::reduce, always, estimate,
+                                       reduce_call<build_reduce_binomial>};
 
 }  // namespace weft::coll

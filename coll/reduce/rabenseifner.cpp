@@ -13,8 +13,7 @@ namespace weft::coll {
 
 std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* send, void* recv,
                                                     size_t count, const Reduction& red, int root) {
-  auto s = std::make_shared<Schedule>("reduce:rabenseifner");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>("reduce:rabenseifner", red);
   const int p = c.size;
   const int rel = (c.rank - root + p) % p;
   auto real = [&](int r) { return (r + root) % p; };
@@ -73,11 +72,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   if (pof2 != c.size) t += m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte);  // the fold
   return t;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_reduce_rabenseifner(c, a.send, a.recv, a.count, a.red, a.root);
-}
 }  // namespace
 
-extern const Algorithm reduce_rabenseifner{"rabenseifner", Collective::reduce, halving_supports, estimate, build};
+extern const Algorithm reduce_rabenseifner{"rabenseifner", Collective::reduce, halving_supports, estimate,
+                                           reduce_call<build_reduce_rabenseifner>};
 
 }  // namespace weft::coll

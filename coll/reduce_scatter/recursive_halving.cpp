@@ -12,19 +12,12 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build_reduce_scatter_recursive_halving(const Comm& c, const void* send,
-                                                                 void* recv,
-                                                                 const std::vector<size_t>& counts,
-                                                                 const Reduction& red) {
-  auto s = std::make_shared<Schedule>("reduce_scatter:recursive_halving");
-  s->set_reduction(red);
-  const int p = c.size, me = c.rank;
-  const size_t es = red.elem_size;
-  const std::vector<size_t> start = segment_starts(counts);
-  const char* in = static_cast<const char*>(send);
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  const auto [s, p, me, es, start] = begin_reduce_scatter("reduce_scatter:recursive_halving", c, a.counts, a.red);
+  const char* in = static_cast<const char*>(a.send);
   if (p == 1) {
     s->new_round();
-    s->copy(in, recv, counts[0] * es);
+    s->copy(in, a.recv, a.counts[0] * es);
     return s;
   }
   // work holds partial sums of the current range (the input is only read, in the first round).
@@ -53,7 +46,7 @@ std::shared_ptr<Schedule> build_reduce_scatter_recursive_halving(const Comm& c, 
     }
     lo = keep;
   }
-  s->copy(work + start[size_t(me)] * es, recv, counts[size_t(me)] * es);
+  s->copy(work + start[size_t(me)] * es, a.recv, a.counts[size_t(me)] * es);
   return s;
 }
 
@@ -62,13 +55,10 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double p = c.size, n = double(a.bytes);
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * (m.beta_us_per_byte + m.gamma_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_reduce_scatter_recursive_halving(c, a.send, a.recv, a.counts, a.red);
-}
 
 }  // namespace
 
-extern const Algorithm reduce_scatter_recursive_halving{"recursive_halving", Collective::reduce_scatter,
-                                                        supports, estimate, build};
+extern const Algorithm reduce_scatter_recursive_halving{"recursive_halving", Collective::reduce_scatter, supports,
+                                                        estimate, build};
 
 }  // namespace weft::coll

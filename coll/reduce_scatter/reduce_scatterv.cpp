@@ -7,23 +7,16 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build_reduce_scatter_reduce_scatterv(const Comm& c, const void* send,
-                                                               void* recv,
-                                                               const std::vector<size_t>& counts,
-                                                               const Reduction& red) {
-  auto s = std::make_shared<Schedule>("reduce_scatter:reduce_scatterv");
-  s->set_reduction(red);
-  const int p = c.size;
-  const size_t es = red.elem_size;
-  const std::vector<size_t> start = segment_starts(counts);
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  const auto [s, p, me, es, start] = begin_reduce_scatter("reduce_scatter:reduce_scatterv", c, a.counts, a.red);
   const size_t total = start[size_t(p)];
   std::vector<Block> blocks(static_cast<size_t>(p));
-  for (int r = 0; r < p; ++r) blocks[size_t(r)] = Block{start[size_t(r)] * es, counts[size_t(r)] * es};
+  for (int r = 0; r < p; ++r) blocks[size_t(r)] = Block{start[size_t(r)] * es, a.counts[size_t(r)] * es};
   // The whole result, at rank 0 only.
-  char* whole = c.rank == 0 ? s->scratch(total * es) : nullptr;
-  auto reduce = build_reduce_binomial(c, send, whole, total, red, 0);
+  char* whole = me == 0 ? s->scratch(total * es) : nullptr;
+  auto reduce = build_reduce_binomial(c, a.send, whole, total, a.red, 0);
   s->append(*reduce);
-  auto scatter = build_scatter_linear(c, whole, blocks, recv, counts[size_t(c.rank)] * es, 0);
+  auto scatter = build_scatter_linear(c, whole, blocks, a.recv, a.counts[size_t(me)] * es, 0);
   s->append(*scatter);
   return s;
 }
@@ -33,13 +26,10 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   return ceil_log2(c.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) +
          (p - 1) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_reduce_scatter_reduce_scatterv(c, a.send, a.recv, a.counts, a.red);
-}
 
 }  // namespace
 
-extern const Algorithm reduce_scatter_reduce_scatterv{"reduce_scatterv", Collective::reduce_scatter,
-                                                      always, estimate, build};
+extern const Algorithm reduce_scatter_reduce_scatterv{"reduce_scatterv", Collective::reduce_scatter, always,
+                                                      estimate, build};
 
 }  // namespace weft::coll

@@ -10,11 +10,7 @@ namespace weft::coll {
 std::shared_ptr<Schedule> build_reduce_scatter_ring(const Comm& c, const void* send, void* recv,
                                                     const std::vector<size_t>& counts,
                                                     const Reduction& red) {
-  auto s = std::make_shared<Schedule>("reduce_scatter:ring");
-  s->set_reduction(red);
-  const int p = c.size, me = c.rank;
-  const size_t es = red.elem_size;
-  const std::vector<size_t> start = segment_starts(counts);
+  const auto [s, p, me, es, start] = begin_reduce_scatter("reduce_scatter:ring", c, counts, red);
   const size_t largest = *std::max_element(counts.begin(), counts.end());
   const size_t total = start[size_t(p)];
   char* work = s->scratch(total * es);
@@ -40,11 +36,9 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double p = c.size, n = double(a.bytes);
   return (p - 1) * (m.alpha_us + n / p * (m.beta_us_per_byte + m.gamma_us_per_byte));
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_reduce_scatter_ring(c, a.send, a.recv, a.counts, a.red);
-}
 }  // namespace
 
-extern const Algorithm reduce_scatter_ring{"ring", Collective::reduce_scatter, supports, estimate, build};
+extern const Algorithm reduce_scatter_ring{"ring", Collective::reduce_scatter, supports, estimate,
+                                           reduce_scatter_call<build_reduce_scatter_ring>};
 
 }  // namespace weft::coll

@@ -8,8 +8,7 @@ namespace weft::coll {
 std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const void* send, void* recv,
                                                         size_t count, const Reduction& red,
                                                         bool exclusive) {
-  auto s = std::make_shared<Schedule>(exclusive ? "exscan:recursive_doubling" : "scan:recursive_doubling");
-  s->set_reduction(red);
+  auto s = std::make_shared<Schedule>(exclusive ? "exscan:recursive_doubling" : "scan:recursive_doubling", red);
   const int p = c.size, me = c.rank;
   const size_t bytes = count * red.elem_size;
   char* partial = s->scratch(bytes);  // reduction of the ranks [me - 2^k + 1, me]
@@ -42,17 +41,13 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   return ceil_log2(c.size) *
          (m.alpha_us + double(a.bytes) * (m.beta_us_per_byte + 2 * m.gamma_us_per_byte));
 }
-std::shared_ptr<Schedule> build_inclusive(const CollArgs& a, const Comm& c) {
-  return build_scan_recursive_doubling(c, a.send, a.recv, a.count, a.red, false);
-}
-std::shared_ptr<Schedule> build_exclusive(const CollArgs& a, const Comm& c) {
-  return build_scan_recursive_doubling(c, a.send, a.recv, a.count, a.red, true);
+template <bool exclusive>
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  return build_scan_recursive_doubling(c, a.send, a.recv, a.count, a.red, exclusive);
 }
 }  // namespace
 
-extern const Algorithm scan_recursive_doubling{"recursive_doubling", Collective::scan, always,
-                                               estimate, build_inclusive};
-extern const Algorithm exscan_recursive_doubling{"recursive_doubling", Collective::exscan, always,
-                                                 estimate, build_exclusive};
+extern const Algorithm scan_recursive_doubling{"recursive_doubling", Collective::scan, always, estimate, build<false>};
+extern const Algorithm exscan_recursive_doubling{"recursive_doubling", Collective::exscan, always, estimate, build<true>};
 
 }  // namespace weft::coll

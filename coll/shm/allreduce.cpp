@@ -10,8 +10,7 @@ namespace weft::coll {
 
 namespace {
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("allreduce:shm");
-  s->set_reduction(a.red);
+  auto s = std::make_shared<Schedule>("allreduce:shm", a.red);
   // The caller has put the input in recv (coll::plan copies it there when out of place).
   char* buf = static_cast<char*>(a.recv);
   const size_t bytes = a.bytes, count = a.count;

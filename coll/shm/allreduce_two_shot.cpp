@@ -19,8 +19,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
                          pieces.bytes * (3 * m.shm_beta_us_per_byte + m.gamma_us_per_byte));
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("allreduce:shm_two_shot");
-  s->set_reduction(a.red);
+  auto s = std::make_shared<Schedule>("allreduce:shm_two_shot", a.red);
   // The caller has put the input in recv (coll::plan copies it there when out of place).
   char* buf = static_cast<char*>(a.recv);
   const Reduction red = a.red;

@@ -9,8 +9,7 @@ namespace weft::coll {
 
 namespace {
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  auto s = std::make_shared<Schedule>("reduce:shm");
-  s->set_reduction(a.red);
+  auto s = std::make_shared<Schedule>("reduce:shm", a.red);
   const char* send = static_cast<const char*>(a.send);  // at an in-place root: recv
   char* recv = static_cast<char*>(a.recv);
   const size_t bytes = a.bytes, count = a.count;
