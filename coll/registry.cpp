@@ -43,7 +43,7 @@ const std::array kAlgorithms{
     &allreduce_offload, &reduce_scatter_offload, &allgather_offload, &barrier_offload,
     &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
     // GPU device memory only (coll/gpu); the selector offers them for device buffers alone.
-#define WEFT_LIST_GPU_ALGORITHM(var, name, coll) &var,
+#define WEFT_LIST_GPU_ALGORITHM(var, name, coll) &gpu::var,
     WEFT_GPU_ALGORITHMS(WEFT_LIST_GPU_ALGORITHM)
 #undef WEFT_LIST_GPU_ALGORITHM
 };

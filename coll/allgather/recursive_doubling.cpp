@@ -2,7 +2,7 @@
 // exchanges with rank ^ 2^k the 2^k blocks its half of the group holds so far, so the data
 // held doubles each round: fewer messages than the ring for small blocks. Blocks may differ in
 // size; blocks that lie back to back in the buffer travel as one message.
-#include "coll/algorithm.h"
+#include "coll/allgather/own_block.h"
 
 namespace weft::coll {
 
@@ -42,11 +42,7 @@ std::shared_ptr<Schedule> build_allgather_recursive_doubling(const Comm& c, cons
                                                              const std::vector<Block>& blocks) {
   auto s = std::make_shared<Schedule>("allgather:recursive_doubling");
   const int p = c.size, me = c.rank;
-  const Block& own = blocks[size_t(me)];
-  if (mine != recv + own.offset) {
-    s->new_round();
-    s->copy(mine, recv + own.offset, own.bytes);
-  }
+  place_own_block(*s, c, mine, recv, blocks);
   for (int mask = 1; mask < p; mask <<= 1) {
     const int partner = me ^ mask;
     const int held = me & ~(mask - 1), incoming = partner & ~(mask - 1);

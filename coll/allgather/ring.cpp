@@ -1,6 +1,6 @@
 // Ring allgather(v): p-1 rounds; in each, every rank passes the block it received last to its
 // right neighbour. Blocks are byte ranges of the receive buffer (counts may differ: allgatherv).
-#include "coll/algorithm.h"
+#include "coll/allgather/own_block.h"
 
 namespace weft::coll {
 
@@ -8,11 +8,7 @@ std::shared_ptr<Schedule> build_allgather_ring(const Comm& c, const void* mine, 
                                                const std::vector<Block>& blocks) {
   auto s = std::make_shared<Schedule>("allgather:ring");
   const int p = c.size, me = c.rank;
-  const Block& own = blocks[size_t(me)];
-  if (mine != recv + own.offset) {
-    s->new_round();
-    s->copy(mine, recv + own.offset, own.bytes);
-  }
+  place_own_block(*s, c, mine, recv, blocks);
   const int right = (me + 1) % p, left = (me - 1 + p) % p;
   for (int step = 0; step < p - 1; ++step) {
     const Block& out = blocks[size_t((me - step + p) % p)];

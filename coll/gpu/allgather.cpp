@@ -43,27 +43,23 @@ Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t 
   });
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
 // Uniform blocks back to back in recv (what MPI_Allgather on a contiguous type gives).
 bool supports(const CollArgs& a, const Comm& c) {
-  return gpu::uniform_allgather(a, c) && gpu::kernel_call_supported(a, c, false, false);
+  return uniform_allgather(a, c) && kernel_call_supported(a, c, false, false);
 }
 
 // A rough model, printed with the choice (the rule picks this one on one node): the launch floor
 // (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
 // at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / gpu::kCopyBytesPerUs;
+  return kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_pieces_on("gpu_allgather", c, [&](gpu::GpuWorkspace& ws) {
-    return gpu::allgather_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes);
+  return build_pieces_on("gpu_allgather", c, [&](GpuWorkspace& ws) {
+    return allgather_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes);
   });
 }
 
@@ -71,4 +67,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, supports, estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

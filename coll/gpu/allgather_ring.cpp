@@ -42,29 +42,21 @@ Status enqueue_allgather_ring(GpuWorkspace& ws, const char* send, char* recv, si
   return Status::ok;
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 bool supports(const CollArgs& a, const Comm& c) {
-  return gpu::uniform_allgather(a, c) && gpu::kernel_call_supported(a, c, true, false);
+  return uniform_allgather(a, c) && kernel_call_supported(a, c, true, false);
 }
 
 // A rough model, printed with the choice: a barrier and p - 1 steps of a launch and a pairwise
 // flag each, and the result copied twice at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 2 + (c.size - 1) * gpu::kStepUs + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
+  return kLaunchUs + 2 + (c.size - 1) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_allgather_ring", c,
+  return build_enqueued("gpu_allgather_ring", c,
                              [send = static_cast<const char*>(a.send), recv = static_cast<char*>(a.recv),
-                              block = a.own_bytes](gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_allgather_ring(ws, send, recv, block, s);
+                              block = a.own_bytes](GpuWorkspace& ws, cudaStream_t s) {
+                               return enqueue_allgather_ring(ws, send, recv, block, s);
                              });
 }
 
@@ -72,4 +64,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 extern const Algorithm allgather_gpu_ring{"gpu_allgather_ring", Collective::allgather, supports, estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -12,11 +12,11 @@
 #include "runtime/op_gpu.h"
 #include "workspace.h"
 
-namespace weft::coll {
+namespace weft::coll::gpu {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, false); }
+bool supports(const CollArgs& a, const Comm& c) { return kernel_call_supported(a, c, false); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): per piece a host
 // wait and barrier (about 20 us), then p - 1 copies at about 2.1 TB/s and a p-input reduction
@@ -28,7 +28,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
 }
 
 struct Call {
-  std::shared_ptr<gpu::GpuWorkspace> ws;
+  std::shared_ptr<GpuWorkspace> ws;
   const char* send;
   char* recv;
   size_t count, elem, per;
@@ -38,7 +38,7 @@ struct Call {
 };
 
 Status copy_in(Call& k, size_t piece_index) {
-  gpu::GpuWorkspace& ws = *k.ws;
+  GpuWorkspace& ws = *k.ws;
   if (piece_index == 0) {
     k.first_piece = ws.pieces;
     ws.pieces += (k.count + k.per - 1) / k.per;
@@ -46,11 +46,11 @@ Status copy_in(Call& k, size_t piece_index) {
   const size_t off = piece_index * k.per, n = std::min(k.per, k.count - off);
   WEFT_CUDA_TRY(cudaMemcpyAsync(ws.slot(ws.rank, k.first_piece + piece_index), k.send + off * k.elem, n * k.elem,
                                 cudaMemcpyDefault, ws.stream));
-  return gpu::record_done(ws);
+  return record_done(ws);
 }
 
 Status gather_and_reduce(Call& k, size_t piece_index) {
-  gpu::GpuWorkspace& ws = *k.ws;
+  GpuWorkspace& ws = *k.ws;
   if (!ws.temp) {
     void* p = nullptr;
     WEFT_CUDA_TRY(cudaMalloc(&p, ws.half * size_t(ws.size - 1)));
@@ -75,16 +75,16 @@ Status gather_and_reduce(Call& k, size_t piece_index) {
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_copy_engine");
   auto k = std::make_shared<Call>();
-  k->ws = gpu::shared_workspace(c);
+  k->ws = shared_workspace(c);
   k->send = static_cast<const char*>(a.send);
   k->recv = static_cast<char*>(a.recv);
   k->count = a.count;
   k->elem = a.red.elem_size;
-  k->per = gpu::piece_elements(*k->ws, k->elem);
+  k->per = piece_elements(*k->ws, k->elem);
   k->type = a.red.type;
   k->op = a.red.op;
   const size_t pieces = (a.count + k->per - 1) / k->per;
-  auto wait = [ws = k->ws](const CollContext&) { return gpu::query_done(*ws); };
+  auto wait = [ws = k->ws](const CollContext&) { return query_done(*ws); };
   for (size_t i = 0; i < pieces; ++i) {
     s->next_round();
     s->call([k, i] { return copy_in(*k, i); });
@@ -94,7 +94,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     s->new_round();
     s->call([k, i] { return gather_and_reduce(*k, i); });
   }
-  s->call([ws = k->ws] { return gpu::record_done(*ws); });
+  s->call([ws = k->ws] { return record_done(*ws); });
   s->poll(wait);
   return s;
 }
@@ -104,4 +104,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, supports, estimate,
                                                  build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -97,17 +97,9 @@ Status enqueue_direct(GpuWorkspace& ws, const DirectCall& call, size_t count, Ba
   return enqueue_flag_barrier(ws, s);
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 // Blocking calls only: the device work waits for two rounds of host messages, so a
 // non-blocking call's could be enqueued after a later call's on some rank.
-bool supports(const CollArgs& a, const Comm& c) { return a.blocking && gpu::kernel_call_supported(a, c, true); }
+bool supports(const CollArgs& a, const Comm& c) { return a.blocking && kernel_call_supported(a, c, true); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two host message rounds and two barriers, then one read and one write of the
@@ -117,10 +109,22 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
   return kLaunchUs + 8 + c.size * 1.0 + double(a.bytes) * 2 / kBytesPerUs;
 }
 
+// A round of host messages in which every rank sends entries[its rank] to every other rank q
+// and receives entries[q] from it.
+template <class T>
+void exchange_entries(Schedule& s, const Comm& c, std::vector<T>& entries) {
+  s.new_round();
+  for (int q = 0; q < c.size; ++q) {
+    if (q == c.rank) continue;
+    s.send(q, &entries[size_t(c.rank)], sizeof(T));
+    s.recv(q, &entries[size_t(q)], sizeof(T));
+  }
+}
+
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_direct");
-  std::shared_ptr<gpu::GpuWorkspace> ws = gpu::shared_workspace(c);
-  auto call = std::make_shared<gpu::DirectCall>();
+  std::shared_ptr<GpuWorkspace> ws = shared_workspace(c);
+  auto call = std::make_shared<DirectCall>();
   const auto p = size_t(c.size);
   call->rows.resize(p);
   call->mapped.assign(p, 0);
@@ -129,40 +133,30 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   const void* send = a.send;
   void* recv = a.recv;
   s->call([ws, call, send, recv] {
-    gpu::describe_own(*ws, send, recv, *call);
+    describe_own(*ws, send, recv, *call);
     return Status::ok;
   });
-  s->new_round();
-  for (int q = 0; q < c.size; ++q) {
-    if (q == c.rank) continue;
-    s->send(q, &call->rows[size_t(c.rank)], sizeof(gpu::Exported));
-    s->recv(q, &call->rows[size_t(q)], sizeof(gpu::Exported));
-  }
+  exchange_entries(*s, c, call->rows);
   s->call([ws, call, send, recv, world = c.world_ranks] {
-    call->mapped[size_t(ws->rank)] = gpu::map_peers(*ws, world, send, recv, *call) ? 1 : 0;
+    call->mapped[size_t(ws->rank)] = map_peers(*ws, world, send, recv, *call) ? 1 : 0;
     return Status::ok;
   });
-  s->new_round();
-  for (int q = 0; q < c.size; ++q) {
-    if (q == c.rank) continue;
-    s->send(q, &call->mapped[size_t(c.rank)], sizeof(uint64_t));
-    s->recv(q, &call->mapped[size_t(q)], sizeof(uint64_t));
-  }
+  exchange_entries(*s, c, call->mapped);
   s->call([ws, call, send, recv, count = a.count, type = a.red.type, op = a.red.op, name = c.label()] {
     const auto failed = std::find(call->mapped.begin(), call->mapped.end(), uint64_t(0));
     if (failed == call->mapped.end()) {
-      WEFT_TRY(gpu::enqueue_direct(*ws, *call, count, type, op, ws->stream));
+      WEFT_TRY(enqueue_direct(*ws, *call, count, type, op, ws->stream));
     } else {
       const std::string why = !call->why.empty() ? call->why
                                                  : "rank " + std::to_string(failed - call->mapped.begin()) +
                                                        " cannot map every peer's buffers";
       if (log_first_time("gpu-direct-fallback:" + name + why))
         WEFT_INFO(Subsys::gpu, "gpu_direct allreduce on %s runs as gpu_two_shot: %s", name.c_str(), why.c_str());
-      WEFT_TRY(gpu::enqueue_two_shot(*ws, send, recv, count, type, op, ws->stream));
+      WEFT_TRY(enqueue_two_shot(*ws, send, recv, count, type, op, ws->stream));
     }
-    return gpu::record_done(*ws);
+    return record_done(*ws);
   });
-  s->poll([ws](const CollContext&) { return gpu::query_done(*ws); });
+  s->poll([ws](const CollContext&) { return query_done(*ws); });
   return s;
 }
 
@@ -170,4 +164,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 extern const Algorithm allreduce_gpu_direct{"gpu_direct", Collective::allreduce, supports, estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

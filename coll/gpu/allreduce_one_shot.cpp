@@ -41,13 +41,9 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
   return Status::ok;
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return gpu::kernel_call_supported(a, c, true); }
+bool supports(const CollArgs& a, const Comm& c) { return kernel_call_supported(a, c, true); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the empty kernel
 // plus sync floor (about 10 us) and a second launch, then p reads and one write of the vector
@@ -58,8 +54,8 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_one_shot", c, [r = gpu::reduction_call(a)](gpu::GpuWorkspace& ws, cudaStream_t s) {
-    return gpu::enqueue_one_shot(ws, r.send, r.recv, r.count, r.type, r.op, s);
+  return build_enqueued("gpu_one_shot", c, [r = reduction_call(a)](GpuWorkspace& ws, cudaStream_t s) {
+    return enqueue_one_shot(ws, r.send, r.recv, r.count, r.type, r.op, s);
   });
 }
 
@@ -67,4 +63,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, supports, estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -52,32 +52,18 @@ Status enqueue_ring(GpuWorkspace& ws, const void* send, void* recv, size_t count
   return Status::ok;
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
 // A rough model, printed with the choice: two barriers and 2(p - 1) steps of a launch and a
 // pairwise flag each, then the copy in and out and about two reads and a write of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant is about the same.
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 8 + 2.0 * (c.size - 1) * gpu::kStepUs + double(a.bytes) * 5 / gpu::kReduceBytesPerUs;
-}
-
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_reduction<gpu::enqueue_ring>("gpu_ring", a, c, -1);
-}
-
-std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
-  return gpu::build_reduction<gpu::enqueue_ring>("gpu_reduce_ring", a, c, a.root);
+  return kLaunchUs + 8 + 2.0 * (c.size - 1) * kStepUs + double(a.bytes) * 5 / kReduceBytesPerUs;
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_ring{"gpu_ring", Collective::allreduce, gpu::supports_allreduce_kernels,
-                                          estimate, build};
-extern const Algorithm reduce_gpu_ring{"gpu_reduce_ring", Collective::reduce, gpu::supports_reduce_kernels, estimate,
-                                       build_reduce};
+extern const Algorithm allreduce_gpu_ring = allreduce_entry<enqueue_ring, "gpu_ring">(estimate);
+extern const Algorithm reduce_gpu_ring = reduce_entry<enqueue_ring, "gpu_reduce_ring">(estimate);
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

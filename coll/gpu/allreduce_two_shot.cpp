@@ -38,32 +38,18 @@ Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
   return Status::ok;
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two barriers and p copies, then about two reads and two writes of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant writes less at the others.
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / gpu::kReduceBytesPerUs;
-}
-
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_reduction<gpu::enqueue_two_shot>("gpu_two_shot", a, c, -1);
-}
-
-std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
-  return gpu::build_reduction<gpu::enqueue_two_shot>("gpu_reduce_two_shot", a, c, a.root);
+  return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / kReduceBytesPerUs;
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_two_shot{"gpu_two_shot", Collective::allreduce, gpu::supports_allreduce_kernels,
-                                              estimate, build};
-extern const Algorithm reduce_gpu_two_shot{"gpu_reduce_two_shot", Collective::reduce, gpu::supports_reduce_kernels,
-                                           estimate, build_reduce};
+extern const Algorithm allreduce_gpu_two_shot = allreduce_entry<enqueue_two_shot, "gpu_two_shot">(estimate);
+extern const Algorithm reduce_gpu_two_shot = reduce_entry<enqueue_two_shot, "gpu_reduce_two_shot">(estimate);
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

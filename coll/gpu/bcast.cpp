@@ -38,25 +38,21 @@ Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* 
   return enqueue_pieces_on(ws, stream, [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
 bool supports(const CollArgs& a, const Comm& c) {
-  return a.bytes > 0 && gpu::kernel_call_supported(a, c, false, false);
+  return a.bytes > 0 && kernel_call_supported(a, c, false, false);
 }
 
 // A rough model, printed with the choice (the rule's pick for small messages): the launch
 // floor (about 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (one H200).
 double estimate(const CollArgs& a, const Comm&, const CostModel&) {
-  return gpu::kLaunchUs + 2 + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
+  return kLaunchUs + 2 + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_pieces_on("gpu_bcast", c, [&](gpu::GpuWorkspace& ws) {
-    return gpu::bcast_pieces(ws, static_cast<char*>(a.recv), a.bytes, a.root);
+  return build_pieces_on("gpu_bcast", c, [&](GpuWorkspace& ws) {
+    return bcast_pieces(ws, static_cast<char*>(a.recv), a.bytes, a.root);
   });
 }
 
@@ -64,4 +60,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, supports, estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -47,27 +47,19 @@ Status enqueue_bcast_ring(GpuWorkspace& ws, char* buf, size_t bytes, int root, c
   return Status::ok;
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 // A rough model, printed with the choice: a barrier and C + p - 2 steps of a launch and a
 // pairwise flag each, and the vector copied twice per rank at about 2.1 TB/s (one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 2 + (8.0 + c.size) * gpu::kStepUs + double(a.bytes) * 2 / gpu::kCopyBytesPerUs;
+  return kLaunchUs + 2 + (8.0 + c.size) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_bcast<gpu::enqueue_bcast_ring>("gpu_bcast_ring", a, c);
+  return build_bcast<enqueue_bcast_ring>("gpu_bcast_ring", a, c);
 }
 
 }  // namespace
 
-extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, gpu::supports_bcast_kernels, estimate,
+extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, supports_bcast_kernels, estimate,
                                        build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

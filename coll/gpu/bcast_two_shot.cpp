@@ -29,27 +29,19 @@ Status enqueue_bcast_two_shot(GpuWorkspace& ws, char* buf, size_t bytes, int roo
   return Status::ok;
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 // A rough model, printed with the choice: the launch floor (about 10 us), two barriers, and
 // the vector copied in, scattered and gathered at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * (2 + 1.0 / c.size) / gpu::kCopyBytesPerUs;
+  return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * (2 + 1.0 / c.size) / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_bcast<gpu::enqueue_bcast_two_shot>("gpu_bcast_two_shot", a, c);
+  return build_bcast<enqueue_bcast_two_shot>("gpu_bcast_two_shot", a, c);
 }
 
 }  // namespace
 
-extern const Algorithm bcast_gpu_two_shot{"gpu_bcast_two_shot", Collective::bcast, gpu::supports_bcast_kernels,
+extern const Algorithm bcast_gpu_two_shot{"gpu_bcast_two_shot", Collective::bcast, supports_bcast_kernels,
                                           estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

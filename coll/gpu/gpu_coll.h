@@ -48,7 +48,7 @@
 #include "coll/algorithm.h"
 #include "runtime/op.h"
 
-// Every coll/gpu algorithm as X(variable in weft::coll, name, collective): registered in every
+// Every coll/gpu algorithm as X(variable in weft::coll::gpu, name, collective): registered in every
 // build (coll/registry.cpp), supporting no call in a build without CUDA (gpu_none.cpp).
 #define WEFT_GPU_ALGORITHMS(X)                                                      \
   X(allreduce_gpu_one_shot, "gpu_one_shot", allreduce)                               \
@@ -68,11 +68,11 @@
   X(reduce_gpu_two_shot, "gpu_reduce_two_shot", reduce)                              \
   X(reduce_gpu_ring, "gpu_reduce_ring", reduce)
 
-namespace weft::coll {
+namespace weft::coll::gpu {
 #define WEFT_DECLARE_GPU_ALGORITHM(var, name, coll) extern const Algorithm var;
 WEFT_GPU_ALGORITHMS(WEFT_DECLARE_GPU_ALGORITHM)
 #undef WEFT_DECLARE_GPU_ALGORITHM
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu
 
 namespace weft::coll::gpu {
 

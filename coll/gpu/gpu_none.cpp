@@ -10,12 +10,12 @@ double none(const CollArgs&, const Comm&, const CostModel&) { return 0; }
 std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr; }
 }  // namespace
 
+namespace gpu {
+
 #define WEFT_DEFINE_GPU_ALGORITHM(var, name, coll) \
   extern const Algorithm var{name, Collective::coll, never, none, nothing};
 WEFT_GPU_ALGORITHMS(WEFT_DEFINE_GPU_ALGORITHM)
 #undef WEFT_DEFINE_GPU_ALGORITHM
-
-namespace gpu {
 
 bool compiled() { return false; }
 

@@ -42,24 +42,16 @@ std::shared_ptr<const Pieces> reduce_scatter_pieces(GpuWorkspace& ws, const char
   return p;
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 bool supports(const CollArgs& a, const Comm& c) {
   if (!a.send || a.counts.size() != size_t(c.size) || a.count == 0) return false;
   size_t total = 0;
   for (size_t n : a.counts) total += n;
-  return total == a.count && gpu::kernel_call_supported(a, c, false, true);
+  return total == a.count && kernel_call_supported(a, c, false, true);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_pieces_on("gpu_reduce_scatter", c, [&](gpu::GpuWorkspace& ws) {
-    return gpu::reduce_scatter_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.counts,
+  return build_pieces_on("gpu_reduce_scatter", c, [&](GpuWorkspace& ws) {
+    return reduce_scatter_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.counts,
                                       a.count, a.red.type, a.red.op);
   });
 }
@@ -67,6 +59,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu{"gpu_reduce_scatter", Collective::reduce_scatter, supports,
-                                         gpu::slots_reduce_scatter_us, build};
+                                         slots_reduce_scatter_us, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

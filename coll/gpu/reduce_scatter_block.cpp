@@ -48,20 +48,16 @@ Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* re
   });
 }
 
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
 namespace {
 
 // MPI_Reduce_scatter_block: every rank's share is the same, and nothing else.
 bool supports(const CollArgs& a, const Comm& c) {
-  return gpu::block_reduce_scatter(a, c) && gpu::kernel_call_supported(a, c, false, true);
+  return block_reduce_scatter(a, c) && kernel_call_supported(a, c, false, true);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_pieces_on("gpu_reduce_scatter_block", c, [&](gpu::GpuWorkspace& ws) {
-    return gpu::reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+  return build_pieces_on("gpu_reduce_scatter_block", c, [&](GpuWorkspace& ws) {
+    return reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
                                             a.counts[0], a.red.type, a.red.op);
   });
 }
@@ -69,6 +65,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu_block{"gpu_reduce_scatter_block", Collective::reduce_scatter, supports,
-                                                gpu::slots_reduce_scatter_us, build};
+                                                slots_reduce_scatter_us, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -35,30 +35,22 @@ Status enqueue_reduce_scatter_ring(GpuWorkspace& ws, const char* send, char* rec
   return Status::ok;
 }
 
-}  // namespace
-
-}  // namespace weft::coll::gpu
-
-namespace weft::coll {
-
-namespace {
-
 bool supports(const CollArgs& a, const Comm& c) {
-  return gpu::block_reduce_scatter(a, c) && gpu::kernel_call_supported(a, c, true, true);
+  return block_reduce_scatter(a, c) && kernel_call_supported(a, c, true, true);
 }
 
 // A rough model, printed with the choice: a barrier and p steps of a launch and a pairwise flag
 // each, the input copied in at about 2.1 TB/s and two reads and a write per step's share at
 // 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
-  return gpu::kLaunchUs + 2 + c.size * gpu::kStepUs + double(a.bytes) / gpu::kCopyBytesPerUs +
-         double(a.bytes) * 3 / gpu::kReduceBytesPerUs;
+  return kLaunchUs + 2 + c.size * kStepUs + double(a.bytes) / kCopyBytesPerUs +
+         double(a.bytes) * 3 / kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return gpu::build_enqueued("gpu_reduce_scatter_ring", c,
-                             [r = gpu::reduction_call(a), n = a.counts[0]](gpu::GpuWorkspace& ws, cudaStream_t s) {
-                               return gpu::enqueue_reduce_scatter_ring(ws, static_cast<const char*>(r.send),
+  return build_enqueued("gpu_reduce_scatter_ring", c,
+                             [r = reduction_call(a), n = a.counts[0]](GpuWorkspace& ws, cudaStream_t s) {
+                               return enqueue_reduce_scatter_ring(ws, static_cast<const char*>(r.send),
                                                                        static_cast<char*>(r.recv), n, r.type, r.op, s);
                              });
 }
@@ -68,4 +60,4 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 extern const Algorithm reduce_scatter_gpu_ring{"gpu_reduce_scatter_ring", Collective::reduce_scatter, supports,
                                                estimate, build};
 
-}  // namespace weft::coll
+}  // namespace weft::coll::gpu

@@ -1,6 +1,6 @@
 // What the GPU algorithm files share: the measured rates of their estimates, share copies,
-// sub-block sizes, and the entries (supports, build) of algorithms that differ only in the
-// function that enqueues them.
+// sub-block sizes, and the entries (supports, build, or the whole Algorithm) of algorithms that
+// differ only in the function that enqueues them.
 #pragma once
 #include <algorithm>
 
@@ -63,6 +63,27 @@ std::shared_ptr<Schedule> build_reduction(const char* name, const CollArgs& a, c
   return build_enqueued(name, c, [r = reduction_call(a), root](GpuWorkspace& ws, cudaStream_t s) {
     return enqueue(ws, r.send, r.recv, r.count, r.type, r.op, s, root);
   });
+}
+
+// A string literal as a template argument: the name of an algorithm and of its schedules.
+template <size_t N>
+struct Name {
+  constexpr Name(const char (&s)[N]) { std::copy_n(s, N, chars); }
+  char chars[N];
+};
+
+// The allreduce entry and the reduce entry (to the call's root) of an algorithm whose two forms
+// enqueue runs.
+using Estimate = double (*)(const CollArgs& a, const Comm& c, const CostModel& m);
+template <EnqueueReduction enqueue, Name name>
+constexpr Algorithm allreduce_entry(Estimate estimate) {
+  return {name.chars, Collective::allreduce, supports_allreduce_kernels, estimate,
+          [](const CollArgs& a, const Comm& c) { return build_reduction<enqueue>(name.chars, a, c, -1); }};
+}
+template <EnqueueReduction enqueue, Name name>
+constexpr Algorithm reduce_entry(Estimate estimate) {
+  return {name.chars, Collective::reduce, supports_reduce_kernels, estimate,
+          [](const CollArgs& a, const Comm& c) { return build_reduction<enqueue>(name.chars, a, c, a.root); }};
 }
 
 // A bcast enqueued by one function.
