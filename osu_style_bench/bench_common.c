@@ -6,6 +6,7 @@
  * and with -t vector MPI_Type_vector, MPI_Type_commit, MPI_Type_free.
  */
 #include "bench_common.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -236,6 +237,19 @@ static const char *csv_value(bench_kind k)
     }
 }
 
+/* A kind's default sweep: its sizes, and its timed and warm-up iterations for sizes up to
+ * large_threshold and above it. */
+static void set_sweep(bench_opts *o, size_t min_size, size_t max_size, int iters, int warmup,
+                      int iters_large, int warmup_large)
+{
+    o->min_size = min_size;
+    o->max_size = max_size;
+    o->iters = iters;
+    o->warmup = warmup;
+    o->iters_large = iters_large;
+    o->warmup_large = warmup_large;
+}
+
 static void set_defaults(bench_opts *o, bench_kind kind)
 {
     memset(o, 0, sizeof(*o));
@@ -246,53 +260,28 @@ static void set_defaults(bench_opts *o, bench_kind kind)
     o->place[0] = o->place[1] = BENCH_PLACE_HOST;
     switch (kind) {
     case BENCH_LATENCY:
-        o->min_size = 0;
-        o->max_size = (size_t)4 << 20;
-        o->iters = 10000;
-        o->warmup = 100;
-        o->iters_large = 1000;
-        o->warmup_large = 10;
+        set_sweep(o, 0, (size_t)4 << 20, 10000, 100, 1000, 10);
         break;
     case BENCH_BW:
     case BENCH_BIBW:
     case BENCH_PUT_BW:
     case BENCH_GET_BW:
         /* One iteration moves a whole window (64 messages or one-sided operations). */
-        o->min_size = 1;
-        o->max_size = (size_t)4 << 20;
-        o->iters = 100;
-        o->warmup = 10;
-        o->iters_large = 20;
-        o->warmup_large = 2;
+        set_sweep(o, 1, (size_t)4 << 20, 100, 10, 20, 2);
         break;
     case BENCH_ALLREDUCE:
     case BENCH_REDUCE:
     case BENCH_IALLREDUCE:
-        o->min_size = sizeof(float);
-        o->max_size = (size_t)1 << 20;
-        o->iters = 1000;
-        o->warmup = 100;
-        o->iters_large = 100;
-        o->warmup_large = 10;
+        set_sweep(o, sizeof(float), (size_t)1 << 20, 1000, 100, 100, 10);
         break;
     case BENCH_BCAST:
     case BENCH_ALLGATHER:
     case BENCH_ALLTOALL:
-        o->min_size = 1;
-        o->max_size = (size_t)1 << 20;
-        o->iters = 1000;
-        o->warmup = 100;
-        o->iters_large = 100;
-        o->warmup_large = 10;
+        set_sweep(o, 1, (size_t)1 << 20, 1000, 100, 100, 10);
         break;
     case BENCH_BARRIER:
         /* No message: a single row, always run with the small-size counts. */
-        o->min_size = 0;
-        o->max_size = 0;
-        o->iters = 1000;
-        o->warmup = 100;
-        o->iters_large = 1000;
-        o->warmup_large = 100;
+        set_sweep(o, 0, 0, 1000, 100, 1000, 100);
         break;
     case BENCH_PUT_LATENCY:
     case BENCH_GET_LATENCY:
@@ -301,16 +290,14 @@ static void set_defaults(bench_opts *o, bench_kind kind)
     case BENCH_FOP_LATENCY:
     case BENCH_CAS_LATENCY:
         /* OSU's one-sided latency counts; fop and cas have one row of 8 bytes. */
-        o->min_size = is_atomic_kind(kind) ? sizeof(long long) : 1;
-        o->max_size = is_atomic_kind(kind) ? sizeof(long long) : (size_t)4 << 20;
-        /* Accumulate stops at 64 KiB: where it goes element by element, OSU's 4 MiB
-         * would take hours. */
-        if (is_acc_kind(kind))
-            o->max_size = (size_t)64 << 10;
-        o->iters = 10000;
-        o->warmup = 100;
-        o->iters_large = 1000;
-        o->warmup_large = 10;
+        if (is_atomic_kind(kind))
+            set_sweep(o, sizeof(long long), sizeof(long long), 10000, 100, 1000, 10);
+        else if (is_acc_kind(kind))
+            /* Accumulate stops at 64 KiB: where it goes element by element, OSU's 4 MiB
+             * would take hours. */
+            set_sweep(o, 1, (size_t)64 << 10, 10000, 100, 1000, 10);
+        else
+            set_sweep(o, 1, (size_t)4 << 20, 10000, 100, 1000, 10);
         break;
     }
     /* OSU's defaults: MPI_Win_allocate, and MPI_Win_flush for every one-sided test. */
@@ -421,20 +408,6 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-static int parse_int(const char *s, int minimum, int *out)
-{
-    char *end = NULL;
-    long v;
-    if (s == NULL || *s == '\0')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < minimum || v > 1000000000L)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* "-m MAX", "-m MIN:MAX", "-m MIN:" */
 static int parse_range(const char *s, bench_opts *o)
 {
@@ -537,21 +510,21 @@ void bench_init(int *argc, char ***argv, bench_kind kind, bench_opts *o)
                 usage_error(o, "invalid message size range '%s' (expected [MIN:]MAX)", v);
         } else if (strncmp(a, "-i", 2) == 0) {
             const char *v = opt_value(o, ac, av, &i);
-            if (parse_int(v, 1, &o->iters) != 0)
+            if (bench_parse_int(v, 1, &o->iters) != 0)
                 usage_error(o, "invalid iteration count '%s'", v);
             iters_set = 1;
         } else if (strncmp(a, "-x", 2) == 0) {
             const char *v = opt_value(o, ac, av, &i);
-            if (parse_int(v, 0, &o->warmup) != 0)
+            if (bench_parse_int(v, 0, &o->warmup) != 0)
                 usage_error(o, "invalid warm-up count '%s'", v);
             warmup_set = 1;
         } else if (strncmp(a, "-W", 2) == 0 && (kind == BENCH_BW || kind == BENCH_BIBW)) {
             const char *v = opt_value(o, ac, av, &i);
-            if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
+            if (bench_parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
                 usage_error(o, "invalid window size '%s' (1..1024)", v);
         } else if (strncmp(a, "-W", 2) == 0 && is_rma_bw(kind)) {
             const char *v = opt_value(o, ac, av, &i);
-            if (parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
+            if (bench_parse_int(v, 1, &o->window) != 0 || o->window > BENCH_MAX_WINDOW)
                 usage_error(o, "invalid window size '%s' (1..1024)", v);
         } else if (strncmp(a, "-w", 2) == 0 && bench_is_rma(kind)) {
             const char *v = opt_value(o, ac, av, &i);
@@ -932,21 +905,12 @@ double bench_now(void)
 void bench_print_header(const bench_opts *o)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-    int len = 0;
     size_t n;
 
     if (o->rank != 0 || o->csv)
         return;
 
-    memset(version, 0, sizeof(version));
-    MPI_Get_library_version(version, &len);
-    if (len < 0)
-        len = 0;
-    if (len > MPI_MAX_LIBRARY_VERSION_STRING)
-        len = MPI_MAX_LIBRARY_VERSION_STRING;
-    version[len] = '\0';
-    n = strcspn(version, "\r\n");
-    version[n] = '\0';
+    n = bench_library_version(version);
     while (n > 0 && (version[n - 1] == ' ' || version[n - 1] == '\t'))
         version[--n] = '\0';
 

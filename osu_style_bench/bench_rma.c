@@ -161,16 +161,13 @@ static void passive_epochs(const bench_opts *o, MPI_Win win, const op_batch *b, 
         CHECK(MPI_Win_unlock(b->peer, win));
 }
 
-double bench_rma_latency(const bench_opts *o, bench_window *w, size_t size, bench_rma_op op,
-                         void *ctx)
+/* n iterations of the batch in o->sync's mode between two barriers; the last `iters` are timed
+ * into *t_start and *t_end. In the active-target modes, with `answer` rank 1 issues the batch
+ * back to rank 0 in an epoch of its own after rank 0's (the latency tests' round trip). */
+static void timed_epochs(const bench_opts *o, MPI_Win win, const op_batch *b, int n, int iters,
+                         int answer, double *t_start, double *t_end)
 {
-    const int iters = bench_iterations(o, size);
-    const int n = bench_warmup(o, size) + iters;
-    const int peer = peer_of(o);
-    const MPI_Aint disp = w->peer_disp;
-    MPI_Win win = w->win;
     MPI_Group group = MPI_GROUP_NULL;
-    double t_start = 0.0, t_end = 0.0, us = 0.0;
     int i;
 
     if (o->sync == BENCH_SYNC_PSCW)
@@ -181,50 +178,65 @@ double bench_rma_latency(const bench_opts *o, bench_window *w, size_t size, benc
     case BENCH_SYNC_LOCK:
     case BENCH_SYNC_FLUSH:
     case BENCH_SYNC_FLUSH_LOCAL:
-    case BENCH_SYNC_LOCK_ALL: {
-        const op_batch one = {op, ctx, peer, 1, disp, 0};
-        passive_epochs(o, win, &one, n, iters, &t_start, &t_end);
+    case BENCH_SYNC_LOCK_ALL:
+        passive_epochs(o, win, b, n, iters, t_start, t_end);
         break;
-    }
     case BENCH_SYNC_FENCE:
-        /* Rank 0 writes in one epoch, rank 1 answers in the next. */
+        /* Rank 0 writes in one epoch, rank 1 answers (if it does) in the next. */
         for (i = 0; i < n; ++i) {
             if (i == n - iters)
-                t_start = bench_now();
+                *t_start = bench_now();
             CHECK(MPI_Win_fence(0, win));
             if (o->rank == 0)
-                op(ctx, peer, disp, 0);
+                issue(b);
             CHECK(MPI_Win_fence(0, win));
-            if (o->rank == 1)
-                op(ctx, peer, disp, 0);
-            CHECK(MPI_Win_fence(0, win));
+            if (answer) {
+                if (o->rank == 1)
+                    issue(b);
+                CHECK(MPI_Win_fence(0, win));
+            }
         }
-        t_end = bench_now();
+        *t_end = bench_now();
         break;
     case BENCH_SYNC_PSCW:
         for (i = 0; i < n; ++i) {
             if (o->rank == 0) {
                 CHECK(MPI_Win_start(group, 0, win));
                 if (i == n - iters)
-                    t_start = bench_now();
-                op(ctx, peer, disp, 0);
+                    *t_start = bench_now();
+                issue(b);
                 CHECK(MPI_Win_complete(win));
-                CHECK(MPI_Win_post(group, 0, win));
-                CHECK(MPI_Win_wait(win));
+                if (answer) {
+                    CHECK(MPI_Win_post(group, 0, win));
+                    CHECK(MPI_Win_wait(win));
+                }
             } else {
                 CHECK(MPI_Win_post(group, 0, win));
                 CHECK(MPI_Win_wait(win));
-                CHECK(MPI_Win_start(group, 0, win));
-                op(ctx, peer, disp, 0);
-                CHECK(MPI_Win_complete(win));
+                if (answer) {
+                    CHECK(MPI_Win_start(group, 0, win));
+                    issue(b);
+                    CHECK(MPI_Win_complete(win));
+                }
             }
         }
-        t_end = bench_now();
+        *t_end = bench_now();
         break;
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (group != MPI_GROUP_NULL)
         CHECK(MPI_Group_free(&group));
+}
+
+double bench_rma_latency(const bench_opts *o, bench_window *w, size_t size, bench_rma_op op,
+                         void *ctx)
+{
+    const int iters = bench_iterations(o, size);
+    const int n = bench_warmup(o, size) + iters;
+    const op_batch one = {op, ctx, peer_of(o), 1, w->peer_disp, 0};
+    double t_start = 0.0, t_end = 0.0, us = 0.0;
+
+    timed_epochs(o, w->win, &one, n, iters, 1, &t_start, &t_end);
     us = (t_end - t_start) * 1e6 / iters;
     return active_target(o) ? us / 2.0 : us;
 }
@@ -234,55 +246,10 @@ double bench_rma_bw(const bench_opts *o, bench_window *w, size_t size, bench_rma
     const int iters = bench_iterations(o, size);
     const int n = bench_warmup(o, size) + iters;
     const int window = o->window;
-    const int peer = peer_of(o);
-    MPI_Win win = w->win;
-    MPI_Group group = MPI_GROUP_NULL;
+    const op_batch batch = {op, ctx, peer_of(o), window, w->peer_disp, size};
     double t_start = 0.0, t_end = 0.0;
-    int i;
 
-    if (o->sync == BENCH_SYNC_PSCW)
-        group = peer_group(o);
-    MPI_Barrier(MPI_COMM_WORLD);
-
-    const op_batch batch = {op, ctx, peer, window, w->peer_disp, size};
-
-    switch (o->sync) {
-    case BENCH_SYNC_LOCK:
-    case BENCH_SYNC_FLUSH:
-    case BENCH_SYNC_FLUSH_LOCAL:
-    case BENCH_SYNC_LOCK_ALL:
-        passive_epochs(o, win, &batch, n, iters, &t_start, &t_end);
-        break;
-    case BENCH_SYNC_FENCE:
-        for (i = 0; i < n; ++i) {
-            if (i == n - iters)
-                t_start = bench_now();
-            CHECK(MPI_Win_fence(0, win));
-            if (o->rank == 0)
-                issue(&batch);
-            CHECK(MPI_Win_fence(0, win));
-        }
-        t_end = bench_now();
-        break;
-    case BENCH_SYNC_PSCW:
-        for (i = 0; i < n; ++i) {
-            if (o->rank == 0) {
-                CHECK(MPI_Win_start(group, 0, win));
-                if (i == n - iters)
-                    t_start = bench_now();
-                issue(&batch);
-                CHECK(MPI_Win_complete(win));
-            } else {
-                CHECK(MPI_Win_post(group, 0, win));
-                CHECK(MPI_Win_wait(win));
-            }
-        }
-        t_end = bench_now();
-        break;
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (group != MPI_GROUP_NULL)
-        CHECK(MPI_Group_free(&group));
+    timed_epochs(o, w->win, &batch, n, iters, 0, &t_start, &t_end);
     return (double)size * window * iters / (t_end - t_start) / 1e6;
 }
 

@@ -8,6 +8,7 @@
  * MPI_Get_processor_name.
  */
 #include "gpu_bench_common.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -60,20 +61,6 @@ int gb_parse_bytes(const char *s, size_t *out)
     return 0;
 }
 
-static int parse_int(const char *s, int minimum, int *out)
-{
-    char *end = NULL;
-    long v;
-    if (s == NULL || *s == '\0')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < minimum || v > 1000000000L)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* The launcher's node-local rank, or -1 when the environment names none. */
 static int env_local_rank(void)
 {
@@ -85,7 +72,7 @@ static int env_local_rank(void)
     for (i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
         const char *v = getenv(names[i]);
         int r;
-        if (v != NULL && parse_int(v, 0, &r) == 0)
+        if (v != NULL && bench_parse_int(v, 0, &r) == 0)
             return r;
     }
     return -1;
@@ -174,13 +161,13 @@ void gb_init(int *argc, char ***argv, const char *prog, const char *what,
                   break;
         case 'f': {
             int f;
-            if (parse_int(v, 2, &f)) usage_error(c, "-f needs an integer >= 2", v);
+            if (bench_parse_int(v, 2, &f)) usage_error(c, "-f needs an integer >= 2", v);
             c->factor = (size_t)f;
             break;
         }
-        case 'w': if (parse_int(v, 0, &c->warmup)) usage_error(c, "bad count", v); break;
-        case 'n': if (parse_int(v, 1, &c->iters)) usage_error(c, "bad count", v); break;
-        case 'c': if (parse_int(v, 0, &c->check) || c->check > 1) usage_error(c, "-c takes 0 or 1", v); break;
+        case 'w': if (bench_parse_int(v, 0, &c->warmup)) usage_error(c, "bad count", v); break;
+        case 'n': if (bench_parse_int(v, 1, &c->iters)) usage_error(c, "bad count", v); break;
+        case 'c': if (bench_parse_int(v, 0, &c->check) || c->check > 1) usage_error(c, "-c takes 0 or 1", v); break;
         case 't':
             if (strcmp(v, "int32") == 0 || strcmp(v, "int") == 0) c->type = GB_INT32;
             else if (strcmp(v, "float") == 0 || strcmp(v, "float32") == 0) c->type = GB_FLOAT;
@@ -248,16 +235,7 @@ void gb_print_setup(const gb_ctx *c)
     if (c->rank != 0)
         return;
 
-    memset(version, 0, sizeof(version));
-    len = 0;
-    MPI_Get_library_version(version, &len);
-    if (len < 0)
-        len = 0;
-    if (len > MPI_MAX_LIBRARY_VERSION_STRING)
-        len = MPI_MAX_LIBRARY_VERSION_STRING;
-    version[len] = '\0';
-    n = strcspn(version, "\r\n");
-    version[n] = '\0';
+    n = bench_library_version(version);
     printf("# %s\n", n > 0 ? version : "(unknown MPI library)");
     {
         int rt = 0, drv = 0;
