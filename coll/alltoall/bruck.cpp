@@ -10,9 +10,11 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build_alltoall_bruck(const Comm& c, const char* send,
-                                               const std::vector<Block>& send_blocks, char* recv,
-                                               const std::vector<Block>& recv_blocks) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+  const char* send = static_cast<const char*>(a.send);
+  char* recv = static_cast<char*>(a.recv);
+  const std::vector<Block>& send_blocks = a.send_blocks;
+  const std::vector<Block>& recv_blocks = a.recv_blocks;
   auto s = std::make_shared<Schedule>("alltoall:bruck");
   const int p = c.size, me = c.rank;
   const size_t b = send_blocks[size_t(me)].bytes;
@@ -59,10 +61,6 @@ bool supports(const CollArgs& a, const Comm&) { return a.uniform; }
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
   const double n = double(a.bytes);
   return ceil_log2(c.size) * (m.alpha_us + n / 2 * m.beta_us_per_byte) + 2 * n * m.beta_us_per_byte;
-}
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
-  return build_alltoall_bruck(c, static_cast<const char*>(a.send), a.send_blocks,
-                              static_cast<char*>(a.recv), a.recv_blocks);
 }
 
 }  // namespace
