@@ -121,7 +121,9 @@ Status Transport::init(const TransportOptions& options) {
   uo.estimated_processes_per_node = size_t(boot_.local_size());
   // A job on one node needs no network: keep any network lane on loopback, never on the
   // machine's external interfaces. The user's UCX_NET_DEVICES wins.
-  if (boot_.local_size() == boot_.size() && getenv("UCX_NET_DEVICES") == nullptr) uo.settings.push_back({"NET_DEVICES", "lo"});
+  if (boot_.local_size() == boot_.size() && getenv("UCX_NET_DEVICES") == nullptr) {
+    uo.settings.push_back({"NET_DEVICES", "lo"});
+  }
   // Virtual nodes of one host must talk over a network transport, as real nodes do: tcp on
   // the loopback device, never shared memory.
   if (boot_.fake_nodes()) {

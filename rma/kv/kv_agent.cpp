@@ -183,14 +183,14 @@ void Agent::progress_thread_main() {
 }
 
 Agent::~Agent() {
-  const bool worker = ucx_ != nullptr;
+  const bool have_worker = ucx_ != nullptr;
   if (progress_thread_.joinable()) {
     stop_ = true;
     (void)ucx_->signal();
     progress_thread_.join();
   }
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (worker) {
+  if (have_worker) {
     for (auto& [id, p] : peers_)
       if (p->ep && p->failed == WEFT_KV_SUCCESS) {
         wire::SessionOnly bye{p->session};
@@ -206,7 +206,7 @@ Agent::~Agent() {
   finish_closing(true);
   for (auto& [id, p] : peers_)
     for (auto& [rid, r] : p->regions) device_unmap(r.mapped);
-  if (worker) (void)progress_locked();
+  if (have_worker) (void)progress_locked();
   // UCX's shared-memory transports have no failure handling: a rendezvous send to a peer on this
   // host that died is never completed, and ucp_cleanup would abort the process on the memory
   // registration it still holds. Such a worker and context are left to the process's exit.
