@@ -1,12 +1,16 @@
-// One-sided access over UCX (Transport::rma_*): memory registration and remote keys, put, get,
-// fetching atomics and flush, each waited for through the progress engine (a dead peer ends
-// the wait with Status::peer_failed, never a hang).
+// One-sided access over UCX (Transport::rma_*): memory registration and remote keys (through
+// the process's UCX service, runtime/ucx_service.h), put, get, fetching atomics and flush, each
+// waited for through the progress engine (a dead peer ends the wait with Status::peer_failed,
+// never a hang).
 #include <ucp/api/ucp.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/log.h"
+#include "runtime/ucx_service.h"
 #include "shm.h"
 #include "transport.h"
 
@@ -26,20 +30,11 @@ Status rma_fail(const char* what, ucs_status_t st) {
 }  // namespace
 
 Status Transport::rma_register(void* base, size_t bytes, RmaRegistration* out) {
-  ucp_mem_map_params_t mp{};
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  mp.address = base;
-  mp.length = bytes ? bytes : 1;
   ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(static_cast<ucp_context_h>(context_), &mp, &memh);
-  if (st != UCS_OK) return rma_fail("ucp_mem_map", st);
-  void* packed = nullptr;
-  size_t len = 0;
-  st = ucp_rkey_pack(static_cast<ucp_context_h>(context_), memh, &packed, &len);
-  if (st != UCS_OK) {
-    (void)ucp_mem_unmap(static_cast<ucp_context_h>(context_), memh);
-    return rma_fail("ucp_rkey_pack", st);
-  }
+  std::vector<unsigned char> rkey;
+  const char* failed = nullptr;
+  const ucs_status_t st = ucx_->map(base, bytes, &memh, &rkey, &failed);
+  if (st != UCS_OK) return rma_fail(failed, st);
   ++rma_regions_;
   // In shared-memory mode nothing polls the UCX worker for point-to-point; one-sided accesses
   // (from peers too) need it polled while regions exist.
@@ -53,14 +48,13 @@ Status Transport::rma_register(void* base, size_t bytes, RmaRegistration* out) {
         this);
   }
   out->memh = memh;
-  out->rkey.assign(static_cast<unsigned char*>(packed), static_cast<unsigned char*>(packed) + len);
-  ucp_rkey_buffer_release(packed);
+  out->rkey = std::move(rkey);
   return Status::ok;
 }
 
 void Transport::rma_deregister(RmaRegistration* r) {
   if (r->memh) {
-    (void)ucp_mem_unmap(static_cast<ucp_context_h>(context_), static_cast<ucp_mem_h>(r->memh));
+    ucx_->unmap(static_cast<ucp_mem_h>(r->memh));
     --rma_regions_;
   }
   r->memh = nullptr;
@@ -72,14 +66,14 @@ Status Transport::rma_unpack(int peer, const void* packed, size_t len, void** rk
   void* ep = nullptr;
   WEFT_TRY(endpoint(peer, &ep));
   ucp_rkey_h k = nullptr;
-  const ucs_status_t st = ucp_ep_rkey_unpack(static_cast<ucp_ep_h>(ep), packed, &k);
+  const ucs_status_t st = UcxService::unpack_rkey(static_cast<ucp_ep_h>(ep), packed, &k);
   if (st != UCS_OK) return rma_fail("ucp_ep_rkey_unpack", st);
   *rkey = k;
   return Status::ok;
 }
 
 void Transport::rma_release(void* rkey) {
-  if (rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(rkey));
+  UcxService::destroy_rkey(static_cast<ucp_rkey_h>(rkey));
 }
 
 // Waits for a UCX operation started on the way to `peer` (-1: any).

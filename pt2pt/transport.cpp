@@ -5,12 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
-#include <set>
 
 #include "runtime/cuda_ipc.h"
 #include "runtime/device_staging.h"
 #include "runtime/log.h"
+#include "runtime/ucx_service.h"
 #include "device_datatype.h"
 #include "shm.h"
 #include "tag.h"
@@ -77,6 +76,26 @@ void recv_done(void* ucx_req, ucs_status_t st, const ucp_tag_recv_info_t* info, 
   r->complete = true;
 }
 
+// The parameters of a UCX receive into r. Immediate completion is turned off: UCX 1.13 leaves
+// recv_info unfilled on that path, so the callback is the one place the envelope is read.
+inline ucp_request_param_t recv_param(Request* r) {
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  p.cb.recv = recv_done;
+  p.user_data = r;
+  return p;
+}
+
+// A receive handed to UCX (sp: what the posting call returned).
+inline Status recv_posted(Request* r, ucs_status_ptr_t sp, const char* what) {
+  if (UCS_PTR_IS_ERR(sp)) [[unlikely]] {
+    end_device_staging(r);
+    return ucx_fail(what, UCS_PTR_STATUS(sp));
+  }
+  if (!r->complete) r->transport_handle = sp;  // else the callback already ran and freed it
+  return Status::ok;
+}
+
 int poll_worker(void* worker) { return int(ucp_worker_progress(static_cast<ucp_worker_h>(worker))); }
 
 }  // namespace
@@ -95,40 +114,26 @@ Status Transport::create(Bootstrap& boot, Progress& progress, RequestPool& pool,
 Status Transport::init(const TransportOptions& options) {
   peer_error_mode_ = options.peer_error_mode;
   require_fast_path_ = options.require_fast_path;
-  ucp_config_t* config = nullptr;
-  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
-  if (st != UCS_OK) return ucx_fail("ucp_config_read", st);
+  UcxOptions uo;
+  uo.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+  uo.thread_mode = options.thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+  uo.estimated_endpoints = size_t(boot_.size());
+  uo.estimated_processes_per_node = size_t(boot_.local_size());
   // A job on one node needs no network: keep any network lane on loopback, never on the
   // machine's external interfaces. The user's UCX_NET_DEVICES wins.
   if (boot_.local_size() == boot_.size() && getenv("UCX_NET_DEVICES") == nullptr) {
-    (void)ucp_config_modify(config, "NET_DEVICES", "lo");
+    uo.settings.push_back({"NET_DEVICES", "lo"});
   }
   // Virtual nodes of one host must talk over a network transport, as real nodes do: tcp on
   // the loopback device, never shared memory.
   if (boot_.fake_nodes()) {
-    (void)ucp_config_modify(config, "TLS", "tcp");
-    (void)ucp_config_modify(config, "NET_DEVICES", "lo");
+    uo.settings.push_back({"TLS", "tcp"});
+    uo.settings.push_back({"NET_DEVICES", "lo"});
   }
-  ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
-                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_ESTIMATED_NUM_PPN;
-  params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
-  params.mt_workers_shared = 0;
-  params.estimated_num_eps = size_t(boot_.size());
-  params.estimated_num_ppn = size_t(boot_.local_size());
-  ucp_context_h context = nullptr;
-  st = ucp_init(&params, config, &context);
-  ucp_config_release(config);
-  if (st != UCS_OK) return ucx_fail("ucp_init", st);
-  context_ = context;
-
-  ucp_worker_params_t wparams{};
-  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = options.thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
-  ucp_worker_h worker = nullptr;
-  st = ucp_worker_create(context, &wparams, &worker);
-  if (st != UCS_OK) return ucx_fail("ucp_worker_create", st);
-  worker_ = worker;
+  const char* failed = nullptr;
+  ucs_status_t st = UcxService::create(uo, &ucx_, &failed);
+  if (st != UCS_OK) return ucx_fail(failed, st);
+  worker_ = ucx_->worker();
 
   // Device buffers to and from UCX peers, pipelined through pinned chunks (when CUDA is usable).
   const char* staging_off = nullptr;
@@ -141,13 +146,10 @@ Status Transport::init(const TransportOptions& options) {
     device_staging_off_ = staging_off;
   }
 
-  ucp_address_t* addr = nullptr;
-  size_t addr_len = 0;
-  st = ucp_worker_get_address(worker, &addr, &addr_len);
+  std::vector<unsigned char> addr;
+  st = ucx_->address(&addr);
   if (st != UCS_OK) return ucx_fail("ucp_worker_get_address", st);
-  Status put = boot_.put(kAddressKey, addr, addr_len);
-  ucp_worker_release_address(worker, addr);
-  WEFT_TRY(put);
+  WEFT_TRY(boot_.put(kAddressKey, addr.data(), addr.size()));
 
   bool use_shm = false;
   WEFT_TRY(choose_path(options, &use_shm));
@@ -176,7 +178,7 @@ Status Transport::init(const TransportOptions& options) {
   if (hybrid_) progress_.add_poller([](void* t) { return static_cast<Transport*>(t)->resolve_watched(); }, this);
   WEFT_INFO(Subsys::pt2pt, "point-to-point path: %s", path_description().c_str());
   WEFT_INFO(Subsys::pt2pt, "ucx %s ready, worker address %zu bytes, thread mode %s",
-            ucp_get_version_string(), addr_len, options.thread_multiple ? "multi" : "single");
+            ucp_get_version_string(), addr.size(), options.thread_multiple ? "multi" : "single");
   return Status::ok;
 }
 
@@ -235,25 +237,18 @@ Transport::~Transport() {
         WEFT_INFO(Subsys::pt2pt, "peer %d: sent %llu messages, %llu bytes over %s", dest,
                   (unsigned long long)sent_[size_t(dest)].messages,
                   (unsigned long long)sent_[size_t(dest)].bytes, transports_to(dest).c_str());
-  auto worker = static_cast<ucp_worker_h>(worker_);
   std::vector<void*> closing;
   for (void*& ep : eps_) {
     if (!ep) continue;
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t req = ucp_ep_close_nbx(static_cast<ucp_ep_h>(ep), &p);
+    ucs_status_ptr_t req = UcxService::close(static_cast<ucp_ep_h>(ep), true);
     if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
     ep = nullptr;
   }
-  for (void* req : closing) {
-    while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker);
-    ucp_request_free(req);
-  }
+  for (void* req : closing) ucx_->wait(req);
   shm_.reset();
-  if (worker) ucp_worker_destroy(worker);
+  ucx_.reset();  // the worker, then the context
+  // A generic datatype belongs to no context or worker.
   if (device_dt_) ucp_dt_destroy(ucp_datatype_t(device_dt_));
-  if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
 }
 
 Status Transport::endpoint(int dest, void** ep) {
@@ -274,12 +269,8 @@ Status Transport::connect(int dest, void** ep) {
   }
   std::vector<char> addr;
   WEFT_TRY(boot_.get(dest, kAddressKey, &addr));
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-  params.address = reinterpret_cast<const ucp_address_t*>(addr.data());
-  params.err_mode = peer_error_mode_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   ucp_ep_h e = nullptr;
-  ucs_status_t st = ucp_ep_create(static_cast<ucp_worker_h>(worker_), &params, &e);
+  const ucs_status_t st = ucx_->connect(addr.data(), peer_error_mode_, nullptr, nullptr, &e);
   if (st != UCS_OK) return ucx_fail("ucp_ep_create", st);
   eps_[size_t(dest)] = e;
   *ep = e;
@@ -291,52 +282,18 @@ std::string Transport::transports_to(int dest) {
   if (via_shm(dest)) return shm_->describe();
   void* ep = eps_[size_t(dest)];
   if (!ep) return "(not connected)";
-  char* buf = nullptr;
-  size_t len = 0;
-  FILE* f = open_memstream(&buf, &len);
-  if (!f) return "?";
-  ucp_ep_print_info(static_cast<ucp_ep_h>(ep), f);
-  fclose(f);
-  // Lines look like "lane[0]:  8:posix/memory.0 md[4] ...": collect the transport/device names.
-  std::set<std::string> seen;
-  std::string out;
-  static const std::regex lane(R"(lane\[\d+\]:\s+\d+:([A-Za-z0-9_]+/[A-Za-z0-9_:\-]+))");
-  std::string text(buf, len);
-  free(buf);
-  for (std::sregex_iterator it(text.begin(), text.end(), lane), end; it != end; ++it) {
-    std::string name = (*it)[1];
-    if (seen.insert(name).second) out += (out.empty() ? "" : " ") + name;
-  }
-  return out.empty() ? "(none reported)" : out;
+  return UcxService::endpoint_transports(static_cast<ucp_ep_h>(ep));
 }
 
 std::string Transport::available_transports() {
-  ucp_config_t* config = nullptr;
-  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return "(ucx config unreadable)";
-  ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_TAG;
-  ucp_context_h ctx = nullptr;
-  ucs_status_t st = ucp_init(&params, config, &ctx);
-  ucp_config_release(config);
-  if (st != UCS_OK) return std::string("(ucp_init failed: ") + ucs_status_string(st) + ")";
-  char* buf = nullptr;
-  size_t len = 0;
-  FILE* f = open_memstream(&buf, &len);
-  ucp_context_print_info(ctx, f);
-  fclose(f);
-  ucp_cleanup(ctx);
-  // "#     md 3  :  component 3  posix" and "#      resource 2  :  md 2  dev 0  flags -- posix/memory"
-  std::set<std::string> names;
-  static const std::regex res(R"(flags\s+\S+\s+([A-Za-z0-9_]+)/([A-Za-z0-9_:\-\.]+))");
-  std::string text(buf, len);
-  free(buf);
-  std::string out;
-  for (std::sregex_iterator it(text.begin(), text.end(), res), end; it != end; ++it) {
-    std::string name = std::string((*it)[1]) + "/" + std::string((*it)[2]);
-    if (names.insert(name).second) out += (out.empty() ? "" : " ") + name;
-  }
-  return out.empty() ? "(none)" : out;
+  UcxOptions uo;
+  uo.features = UCP_FEATURE_TAG;
+  std::unique_ptr<UcxService> ucx;
+  const char* failed = nullptr;
+  const ucs_status_t st = UcxService::create(uo, &ucx, &failed);
+  if (st != UCS_OK && std::string(failed) == "ucp_config_read") return "(ucx config unreadable)";
+  if (st != UCS_OK) return std::string("(") + failed + " failed: " + ucs_status_string(st) + ")";
+  return ucx->context_transports();
 }
 
 void Transport::quiesce() {
@@ -499,22 +456,10 @@ Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_
   r->complete = false;
   r->status = RequestStatus{};
   r->status.bytes = bytes;  // reported as-is if the message is truncated
-  // Immediate completion is turned off: UCX 1.13 leaves recv_info unfilled on that path, so the
-  // callback is the one place the envelope is read.
-  ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  p.cb.recv = recv_done;
-  p.user_data = r;
+  ucp_request_param_t p = recv_param(r);
   void* data = buf;
   if (r->device_buffer) WEFT_TRY(stage_device(r, buf, bytes, false, &p, &data));
-  ucs_status_ptr_t sp = ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes, t, mask, &p);
-  if (UCS_PTR_IS_ERR(sp)) {
-    end_device_staging(r);
-    return ucx_fail("receive", UCS_PTR_STATUS(sp));
-  }
-  if (!r->complete) r->transport_handle = sp;  // else the callback already ran and freed it
-  return Status::ok;
+  return recv_posted(r, ucp_tag_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes, t, mask, &p), "receive");
 }
 
 // In hybrid mode, probe marks UCX's message handles with the low bit (handles are aligned).
@@ -529,21 +474,13 @@ Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Reque
   r->complete = false;
   r->status = RequestStatus{};
   r->status.bytes = bytes;
-  ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  p.cb.recv = recv_done;
-  p.user_data = r;
+  ucp_request_param_t p = recv_param(r);
   void* data = buf;
   if (r->device_buffer) WEFT_TRY(stage_device(r, buf, bytes, false, &p, &data));
-  ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes,
-                                             static_cast<ucp_tag_message_h>(message), &p);
-  if (UCS_PTR_IS_ERR(sp)) {
-    end_device_staging(r);
-    return ucx_fail("matched receive", UCS_PTR_STATUS(sp));
-  }
-  if (!r->complete) r->transport_handle = sp;
-  return Status::ok;
+  return recv_posted(r,
+                     ucp_tag_msg_recv_nbx(static_cast<ucp_worker_h>(worker_), data, bytes,
+                                          static_cast<ucp_tag_message_h>(message), &p),
+                     "matched receive");
 }
 
 Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, const Comm* scope) {

@@ -1,5 +1,6 @@
-// Point-to-point transport over UCX UCP tag matching. One worker per process; endpoints are
-// created on first use from the peer's worker address published through the bootstrap.
+// Point-to-point transport over UCX UCP tag matching. One worker per process, that of the
+// process's UCX service (runtime/ucx_service.h), which the transport makes at init; endpoints
+// are created on first use from the peer's worker address published through the bootstrap.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +48,7 @@ enum class DevicePath : uint8_t {
 };
 
 class ShmEngine;
+class UcxService;
 
 class Transport {
  public:
@@ -149,8 +151,8 @@ class Transport {
   Bootstrap& boot_;
   Progress& progress_;
   RequestPool& pool_;
-  void* context_ = nullptr;  // ucp_context_h
-  void* worker_ = nullptr;   // ucp_worker_h
+  std::unique_ptr<UcxService> ucx_;  // the process's UCX context and worker
+  void* worker_ = nullptr;           // ucx_'s ucp_worker_h, kept here for the message paths
   std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
   // Messages and bytes sent to each job rank, reported per peer and transport at INFO when
   // the transport closes (which path the traffic took, for users and tests).

@@ -20,6 +20,7 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/status.h"
+#include "runtime/ucx_service.h"
 
 namespace weft::kv {
 
@@ -73,16 +74,6 @@ ucs_status_t dispatch(void* arg, const void* header, size_t header_length, void*
   return ucs_status_t(H(arg, header, header_length, data, length, param));
 }
 
-template <Handler H>
-ucs_status_t set_handler(ucp_worker_h worker, unsigned id, void* arg) {
-  ucp_am_handler_param_t hp{};
-  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  hp.id = id;
-  hp.cb = dispatch<H>;
-  hp.arg = arg;
-  return ucp_worker_set_am_recv_handler(worker, &hp);
-}
-
 }  // namespace
 
 double now_seconds() {
@@ -100,13 +91,6 @@ bool peer_lost(int status) {
 int ucx_error(const char* what, int status) {
   return kv_error(peer_lost(status) ? WEFT_KV_ERR_PEER : WEFT_KV_ERR_TRANSPORT,
                   std::string(what) + ": " + ucs_status_string(ucs_status_t(status)));
-}
-
-void wait_ucx(ucp_worker_h worker, ucs_status_ptr_t req, double limit_s) {
-  if (!UCS_PTR_IS_PTR(req)) return;
-  const double end = now_seconds() + limit_s;
-  while (ucp_request_check_status(req) == UCS_INPROGRESS && now_seconds() < end) ucp_worker_progress(worker);
-  ucp_request_free(req);
 }
 
 int kv_error(int code, const std::string& msg) {
@@ -150,49 +134,29 @@ int Agent::init(const char* name) {
   if (!random_bytes(key_.data(), key_.size()) || !random_bytes(instance_.data(), instance_.size()))
     return kv_error(WEFT_KV_ERR_TRANSPORT, "agent_create: the system's random generator failed");
   unchecked_prepare_ = setting_bool("WEFT_KV_UNCHECKED_PREPARE");
-  ucp_config_t* config = nullptr;
-  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
-  if (st != UCS_OK) return ucx_error("ucp_config_read", st);
-  ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  UcxOptions uo;
   // Active messages only: without UCP_FEATURE_RMA the worker runs no handler that writes or
   // reads memory at an address a peer names (UCX's software RMA on tcp and shared memory).
-  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-  ucp_context_h context = nullptr;
-  st = ucp_init(&params, config, &context);
-  ucp_config_release(config);
-  if (st != UCS_OK) return ucx_error("ucp_init", st);
-  context_ = context;
-  ucp_worker_params_t wp{};
-  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // the agent's mutex serialises every call
-  ucp_worker_h worker = nullptr;
-  st = ucp_worker_create(context, &wp, &worker);
-  if (st != UCS_OK) return ucx_error("ucp_worker_create", st);
-  worker_ = worker;
-  ucp_address_t* address = nullptr;
-  size_t address_length = 0;
-  st = ucp_worker_get_address(worker, &address, &address_length);
+  uo.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  uo.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // the agent's mutex serialises every call
+  const char* failed = nullptr;
+  ucs_status_t st = UcxService::create(uo, &ucx_, &failed);
+  if (st != UCS_OK) return ucx_error(failed, st);
+  st = ucx_->address(&address_);
   if (st != UCS_OK) return ucx_error("ucp_worker_get_address", st);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(address);
-  address_.assign(bytes, bytes + address_length);
-  ucp_worker_release_address(worker, address);
 
-  const std::pair<unsigned, ucs_status_t> handlers[] = {
-      {wire::kHello, set_handler<on_hello>(worker, wire::kHello, this)},
-      {wire::kWrite, set_handler<on_write>(worker, wire::kWrite, this)},
-      {wire::kRead, set_handler<on_read>(worker, wire::kRead, this)},
-      {wire::kNotify, set_handler<on_notify>(worker, wire::kNotify, this)},
-      {wire::kBye, set_handler<on_bye>(worker, wire::kBye, this)},
-      {wire::kVerdict, set_handler<on_verdict>(worker, wire::kVerdict, this)},
-      {wire::kDone, set_handler<on_done>(worker, wire::kDone, this)},
-      {wire::kReadData, set_handler<on_read_data>(worker, wire::kReadData, this)},
+  const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {
+      {wire::kHello, dispatch<on_hello>},     {wire::kWrite, dispatch<on_write>},
+      {wire::kRead, dispatch<on_read>},       {wire::kNotify, dispatch<on_notify>},
+      {wire::kBye, dispatch<on_bye>},         {wire::kVerdict, dispatch<on_verdict>},
+      {wire::kDone, dispatch<on_done>},       {wire::kReadData, dispatch<on_read_data>},
   };
-  for (const auto& [id, status] : handlers)
-    if (status != UCS_OK) return ucx_error(("ucp_worker_set_am_recv_handler " + std::to_string(id)).c_str(), status);
+  for (const auto& [id, handler] : handlers)
+    if (const ucs_status_t hs = ucx_->set_am_handler(id, handler, this); hs != UCS_OK)
+      return ucx_error(("ucp_worker_set_am_recv_handler " + std::to_string(id)).c_str(), hs);
   const bool use_thread = setting_bool("WEFT_KV_PROGRESS_THREAD");
   if (use_thread) {
-    st = ucp_worker_get_efd(worker, &efd_);
+    st = ucx_->event_fd(&efd_);
     if (st != UCS_OK) return ucx_error("ucp_worker_get_efd", st);
     progress_thread_ = std::thread([this] { progress_thread_main(); });
   }
@@ -204,14 +168,13 @@ int Agent::init(const char* name) {
 // Progresses while there is work, then sleeps on the worker's event descriptor (at most
 // 100 ms, so a peer's liveness is still looked at and stop_ is seen).
 void Agent::progress_thread_main() {
-  auto* worker = static_cast<ucp_worker_h>(worker_);
   while (!stop_.load(std::memory_order_relaxed)) {
     ucs_status_t armed;
     {
       std::lock_guard<std::recursive_mutex> lock(mu_);
       while (progress_locked() > 0) {
       }
-      armed = ucp_worker_arm(worker);
+      armed = ucx_->arm();
     }
     if (armed == UCS_ERR_BUSY) continue;
     pollfd p{efd_, POLLIN, 0};
@@ -220,14 +183,14 @@ void Agent::progress_thread_main() {
 }
 
 Agent::~Agent() {
-  auto* worker = static_cast<ucp_worker_h>(worker_);
+  const bool have_worker = ucx_ != nullptr;
   if (progress_thread_.joinable()) {
     stop_ = true;
-    (void)ucp_worker_signal(worker);
+    (void)ucx_->signal();
     progress_thread_.join();
   }
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (worker) {
+  if (have_worker) {
     for (auto& [id, p] : peers_)
       if (p->ep && p->failed == WEFT_KV_SUCCESS) {
         wire::SessionOnly bye{p->session};
@@ -243,7 +206,7 @@ Agent::~Agent() {
   finish_closing(true);
   for (auto& [id, p] : peers_)
     for (auto& [rid, r] : p->regions) device_unmap(r.mapped);
-  if (worker) (void)progress_locked();
+  if (have_worker) (void)progress_locked();
   // UCX's shared-memory transports have no failure handling: a rendezvous send to a peer on this
   // host that died is never completed, and ucp_cleanup would abort the process on the memory
   // registration it still holds. Such a worker and context are left to the process's exit.
@@ -252,9 +215,9 @@ Agent::~Agent() {
   if (held) {
     WEFT_WARN(Subsys::rma, "kv: agent %s: %zu operations to lost peers were never completed by UCX; its UCX "
               "worker and context are left to the process's exit", name_.c_str(), held);
+    (void)ucx_.release();  // deliberately not destroyed
   } else {
-    if (worker) ucp_worker_destroy(worker);
-    if (context_) ucp_cleanup(static_cast<ucp_context_h>(context_));
+    ucx_.reset();  // the worker, then the context
   }
   requests_.clear();
   // Records of operations UCX never completed (their peer was gone).
@@ -318,19 +281,14 @@ int Agent::export_blob(std::vector<unsigned char>* out) {
 
 void* Agent::connect(const std::vector<unsigned char>& address, bool same_host, void* error_arg, bool session,
                      int* rc) {
-  ucp_ep_params_t ep{};
-  ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  ep.address = reinterpret_cast<const ucp_address_t*>(address.data());
   // UCX's shared-memory transports have no peer failure handling, so asking for it would move
   // an agent on this host onto tcp; there the agent watches the peer's process itself and keeps
   // shared memory.
-  ep.err_mode = same_host ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
-  ep.err_handler.cb = session ? [](void* arg, ucp_ep_h e, ucs_status_t st) { on_session_error(arg, e, int(st)); }
-                              : [](void* arg, ucp_ep_h e, ucs_status_t st) { on_endpoint_error(arg, e, int(st)); };
-  ep.err_handler.arg = error_arg;
+  const ucp_err_handler_cb_t on_error =
+      session ? [](void* arg, ucp_ep_h e, ucs_status_t st) { on_session_error(arg, e, int(st)); }
+              : [](void* arg, ucp_ep_h e, ucs_status_t st) { on_endpoint_error(arg, e, int(st)); };
   ucp_ep_h handle = nullptr;
-  const ucs_status_t st = ucp_ep_create(static_cast<ucp_worker_h>(worker_), &ep, &handle);
+  const ucs_status_t st = ucx_->connect(address.data(), !same_host, on_error, error_arg, &handle);
   *rc = st == UCS_OK ? WEFT_KV_SUCCESS : int(st);
   return st == UCS_OK ? handle : nullptr;
 }
@@ -480,12 +438,9 @@ void Agent::close_endpoint(void** ep, bool force) {
   if (!*ep) return;
   // A live peer gets a flushed close: a forced one in the middle of tcp wireup trips an
   // assertion in UCX 1.13 on the peer's side.
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-  ucs_status_ptr_t req = ucp_ep_close_nbx(static_cast<ucp_ep_h>(*ep), &rp);
+  ucs_status_ptr_t req = UcxService::close(static_cast<ucp_ep_h>(*ep), force);
   *ep = nullptr;
-  wait_ucx(static_cast<ucp_worker_h>(worker_), req, 5.0);
+  ucx_->wait(req, 5.0);
 }
 
 int Agent::send(void* ep, unsigned id, std::unique_ptr<Outgoing> out, const void* data, size_t length, bool eager) {
@@ -545,7 +500,7 @@ int Agent::progress() {
 }
 
 int Agent::progress_locked() {
-  int n = int(ucp_worker_progress(static_cast<ucp_worker_h>(worker_)));
+  int n = int(ucx_->progress());
   // Work the callbacks queued: replies, rendezvous receives, reads to serve.
   for (int rounds = 0; !deferred_.empty() && rounds < 4096; ++rounds) {
     auto work = std::move(deferred_.front());

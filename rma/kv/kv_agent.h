@@ -1,7 +1,8 @@
 // KV transfer agents (include/weft/kv.h) over UCX active messages, independent of MPI: each
-// agent owns a UCX context and worker. The agent that registered a region is its owner and the
-// only one that touches it: importers send requests (kv_wire.h) and the owner checks each block
-// against the regions it registered and granted, then copies the bytes in or out itself. A blob
+// agent makes its own instance of the UCX service (runtime/ucx_service.h: context, worker,
+// endpoints). The agent that registered a region is its owner and the only one that touches it:
+// importers send requests (kv_wire.h) and the owner checks each block against the regions it
+// registered and granted, then copies the bytes in or out itself. A blob
 // is checked by its owner when it is imported (kv_blob.h: the owner's secret seal, its incarnation,
 // regions still registered as listed). Device regions on one host are the exception: the
 // importer maps the owner's CUDA IPC handle, which the owner has vouched for at import.
@@ -32,6 +33,10 @@
 #include "kv_error.h"
 #include "kv_wire.h"
 #include "weft/kv.h"
+
+namespace weft {
+class UcxService;
+}
 
 namespace weft::kv {
 
@@ -249,8 +254,7 @@ class Agent {
   std::string name_;
   Instance instance_{};
   SecretKey key_{};
-  void* context_ = nullptr;  // ucp_context_h
-  void* worker_ = nullptr;   // ucp_worker_h
+  std::unique_ptr<UcxService> ucx_;  // the agent's UCX context and worker
   std::vector<unsigned char> address_;
   std::map<uint32_t, Region> regions_;
   uint32_t next_region_ = 1;

@@ -10,6 +10,7 @@
 #include "kv_agent.h"
 #include "kv_ucx.h"
 #include "runtime/log.h"
+#include "runtime/ucx_service.h"
 
 namespace weft::kv {
 
@@ -201,7 +202,7 @@ void Agent::receive(Incoming* raw, void* desc, void* dst, size_t length) {
     ucp_request_free(request);
   };
   rp.user_data = raw;
-  ucs_status_ptr_t r = ucp_am_recv_data_nbx(static_cast<ucp_worker_h>(worker_), desc, dst, length, &rp);
+  ucs_status_ptr_t r = ucp_am_recv_data_nbx(ucx_->worker(), desc, dst, length, &rp);
   if (UCS_PTR_IS_PTR(r)) {
     ucx_owned_.insert(raw);
     return;
@@ -356,10 +357,7 @@ void Agent::drop_session(uint64_t id, const char* why) {
 
 void Agent::close_later(std::unique_ptr<Session> s) {
   if (!s->ep) return;
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = s->lost ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-  ucs_status_ptr_t req = ucp_ep_close_nbx(static_cast<ucp_ep_h>(s->ep), &rp);
+  ucs_status_ptr_t req = UcxService::close(static_cast<ucp_ep_h>(s->ep), s->lost);
   s->ep = nullptr;
   if (UCS_PTR_IS_PTR(req)) closing_.push_back(Closing{req, std::move(s)});
 }
@@ -369,7 +367,7 @@ void Agent::finish_closing(bool wait) {
   std::erase_if(closing_, [&](Closing& c) {
     while (ucp_request_check_status(c.request) == UCS_INPROGRESS) {
       if (now_seconds() >= end) return false;
-      ucp_worker_progress(static_cast<ucp_worker_h>(worker_));
+      (void)ucx_->progress();
     }
     ucp_request_free(c.request);
     return true;

@@ -8,7 +8,5 @@ namespace weft::kv {
 bool peer_lost(int status);
 // Logs what failed and returns WEFT_KV_ERR_PEER or WEFT_KV_ERR_TRANSPORT.
 int ucx_error(const char* what, int status);
-// Waits up to limit_s seconds for a UCX request, then frees it.
-void wait_ucx(ucp_worker_h worker, ucs_status_ptr_t req, double limit_s);
 
 }  // namespace weft::kv
