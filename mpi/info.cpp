@@ -1,9 +1,6 @@
 // Info objects: ordered (key, value) string pairs; MPI_INFO_ENV describes this process.
-#include <unistd.h>
-
 #include <cstring>
 
-#include "runtime/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -12,16 +9,9 @@ namespace {
 InfoEntries& env_info() {
   static InfoEntries env;
   if (env.empty() && g_state) {
-    char cwd[4096] = "";
-    if (!getcwd(cwd, sizeof(cwd))) cwd[0] = '\0';
     const char* levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                             "MPI_THREAD_MULTIPLE"};
-    env = {{"maxprocs", std::to_string(g_state->boot->size())},
-           {"host", g_state->boot->hostname()},
-           {"wdir", cwd},
-           {"thread_level", levels[g_state->thread_level]},
-           {"mpi_memory_alloc_kinds",
-            cuda_state().compiled ? "system,mpi,cuda:device,cuda:managed" : "system,mpi"}};
+    env = process_info(*g_state->boot, levels[g_state->thread_level]);
   }
   return env;
 }

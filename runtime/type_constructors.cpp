@@ -122,4 +122,27 @@ void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size
   d.align = align;
 }
 
+uint32_t TypeSlots::add(Datatype* d) {
+  if (free_.empty()) {
+    slots_.push_back(d);
+    return uint32_t(slots_.size() - 1);
+  }
+  const uint32_t slot = free_.back();
+  free_.pop_back();
+  slots_[slot] = d;
+  return slot;
+}
+
+void TypeSlots::release(uint32_t slot) {
+  Datatype* d = slots_[slot];
+  slots_[slot] = nullptr;
+  free_.push_back(slot);
+  type_release(d);
+}
+
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints) {
+  for (size_t i = 0; i < d.ints.size(); ++i) ints[i] = int(d.ints[i]);
+  for (size_t i = 0; i < d.aints.size(); ++i) aints[i] = ptrdiff_t(d.aints[i]);
+}
+
 }  // namespace weft

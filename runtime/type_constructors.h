@@ -4,6 +4,8 @@
 // Arguments are valid (the MPI layer checks them); each returns a new type with one reference.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "runtime/datatype.h"
 
@@ -32,5 +34,22 @@ Datatype* make_dup(const Datatype* old);
 // the (value, index) pairs included); n_basic: its basic elements (2 for pairs).
 void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
                      size_t align);
+
+// Derived types by slot (the index part of their handles). Each slot owns one reference;
+// freed slots are reused, so create/free loops do not grow the table.
+class TypeSlots {
+ public:
+  uint32_t add(Datatype* d);  // takes over the caller's reference
+  Datatype* get(uint32_t slot) const { return slot < slots_.size() ? slots_[slot] : nullptr; }
+  void release(uint32_t slot);  // drops the slot's reference (operations in flight hold their own)
+
+ private:
+  std::vector<Datatype*> slots_;
+  std::vector<uint32_t> free_;
+};
+
+// The constructor's integer and address arguments (MPI_Type_get_contents): d.ints.size() and
+// d.aints.size() entries.
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints);
 
 }  // namespace weft
