@@ -353,14 +353,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
     default: return raise(r->owner, MPI_ERR_TYPE, fn, "%s", error_detail().c_str());
   }
   if (!buf && m.bytes && d->predefined) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  if (m.on_device) {  // CUDA IPC or pipelined over UCX; else received into host memory and copied
-    m.device_direct = g_state->transport->device_direct(-1);
-    m.device = !m.device_direct;
-    m.contiguous = m.device_direct;
-  }
-  void* msg = r->transport_handle;
-  r->transport_handle = nullptr;
-  Status s = mrecv(*g_state->transport, m, buf, msg, r);
+  Status s = mrecv(*g_state->transport, m, buf, r);
   if (s != Status::ok) return raise_status(r->owner, s, fn);
   *request = request_handle(r);
   *message = MPI_MESSAGE_NULL;

@@ -58,12 +58,9 @@ struct Group {
 };
 
 // Process topology attached to a communicator; the grid for MPI_CART.
-struct Topology : CartGrid {
+struct Topology : CartGrid, DistGraph {
   int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH
-  std::vector<int> index, edges;                // graph
-  std::vector<int> sources, source_weights;     // distributed graph (in-edges)
-  std::vector<int> dests, dest_weights;         // distributed graph (out-edges)
-  bool weighted = false;
+  std::vector<int> index, edges;  // graph
 };
 
 using InfoEntries = std::vector<std::pair<std::string, std::string>>;
