@@ -101,14 +101,9 @@ struct Tables {
   MPI_Datatype handle_of[256] = {};
   Datatype pairs[5];
   Tables() {
-    auto fill = [](Datatype& d, const Builtin& b) {
-      bool two = basic_type_is_pair(b.basic) || b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
-      size_t align = b.basic != BasicType::none    ? basic_type_align(b.basic)
-                     : b.handle == MPI_2REAL       ? 4
-                     : b.handle == MPI_2DOUBLE_PRECISION ? 8
-                     : b.handle == MPI_PACKED      ? 1
-                                                   : std::min<size_t>(b.size, 16);
-      init_predefined(d, b.name, b.basic, b.size, two ? 2 : 1, align);
+    auto fill = [](Datatype& d, const Builtin& b) {  // the Fortran pairs are two basic elements
+      const bool pair = b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
+      init_predefined(d, b.name, b.basic, b.size, pair ? b.size / 2 : b.size);
     };
     for (const auto& b : kBuiltins) {
       uint32_t idx = uint32_t(b.handle) & 0xff;

@@ -27,6 +27,7 @@
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
+#include "runtime/info_set.h"
 #include "runtime/process_topology.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
@@ -63,7 +64,7 @@ struct Topology : CartGrid, DistGraph {
   std::vector<int> index, edges;  // graph
 };
 
-using InfoEntries = std::vector<std::pair<std::string, std::string>>;
+using InfoEntries = InfoSet;
 
 struct Keyval {
   MPI_Comm_copy_attr_function* copy = nullptr;

@@ -102,8 +102,10 @@ Datatype* make_dup(const Datatype* old) {
   return record(d, Combiner::dup, {});
 }
 
-void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
-                     size_t align) {
+void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t part) {
+  const bool none = basic == BasicType::none;
+  const size_t n_basic = none ? size / part : basic_type_is_pair(basic) ? 2 : 1;
+  const size_t align = none ? std::min<size_t>(part, 16) : basic_type_align(basic);
   // Size counts data bytes only; the extent of a (value, index) pair includes its padding.
   const size_t extent = basic == BasicType::none ? size : std::max(size, basic_type_size(basic));
   d.name = name;

@@ -31,9 +31,10 @@ Datatype* make_subarray(int ndims, const int* sizes, const int* subsizes, const 
 Datatype* make_dup(const Datatype* old);
 
 // A predefined type of `size` data bytes of `basic` that travels as its extent (padding of
-// the (value, index) pairs included); n_basic: its basic elements (2 for pairs).
-void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
-                     size_t align);
+// the (value, index) pairs included). Its basic elements (2 for pairs) and alignment follow
+// from `basic`; for BasicType::none, from `part`, the size of one basic element (MPI_2REAL: 4),
+// aligned to it up to 16 bytes.
+void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t part);
 
 // Derived types by slot (the index part of their handles). Each slot owns one reference;
 // freed slots are reused, so create/free loops do not grow the table.
