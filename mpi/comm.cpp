@@ -1,10 +1,9 @@
 // Communicators: creation with agreed context ids, duplication, splitting, comparison, free.
 #include <algorithm>
-#include <cstring>
-#include <numeric>
 
 #include "coll_call.h"
 #include "runtime/log.h"
+#include "runtime/rank_set.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -48,8 +47,7 @@ int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
                                     [](int w) { return g_state->boot->is_local(w); });
   e->comm.nodes = node_ids(*g_state->boot, world_ranks);
   e->comm.errhandler = parent_comm.errhandler;  // inherited, as the standard says
-  if (handle::kind_of(e->comm.errhandler) == handle::direct)
-    ++g_state->errhandlers[handle::index_of(e->comm.errhandler)]->refs;
+  retain_errhandler(e->comm.errhandler);
   e->topo = std::move(topo);
   *out = register_comm(std::move(e));
   WEFT_INFO(Subsys::core, "%s: new communicator of %zu ranks, context %u", fn, world_ranks.size(),
@@ -201,39 +199,22 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   uint32_t node = 0;
   Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
   if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
-  // Colours: the node in the high bits, the instance of a finer resource in the low ones.
-  constexpr int kInstances = 1 << 16;
-  int color;
-  if (split_type == MPI_UNDEFINED) {
-    color = MPI_UNDEFINED;
-  } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
-    // The resource named by the info key "mpi_hw_resource_type": "mpi_shared_memory" (the
-    // node) or an hwloc type name. A process whose binding spans several instances of it, or
-    // that names none or an unknown one, gets MPI_COMM_NULL, as the standard says.
+  int color = MPI_UNDEFINED;
+  if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    // The resource named by the info key "mpi_hw_resource_type"; none named: MPI_COMM_NULL.
     char value[MPI_MAX_INFO_VAL + 1] = "";
     int flag = 0;
     if (info != MPI_INFO_NULL) {
       int rc = PMPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, value, &flag);
       if (rc != MPI_SUCCESS) return rc;
     }
-    color = MPI_UNDEFINED;
-    if (flag && !strcmp(value, "mpi_shared_memory")) {
-      color = int(node) * kInstances;
-    } else if (flag) {
-      int instance = -1;
-      std::string error;
-      if (topo::binding_instance(value, &instance, &error) == Status::ok) {
-        if (instance >= 0 && instance < kInstances) color = int(node) * kInstances + instance;
-      } else {
-        WEFT_INFO(Subsys::topo, "MPI_Comm_split_type: %s; returning MPI_COMM_NULL", error.c_str());
-      }
-    }
+    if (flag) color = split_type_color(node, value, MPI_UNDEFINED);
   } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_UNGUIDED ||
              split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
     // Shared memory reaches every rank of a node. The unguided and neighbourhood kinds split
     // by node too (finer unguided levels are not chosen yet).
-    color = int(node) * kInstances;
-  } else {
+    color = split_type_color(node, nullptr, MPI_UNDEFINED);
+  } else if (split_type != MPI_UNDEFINED) {
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }
   return PMPI_Comm_split(comm, color, key, newcomm);
@@ -278,10 +259,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   release_gpu_hier(e->comm);
   g_state->coll_calls.forget(e->comm);
   g_state->context_ids.set(e->comm.context_id / 2, true);
-  if (handle::kind_of(e->comm.errhandler) == handle::direct) {
-    auto& eh = g_state->errhandlers[handle::index_of(e->comm.errhandler)];
-    if (eh && --eh->refs == 0) eh.reset();
-  }
+  release_errhandler(e->comm.errhandler);
   g_state->comms.remove(handle::index_of(*comm));
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -295,12 +273,9 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   if (!b) return bad_comm("MPI_Comm_compare", comm2);
   if (!result) return raise(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
   if (comm1 == comm2) *result = MPI_IDENT;
-  else if (a->world_ranks == b->world_ranks) *result = MPI_CONGRUENT;
   else {
-    std::vector<int> x = a->world_ranks, y = b->world_ranks;
-    std::sort(x.begin(), x.end());
-    std::sort(y.begin(), y.end());
-    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+    const SetMatch m = set_compare(a->world_ranks, b->world_ranks);
+    *result = m == SetMatch::identical ? MPI_CONGRUENT : m == SetMatch::similar ? MPI_SIMILAR : MPI_UNEQUAL;
   }
   return MPI_SUCCESS;
 }

@@ -101,14 +101,9 @@ struct Tables {
   MPI_Datatype handle_of[256] = {};
   Datatype pairs[5];
   Tables() {
-    auto fill = [](Datatype& d, const Builtin& b) {
-      bool two = basic_type_is_pair(b.basic) || b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
-      size_t align = b.basic != BasicType::none    ? basic_type_align(b.basic)
-                     : b.handle == MPI_2REAL       ? 4
-                     : b.handle == MPI_2DOUBLE_PRECISION ? 8
-                     : b.handle == MPI_PACKED      ? 1
-                                                   : std::min<size_t>(b.size, 16);
-      init_predefined(d, b.name, b.basic, b.size, two ? 2 : 1, align);
+    auto fill = [](Datatype& d, const Builtin& b) {  // the Fortran pairs are two basic elements
+      const bool pair = b.handle == MPI_2REAL || b.handle == MPI_2DOUBLE_PRECISION;
+      init_predefined(d, b.name, b.basic, b.size, pair ? b.size / 2 : b.size);
     };
     for (const auto& b : kBuiltins) {
       uint32_t idx = uint32_t(b.handle) & 0xff;
@@ -125,14 +120,10 @@ Tables& tables() {
   return t;
 }
 
-// Derived types: slot i is handle 0x8c000000 | (kFirstDerived + i). Each slot owns one reference.
+// Derived types: slot i is handle 0x8c000000 | (kFirstDerived + i).
 constexpr uint32_t kFirstDerived = 8;
-struct Derived {
-  std::vector<Datatype*> slots;
-  std::vector<uint32_t> free;
-};
-Derived& derived() {
-  static Derived d;
+TypeSlots& derived() {
+  static TypeSlots d;
   return d;
 }
 
@@ -146,36 +137,14 @@ Datatype* lookup_mutable(MPI_Datatype h) {
   if (handle::kind_of(h) == handle::direct && handle::obj_of(h) == handle::datatype) {
     uint32_t idx = handle::index_of(h);
     if (idx < 5) return &t.pairs[idx];
-    if (idx < kFirstDerived) return nullptr;
-    const Derived& d = derived();
-    idx -= kFirstDerived;
-    return idx < d.slots.size() ? d.slots[idx] : nullptr;
+    return idx < kFirstDerived ? nullptr : derived().get(idx - kFirstDerived);
   }
   return nullptr;
 }
 
 // A new handle owning one reference to d (taken over from the caller).
 MPI_Datatype new_handle(Datatype* d) {
-  Derived& dv = derived();
-  uint32_t slot;
-  if (!dv.free.empty()) {
-    slot = dv.free.back();
-    dv.free.pop_back();
-    dv.slots[slot] = d;
-  } else {
-    slot = uint32_t(dv.slots.size());
-    dv.slots.push_back(d);
-  }
-  return handle::make(handle::direct, handle::datatype, kFirstDerived + slot);
-}
-
-void free_handle(MPI_Datatype h) {
-  Derived& dv = derived();
-  uint32_t slot = handle::index_of(h) - kFirstDerived;
-  Datatype* d = dv.slots[slot];
-  dv.slots[slot] = nullptr;
-  dv.free.push_back(slot);
-  type_release(d);
+  return handle::make(handle::direct, handle::datatype, kFirstDerived + derived().add(d));
 }
 
 }  // namespace
@@ -533,7 +502,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
   if (d->predefined)
     return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "cannot free predefined datatype %s (argument 'datatype')",
                  d->name.c_str());
-  free_handle(*datatype);  // operations in flight hold their own reference
+  derived().release(handle::index_of(*datatype) - kFirstDerived);  // operations in flight hold their own
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
 }
@@ -617,8 +586,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
   if ((!d->ints.empty() && !array_of_integers) || (!d->aints.empty() && !array_of_addresses) ||
       (!d->types.empty() && !array_of_datatypes))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_integers, array_of_addresses or array_of_datatypes is NULL");
-  for (size_t i = 0; i < d->ints.size(); ++i) array_of_integers[i] = int(d->ints[i]);
-  for (size_t i = 0; i < d->aints.size(); ++i) array_of_addresses[i] = MPI_Aint(d->aints[i]);
+  type_contents(*d, array_of_integers, array_of_addresses);
   Tables& t = tables();
   for (size_t i = 0; i < d->types.size(); ++i) {
     const Datatype* c = d->types[i];
@@ -647,10 +615,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   const Datatype* d = lookup_datatype(datatype);
   if (!d) return bad_type("MPI_Type_get_name", datatype, "datatype");
   if (!type_name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_name", "type_name or resultlen is NULL");
-  size_t n = std::min(d->name.size(), size_t(MPI_MAX_OBJECT_NAME - 1));
-  memcpy(type_name, d->name.data(), n);
-  type_name[n] = '\0';
-  *resultlen = int(n);
+  copy_string(d->name, MPI_MAX_OBJECT_NAME, type_name, resultlen);
   return MPI_SUCCESS;
 }
 

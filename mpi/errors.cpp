@@ -1,8 +1,8 @@
 // Error classes, error codes that carry a message, error handlers.
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
+#include "runtime/error_codes.h"
 #include "runtime/log.h"
 #include "state.h"
 
@@ -10,30 +10,7 @@ namespace weft::mpi {
 
 namespace {
 
-// Codes below 256 are classes. A code above is (slot << 8) | class: slots [1, kRingBase) are
-// codes made by MPI_Add_error_code, slots from kRingBase a ring of recent error messages.
-constexpr int kClassBits = 8;
 constexpr int kFirstUserClass = 128, kLastUserClass = 255;
-constexpr uint32_t kRingBase = 1u << 12, kRingSize = 1024;
-
-struct CodeEntry {
-  int error_class = 0;
-  std::string message;
-};
-
-struct ErrorTables {
-  std::mutex mutex;
-  std::vector<std::string> user_class_strings;  // by class - kFirstUserClass
-  std::vector<CodeEntry> user_codes;            // by slot - 1
-  CodeEntry ring[kRingSize];
-  uint32_t ring_next = 0;
-  int last_used_code = MPIX_ERR_NOREQ;
-};
-
-ErrorTables& tables() {
-  static ErrorTables t;
-  return t;
-}
 
 const char* predefined_class_string(int c) {
   switch (c) {
@@ -109,42 +86,9 @@ const char* predefined_class_string(int c) {
   return nullptr;
 }
 
-bool is_valid_class(int c) {
-  if (c >= 0 && c < kFirstUserClass) return predefined_class_string(c) != nullptr;
-  ErrorTables& t = tables();
-  return c >= kFirstUserClass && c < kFirstUserClass + int(t.user_class_strings.size());
-}
-
-// Looks up a code; false if it is not one this library made.
-bool decode(int code, int* error_class, std::string* message) {
-  if (code < 0) return false;
-  ErrorTables& t = tables();
-  if (code < (1 << kClassBits)) {
-    if (!is_valid_class(code)) return false;
-    *error_class = code;
-    if (message) {
-      if (code >= kFirstUserClass) *message = t.user_class_strings[size_t(code - kFirstUserClass)];
-      else *message = predefined_class_string(code);
-    }
-    return true;
-  }
-  uint32_t slot = uint32_t(code) >> kClassBits;
-  const CodeEntry* e = nullptr;
-  if (slot >= 1 && slot < kRingBase) {
-    if (slot - 1 >= t.user_codes.size()) return false;
-    e = &t.user_codes[slot - 1];
-  } else if (slot >= kRingBase && slot < kRingBase + kRingSize) {
-    e = &t.ring[slot - kRingBase];
-  } else {
-    return false;
-  }
-  if ((code & ((1 << kClassBits) - 1)) != e->error_class) return false;
-  *error_class = e->error_class;
-  if (message) {
-    if (!e->message.empty()) *message = e->message;
-    else decode(e->error_class, error_class, message);
-  }
-  return true;
+ErrorCodes& codes() {
+  static ErrorCodes c(predefined_class_string, kFirstUserClass, kLastUserClass, MPIX_ERR_NOREQ);
+  return c;
 }
 
 void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::string& message) {
@@ -171,20 +115,9 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
 
 }  // namespace
 
-int last_used_error_code() {
-  ErrorTables& t = tables();
-  std::lock_guard lock(t.mutex);
-  return t.last_used_code;
-}
+int last_used_error_code() { return codes().last_used(); }
 
-int make_error_code(int error_class, const std::string& message) {
-  ErrorTables& t = tables();
-  std::lock_guard lock(t.mutex);
-  uint32_t slot = t.ring_next;
-  t.ring_next = (t.ring_next + 1) % kRingSize;
-  t.ring[slot] = CodeEntry{error_class, message};
-  return int(((kRingBase + slot) << kClassBits) | uint32_t(error_class));
-}
+int make_error_code(int error_class, const std::string& message) { return codes().make(error_class, message); }
 
 int error_class_of(Status s) {
   switch (s) {
@@ -228,6 +161,16 @@ int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...) 
   return code;
 }
 
+void retain_errhandler(MPI_Errhandler eh) {
+  if (handle::kind_of(eh) == handle::direct) ++g_state->errhandlers[handle::index_of(eh)]->refs;
+}
+
+void release_errhandler(MPI_Errhandler eh) {
+  if (handle::kind_of(eh) != handle::direct) return;
+  auto& e = g_state->errhandlers[handle::index_of(eh)];
+  if (e && --e->refs == 0) e.reset();
+}
+
 int raise_status(MPI_Comm comm, Status s, const char* fn) {
   const std::string& d = error_detail();
   return raise(comm, error_class_of(s), fn, "%s", d.empty() ? status_name(s) : d.c_str());
@@ -257,7 +200,7 @@ extern "C" {
 int PMPI_Error_class(int errorcode, int* errorclass) {
   int c = 0;
   if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
-  if (!decode(errorcode, &c, nullptr))
+  if (!codes().decode(errorcode, &c, nullptr))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
   *errorclass = c;
   return MPI_SUCCESS;
@@ -268,44 +211,32 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   std::string msg;
   if (!string || !resultlen)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
-  if (!decode(errorcode, &c, &msg))
+  if (!codes().decode(errorcode, &c, &msg))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d",
                  errorcode);
   if (msg.empty()) msg = "user-defined error class " + std::to_string(c);
-  size_t n = std::min(msg.size(), size_t(MPI_MAX_ERROR_STRING - 1));
-  memcpy(string, msg.data(), n);
-  string[n] = '\0';
-  *resultlen = int(n);
+  copy_string(msg, MPI_MAX_ERROR_STRING, string, resultlen);
   return MPI_SUCCESS;
 }
 
 int PMPI_Add_error_class(int* errorclass) {
   WEFT_REQUIRE_INIT("MPI_Add_error_class");
   if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
-  ErrorTables& t = tables();
-  std::lock_guard lock(t.mutex);
-  int c = kFirstUserClass + int(t.user_class_strings.size());
-  if (c > kLastUserClass)
+  const int c = codes().add_class();
+  if (c < 0)
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_class", "no more error classes (limit %d)",
                  kLastUserClass - kFirstUserClass + 1);
-  t.user_class_strings.emplace_back();
   *errorclass = c;
-  t.last_used_code = std::max(t.last_used_code, c);
   return MPI_SUCCESS;
 }
 
 int PMPI_Add_error_code(int errorclass, int* errorcode) {
   WEFT_REQUIRE_INIT("MPI_Add_error_code");
   if (!errorcode) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
-  if (!is_valid_class(errorclass))
+  if (!codes().is_class(errorclass))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "invalid error class %d", errorclass);
-  ErrorTables& t = tables();
-  std::lock_guard lock(t.mutex);
-  if (t.user_codes.size() + 1 >= kRingBase)
-    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_code", "no more error codes");
-  t.user_codes.push_back(CodeEntry{errorclass, {}});
-  int code = int((uint32_t(t.user_codes.size()) << kClassBits) | uint32_t(errorclass));
-  t.last_used_code = std::max(t.last_used_code, code);
+  const int code = codes().add_code(errorclass);
+  if (code < 0) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_code", "no more error codes");
   *errorcode = code;
   return MPI_SUCCESS;
 }
@@ -315,18 +246,7 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
   if (!string) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "string is NULL");
   if (strlen(string) >= MPI_MAX_ERROR_STRING)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "string longer than MPI_MAX_ERROR_STRING");
-  ErrorTables& t = tables();
-  std::lock_guard lock(t.mutex);
-  if (errorcode >= kFirstUserClass && errorcode < kFirstUserClass + int(t.user_class_strings.size())) {
-    t.user_class_strings[size_t(errorcode - kFirstUserClass)] = string;
-    return MPI_SUCCESS;
-  }
-  uint32_t slot = uint32_t(errorcode) >> kClassBits;
-  if (errorcode > 0 && slot >= 1 && slot - 1 < t.user_codes.size() &&
-      (errorcode & 0xff) == t.user_codes[slot - 1].error_class) {
-    t.user_codes[slot - 1].message = string;
-    return MPI_SUCCESS;
-  }
+  if (codes().set_string(errorcode, string)) return MPI_SUCCESS;
   return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
                "error code %d was not created by MPI_Add_error_class or MPI_Add_error_code", errorcode);
 }
@@ -355,8 +275,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   if (int rc = comm_of("MPI_Comm_set_errhandler", comm, &c)) return rc;
   if (!valid_errhandler(errhandler))
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid errhandler 0x%x", unsigned(errhandler));
-  if (handle::kind_of(errhandler) == handle::direct)
-    ++g_state->errhandlers[handle::index_of(errhandler)]->refs;
+  retain_errhandler(errhandler);
   c->errhandler = errhandler;
   return MPI_SUCCESS;
 }
@@ -365,8 +284,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_get_errhandler", comm, &c)) return rc;
   if (!errhandler) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
-  if (handle::kind_of(c->errhandler) == handle::direct)
-    ++g_state->errhandlers[handle::index_of(c->errhandler)]->refs;
+  retain_errhandler(c->errhandler);
   *errhandler = c->errhandler;
   return MPI_SUCCESS;
 }
@@ -376,7 +294,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   if (int rc = comm_of("MPI_Comm_call_errhandler", comm, &c)) return rc;
   int cls = 0;
   std::string msg;
-  if (!decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
+  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
   invoke_handler(c, comm, errorcode, msg);
   return MPI_SUCCESS;
 }
@@ -385,10 +303,7 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   WEFT_REQUIRE_INIT("MPI_Errhandler_free");
   if (!errhandler || !valid_errhandler(*errhandler))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
-  if (handle::kind_of(*errhandler) == handle::direct) {
-    auto& eh = g_state->errhandlers[handle::index_of(*errhandler)];
-    if (--eh->refs == 0) eh.reset();
-  }
+  release_errhandler(*errhandler);
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }

@@ -1,9 +1,6 @@
 // Info objects: ordered (key, value) string pairs; MPI_INFO_ENV describes this process.
-#include <unistd.h>
-
 #include <cstring>
 
-#include "runtime/memkind.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -12,16 +9,9 @@ namespace {
 InfoEntries& env_info() {
   static InfoEntries env;
   if (env.empty() && g_state) {
-    char cwd[4096] = "";
-    if (!getcwd(cwd, sizeof(cwd))) cwd[0] = '\0';
     const char* levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                             "MPI_THREAD_MULTIPLE"};
-    env = {{"maxprocs", std::to_string(g_state->boot->size())},
-           {"host", g_state->boot->hostname()},
-           {"wdir", cwd},
-           {"thread_level", levels[g_state->thread_level]},
-           {"mpi_memory_alloc_kinds",
-            cuda_state().compiled ? "system,mpi,cuda:device,cuda:managed" : "system,mpi"}};
+    env = process_info(*g_state->boot, levels[g_state->thread_level]);
   }
   return env;
 }
@@ -50,12 +40,6 @@ int check_key(const char* fn, const char* key) {
   if (n == 0 || n > MPI_MAX_INFO_KEY)
     return raise(MPI_COMM_NULL, MPI_ERR_INFO_KEY, fn, "key of %zu characters (1 to %d allowed)", n, MPI_MAX_INFO_KEY);
   return MPI_SUCCESS;
-}
-
-InfoEntries::iterator find_key(InfoEntries& e, const char* key) {
-  for (auto it = e.begin(); it != e.end(); ++it)
-    if (it->first == key) return it;
-  return e.end();
 }
 
 // Copies value into a caller's buffer of valuelen characters plus the terminating NUL.
@@ -95,9 +79,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   if (int rc = info_and_key("MPI_Info_set", info, key, &e, true)) return rc;
   if (!value || strlen(value) > MPI_MAX_INFO_VAL)
     return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, "MPI_Info_set", "value is NULL or longer than MPI_MAX_INFO_VAL");
-  auto it = find_key(*e, key);
-  if (it != e->end()) it->second = value;
-  else e->emplace_back(key, value);
+  e->set(key, value);
   return MPI_SUCCESS;
 }
 
@@ -105,9 +87,9 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_get", info, key, &e)) return rc;
   if (!flag || (!value && valuelen > 0)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get", "value or flag is NULL");
-  auto it = find_key(*e, key);
-  *flag = it != e->end();
-  if (*flag) copy_out(it->second, valuelen, value);
+  const std::string* v = e->find(key);
+  *flag = v != nullptr;
+  if (v) copy_out(*v, valuelen, value);
   return MPI_SUCCESS;
 }
 
@@ -115,9 +97,9 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_get_valuelen", info, key, &e)) return rc;
   if (!valuelen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen", "valuelen or flag is NULL");
-  auto it = find_key(*e, key);
-  *flag = it != e->end();
-  if (*flag) *valuelen = int(it->second.size());
+  const std::string* v = e->find(key);
+  *flag = v != nullptr;
+  if (v) *valuelen = int(v->size());
   return MPI_SUCCESS;
 }
 
@@ -126,11 +108,11 @@ int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* valu
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_get_string", info, key, &e)) return rc;
   if (!buflen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "buflen or flag is NULL");
-  auto it = find_key(*e, key);
-  *flag = it != e->end();
-  if (!*flag) return MPI_SUCCESS;
-  if (*buflen > 0 && value) copy_out(it->second, *buflen - 1, value);
-  *buflen = int(it->second.size()) + 1;
+  const std::string* v = e->find(key);
+  *flag = v != nullptr;
+  if (!v) return MPI_SUCCESS;
+  if (*buflen > 0 && value) copy_out(*v, *buflen - 1, value);
+  *buflen = int(v->size()) + 1;
   return MPI_SUCCESS;
 }
 
@@ -155,9 +137,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 int PMPI_Info_delete(MPI_Info info, const char* key) {
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_delete", info, key, &e, true)) return rc;
-  auto it = find_key(*e, key);
-  if (it == e->end()) return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "key '%s' is not set", key);
-  e->erase(it);
+  if (!e->erase(key)) return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "key '%s' is not set", key);
   return MPI_SUCCESS;
 }
 

@@ -7,15 +7,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/cuda_ipc.h"
-#include "runtime/device_staging.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 #include "runtime/staging.h"
 #include "coll/gpu/gpu_coll.h"
 #include "coll/offload/offload.h"
 #include "coll/shm/segment.h"
-#include "pt2pt/job_topology.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
 
@@ -110,21 +107,9 @@ int do_init(int required, int* provided, const char* fn) {
   Status s = state->config.check();
   if (s != Status::ok) return init_failure(fn, s);
   const Config& cfg = state->config;
-  LogSettings log;
-  if (s = log_settings(cfg, &log); s != Status::ok) return init_failure(fn, s);
-  log_configure(log, -1);
-
-  s = Bootstrap::init(&state->boot);
-  if (s != Status::ok) return init_failure(fn, s);
-  Bootstrap& boot = *state->boot;
-  log_configure(log, boot.rank());
-
   CpuSet cpus;
-  if (s = start_wait_policy(cfg, boot, state->progress, &cpus); s != Status::ok) return init_failure(fn, s);
-
-  (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
-  cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
-  device_staging_configure(cfg.size("WEFT_CUDA_STAGING_CHUNK"));  // before the transport reads it
+  if (s = start_process(cfg, state->progress, &state->boot, &cpus); s != Status::ok) return init_failure(fn, s);
+  Bootstrap& boot = *state->boot;
 
   // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
   // thread-safe. The standard lets an implementation provide a lower level than required.
@@ -135,13 +120,8 @@ int do_init(int required, int* provided, const char* fn) {
   }
   state->thread_level = level;
 
-  if (s = load_job_topology(cfg, boot, &state->node_topology); s != Status::ok)
-    return init_failure(fn, s);
-
-  const TransportOptions topts = transport_options(cfg, boot);
-  s = Transport::create(boot, state->progress, state->requests, topts, &state->transport);
+  s = start_transport(cfg, boot, state->progress, state->requests, cpus, &state->node_topology, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
-  configure_wait_policy(cfg, boot, cpus, state->progress);
 
   {
     std::string error;
@@ -233,38 +213,15 @@ int PMPI_Finalized(int* flag) {
 int PMPI_Finalize(void) {
   WEFT_REQUIRE_INIT("MPI_Finalize");
   State& st = *g_state;
-  // Buffered sends must reach their destination before the transport goes away.
-  for (Request* r : st.bsend.pending)
-    if (!r->complete) st.transport->wait(r);
-  // Peers may still wait for cells queued here (e.g. a finish for their last send), and the
-  // barrier below does not progress messages.
-  st.transport->quiesce();
-  st.boot->announce_finalize();  // this rank's exit is no failure from here on
-  // The launcher's barrier would wait forever for a rank that died: after a known failure it
-  // is skipped, and it gives up when a rank dies while it waits.
-  Status s = Status::ok;
-  if (const int dead = st.boot->first_failed(); dead >= 0) {
-    WEFT_INFO(Subsys::init, "rank %d has failed: finalize does not wait for the other ranks", dead);
-  } else {
-    s = st.boot->barrier();
-    if (s == Status::peer_failed) WEFT_INFO(Subsys::init, "%s: finalize goes on", error_detail().c_str());
-    else if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
-  }
-  // Every rank has mapped what it needs (or a rank died): no weft file of the job may outlive it.
-  st.boot->unlink_tracked_shm();
+  finish_process(*st.boot, *st.transport, st.bsend.pending);
   std::vector<void*> window_memory;
   release_windows(&window_memory);  // registrations must go before UCX does
   st.transport.reset();
   for (void* p : window_memory) free(p);
-  if (const IpcCacheStats ipc = cuda_ipc_stats(); ipc.opens > 0)
-    WEFT_INFO(Subsys::gpu, "cuda ipc: %llu mappings opened, %llu reused, %llu closed early (cache of %zu); %zu closed at finalize",
-              static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),
-              static_cast<unsigned long long>(ipc.evictions), ipc.capacity, ipc.live);
-  cuda_ipc_release_all();
-  device_staging_release_all();  // the transport is gone: no staged transfer is in flight
+  release_device_resources();  // the transport is gone: no staged transfer is in flight
   coll::gpu::release_all();  // after the barrier: no peer reads any workspace any more
   coll::offload::unload();    // every leader has finished its offloaded operations
-  s = st.boot->finalize();
+  const Status s = st.boot->finalize();
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");
   log_shutdown();
@@ -310,10 +267,8 @@ int PMPI_Get_processor_name(char* name, int* resultlen) {
   if (!name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");
   char host[MPI_MAX_PROCESSOR_NAME] = "";
   gethostname(host, sizeof(host) - 1);
-  size_t n = strnlen(host, MPI_MAX_PROCESSOR_NAME - 1);
-  memcpy(name, host, n);
-  name[n] = '\0';
-  *resultlen = int(n);
+  copy_string(std::string_view(host, strnlen(host, MPI_MAX_PROCESSOR_NAME - 1)), MPI_MAX_PROCESSOR_NAME, name,
+              resultlen);
   return MPI_SUCCESS;
 }
 
@@ -359,10 +314,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_get_name", comm, &c)) [[unlikely]] return rc;
   if (!comm_name || !resultlen) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_name", "comm_name or resultlen is NULL");
-  size_t n = std::min(c->name.size(), size_t(MPI_MAX_OBJECT_NAME - 1));
-  memcpy(comm_name, c->name.data(), n);
-  comm_name[n] = '\0';
-  *resultlen = int(n);
+  copy_string(c->name, MPI_MAX_OBJECT_NAME, comm_name, resultlen);
   return MPI_SUCCESS;
 }
 

@@ -304,13 +304,8 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   int rc = check_send(fn, buf, count, dt, dest, sendtag, comm, &m);
   if (rc != MPI_SUCCESS) return rc;
   // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
-  copy_out_of_device(&m);
-  StagingBuffer copy = staging_buffer(m.bytes);
-  if (m.contiguous) {
-    if (m.bytes) memcpy(copy.get(), static_cast<const char*>(buf) + m.offset, m.bytes);
-  } else if (Status s = pack_message(m, buf, copy.get()); s != Status::ok) {
-    return raise_status(comm, s, fn);
-  }
+  StagingBuffer copy;
+  if (Status s = copy_message(&m, buf, &copy); s != Status::ok) return raise_status(comm, s, fn);
   MPI_Request req;
   rc = do_immediate(fn, true, buf, count, dt, source, recvtag, comm, SendMode::standard, &req);
   if (rc != MPI_SUCCESS) return rc;

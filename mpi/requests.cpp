@@ -1,7 +1,6 @@
 // Completion (wait/test families), request management, probe and matched receives: the
 // bindings over pt2pt/completion.h and pt2pt/p2p.h.
 #include <cstring>
-#include <vector>
 
 #include "datatype_api.h"
 #include "pt2pt/completion.h"
@@ -17,16 +16,10 @@ bool is_inert(MPI_Request h, Request* r) { return h == MPI_REQUEST_NULL || (r &&
 
 // Hands a completed request's result to *st and frees or deactivates it; the error, if any.
 Status complete_into(MPI_Request* h, Request* r, MPI_Status* st) {
-  run_finish(r);
-  fill_status(st, r->status);
-  Status err = r->status.error;
-  if (r->persistent) {
-    r->active = false;
-  } else {
-    g_state->requests.release(r);
-    *h = MPI_REQUEST_NULL;
-  }
-  return err;
+  RequestStatus rs;
+  if (retire_request(g_state->requests, r, &rs)) *h = MPI_REQUEST_NULL;
+  fill_status(st, rs);
+  return rs.error;
 }
 
 // One request to the user: its error raised on its communicator.
@@ -63,25 +56,25 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// The active requests of a valid array: null for MPI_REQUEST_NULL and inactive ones.
-std::vector<Request*> active_of(int count, const MPI_Request reqs[]) {
-  std::vector<Request*> active(size_t(count), nullptr);
-  for (int i = 0; i < count; ++i) {
-    Request* r;
-    (void)resolve(reqs[i], &r);
-    if (!is_inert(reqs[i], r)) active[size_t(i)] = r;
-  }
-  return active;
+// The count and the array of a multiple-completion call (before its RequestSet is made).
+int check_count(const char* fn, int count, MPI_Request reqs[]) {
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d", count);
+  if (count > 0 && !reqs) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "array_of_requests is NULL");
+  return MPI_SUCCESS;
 }
 
-bool none_active(const std::vector<Request*>& active) {
-  for (Request* r : active)
-    if (r) return false;
-  return true;
+// Checks the array's handles and fills *set with its active requests (see RequestSet).
+int check_array(const char* fn, int count, MPI_Request reqs[], RequestSet* set) {
+  for (int i = 0; i < count; ++i) {
+    Request* r;
+    if (!resolve(reqs[i], &r)) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "invalid request 0x%x at index %d", unsigned(reqs[i]), i);
+    if (!is_inert(reqs[i], r)) (*set)[size_t(i)] = r;
+  }
+  return MPI_SUCCESS;
 }
 
 // Completes every request of the set into statuses; MPI_ERR_IN_STATUS if any failed.
-int retire_all(int count, MPI_Request reqs[], const std::vector<Request*>& active, MPI_Status* statuses) {
+int retire_all(int count, MPI_Request reqs[], const RequestSet& active, MPI_Status* statuses) {
   bool failed = false;
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = status_at(statuses, i);
@@ -97,7 +90,7 @@ int retire_all(int count, MPI_Request reqs[], const std::vector<Request*>& activ
 }
 
 // Completes the ones that are done among the active, writing their indices.
-int collect_some(int count, MPI_Request reqs[], const std::vector<Request*>& active, int* outcount, int indices[],
+int collect_some(int count, MPI_Request reqs[], const RequestSet& active, int* outcount, int indices[],
                  MPI_Status* statuses) {
   int n = 0;
   bool failed = false;
@@ -110,22 +103,6 @@ int collect_some(int count, MPI_Request reqs[], const std::vector<Request*>& act
   *outcount = n;
   if (failed) return raise(MPI_COMM_NULL, MPI_ERR_IN_STATUS, "MPI_Waitsome/Testsome", "a request failed; see the statuses");
   return MPI_SUCCESS;
-}
-
-int check_array(const char* fn, int count, MPI_Request reqs[]) {
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d", count);
-  if (count > 0 && !reqs) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "array_of_requests is NULL");
-  for (int i = 0; i < count; ++i) {
-    Request* r;
-    if (!resolve(reqs[i], &r)) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "invalid request 0x%x at index %d", unsigned(reqs[i]), i);
-  }
-  return MPI_SUCCESS;
-}
-
-// One look at the set: progress, then fail what a known failure fails.
-void poll_set(Request* const* reqs, size_t n) {
-  g_state->progress.poll();
-  (void)fail_on_member_failures(*g_state->transport, reqs, n, failure_scope);
 }
 
 // The probe family. flag == nullptr: block until a match (or the source dies); message !=
@@ -155,15 +132,7 @@ int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
   if (flag) *flag = found;
   else if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s", error_detail().c_str());
   if (found) {
-    if (message) {  // a matched message is a receive request that holds the transport's handle
-      Request* r = g_state->requests.alloc(RequestKind::recv);
-      r->transport_handle = msg;
-      r->status.source = info.source;
-      r->status.tag = info.tag;
-      r->status.bytes = info.bytes;
-      r->owner = comm;
-      *message = request_handle(r);
-    }
+    if (message) *message = request_handle(matched_message(g_state->requests, msg, info, comm));
     fill_status(status, RequestStatus{info.source, info.tag, info.bytes});
   }
   return MPI_SUCCESS;
@@ -171,21 +140,16 @@ int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
 
 // MPI_Waitany and MPI_Testany; flag == nullptr: wait.
 int any_of(const char* fn, int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
-  int rc = check_array(fn, count, reqs);
-  if (rc != MPI_SUCCESS) return rc;
-  const std::vector<Request*> active = active_of(count, reqs);
+  if (int rc = check_count(fn, count, reqs)) return rc;
+  RequestSet active{size_t(count)};
+  if (int rc = check_array(fn, count, reqs, &active)) return rc;
   *index = MPI_UNDEFINED;
   if (flag) *flag = 1;
-  if (none_active(active)) {
+  if (active.none_active()) {
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (flag) poll_set(active.data(), active.size());
-  int i = first_complete(active.data(), active.size());
-  while (i < 0 && !flag) {
-    wait_for_any(*g_state->transport, active.data(), active.size(), failure_scope);
-    i = first_complete(active.data(), active.size());
-  }
+  const int i = any_complete(*g_state->transport, active, failure_scope, !flag);
   if (i < 0) {
     *flag = 0;
     return MPI_SUCCESS;
@@ -198,16 +162,16 @@ int any_of(const char* fn, int count, MPI_Request reqs[], int* index, int* flag,
 int some_of(const char* fn, bool wait, int incount, MPI_Request reqs[], int* outcount, int indices[],
             MPI_Status statuses[]) {
   if (!outcount || (incount > 0 && !indices)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "outcount or indices is NULL");
-  int rc = check_array(fn, incount, reqs);
-  if (rc != MPI_SUCCESS) return rc;
-  const std::vector<Request*> active = active_of(incount, reqs);
-  if (none_active(active)) {
+  if (int rc = check_count(fn, incount, reqs)) return rc;
+  RequestSet active{size_t(incount)};
+  if (int rc = check_array(fn, incount, reqs, &active)) return rc;
+  if (active.none_active()) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  if (!wait) poll_set(active.data(), active.size());
+  if (!wait) poll_once(*g_state->transport, active.data(), active.size(), failure_scope);
   for (;;) {
-    rc = collect_some(incount, reqs, active, outcount, indices, statuses);
+    int rc = collect_some(incount, reqs, active, outcount, indices, statuses);
     if (*outcount > 0 || rc != MPI_SUCCESS || !wait) return rc;
     wait_for_any(*g_state->transport, active.data(), active.size(), failure_scope);
   }
@@ -244,36 +208,29 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete) poll_set(&r, 1);
+  if (!r->complete) poll_once(*g_state->transport, &r, 1, failure_scope);
   *flag = r->complete;
   return r->complete ? retire(request, r, status) : MPI_SUCCESS;
 }
 
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   WEFT_REQUIRE_INIT("MPI_Waitall");
-  int rc = check_array("MPI_Waitall", count, reqs);
-  if (rc != MPI_SUCCESS) return rc;
-  const std::vector<Request*> active = active_of(count, reqs);
-  for (Request* r : active)
-    if (r && !r->complete) g_state->transport->wait(r, failure_scope(r));
+  if (int rc = check_count("MPI_Waitall", count, reqs)) return rc;
+  RequestSet active{size_t(count)};
+  if (int rc = check_array("MPI_Waitall", count, reqs, &active)) return rc;
+  wait_all(*g_state->transport, active, failure_scope);
   return retire_all(count, reqs, active, statuses);
 }
 
 int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   WEFT_REQUIRE_INIT("MPI_Testall");
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
-  int rc = check_array("MPI_Testall", count, reqs);
-  if (rc != MPI_SUCCESS) return rc;
-  const std::vector<Request*> active = active_of(count, reqs);
-  poll_set(active.data(), active.size());
-  for (Request* r : active) {
-    if (r && !r->complete) {
-      *flag = 0;
-      return MPI_SUCCESS;
-    }
-  }
-  *flag = 1;
-  return retire_all(count, reqs, active, statuses);
+  if (int rc = check_count("MPI_Testall", count, reqs)) return rc;
+  RequestSet active{size_t(count)};
+  if (int rc = check_array("MPI_Testall", count, reqs, &active)) return rc;
+  poll_once(*g_state->transport, active.data(), active.size(), failure_scope);
+  *flag = active.all_complete();
+  return *flag ? retire_all(count, reqs, active, statuses) : MPI_SUCCESS;
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
@@ -308,7 +265,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     set_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete) poll_set(&r, 1);
+  if (!r->complete) poll_once(*g_state->transport, &r, 1, failure_scope);
   *flag = r->complete;
   if (r->complete) {
     run_finish(r);  // the data is the user's once the status says complete
@@ -396,14 +353,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
     default: return raise(r->owner, MPI_ERR_TYPE, fn, "%s", error_detail().c_str());
   }
   if (!buf && m.bytes && d->predefined) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  if (m.on_device) {  // CUDA IPC or pipelined over UCX; else received into host memory and copied
-    m.device_direct = g_state->transport->device_direct(-1);
-    m.device = !m.device_direct;
-    m.contiguous = m.device_direct;
-  }
-  void* msg = r->transport_handle;
-  r->transport_handle = nullptr;
-  Status s = mrecv(*g_state->transport, m, buf, msg, r);
+  Status s = mrecv(*g_state->transport, m, buf, r);
   if (s != Status::ok) return raise_status(r->owner, s, fn);
   *request = request_handle(r);
   *message = MPI_MESSAGE_NULL;

@@ -3,10 +3,13 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdarg>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +27,7 @@
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
+#include "runtime/info_set.h"
 #include "runtime/process_topology.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
@@ -55,15 +59,12 @@ struct Group {
 };
 
 // Process topology attached to a communicator; the grid for MPI_CART.
-struct Topology : CartGrid {
+struct Topology : CartGrid, DistGraph {
   int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH
-  std::vector<int> index, edges;                // graph
-  std::vector<int> sources, source_weights;     // distributed graph (in-edges)
-  std::vector<int> dests, dest_weights;         // distributed graph (out-edges)
-  bool weighted = false;
+  std::vector<int> index, edges;  // graph
 };
 
-using InfoEntries = std::vector<std::pair<std::string, std::string>>;
+using InfoEntries = InfoSet;
 
 struct Keyval {
   MPI_Comm_copy_attr_function* copy = nullptr;
@@ -189,8 +190,20 @@ int raise_status(MPI_Comm comm, Status s, const char* fn);
 // MPI_ERR_BUFFER for a CUDA device buffer in a build without CUDA (MemKind::unsupported_device).
 int raise_unsupported_device(MPI_Comm comm, const char* fn, const void* buf);
 int error_class_of(Status s);
+// A reference to a user errhandler taken or dropped (no-ops for the predefined ones).
+void retain_errhandler(MPI_Errhandler eh);
+void release_errhandler(MPI_Errhandler eh);
 // Code for an error found inside a multiple-completion call (no handler invoked).
 int make_error_code(int error_class, const std::string& message);
+
+// The string outputs (names, error strings): s cut to max - 1 characters and a NUL into out,
+// the length kept into *resultlen.
+inline void copy_string(std::string_view s, int max, char* out, int* resultlen) {
+  const size_t n = std::min(s.size(), size_t(max - 1));
+  memcpy(out, s.data(), n);
+  out[n] = '\0';
+  *resultlen = int(n);
+}
 
 // Fills an MPI_Status from a completed request's status.
 void fill_status(MPI_Status* st, const RequestStatus& rs);

@@ -284,25 +284,16 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
   counts[size_t(c->rank)] = int64_t(mine.size());
   Status s = coll::allreduce(ctx, counts.data(), counts.data(), counts.size(), sum);
   if (s != Status::ok) return raise_status(comm, s, "MPI_Dist_graph_create");
-  int64_t total = 0, offset = 0;
-  for (int r = 0; r < c->size; ++r) {
-    if (r == c->rank) offset = total;
-    total += counts[size_t(r)];
-  }
-  std::vector<int64_t> all(size_t(total), 0);
-  std::copy(mine.begin(), mine.end(), all.begin() + offset);
-  if (total > 0) {
+  std::vector<int64_t> all(size_t(entries_before(counts, c->size)), 0);
+  std::copy(mine.begin(), mine.end(), all.begin() + entries_before(counts, c->rank));
+  if (!all.empty()) {
     s = coll::allreduce(ctx, all.data(), all.data(), all.size(), sum);
     if (s != Status::ok) return raise_status(comm, s, "MPI_Dist_graph_create");
   }
   auto t = std::make_shared<Topology>();
   t->kind = MPI_DIST_GRAPH;
   t->weighted = weighted;
-  for (size_t e = 0; e + 2 < all.size(); e += 3) {
-    int src = int(all[e]), dst = int(all[e + 1]), w = int(all[e + 2]);
-    if (dst == c->rank) { t->sources.push_back(src); t->source_weights.push_back(w); }
-    if (src == c->rank) { t->dests.push_back(dst); t->dest_weights.push_back(w); }
-  }
+  keep_edges(all, c->rank, t.get());
   return create_communicator("MPI_Dist_graph_create", comm, c->world_ranks, t, comm_dist_graph);
 }
 

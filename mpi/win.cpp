@@ -321,8 +321,7 @@ int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_name", win, &e); rc != MPI_SUCCESS) return rc;
   if (!name || !len) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_get_name", "NULL name or resultlen");
-  memcpy(name, e->name.c_str(), e->name.size() + 1);
-  *len = int(e->name.size());
+  copy_string(e->name, MPI_MAX_OBJECT_NAME, name, len);
   return MPI_SUCCESS;
 }
 WEFT_PMPI_ALIAS(Win_get_name)

@@ -2,7 +2,12 @@
 #include "pt2pt/communicators.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <utility>
+
+#include "runtime/log.h"
+#include "topo/topology.h"
 
 namespace weft {
 
@@ -44,6 +49,18 @@ std::vector<int> split_members(const Comm& parent, const std::vector<int64_t>& t
   std::vector<int> members;
   for (auto& [k, r] : order) members.push_back(parent.world_rank(r));
   return members;
+}
+
+int split_type_color(uint32_t node, const char* resource, int none) {
+  constexpr int kInstances = 1 << 16;
+  if (!resource || !strcmp(resource, "mpi_shared_memory")) return int(node) * kInstances;
+  int instance = -1;
+  std::string error;
+  if (topo::binding_instance(resource, &instance, &error) != Status::ok) {
+    WEFT_INFO(Subsys::topo, "MPI_Comm_split_type: %s; returning MPI_COMM_NULL", error.c_str());
+    return none;
+  }
+  return instance >= 0 && instance < kInstances ? int(node) * kInstances + instance : none;
 }
 
 }  // namespace weft

@@ -29,4 +29,10 @@ Comm member_view(uint32_t context, const std::vector<int>& world_ranks, int my_w
 // of every rank of parent (table[2 r], table[2 r + 1]).
 std::vector<int> split_members(const Comm& parent, const std::vector<int64_t>& table, int color);
 
+// The colour of MPI_Comm_split_type on a rank of `node`: node × 2^16, plus, for `resource` (an
+// hwloc type name; nullptr or "mpi_shared_memory": the node itself), the instance of it that
+// holds the rank's whole binding. `none` when the binding spans several instances or the
+// resource is unknown (logged at INFO).
+int split_type_color(uint32_t node, const char* resource, int none);
+
 }  // namespace weft

@@ -46,6 +46,59 @@ void wait_for_any(Transport& t, Request* const* reqs, size_t n, FailureScope sco
       [&] { return first_complete(reqs, n) >= 0 || fail_on_member_failures(t, reqs, n, scope); });
 }
 
+bool RequestSet::none_active() const {
+  for (size_t i = 0; i < n_; ++i)
+    if (items_[i]) return false;
+  return true;
+}
+
+bool RequestSet::all_complete() const {
+  for (size_t i = 0; i < n_; ++i)
+    if (items_[i] && !items_[i]->complete) return false;
+  return true;
+}
+
+void poll_once(Transport& t, Request* const* reqs, size_t n, FailureScope scope) {
+  t.progress_engine().poll();
+  (void)fail_on_member_failures(t, reqs, n, scope);
+}
+
+void wait_all(Transport& t, const RequestSet& set, FailureScope scope) {
+  for (size_t i = 0; i < set.size(); ++i)
+    if (Request* r = set[i]; r && !r->complete) t.wait(r, scope(r));
+}
+
+int any_complete(Transport& t, const RequestSet& set, FailureScope scope, bool blocking) {
+  if (!blocking) poll_once(t, set.data(), set.size(), scope);
+  int i = first_complete(set.data(), set.size());
+  while (i < 0 && blocking) {
+    wait_for_any(t, set.data(), set.size(), scope);
+    i = first_complete(set.data(), set.size());
+  }
+  return i;
+}
+
+bool retire_request(RequestPool& pool, Request* r, RequestStatus* out) {
+  run_finish(r);
+  *out = r->status;
+  if (r->persistent) {
+    r->active = false;
+    return false;
+  }
+  pool.release(r);
+  return true;
+}
+
+Request* matched_message(RequestPool& pool, void* message, const MatchInfo& info, int owner) {
+  Request* r = pool.alloc(RequestKind::recv);
+  r->transport_handle = message;
+  r->status.source = info.source;
+  r->status.tag = info.tag;
+  r->status.bytes = info.bytes;
+  r->owner = owner;
+  return r;
+}
+
 bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask, bool remove, bool blocking,
            MatchInfo* info, void** message) {
   if (!blocking) return t.probe(tag, mask, remove, info, message);

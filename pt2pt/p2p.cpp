@@ -194,12 +194,27 @@ Status irecv(Transport& t, const Message& m, void* buf, Request* r) {
   return t.irecv(target, m.bytes, source_of(m), m.tag, m.mask, r);
 }
 
-Status mrecv(Transport& t, const Message& m, void* buf, void* matched, Request* r) {
+Status mrecv(Transport& t, Message m, void* buf, Request* r) {
+  if (m.on_device) {
+    m.device_direct = t.device_direct(-1);
+    m.device = !m.device_direct;
+    m.contiguous = m.device_direct;
+  }
+  void* matched = r->transport_handle;
+  r->transport_handle = nullptr;
   r->device_buffer = m.device_direct;
   void* target = recv_target(m, buf, &r->owned_buffer);
   if (!m.contiguous) type_retain(m.type);
   arm_unpack(r, m, buf, true);
   return t.mrecv(target, m.bytes, matched, r);
+}
+
+Status copy_message(Message* m, const void* buf, StagingBuffer* out) {
+  copy_out_of_device(m);
+  *out = staging_buffer(m->bytes);
+  if (!m->contiguous) return pack_message(*m, buf, out->get());
+  if (m->bytes) memcpy(out->get(), static_cast<const char*>(buf) + m->offset, m->bytes);
+  return Status::ok;
 }
 
 Request* completed_request(RequestPool& pool, RequestKind kind, const RequestStatus& null_status) {

@@ -82,8 +82,13 @@ Status send(Transport& t, const Message& m, const void* buf, SendMode mode);
 Status isend(Transport& t, const Message& m, const void* buf, SendMode mode, Request* r);
 Status recv(Transport& t, const Message& m, void* buf, RequestStatus* out);
 Status irecv(Transport& t, const Message& m, void* buf, Request* r);
-// Receives a message matched by a probe (Transport::probe with remove) into r.
-Status mrecv(Transport& t, const Message& m, void* buf, void* matched, Request* r);
+// Receives the message matched by a probe (Transport::probe with remove) that r holds (its
+// transport handle) into buf. Device memory takes CUDA IPC or the pipeline over UCX where the
+// transport has them, else the host and a copy.
+Status mrecv(Transport& t, Message m, void* buf, Request* r);
+// The outgoing data of m copied (packed) out of buf into *out, so that a receive may land in
+// buf (MPI_Sendrecv_replace); device memory is copied out of the device.
+Status copy_message(Message* m, const void* buf, StagingBuffer* out);
 // A request already complete with `null_status` (the status of an operation on MPI_PROC_NULL).
 Request* completed_request(RequestPool& pool, RequestKind kind, const RequestStatus& null_status);
 

@@ -2,8 +2,14 @@
 // communicator views, orphaned requests.
 #include "pt2pt/process_setup.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
+
+#include "runtime/cuda_ipc.h"
+#include "runtime/device_staging.h"
+#include "runtime/memkind.h"
 
 namespace weft {
 
@@ -98,6 +104,64 @@ std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ra
   for (size_t i = 0; i < world_ranks.size(); ++i)
     if (boot.node_of(world_ranks[i], &nodes[i]) != Status::ok) return {};  // unknown: no hierarchy
   return nodes;
+}
+
+Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus) {
+  LogSettings log;
+  if (Status s = log_settings(cfg, &log); s != Status::ok) return s;
+  log_configure(log, -1);
+  if (Status s = Bootstrap::init(boot); s != Status::ok) return s;
+  log_configure(log, (*boot)->rank());
+  if (Status s = start_wait_policy(cfg, **boot, progress, cpus); s != Status::ok) return s;
+  (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
+  cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
+  device_staging_configure(cfg.size("WEFT_CUDA_STAGING_CHUNK"));
+  return Status::ok;
+}
+
+Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, RequestPool& requests,
+                       const CpuSet& cpus, std::shared_ptr<const topo::NodeTopology>* topology,
+                       std::unique_ptr<Transport>* transport) {
+  if (Status s = load_job_topology(cfg, boot, topology); s != Status::ok) return s;
+  if (Status s = Transport::create(boot, progress, requests, transport_options(cfg, boot), transport);
+      s != Status::ok)
+    return s;
+  configure_wait_policy(cfg, boot, cpus, progress);
+  return Status::ok;
+}
+
+void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending) {
+  for (Request* r : bsend_pending)
+    if (!r->complete) t.wait(r);
+  t.quiesce();  // the barrier below does not progress messages
+  boot.announce_finalize();  // this rank's exit is no failure from here on
+  if (const int dead = boot.first_failed(); dead >= 0) {
+    WEFT_INFO(Subsys::init, "rank %d has failed: finalize does not wait for the other ranks", dead);
+  } else {
+    const Status s = boot.barrier();
+    if (s == Status::peer_failed) WEFT_INFO(Subsys::init, "%s: finalize goes on", error_detail().c_str());
+    else if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
+  }
+  boot.unlink_tracked_shm();  // every rank has mapped what it needs, or a rank died
+}
+
+void release_device_resources() {
+  if (const IpcCacheStats ipc = cuda_ipc_stats(); ipc.opens > 0)
+    WEFT_INFO(Subsys::gpu, "cuda ipc: %llu mappings opened, %llu reused, %llu closed early (cache of %zu); %zu closed at finalize",
+              static_cast<unsigned long long>(ipc.opens), static_cast<unsigned long long>(ipc.hits),
+              static_cast<unsigned long long>(ipc.evictions), ipc.capacity, ipc.live);
+  cuda_ipc_release_all();
+  device_staging_release_all();  // no staged transfer is in flight any more
+}
+
+std::vector<std::pair<std::string, std::string>> process_info(const Bootstrap& boot, const char* thread_level) {
+  char cwd[4096] = "";
+  if (!getcwd(cwd, sizeof(cwd))) cwd[0] = '\0';
+  return {{"maxprocs", std::to_string(boot.size())},
+          {"host", boot.hostname()},
+          {"wdir", cwd},
+          {"thread_level", thread_level},
+          {"mpi_memory_alloc_kinds", cuda_state().compiled ? "system,mpi,cuda:device,cuda:managed" : "system,mpi"}};
 }
 
 int release_orphans(RequestPool& pool, std::vector<Request*>* orphans) {

@@ -3,10 +3,14 @@
 // communicator views of the predefined communicators, and requests freed while in flight.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
+#include "pt2pt/job_topology.h"
 #include "pt2pt/transport.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
@@ -32,6 +36,28 @@ TransportOptions transport_options(const Config& cfg, const Bootstrap& boot);
 Comm predefined_comm(Bootstrap& boot, uint32_t context, bool self);
 // The node id of each job rank (empty if the bootstrap cannot tell).
 std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
+
+// MPI_Init's first steps, in order: logging from the settings (lines name the rank once the
+// bootstrap knows it), the bootstrap, the wait policy until every rank's binding is known (this
+// rank's CPUs in *cpus), and CUDA: the probe, the IPC cache, the staging chunk (before the
+// transport reads it).
+Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus);
+// The next ones: the node topology (when the settings ask for it), the transport, then the wait
+// policy from the bindings of the host's ranks.
+Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, RequestPool& requests,
+                       const CpuSet& cpus, std::shared_ptr<const topo::NodeTopology>* topology,
+                       std::unique_ptr<Transport>* transport);
+// MPI_Finalize's first steps: buffered sends (bsend_pending) delivered, the transport quiesced
+// (peers may still wait for cells queued here), this rank's exit announced, the launcher's
+// barrier (skipped after a known failure; it gives up when a rank dies in it), then every
+// tracked shared-memory file unlinked.
+void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending);
+// Once the transport is gone: the CUDA IPC mappings (their use logged) and device staging.
+void release_device_resources();
+
+// What MPI_INFO_ENV says of this process, in order: maxprocs, host, wdir, thread_level (the
+// name given), mpi_memory_alloc_kinds.
+std::vector<std::pair<std::string, std::string>> process_info(const Bootstrap& boot, const char* thread_level);
 
 // Releases the requests of *orphans (freed by the user while in flight) that have completed,
 // running their finish step first (a freed receive still delivers its data); how many.

@@ -72,4 +72,24 @@ CartGrid cart_sub(const CartGrid& g, int rank, const int* remain, int* color, in
   return sub;
 }
 
+void keep_edges(const std::vector<int64_t>& triples, int rank, DistGraph* g) {
+  for (size_t e = 0; e + 2 < triples.size(); e += 3) {
+    const int src = int(triples[e]), dst = int(triples[e + 1]), w = int(triples[e + 2]);
+    if (dst == rank) {
+      g->sources.push_back(src);
+      g->source_weights.push_back(w);
+    }
+    if (src == rank) {
+      g->dests.push_back(dst);
+      g->dest_weights.push_back(w);
+    }
+  }
+}
+
+int64_t entries_before(const std::vector<int64_t>& counts, int rank) {
+  int64_t n = 0;
+  for (int r = 0; r < rank; ++r) n += counts[size_t(r)];
+  return n;
+}
+
 }  // namespace weft

@@ -3,6 +3,7 @@
 // and checks the arguments.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace weft {
@@ -10,6 +11,18 @@ namespace weft {
 struct CartGrid {
   std::vector<int> dims, periods;  // periods[d] != 0: dimension d wraps around
 };
+
+// A distributed graph as one rank sees it: the edges into it and out of it, with weights.
+struct DistGraph {
+  std::vector<int> sources, source_weights;  // in-edges
+  std::vector<int> dests, dest_weights;      // out-edges
+  bool weighted = false;
+};
+
+// From every rank's (source, dest, weight) triples, concatenated: the edges that touch `rank`.
+void keep_edges(const std::vector<int64_t>& triples, int rank, DistGraph* g);
+// Where rank's entries start in a table of every rank's entries, counts[r] of them each.
+int64_t entries_before(const std::vector<int64_t>& counts, int rank);
 
 // Fills the zero entries of dims (ndims of them, the others fixed and dividing nnodes) with a
 // balanced factorisation of what is left of nnodes, non-increasing.

@@ -102,8 +102,10 @@ Datatype* make_dup(const Datatype* old) {
   return record(d, Combiner::dup, {});
 }
 
-void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
-                     size_t align) {
+void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t part) {
+  const bool none = basic == BasicType::none;
+  const size_t n_basic = none ? size / part : basic_type_is_pair(basic) ? 2 : 1;
+  const size_t align = none ? std::min<size_t>(part, 16) : basic_type_align(basic);
   // Size counts data bytes only; the extent of a (value, index) pair includes its padding.
   const size_t extent = basic == BasicType::none ? size : std::max(size, basic_type_size(basic));
   d.name = name;
@@ -120,6 +122,29 @@ void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size
   d.dense = true;
   d.n_basic = n_basic;
   d.align = align;
+}
+
+uint32_t TypeSlots::add(Datatype* d) {
+  if (free_.empty()) {
+    slots_.push_back(d);
+    return uint32_t(slots_.size() - 1);
+  }
+  const uint32_t slot = free_.back();
+  free_.pop_back();
+  slots_[slot] = d;
+  return slot;
+}
+
+void TypeSlots::release(uint32_t slot) {
+  Datatype* d = slots_[slot];
+  slots_[slot] = nullptr;
+  free_.push_back(slot);
+  type_release(d);
+}
+
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints) {
+  for (size_t i = 0; i < d.ints.size(); ++i) ints[i] = int(d.ints[i]);
+  for (size_t i = 0; i < d.aints.size(); ++i) aints[i] = ptrdiff_t(d.aints[i]);
 }
 
 }  // namespace weft

@@ -4,6 +4,8 @@
 // Arguments are valid (the MPI layer checks them); each returns a new type with one reference.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "runtime/datatype.h"
 
@@ -29,8 +31,26 @@ Datatype* make_subarray(int ndims, const int* sizes, const int* subsizes, const 
 Datatype* make_dup(const Datatype* old);
 
 // A predefined type of `size` data bytes of `basic` that travels as its extent (padding of
-// the (value, index) pairs included); n_basic: its basic elements (2 for pairs).
-void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t n_basic,
-                     size_t align);
+// the (value, index) pairs included). Its basic elements (2 for pairs) and alignment follow
+// from `basic`; for BasicType::none, from `part`, the size of one basic element (MPI_2REAL: 4),
+// aligned to it up to 16 bytes.
+void init_predefined(Datatype& d, const char* name, BasicType basic, size_t size, size_t part);
+
+// Derived types by slot (the index part of their handles). Each slot owns one reference;
+// freed slots are reused, so create/free loops do not grow the table.
+class TypeSlots {
+ public:
+  uint32_t add(Datatype* d);  // takes over the caller's reference
+  Datatype* get(uint32_t slot) const { return slot < slots_.size() ? slots_[slot] : nullptr; }
+  void release(uint32_t slot);  // drops the slot's reference (operations in flight hold their own)
+
+ private:
+  std::vector<Datatype*> slots_;
+  std::vector<uint32_t> free_;
+};
+
+// The constructor's integer and address arguments (MPI_Type_get_contents): d.ints.size() and
+// d.aints.size() entries.
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints);
 
 }  // namespace weft
