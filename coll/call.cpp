@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "gpu/gpu_coll.h"
+#include "hier/hierarchy.h"
 #include "offload/offload.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
@@ -209,6 +211,32 @@ bool Call::staging_allowed(bool contiguous) {
   return true;
 }
 
+bool Call::device(std::initializer_list<const void*> bufs, const Reduction* red, size_t bytes) {
+  std::string why;
+  switch (gpu::gate(ctx_, mode_ == Mode::blocking, bufs, red, bytes, &why)) {
+    case gpu::Gate::host: return false;
+    case gpu::Gate::native: break;
+    case gpu::Gate::hier:
+      if (log_first_time(std::string("gpu-hier:") + what_ + ctx_.comm.label()))
+        WEFT_INFO(Subsys::gpu,
+                  "%s on %s with device buffers across nodes: GPU-native stages within each node (%d ranks "
+                  "here), host staging between the node leaders",
+                  what_, ctx_.comm.label().c_str(), int(hierarchy(ctx_.comm).node.size()));
+      break;
+    case gpu::Gate::staged:
+      if (ctx_.require_fast_path) {
+        fail(Status::not_supported, "a GPU device buffer would be staged through host memory (" + why +
+                                        "), and WEFT_REQUIRE_FAST_PATH forbids slower paths");
+        return true;
+      }
+      if (log_first_time(std::string("gpu-coll-fallback:") + what_ + why))
+        WEFT_INFO(Subsys::gpu, "%s on device buffers staged through host memory: %s", what_, why.c_str());
+      return false;
+  }
+  device_ = true;
+  return true;
+}
+
 bool Call::reuse(const PlanKey& key) {
   if (mode_ != Mode::blocking) return false;
   planned_ = ctx_.calls->find(ctx_.comm, key);
@@ -219,7 +247,7 @@ Status Call::plan(const CollArgs& args, const PlanKey* key) {
   WEFT_TRY(error());
   std::shared_ptr<Schedule> inner;
   // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
-  WEFT_TRY(offload::prepare(ctx_, args));
+  if (!device_) WEFT_TRY(offload::prepare(ctx_, args));
   WEFT_TRY(coll::plan(ctx_, args, &inner));
   if (pre_.empty() && post_.empty()) {
     for (auto& k : kept_) inner->keep(std::move(k));

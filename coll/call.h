@@ -9,6 +9,7 @@
 // datatype works in every mode. GPU device pieces are staged through host scratch the same way.
 #pragma once
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -76,8 +77,16 @@ class Calls {
 
 class Call {
  public:
-  // ctx.calls must be set.
-  Call(const CollContext& ctx, Mode mode) : ctx_(ctx), mode_(mode) {}
+  // ctx.calls must be set. `what` names the call in log lines (e.g. "MPI_Allreduce").
+  Call(const CollContext& ctx, Mode mode, const char* what = "collective") : ctx_(ctx), mode_(mode), what_(what) {}
+
+  // A call whose buffers may be GPU device memory: `bufs` each at its first byte (contiguous),
+  // `red` its reduction (or null), `bytes` its vector's size. True when the call is planned on
+  // the device pointers themselves (GPU-native on one node, gpu_hier across nodes; coll/gpu
+  // decides, making the workspaces on the first such call: collective), or when that failed
+  // with an error that plan() and run() return (WEFT_REQUIRE_FAST_PATH forbids the staging it
+  // would take). False: lay the buffers out (staging device memory, with its warning).
+  bool device(std::initializer_list<const void*> bufs, const Reduction* red, size_t bytes);
 
   // Lays out one side of the call; returns the base its blocks' offsets refer to. Inputs are
   // packed before the algorithm runs, outputs unpacked after it. `prepack`: an output piece
@@ -115,6 +124,8 @@ class Call {
 
   CollContext ctx_;
   Mode mode_;
+  const char* what_;
+  bool device_ = false;  // planned on device pointers: no offload set-up
   Status error_ = Status::ok;  // raised while laying out
   std::string error_message_;
   std::shared_ptr<Schedule> outer_;

@@ -1,48 +1,43 @@
-// The algorithms the selector chooses from, one entry per coll/<collective>/<name>.cpp.
+// The algorithms the selector chooses from. Adding one is its file, coll/<collective>/<name>.cpp
+// (defining `extern const Algorithm <collective>_<name>`; coll/CMakeLists.txt picks the file
+// up), and its line below: the list declares the variables and fills the table.
 #include <array>
 
 #include "algorithm.h"
 #include "gpu/gpu_coll.h"
 
+#define WEFT_HOST_ALGORITHMS(X)                                                                    \
+  X(barrier_dissemination) X(barrier_tree)                                                         \
+  X(bcast_binomial) X(bcast_scatter_allgather) X(bcast_chain)                                      \
+  X(reduce_binomial) X(reduce_rabenseifner)                                                        \
+  X(allreduce_recursive_doubling) X(allreduce_ring) X(allreduce_rabenseifner)                      \
+  X(allreduce_reduce_bcast)                                                                        \
+  X(allgather_ring) X(allgather_recursive_doubling) X(allgather_bruck)                             \
+  X(gather_linear) X(gather_binomial)                                                              \
+  X(scatter_linear) X(scatter_binomial)                                                            \
+  X(alltoall_pairwise) X(alltoall_bruck) X(alltoall_linear)                                        \
+  X(reduce_scatter_ring) X(reduce_scatter_recursive_halving) X(reduce_scatter_reduce_scatterv)     \
+  X(scan_recursive_doubling) X(exscan_recursive_doubling)                                          \
+  X(neighbor_allgather_linear) X(neighbor_alltoall_linear)                                         \
+  X(allreduce_hier) X(allreduce_hier_multi) X(allreduce_hier_pipelined)                            \
+  X(barrier_hier) X(bcast_hier) X(reduce_hier) X(allgather_hier)                                   \
+  X(allreduce_offload) X(reduce_scatter_offload) X(allgather_offload) X(barrier_offload)           \
+  X(barrier_shm) X(bcast_shm) X(reduce_shm) X(allreduce_shm) X(allreduce_shm_two_shot)            \
+  X(allgather_shm)
+
 namespace weft::coll {
 
-extern const Algorithm barrier_dissemination, barrier_tree;
-extern const Algorithm bcast_binomial, bcast_scatter_allgather, bcast_chain;
-extern const Algorithm reduce_binomial, reduce_rabenseifner;
-extern const Algorithm allreduce_recursive_doubling, allreduce_ring, allreduce_rabenseifner,
-    allreduce_reduce_bcast;
-extern const Algorithm allgather_ring, allgather_recursive_doubling, allgather_bruck;
-extern const Algorithm gather_linear, gather_binomial;
-extern const Algorithm scatter_linear, scatter_binomial;
-extern const Algorithm alltoall_pairwise, alltoall_bruck, alltoall_linear;
-extern const Algorithm reduce_scatter_ring, reduce_scatter_recursive_halving,
-    reduce_scatter_reduce_scatterv;
-extern const Algorithm scan_recursive_doubling, exscan_recursive_doubling;
-extern const Algorithm neighbor_allgather_linear, neighbor_alltoall_linear;
-extern const Algorithm allreduce_hier, allreduce_hier_multi, allreduce_hier_pipelined;
-extern const Algorithm barrier_hier, bcast_hier, reduce_hier, allgather_hier;
-extern const Algorithm allreduce_offload, reduce_scatter_offload, allgather_offload, barrier_offload;
-extern const Algorithm barrier_shm, bcast_shm, reduce_shm, allreduce_shm, allreduce_shm_two_shot,
-    allgather_shm;
+#define WEFT_DECLARE_ALGORITHM(var) extern const Algorithm var;
+WEFT_HOST_ALGORITHMS(WEFT_DECLARE_ALGORITHM)
+#undef WEFT_DECLARE_ALGORITHM
 
 namespace {
 const std::array kAlgorithms{
-    &barrier_dissemination, &barrier_tree,
-    &bcast_binomial, &bcast_scatter_allgather, &bcast_chain,
-    &reduce_binomial, &reduce_rabenseifner,
-    &allreduce_recursive_doubling, &allreduce_ring, &allreduce_rabenseifner, &allreduce_reduce_bcast,
-    &allgather_ring, &allgather_recursive_doubling, &allgather_bruck,
-    &gather_linear, &gather_binomial,
-    &scatter_linear, &scatter_binomial,
-    &alltoall_pairwise, &alltoall_bruck, &alltoall_linear,
-    &reduce_scatter_ring, &reduce_scatter_recursive_halving, &reduce_scatter_reduce_scatterv,
-    &scan_recursive_doubling, &exscan_recursive_doubling,
-    &neighbor_allgather_linear, &neighbor_alltoall_linear,
-    &allreduce_hier, &allreduce_hier_multi, &allreduce_hier_pipelined,
-    &barrier_hier, &bcast_hier, &reduce_hier, &allgather_hier,
-    &allreduce_offload, &reduce_scatter_offload, &allgather_offload, &barrier_offload,
-    &barrier_shm, &bcast_shm, &reduce_shm, &allreduce_shm, &allreduce_shm_two_shot, &allgather_shm,
-    // GPU device memory only (coll/gpu); the selector offers them for device buffers alone.
+#define WEFT_LIST_ALGORITHM(var) &var,
+    WEFT_HOST_ALGORITHMS(WEFT_LIST_ALGORITHM)
+#undef WEFT_LIST_ALGORITHM
+    // GPU device memory only (coll/gpu, its own list in gpu_coll.h); the selector offers them
+    // for device buffers alone.
 #define WEFT_LIST_GPU_ALGORITHM(var, name, coll) &gpu::var,
     WEFT_GPU_ALGORITHMS(WEFT_LIST_GPU_ALGORITHM)
 #undef WEFT_LIST_GPU_ALGORITHM

@@ -10,6 +10,7 @@
 
 #include "algorithm.h"
 #include "gpu/gpu_coll.h"
+#include "hier/hierarchy.h"
 #include "offload/offload.h"
 #include "runtime/log.h"
 #include "tune.h"
@@ -26,11 +27,11 @@ uint32_t cache_key(const CollArgs& a, bool device) {
          uint32_t(a.red.commutative) << 1 | uint32_t(a.uniform);
 }
 
-// Only a communicator with a GPU workspace can see device-memory calls here (mpi/
-// stages device buffers otherwise), and only for the collectives coll/gpu has algorithms for,
-// so other calls never ask for the memory kind.
+// Only a communicator with a GPU workspace, or whose node levels gpu::gate() made ready, can
+// see device-memory calls here (coll::Call stages device buffers otherwise), and only for the
+// collectives coll/gpu has algorithms for, so other calls never ask for the memory kind.
 bool device_call(const CollContext& c, const CollArgs& a) {
-  return c.comm.coll_gpu && gpu::has_algorithms(a.coll) && gpu::device_call(a);
+  return (c.comm.coll_gpu || gpu::hier_ready(c.comm)) && gpu::has_algorithms(a.coll) && gpu::device_call(a);
 }
 
 void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
@@ -88,16 +89,18 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
     chosen = forced;
     why = "forced by WEFT_COLL_TUNE";
   } else if (device) {
-    if (forced && log_first_time(std::string("tune-unsupported-gpu:") + forced->name))
+    // Across nodes a forced GPU algorithm applies to the node stages of gpu_hier.
+    if (forced && !spans_nodes(c.comm) && log_first_time(std::string("tune-unsupported-gpu:") + forced->name))
       WEFT_WARN(Subsys::coll,
                 "WEFT_COLL_TUNE forces %s:%s, which cannot run this call on cuda device memory; "
                 "choosing by the gpu rule",
                 collective_name(a.coll), forced->name);
     chosen = gpu::choose(a, c.comm, &rule);
+    rule = "rule, not a measured model: " + rule;
     why = rule.c_str();
   } else if (const Algorithm* offloaded = offload::required_algorithm(a, c.comm)) {
     chosen = offloaded;
-    why = "WEFT_OFFLOAD=require";
+    why = "rule, not a measured model: WEFT_OFFLOAD=require";
   } else {
     if (forced && gpu::is_gpu_algorithm(*forced)) forced = nullptr;  // host memory: no warning
     if (forced && log_first_time(std::string("tune-unsupported:") + forced->name))

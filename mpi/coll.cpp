@@ -70,9 +70,6 @@ int CollCall::execute(MPI_Request* request) {
 
 // ------------------------------------------------------------------------- the collectives
 
-int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
-               const coll::Reduction* red, bool* native);
-
 namespace {
 
 int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request) {
@@ -82,9 +79,8 @@ int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* requ
   if (rc != MPI_SUCCESS) return rc;
   CollCall call(fn, comm, c, mode);
   const CollPlanKey key{int(coll::Collective::barrier)};
-  if (call.reuse(key)) return call.execute(request);
-  if ((rc = call.plan(coll::CollArgs{coll::Collective::barrier}, &key)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  if (call.reused(key, request, &rc)) return rc;
+  return call.run(coll::CollArgs{coll::Collective::barrier}, request, &key);
 }
 
 int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
@@ -100,24 +96,19 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
   CollCall call(fn, comm, c, mode);
   const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
-  if (call.reuse(key)) return call.execute(request);
+  if (call.reused(key, request, &rc)) return rc;
   ptrdiff_t offset = 0;
   if (c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
       contiguous_span(d, size_t(count), &offset)) {
     char* at = static_cast<char*>(buffer) + offset;
     const size_t bytes = packed_size(d, size_t(count));
-    if (mode == CollMode::blocking && gpu_hier_applies(*c, bytes, {at}, nullptr))
-      return gpu_hier_bcast(fn, comm, *c, buffer, count, dt, root, at, bytes);
-    bool native = false;
-    if ((rc = gpu_native(fn, mode, comm, *c, {at}, nullptr, &native)) != MPI_SUCCESS) return rc;
-    if (native) {
+    if (call.device({at}, nullptr, bytes)) {
       coll::CollArgs a{coll::Collective::bcast};
       a.recv = at;
-      a.bytes = packed_size(d, size_t(count));
+      a.bytes = bytes;
       a.root = root;
       a.blocking = mode == CollMode::blocking;
-      if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
-      return call.execute(request);
+      return call.run(a, request, &key);
     }
   }
   std::vector<coll::Block> blocks;
@@ -127,9 +118,8 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   a.recv = base + blocks[0].offset;
   a.bytes = blocks[0].bytes;
   a.root = root;
-  if (c->size == 1 || a.bytes == 0) call.plan_nothing(&key);
-  else if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  if (c->size == 1 || a.bytes == 0) return call.run_nothing(request, &key);
+  return call.run(a, request, &key);
 }
 
 // What the reducing collectives share: the reduction for (op, datatype) over `count` elements,
@@ -183,82 +173,31 @@ void configure_gpu_collectives() {
                                    : coll::gpu::Mode::automatic;
 }
 
-// An allreduce, bcast, reduce, allgather or reduce_scatter(_block), blocking, non-blocking or
-// persistent, runs GPU-native (coll/gpu) when every buffer of the call (`bufs`, each at its
-// first byte; contiguous) is device memory, the reduction (if any) is predefined on a type the
-// kernels reduce, and the communicator lies on one node with a usable GPU workspace (made here
-// on the first such call: collective, so every rank must pass device memory, as UCC requires
-// too). Non-blocking and persistent calls also need the flag kernels (their device work is
-// enqueued when they start, in the order every rank starts them). Then *native is set. A call
-// with no device buffer, or with device and host buffers mixed, is left to staging, which warns
-// or errs (CollCall::staging_allowed); any other reason is logged at INFO once, or, under
-// WEFT_REQUIRE_FAST_PATH, is an error naming it. Declared again in coll_data.cpp (allgather).
-int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
-               const coll::Reduction* red, bool* native) {
-  *native = false;
-  if (!cuda_state().usable || c.size < 2) return MPI_SUCCESS;
-  const void* last = nullptr;
-  for (const void* b : bufs) {
-    if (b && b == last) continue;  // in place: one query
-    if (!b || memkind_query(b).kind != MemKind::cuda_device) return MPI_SUCCESS;
-    last = b;
-  }
-  std::string why;
-  if (!c.single_node) {
-    why = "GPU-native collectives need every rank on one node";
-  } else if (red && (red->user || !coll::gpu::supports(red->op, red->type))) {
-    why = red->user ? std::string("user-defined operations have no GPU kernel")
-                    : std::string("no GPU kernel for ") + reduce_op_name(red->op) + " on " + basic_type_name(red->type);
-  } else {
-    configure_gpu_collectives();
-    const coll::gpu::GpuWorkspace* ws = coll::gpu::workspace(coll_context(c), &why);
-    if (!ws)
-      why = "GPU collectives not usable on " + c.label() + ": " + why;
-    else if (mode != CollMode::blocking && !coll::gpu::kernels_allowed(*ws))
-      why = "non-blocking and persistent GPU-native collectives need flag kernels, and " + c.label() +
-            " runs copy-engine algorithms only (ranks share a GPU without MPS, or WEFT_GPU_COLL_MODE=copy_engine)";
-  }
-  if (!why.empty()) {
-    if (g_state->require_fast_path)
-      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                   "a GPU device buffer would be staged through host memory (%s), and "
-                   "WEFT_REQUIRE_FAST_PATH forbids slower paths", why.c_str());
-    if (log_first_time(std::string("gpu-coll-fallback:") + fn + why))
-      WEFT_INFO(Subsys::gpu, "%s on device buffers staged through host memory: %s", fn, why.c_str());
-    return MPI_SUCCESS;
-  }
-  *native = true;
-  return MPI_SUCCESS;
-}
-
 namespace {
-
-// The allreduce's GPU-native check (gpu_native); on success *a describes the call on the
-// device buffers themselves.
-int gpu_native_allreduce(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, const void* send, void* recv,
-                         size_t count, const ReductionSetup& r, coll::CollArgs* a, bool* native, bool* hier) {
-  *native = *hier = false;
-  if (!cuda_state().usable || c.size < 2 || r.red.user || !r.lay.type->predefined) return MPI_SUCCESS;
-  ptrdiff_t offset = 0;
-  if (!contiguous_span(r.lay.type, count, &offset)) return MPI_SUCCESS;  // staging says why
-  const char* in = static_cast<const char*>(send) + offset;
-  char* out = static_cast<char*>(recv) + offset;
-  if (mode == CollMode::blocking && gpu_hier_applies(c, r.lay.reduce_count * r.red.elem_size, {in, out}, &r.red)) {
-    *hier = true;
-    return MPI_SUCCESS;
-  }
-  int rc = gpu_native(fn, mode, comm, c, {in, out}, &r.red, native);
-  if (rc != MPI_SUCCESS || !*native) return rc;
-  *a = reduction_args(coll::Collective::allreduce, in, out, r);
-  a->blocking = mode == CollMode::blocking;
-  return MPI_SUCCESS;
-}
 
 int check_buffers(const char* fn, MPI_Comm comm, const ReductionSetup& r, size_t count,
                   const void* send, const void* recv, bool need_recv) {
   if (count > 0 && r.lay.type->predefined && (!send || (need_recv && !recv)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", count);
   return MPI_SUCCESS;
+}
+
+// What Reduce, Allreduce, Scan and Exscan do first, from their key (buffers, count, datatype
+// and op; an identical earlier call was valid: its datatype object and built-in op are the
+// same): the reuse of such a call, the reduction of (op, datatype), the buffer check (send: the
+// input's buffer; recv needed where the result lands) and a zero count. True when that ended the
+// call, *rc its result.
+bool reduction_done(CollCall& call, const CollPlanKey& key, MPI_Datatype dt, const void* send, bool need_recv,
+                    MPI_Request* request, ReductionSetup* r, int* rc) {
+  const char* fn = call.fn();
+  const MPI_Comm comm = call.handle();
+  const size_t count = size_t(key.send_count);
+  if (count > 0 && call.reused(key, request, rc)) return true;
+  if ((*rc = setup_reduction(fn, comm, call, count, dt, key.op, r)) == MPI_SUCCESS)
+    *rc = check_buffers(fn, comm, *r, count, send, key.recv, need_recv);
+  if (*rc != MPI_SUCCESS) return true;
+  if (count == 0) *rc = call.run_nothing(request);
+  return count == 0;
 }
 
 int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbuf, int count,
@@ -272,37 +211,21 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   const bool is_root = c->rank == root, in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c, mode);
-  // An identical earlier call was valid (its datatype object and built-in op are the same).
   const Datatype* d = lookup_datatype(dt);
   const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, d, d, op, root};
-  if (count > 0 && call.reuse(key)) return call.execute(request);
   ReductionSetup r;
-  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
-  if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, is_root)) != MPI_SUCCESS)
-    return rc;
-  if (count == 0) {
-    call.plan_nothing();
-    return call.execute(request);
-  }
+  if (reduction_done(call, key, dt, in_place ? recvbuf : sendbuf, is_root, request, &r, &rc)) return rc;
   const bool cacheable = !r.red.user;
   ptrdiff_t offset = 0;
   if (c->size > 1 && !r.red.user && r.lay.type->predefined && contiguous_span(r.lay.type, size_t(count), &offset)) {
     const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
     char* gout = is_root ? static_cast<char*>(recvbuf) + offset : nullptr;
     const size_t bytes = r.lay.reduce_count * r.red.elem_size;
-    if (mode == CollMode::blocking && (is_root ? gpu_hier_applies(*c, bytes, {gin, gout}, &r.red)
-                                               : gpu_hier_applies(*c, bytes, {gin}, &r.red)))
-      return gpu_hier_reduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, root, offset, bytes);
-    bool native = false;
-    rc = is_root ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
-                 : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
-    if (rc != MPI_SUCCESS) return rc;
-    if (native) {
+    if (is_root ? call.device({gin, gout}, &r.red, bytes) : call.device({gin}, &r.red, bytes)) {
       coll::CollArgs a = reduction_args(coll::Collective::reduce, gin, is_root ? gout : const_cast<char*>(gin), r);
       a.root = root;
       a.blocking = mode == CollMode::blocking;
-      if ((rc = call.plan(a, &key)) != MPI_SUCCESS) return rc;
-      return call.execute(request);
+      return call.run(a, request, &key);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
@@ -318,12 +241,11 @@ int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbu
   }
   coll::CollArgs a = reduction_args(coll::Collective::reduce, in, is_root ? out : const_cast<char*>(in), r);
   a.root = root;
-  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request, cacheable ? &key : nullptr);
 }
 
 // Allreduce, Scan, Exscan: `count` elements in, `count` elements out at every rank.
-int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, const void* sendbuf,
+int vector_reduction_call(const char* fn, CollMode mode, coll::Collective kind, const void* sendbuf,
                           void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                           MPI_Request* request) {
   Comm* c;
@@ -335,27 +257,18 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   CollCall call(fn, comm, c, mode);
   const Datatype* d = lookup_datatype(dt);
   const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, d, d, op, 0};
-  if (count > 0 && call.reuse(key)) return call.execute(request);
   ReductionSetup r;
-  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &r)) != MPI_SUCCESS) return rc;
-  if ((rc = check_buffers(fn, comm, r, size_t(count), in_place ? recvbuf : sendbuf, recvbuf, true)) != MPI_SUCCESS)
-    return rc;
-  if (count == 0) {
-    call.plan_nothing();
-    return call.execute(request);
-  }
+  if (reduction_done(call, key, dt, in_place ? recvbuf : sendbuf, true, request, &r, &rc)) return rc;
   const bool cacheable = !r.red.user;
-  if (kind == coll::Collective::allreduce) {
-    coll::CollArgs a{kind};
-    bool native = false, hier = false;
-    rc = gpu_native_allreduce(fn, mode, comm, *c, in_place ? recvbuf : sendbuf, recvbuf, size_t(count), r, &a,
-                              &native, &hier);
-    if (rc != MPI_SUCCESS) return rc;
-    if (hier)
-      return gpu_hier_allreduce(fn, comm, *c, sendbuf, recvbuf, count, dt, op, r.lay.reduce_count * r.red.elem_size);
-    if (native) {
-      if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-      return call.execute(request);
+  ptrdiff_t offset = 0;
+  if (kind == coll::Collective::allreduce && c->size > 1 && !r.red.user && r.lay.type->predefined &&
+      contiguous_span(r.lay.type, size_t(count), &offset)) {
+    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
+    char* gout = static_cast<char*>(recvbuf) + offset;
+    if (call.device({gin, gout}, &r.red, r.lay.reduce_count * r.red.elem_size)) {
+      coll::CollArgs a = reduction_args(kind, gin, gout, r);
+      a.blocking = mode == CollMode::blocking;
+      return call.run(a, request, cacheable ? &key : nullptr);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
@@ -363,8 +276,7 @@ int vector_reduction_call(const char* fn, coll::Collective kind, CollMode mode, 
   char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
   const char* in = in_place ? out : call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
   const coll::CollArgs a = reduction_args(kind, in, out, r);
-  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request, cacheable ? &key : nullptr);
 }
 
 // Reduce_scatter (recvcounts) and Reduce_scatter_block (`block`: recvcount for every rank).
@@ -393,10 +305,7 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   const size_t mine = counts[size_t(c->rank)];
   if (r.lay.type->predefined && ((total && !(in_place ? recvbuf : sendbuf)) || (mine && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
-  if (total == 0) {
-    call.plan_nothing();
-    return call.execute(request);
-  }
+  if (total == 0) return call.run_nothing(request);
   ptrdiff_t in_offset = 0, out_offset = 0;
   if (p > 1 && !r.red.user && r.lay.type->predefined &&
       contiguous_span(r.lay.type, total, &in_offset) && contiguous_span(r.lay.type, mine, &out_offset)) {
@@ -405,26 +314,13 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     // so that every rank decides alike.
     char* gout = mine ? static_cast<char*>(recvbuf) + out_offset : const_cast<char*>(gin);
     const size_t unit = r.per_element * r.red.elem_size;  // bytes of one dt
-    if (mode == CollMode::blocking && total <= INT_MAX &&
-        (mine ? gpu_hier_applies(*c, total * unit, {gin, gout}, &r.red)
-              : gpu_hier_applies(*c, total * unit, {gin}, &r.red))) {
-      size_t first = 0;
-      for (int q = 0; q < c->rank; ++q) first += counts[size_t(q)];
-      return gpu_hier_reduce_scatter(fn, comm, *c, gin, gout, first * unit, mine * unit, int(total), dt, op,
-                                     total * unit);
-    }
-    bool native = false;
-    rc = mine ? gpu_native(fn, mode, comm, *c, {gin, gout}, &r.red, &native)
-              : gpu_native(fn, mode, comm, *c, {gin}, &r.red, &native);
-    if (rc != MPI_SUCCESS) return rc;
-    if (native) {
+    if (mine ? call.device({gin, gout}, &r.red, total * unit) : call.device({gin}, &r.red, total * unit)) {
       coll::CollArgs a = reduction_args(coll::Collective::reduce_scatter, gin, gout, r);
       a.uniform = block;
       a.blocking = mode == CollMode::blocking;
       for (size_t& n : counts) n *= r.per_element;
       a.counts = std::move(counts);
-      if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-      return call.execute(request);
+      return call.run(a, request);
     }
   }
   std::vector<coll::Block> in_blocks, out_blocks;
@@ -434,8 +330,7 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   a.uniform = block;
   for (size_t& n : counts) n *= r.per_element;
   a.counts = std::move(counts);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request);
 }
 
 }  // namespace
@@ -446,168 +341,27 @@ using namespace weft;
 using namespace weft::mpi;
 using weft::coll::Collective;
 
-extern "C" {
+#define WEFT_REDUCTION_PARAMS \
+  (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+#define WEFT_REDUCTION_ARGS(kind) (kind, sendbuf, recvbuf, count, dt, op, comm)
 
-int PMPI_Barrier(MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Barrier");
-  return barrier_call("MPI_Barrier", CollMode::blocking, comm, nullptr);
-}
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ibarrier");
-  return barrier_call("MPI_Ibarrier", CollMode::nonblocking, comm, request);
-}
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Barrier_init");
-  return barrier_call("MPI_Barrier_init", CollMode::persistent, comm, request);
-}
+WEFT_COLL_FORMS(Barrier, Ibarrier, (MPI_Comm comm), barrier_call, (comm))
+WEFT_COLL_FORMS(Bcast, Ibcast, (void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm), bcast_call,
+                (buffer, count, dt, root, comm))
+WEFT_COLL_FORMS(Reduce, Ireduce,
+                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
+                reduce_call, (sendbuf, recvbuf, count, dt, op, root, comm))
+WEFT_COLL_FORMS(Allreduce, Iallreduce, WEFT_REDUCTION_PARAMS, vector_reduction_call,
+                WEFT_REDUCTION_ARGS(Collective::allreduce))
+WEFT_COLL_FORMS(Scan, Iscan, WEFT_REDUCTION_PARAMS, vector_reduction_call, WEFT_REDUCTION_ARGS(Collective::scan))
+WEFT_COLL_FORMS(Exscan, Iexscan, WEFT_REDUCTION_PARAMS, vector_reduction_call,
+                WEFT_REDUCTION_ARGS(Collective::exscan))
+WEFT_COLL_FORMS(Reduce_scatter, Ireduce_scatter,
+                (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+                reduce_scatter_call, (false, sendbuf, recvbuf, recvcounts, 0, dt, op, comm))
+WEFT_COLL_FORMS(Reduce_scatter_block, Ireduce_scatter_block,
+                (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+                reduce_scatter_call, (true, sendbuf, recvbuf, nullptr, recvcount, dt, op, comm))
 
-int PMPI_Bcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Bcast");
-  return bcast_call("MPI_Bcast", CollMode::blocking, buffer, count, dt, root, comm, nullptr);
-}
-int PMPI_Ibcast(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ibcast");
-  return bcast_call("MPI_Ibcast", CollMode::nonblocking, buffer, count, dt, root, comm, request);
-}
-int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info,
-                    MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Bcast_init");
-  return bcast_call("MPI_Bcast_init", CollMode::persistent, buffer, count, dt, root, comm, request);
-}
-
-int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Reduce");
-  return reduce_call("MPI_Reduce", CollMode::blocking, sendbuf, recvbuf, count, dt, op, root, comm, nullptr);
-}
-int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                 MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ireduce");
-  return reduce_call("MPI_Ireduce", CollMode::nonblocking, sendbuf, recvbuf, count, dt, op, root, comm, request);
-}
-int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_init");
-  return reduce_call("MPI_Reduce_init", CollMode::persistent, sendbuf, recvbuf, count, dt, op, root, comm, request);
-}
-
-int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Allreduce");
-  return vector_reduction_call("MPI_Allreduce", Collective::allreduce, CollMode::blocking, sendbuf,
-                               recvbuf, count, dt, op, comm, nullptr);
-}
-int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                    MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iallreduce");
-  return vector_reduction_call("MPI_Iallreduce", Collective::allreduce, CollMode::nonblocking,
-                               sendbuf, recvbuf, count, dt, op, comm, request);
-}
-int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Allreduce_init");
-  return vector_reduction_call("MPI_Allreduce_init", Collective::allreduce, CollMode::persistent,
-                               sendbuf, recvbuf, count, dt, op, comm, request);
-}
-
-int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Scan");
-  return vector_reduction_call("MPI_Scan", Collective::scan, CollMode::blocking, sendbuf, recvbuf,
-                               count, dt, op, comm, nullptr);
-}
-int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iscan");
-  return vector_reduction_call("MPI_Iscan", Collective::scan, CollMode::nonblocking, sendbuf,
-                               recvbuf, count, dt, op, comm, request);
-}
-int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Scan_init");
-  return vector_reduction_call("MPI_Scan_init", Collective::scan, CollMode::persistent, sendbuf,
-                               recvbuf, count, dt, op, comm, request);
-}
-
-int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Exscan");
-  return vector_reduction_call("MPI_Exscan", Collective::exscan, CollMode::blocking, sendbuf,
-                               recvbuf, count, dt, op, comm, nullptr);
-}
-int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                 MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iexscan");
-  return vector_reduction_call("MPI_Iexscan", Collective::exscan, CollMode::nonblocking, sendbuf,
-                               recvbuf, count, dt, op, comm, request);
-}
-int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Exscan_init");
-  return vector_reduction_call("MPI_Exscan_init", Collective::exscan, CollMode::persistent,
-                               sendbuf, recvbuf, count, dt, op, comm, request);
-}
-
-int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_scatter");
-  return reduce_scatter_call("MPI_Reduce_scatter", CollMode::blocking, false, sendbuf, recvbuf, recvcounts,
-                             0, dt, op, comm, nullptr);
-}
-int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ireduce_scatter");
-  return reduce_scatter_call("MPI_Ireduce_scatter", CollMode::nonblocking, false, sendbuf, recvbuf,
-                             recvcounts, 0, dt, op, comm, request);
-}
-int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_init");
-  return reduce_scatter_call("MPI_Reduce_scatter_init", CollMode::persistent, false, sendbuf, recvbuf,
-                             recvcounts, 0, dt, op, comm, request);
-}
-
-int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
-                              MPI_Op op, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_block");
-  return reduce_scatter_call("MPI_Reduce_scatter_block", CollMode::blocking, true, sendbuf, recvbuf,
-                             nullptr, recvcount, dt, op, comm, nullptr);
-}
-int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
-                               MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ireduce_scatter_block");
-  return reduce_scatter_call("MPI_Ireduce_scatter_block", CollMode::nonblocking, true, sendbuf, recvbuf,
-                             nullptr, recvcount, dt, op, comm, request);
-}
-int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
-                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info,
-                                   MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_scatter_block_init");
-  return reduce_scatter_call("MPI_Reduce_scatter_block_init", CollMode::persistent, true, sendbuf,
-                             recvbuf, nullptr, recvcount, dt, op, comm, request);
-}
-
-}  // extern "C"
-
-WEFT_PMPI_ALIAS(Barrier)
-WEFT_PMPI_ALIAS(Ibarrier)
-WEFT_PMPI_ALIAS(Barrier_init)
-WEFT_PMPI_ALIAS(Bcast)
-WEFT_PMPI_ALIAS(Ibcast)
-WEFT_PMPI_ALIAS(Bcast_init)
-WEFT_PMPI_ALIAS(Reduce)
-WEFT_PMPI_ALIAS(Ireduce)
-WEFT_PMPI_ALIAS(Reduce_init)
-WEFT_PMPI_ALIAS(Allreduce)
-WEFT_PMPI_ALIAS(Iallreduce)
-WEFT_PMPI_ALIAS(Allreduce_init)
-WEFT_PMPI_ALIAS(Scan)
-WEFT_PMPI_ALIAS(Iscan)
-WEFT_PMPI_ALIAS(Scan_init)
-WEFT_PMPI_ALIAS(Exscan)
-WEFT_PMPI_ALIAS(Iexscan)
-WEFT_PMPI_ALIAS(Exscan_init)
-WEFT_PMPI_ALIAS(Reduce_scatter)
-WEFT_PMPI_ALIAS(Ireduce_scatter)
-WEFT_PMPI_ALIAS(Reduce_scatter_init)
-WEFT_PMPI_ALIAS(Reduce_scatter_block)
-WEFT_PMPI_ALIAS(Ireduce_scatter_block)
-WEFT_PMPI_ALIAS(Reduce_scatter_block_init)
+#undef WEFT_REDUCTION_PARAMS
+#undef WEFT_REDUCTION_ARGS

@@ -10,10 +10,6 @@
 
 namespace weft::mpi {
 
-// coll.cpp: whether a call runs GPU-native (device buffers on one node).
-int gpu_native(const char* fn, CollMode mode, MPI_Comm comm, Comm& c, std::initializer_list<const void*> bufs,
-               const coll::Reduction* red, bool* native);
-
 namespace {
 
 using coll::Block;
@@ -95,7 +91,7 @@ int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* reques
 // Gather(v) (kind gather) and Scatter(v) (kind scatter): the root's side has a block per rank
 // (the receive side of a gather, the send side of a scatter; v forms: counts set), the other
 // side one block at every rank (MPI_IN_PLACE at the root: its block of the root's side).
-int rooted_call(const char* fn, Collective kind, CollMode mode, const SideSpec& send, const SideSpec& recv,
+int rooted_call(const char* fn, CollMode mode, Collective kind, const SideSpec& send, const SideSpec& recv,
                 int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   int rc = start_call(fn, mode, comm, request, &c);
@@ -110,7 +106,7 @@ int rooted_call(const char* fn, Collective kind, CollMode mode, const SideSpec& 
   CollCall call(fn, comm, c, mode);
   CollPlanKey key;
   const bool cacheable = plan_key(kind, send, recv, root, &key);
-  if (cacheable && call.reuse(key)) return call.execute(request);
+  if (cacheable && call.reused(key, request, &rc)) return rc;
   coll::CollArgs a{kind};
   a.root = root;
   a.uniform = !all.per_rank;
@@ -135,8 +131,7 @@ int rooted_call(const char* fn, Collective kind, CollMode mode, const SideSpec& 
   a.send = gather ? mine : base;
   a.recv = gather ? base : mine;
   a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(blocks) : a.own_bytes);
-  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request, cacheable ? &key : nullptr);
 }
 
 // Allgather and Allgatherv (recv.counts set).
@@ -150,7 +145,7 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   CollCall call(fn, comm, c, mode);
   CollPlanKey key;
   const bool cacheable = plan_key(Collective::allgather, send, recv, 0, &key);
-  if (cacheable && call.reuse(key)) return call.execute(request);
+  if (cacheable && call.reused(key, request, &rc)) return rc;
   coll::CollArgs a{Collective::allgather};
   a.uniform = !recv.per_rank;
   std::vector<Piece> pieces;
@@ -171,20 +166,14 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
       ok = packed_size(own[0].type, own[0].count) == block && contiguous_span(own[0].type, own[0].count, &send_offset);
       mine = static_cast<const char*>(send.buf) + send_offset;
     }
-    if (ok && mode == CollMode::blocking && block * size_t(p) <= INT_MAX &&
-        gpu_hier_applies(*c, block * size_t(p), {mine, at}, nullptr))
-      return gpu_hier_allgather(fn, comm, *c, mine, at, block);
-    bool native = false;
-    if (ok && (rc = gpu_native(fn, mode, comm, *c, {mine, at}, nullptr, &native)) != MPI_SUCCESS) return rc;
-    if (native) {
+    if (ok && call.device({mine, at}, nullptr, block * size_t(p))) {
       a.send = mine;
       a.recv = at;
       a.own_bytes = block;
       a.bytes = block * size_t(p);
       a.blocking = mode == CollMode::blocking;
       for (int q = 0; q < p; ++q) a.recv_blocks.push_back(Block{size_t(q) * block, block});
-      if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-      return call.execute(request);
+      return call.run(a, request, cacheable ? &key : nullptr);
     }
   }
   a.recv = call.output(pieces, &a.recv_blocks, in_place ? me : -1);
@@ -201,8 +190,7 @@ int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const Si
   }
   a.own_bytes = a.recv_blocks[size_t(me)].bytes;
   a.bytes = total_bytes(a.recv_blocks);
-  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request, cacheable ? &key : nullptr);
 }
 
 // Alltoall, Alltoallv, Alltoallw.
@@ -216,7 +204,7 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   CollCall call(fn, comm, c, mode);
   CollPlanKey key;
   const bool cacheable = plan_key(Collective::alltoall, send, recv, 0, &key);
-  if (cacheable && call.reuse(key)) return call.execute(request);
+  if (cacheable && call.reused(key, request, &rc)) return rc;
   coll::CollArgs a{Collective::alltoall};
   a.uniform = !recv.per_rank;
   std::vector<Piece> out, in;
@@ -229,8 +217,7 @@ int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const Sid
   a.send = call.input(in, &a.send_blocks, in_place);
   a.recv = call.output(out, &a.recv_blocks);
   a.bytes = total_bytes(a.send_blocks);
-  if ((rc = call.plan(a, cacheable ? &key : nullptr)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request, cacheable ? &key : nullptr);
 }
 
 // The neighbours of this rank in comm's topology; -1 for MPI_PROC_NULL.
@@ -264,7 +251,7 @@ int neighbours(const char* fn, MPI_Comm comm, const Comm& c, std::vector<int>* s
 }
 
 // Neighbor_allgather(v) (kind neighbor_allgather) and Neighbor_alltoall(v,w).
-int neighbor_call(const char* fn, Collective kind, CollMode mode, const SideSpec& send,
+int neighbor_call(const char* fn, CollMode mode, Collective kind, const SideSpec& send,
                   const SideSpec& recv, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   int rc = start_call(fn, mode, comm, request, &c);
@@ -288,37 +275,21 @@ int neighbor_call(const char* fn, Collective kind, CollMode mode, const SideSpec
     a.send = call.input(in, &a.send_blocks);
   }
   a.bytes = total_bytes(a.send_blocks) + total_bytes(a.recv_blocks);
-  if ((rc = call.plan(a)) != MPI_SUCCESS) return rc;
-  return call.execute(request);
+  return call.run(a, request);
 }
 
 SideSpec uniform_side(const void* buf, int count, MPI_Datatype type, const char* what) {
-  SideSpec s;
-  s.buf = buf;
-  s.count = count;
-  s.type = type;
-  s.what = what;
-  return s;
+  return SideSpec{.buf = buf, .count = count, .type = type, .what = what};
 }
 
 SideSpec v_side(const void* buf, const int* counts, const int* displs, MPI_Datatype type, const char* what) {
-  SideSpec s = uniform_side(buf, 0, type, what);
-  s.counts = counts;
-  s.displs = displs;
-  s.per_rank = true;
-  return s;
+  return SideSpec{.buf = buf, .counts = counts, .displs = displs, .type = type, .what = what, .per_rank = true};
 }
 
 SideSpec w_side(const void* buf, const int* counts, const int* int_displs, const MPI_Aint* aint_displs,
                 const MPI_Datatype* types, const char* what) {
-  SideSpec s = uniform_side(buf, 0, MPI_DATATYPE_NULL, what);
-  s.counts = counts;
-  s.int_byte_displs = int_displs;
-  s.byte_displs = aint_displs;
-  s.types = types;
-  s.per_rank = true;
-  s.per_rank_types = true;
-  return s;
+  return SideSpec{.buf = buf, .counts = counts, .byte_displs = aint_displs, .int_byte_displs = int_displs,
+                  .types = types, .what = what, .per_rank = true, .per_rank_types = true};
 }
 
 }  // namespace
@@ -329,354 +300,69 @@ using namespace weft;
 using namespace weft::mpi;
 using weft::coll::Collective;
 
+// The two sides of the uniform, v and w forms, as the bindings give them.
 #define WEFT_SEND_U uniform_side(sendbuf, sendcount, sendtype, "send")
 #define WEFT_RECV_U uniform_side(recvbuf, recvcount, recvtype, "recv")
+#define WEFT_SEND_V v_side(sendbuf, sendcounts, sdispls, sendtype, "send")
+#define WEFT_RECV_V v_side(recvbuf, recvcounts, rdispls, recvtype, "recv")
+#define WEFT_PARAMS_U \
+  (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, \
+   MPI_Comm comm)
+#define WEFT_PARAMS_UV                                                                                      \
+  (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],     \
+   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+#define WEFT_PARAMS_V                                                                                       \
+  (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,  \
+   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+#define WEFT_PARAMS_W(displ)                                                                                    \
+  (const void* sendbuf, const int sendcounts[], const displ sdispls[], const MPI_Datatype sendtypes[],          \
+   void* recvbuf, const int recvcounts[], const displ rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 
-extern "C" {
+// Gather(v), Scatter(v)
+WEFT_COLL_FORMS(Gather, Igather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm),
+                rooted_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_U, root, comm))
+WEFT_COLL_FORMS(Gatherv, Igatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                 const int rdispls[], MPI_Datatype recvtype, int root, MPI_Comm comm),
+                rooted_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_V, root, comm))
+WEFT_COLL_FORMS(Scatter, Iscatter,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm),
+                rooted_call, (Collective::scatter, WEFT_SEND_U, WEFT_RECV_U, root, comm))
+WEFT_COLL_FORMS(Scatterv, Iscatterv,
+                (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                rooted_call, (Collective::scatter, WEFT_SEND_V, WEFT_RECV_U, root, comm))
 
-// Gather, Gatherv
-int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Gather");
-  return rooted_call("MPI_Gather", Collective::gather, CollMode::blocking,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
-}
-int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Igather");
-  return rooted_call("MPI_Igather", Collective::gather, CollMode::nonblocking,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
-}
-int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
-                     MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Gather_init");
-  return rooted_call("MPI_Gather_init", Collective::gather, CollMode::persistent,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
-}
-int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Gatherv");
-  return rooted_call("MPI_Gatherv", Collective::gather, CollMode::blocking, WEFT_SEND_U,
-                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, nullptr);
-}
-int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Igatherv");
-  return rooted_call("MPI_Igatherv", Collective::gather, CollMode::nonblocking, WEFT_SEND_U,
-                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
-}
-int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Gatherv_init");
-  return rooted_call("MPI_Gatherv_init", Collective::gather, CollMode::persistent, WEFT_SEND_U,
-                     v_side(recvbuf, recvcounts, displs, recvtype, "recv"), root, comm, request);
-}
-
-// Scatter, Scatterv
-int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Scatter");
-  return rooted_call("MPI_Scatter", Collective::scatter, CollMode::blocking,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, nullptr);
-}
-int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iscatter");
-  return rooted_call("MPI_Iscatter", Collective::scatter, CollMode::nonblocking,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
-}
-int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
-                      MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Scatter_init");
-  return rooted_call("MPI_Scatter_init", Collective::scatter, CollMode::persistent,
-                     WEFT_SEND_U, WEFT_RECV_U, root, comm, request);
-}
-int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Scatterv");
-  return rooted_call("MPI_Scatterv", Collective::scatter, CollMode::blocking,
-                     v_side(sendbuf, sendcounts, displs, sendtype, "send"),
-                     WEFT_RECV_U, root, comm, nullptr);
-}
-int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                   MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iscatterv");
-  return rooted_call("MPI_Iscatterv", Collective::scatter, CollMode::nonblocking,
-                     v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
-}
-int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Scatterv_init");
-  return rooted_call("MPI_Scatterv_init", Collective::scatter, CollMode::persistent,
-                     v_side(sendbuf, sendcounts, displs, sendtype, "send"), WEFT_RECV_U, root, comm, request);
-}
-
-// Allgather, Allgatherv
-int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Allgather");
-  return allgather_call("MPI_Allgather", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
-}
-int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iallgather");
-  return allgather_call("MPI_Iallgather", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Allgather_init");
-  return allgather_call("MPI_Allgather_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Allgatherv");
-  return allgather_call("MPI_Allgatherv", CollMode::blocking, WEFT_SEND_U,
-                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, nullptr);
-}
-int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Iallgatherv");
-  return allgather_call("MPI_Iallgatherv", CollMode::nonblocking, WEFT_SEND_U,
-                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
-}
-int PMPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Allgatherv_init");
-  return allgather_call("MPI_Allgatherv_init", CollMode::persistent, WEFT_SEND_U,
-                        v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
-}
-
-// Alltoall, Alltoallv, Alltoallw
-int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Alltoall");
-  return alltoall_call("MPI_Alltoall", CollMode::blocking, WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
-}
-int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ialltoall");
-  return alltoall_call("MPI_Ialltoall", CollMode::nonblocking, WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Alltoall_init");
-  return alltoall_call("MPI_Alltoall_init", CollMode::persistent, WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                   MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Alltoallv");
-  return alltoall_call("MPI_Alltoallv", CollMode::blocking, v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, nullptr);
-}
-int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ialltoallv");
-  return alltoall_call("MPI_Ialltoallv", CollMode::nonblocking,
-                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
-}
-int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Alltoallv_init");
-  return alltoall_call("MPI_Alltoallv_init", CollMode::persistent,
-                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
-}
-int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Alltoallw");
-  return alltoall_call("MPI_Alltoallw", CollMode::blocking,
-                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, nullptr);
-}
-int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ialltoallw");
-  return alltoall_call("MPI_Ialltoallw", CollMode::nonblocking,
-                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, request);
-}
-int PMPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
-                        MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Alltoallw_init");
-  return alltoall_call("MPI_Alltoallw_init", CollMode::persistent,
-                       w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm, request);
-}
+// Allgather(v), Alltoall(v,w)
+WEFT_COLL_FORMS(Allgather, Iallgather, WEFT_PARAMS_U, allgather_call, (WEFT_SEND_U, WEFT_RECV_U, comm))
+WEFT_COLL_FORMS(Allgatherv, Iallgatherv, WEFT_PARAMS_UV, allgather_call, (WEFT_SEND_U, WEFT_RECV_V, comm))
+WEFT_COLL_FORMS(Alltoall, Ialltoall, WEFT_PARAMS_U, alltoall_call, (WEFT_SEND_U, WEFT_RECV_U, comm))
+WEFT_COLL_FORMS(Alltoallv, Ialltoallv, WEFT_PARAMS_V, alltoall_call, (WEFT_SEND_V, WEFT_RECV_V, comm))
+WEFT_COLL_FORMS(Alltoallw, Ialltoallw, WEFT_PARAMS_W(int), alltoall_call,
+                (w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
+                 w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm))
 
 // Neighbourhood collectives
-int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_allgather");
-  return neighbor_call("MPI_Neighbor_allgather", Collective::neighbor_allgather, CollMode::blocking,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
-}
-int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ineighbor_allgather");
-  return neighbor_call("MPI_Ineighbor_allgather", Collective::neighbor_allgather, CollMode::nonblocking,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_allgather_init");
-  return neighbor_call("MPI_Neighbor_allgather_init", Collective::neighbor_allgather, CollMode::persistent,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                             MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_allgatherv");
-  return neighbor_call("MPI_Neighbor_allgatherv", Collective::neighbor_allgather, CollMode::blocking,
-                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, nullptr);
-}
-int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                              const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ineighbor_allgatherv");
-  return neighbor_call("MPI_Ineighbor_allgatherv", Collective::neighbor_allgather, CollMode::nonblocking,
-                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
-}
-int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void* recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_allgatherv_init");
-  return neighbor_call("MPI_Neighbor_allgatherv_init", Collective::neighbor_allgather, CollMode::persistent,
-                       WEFT_SEND_U, v_side(recvbuf, recvcounts, displs, recvtype, "recv"), comm, request);
-}
-int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoall");
-  return neighbor_call("MPI_Neighbor_alltoall", Collective::neighbor_alltoall, CollMode::blocking,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, nullptr);
-}
-int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoall");
-  return neighbor_call("MPI_Ineighbor_alltoall", Collective::neighbor_alltoall, CollMode::nonblocking,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoall_init");
-  return neighbor_call("MPI_Neighbor_alltoall_init", Collective::neighbor_alltoall, CollMode::persistent,
-                       WEFT_SEND_U, WEFT_RECV_U, comm, request);
-}
-int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallv");
-  return neighbor_call("MPI_Neighbor_alltoallv", Collective::neighbor_alltoall, CollMode::blocking,
-                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, nullptr);
-}
-int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoallv");
-  return neighbor_call("MPI_Ineighbor_alltoallv", Collective::neighbor_alltoall, CollMode::nonblocking,
-                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
-}
-int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
-                                 MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallv_init");
-  return neighbor_call("MPI_Neighbor_alltoallv_init", Collective::neighbor_alltoall, CollMode::persistent,
-                       v_side(sendbuf, sendcounts, sdispls, sendtype, "send"),
-                       v_side(recvbuf, recvcounts, rdispls, recvtype, "recv"), comm, request);
-}
-int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallw");
-  return neighbor_call("MPI_Neighbor_alltoallw", Collective::neighbor_alltoall, CollMode::blocking,
-                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, nullptr);
-}
-int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                             MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Ineighbor_alltoallw");
-  return neighbor_call("MPI_Ineighbor_alltoallw", Collective::neighbor_alltoall, CollMode::nonblocking,
-                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, request);
-}
-int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                 MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Neighbor_alltoallw_init");
-  return neighbor_call("MPI_Neighbor_alltoallw_init", Collective::neighbor_alltoall, CollMode::persistent,
-                       w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
-                       w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm, request);
-}
-
-}  // extern "C"
+WEFT_COLL_FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_PARAMS_U, neighbor_call,
+                (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_U, comm))
+WEFT_COLL_FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_PARAMS_UV, neighbor_call,
+                (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_V, comm))
+WEFT_COLL_FORMS(Neighbor_alltoall, Ineighbor_alltoall, WEFT_PARAMS_U, neighbor_call,
+                (Collective::neighbor_alltoall, WEFT_SEND_U, WEFT_RECV_U, comm))
+WEFT_COLL_FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_PARAMS_V, neighbor_call,
+                (Collective::neighbor_alltoall, WEFT_SEND_V, WEFT_RECV_V, comm))
+WEFT_COLL_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_PARAMS_W(MPI_Aint), neighbor_call,
+                (Collective::neighbor_alltoall, w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
+                 w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm))
 
 #undef WEFT_SEND_U
 #undef WEFT_RECV_U
-
-WEFT_PMPI_ALIAS(Gather)
-WEFT_PMPI_ALIAS(Igather)
-WEFT_PMPI_ALIAS(Gather_init)
-WEFT_PMPI_ALIAS(Gatherv)
-WEFT_PMPI_ALIAS(Igatherv)
-WEFT_PMPI_ALIAS(Gatherv_init)
-WEFT_PMPI_ALIAS(Scatter)
-WEFT_PMPI_ALIAS(Iscatter)
-WEFT_PMPI_ALIAS(Scatter_init)
-WEFT_PMPI_ALIAS(Scatterv)
-WEFT_PMPI_ALIAS(Iscatterv)
-WEFT_PMPI_ALIAS(Scatterv_init)
-WEFT_PMPI_ALIAS(Allgather)
-WEFT_PMPI_ALIAS(Iallgather)
-WEFT_PMPI_ALIAS(Allgather_init)
-WEFT_PMPI_ALIAS(Allgatherv)
-WEFT_PMPI_ALIAS(Iallgatherv)
-WEFT_PMPI_ALIAS(Allgatherv_init)
-WEFT_PMPI_ALIAS(Alltoall)
-WEFT_PMPI_ALIAS(Ialltoall)
-WEFT_PMPI_ALIAS(Alltoall_init)
-WEFT_PMPI_ALIAS(Alltoallv)
-WEFT_PMPI_ALIAS(Ialltoallv)
-WEFT_PMPI_ALIAS(Alltoallv_init)
-WEFT_PMPI_ALIAS(Alltoallw)
-WEFT_PMPI_ALIAS(Ialltoallw)
-WEFT_PMPI_ALIAS(Alltoallw_init)
-WEFT_PMPI_ALIAS(Neighbor_allgather)
-WEFT_PMPI_ALIAS(Ineighbor_allgather)
-WEFT_PMPI_ALIAS(Neighbor_allgather_init)
-WEFT_PMPI_ALIAS(Neighbor_allgatherv)
-WEFT_PMPI_ALIAS(Ineighbor_allgatherv)
-WEFT_PMPI_ALIAS(Neighbor_allgatherv_init)
-WEFT_PMPI_ALIAS(Neighbor_alltoall)
-WEFT_PMPI_ALIAS(Ineighbor_alltoall)
-WEFT_PMPI_ALIAS(Neighbor_alltoall_init)
-WEFT_PMPI_ALIAS(Neighbor_alltoallv)
-WEFT_PMPI_ALIAS(Ineighbor_alltoallv)
-WEFT_PMPI_ALIAS(Neighbor_alltoallv_init)
-WEFT_PMPI_ALIAS(Neighbor_alltoallw)
-WEFT_PMPI_ALIAS(Ineighbor_alltoallw)
-WEFT_PMPI_ALIAS(Neighbor_alltoallw_init)
+#undef WEFT_SEND_V
+#undef WEFT_RECV_V
+#undef WEFT_PARAMS_U
+#undef WEFT_PARAMS_UV
+#undef WEFT_PARAMS_V
+#undef WEFT_PARAMS_W

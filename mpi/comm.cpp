@@ -256,7 +256,6 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (!e) return bad_comm("MPI_Comm_free", *comm);
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
-  release_gpu_hier(e->comm);
   g_state->coll_calls.forget(e->comm);
   g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);

@@ -81,8 +81,6 @@ struct CommEntry {
   std::shared_ptr<const Topology> topo;
 };
 
-struct GpuHier;  // coll_gpu_hier.cpp
-
 struct UserOp {
   MPI_User_function* fn = nullptr;
   bool commute = true;
@@ -106,9 +104,6 @@ struct State {
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
   // Recent blocking collectives' plans and the collectives in flight (advanced by a poller).
   coll::Calls coll_calls;
-  // The node and leader communicators of device-memory collectives spanning nodes, by the
-  // parent's context id (coll_gpu_hier.cpp); split off on first use, freed with the parent.
-  std::map<uint32_t, std::shared_ptr<GpuHier>> gpu_hier;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
   coll::CostModel coll_model;  // WEFT_COLL_MODEL: measured at init or from a tuning file

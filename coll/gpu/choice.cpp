@@ -1,11 +1,106 @@
-// What every build shares of coll/gpu: the settings, whether a call is on device memory, and
-// the selection rules for device-memory calls.
+// What every build shares of coll/gpu: the settings, whether a call is on device memory, the
+// gate that decides whether a call on device buffers runs GPU-native, and the selection rules
+// for device-memory calls.
 #include <string>
 
+#include "coll/hier/hierarchy.h"
 #include "gpu_coll.h"
+#include "hier.h"
+#include "runtime/log.h"
 #include "runtime/memkind.h"
 
 namespace weft::coll::gpu {
+
+namespace {
+
+// Below 256 KiB staging the whole call was faster on one H200 with two virtual nodes (one copy
+// each way against three blocking calls); it stays the path there unless staging is forbidden.
+constexpr size_t kHierMinBytes = size_t(256) << 10;
+
+bool all_device(std::initializer_list<const void*> bufs) {
+  const void* last = nullptr;
+  for (const void* b : bufs) {
+    if (b && b == last) continue;  // in place: one query
+    if (!b || memkind_query(b).kind != MemKind::cuda_device) return false;
+    last = b;
+  }
+  return true;
+}
+
+bool kernels_reduce(const Reduction* red) { return !red || (!red->user && supports(red->op, red->type)); }
+
+// The node levels of ctx.comm for gpu_hier: every node of several ranks makes its workspace on
+// its node communicator (collective over the node), then every rank agrees that all are usable
+// (collective over ctx.comm). Every rank of ctx.comm calls it at the same point of its
+// collectives. The node communicator shares ctx.comm's context id: the workspace's exchanges
+// take collective sequence numbers reserved on ctx.comm, so they never meet its other calls.
+bool prepare_hier(const CollContext& ctx, std::string* why) {
+  const Comm& c = ctx.comm;
+  const Hierarchy& h = hierarchy(c);
+  HierGpu& g = hier_gpu(h);
+  if (g.ready < 0) {
+    constexpr uint32_t kReserved = 8;  // the workspace's two exchanges need two
+    const uint32_t first = c.coll_seq;
+    c.coll_seq += kReserved;
+    std::string local;
+    int64_t usable[1] = {1};
+    if (h.node.size() > 1) {
+      Comm& node = *h.node_comm;
+      node.coll_seq = first;
+      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls, ctx.require_fast_path};
+      if (!workspace(nctx, &local)) usable[0] = 0;
+      if (node.coll_seq > first + kReserved)
+        WEFT_WARN(Subsys::gpu, "the workspace of %s took %u collective numbers, %u were reserved",
+                  node.label().c_str(), node.coll_seq - first, kReserved);
+    }
+    const Reduction min{ReduceOp::min, BasicType::i64, sizeof(int64_t)};
+    if (coll::allreduce(ctx, usable, usable, 1, min) != Status::ok) usable[0] = 0;
+    g.ready = int(usable[0]);
+    g.tuning = ctx.tuning;
+    g.why = usable[0] ? std::string()
+            : !local.empty() ? "GPU collectives not usable on " + h.node_comm->label() + ": " + local
+                             : "GPU collectives not usable on another node of " + c.label();
+  }
+  if (g.ready != 1) *why = g.why;
+  return g.ready == 1;
+}
+
+}  // namespace
+
+Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const void*> bufs, const Reduction* red,
+          size_t bytes, std::string* why) {
+  const Comm& c = ctx.comm;
+  why->clear();
+  if (!cuda_state().usable || c.size < 2) return Gate::host;
+  // Across nodes, blocking calls of a useful size, whatever the node levels say.
+  if (blocking && !c.single_node && (bytes >= kHierMinBytes || ctx.require_fast_path) && settings().enabled &&
+      kernels_reduce(red)) {
+    bool device = true;
+    for (const void* b : bufs) device = device && b && memkind_query(b).kind == MemKind::cuda_device;
+    if (device) return prepare_hier(ctx, why) ? Gate::hier : Gate::staged;
+  }
+  if (!all_device(bufs)) return Gate::host;
+  if (!c.single_node) {
+    *why = "GPU-native collectives need every rank on one node";
+  } else if (!kernels_reduce(red)) {
+    *why = red->user ? std::string("user-defined operations have no GPU kernel")
+                     : std::string("no GPU kernel for ") + reduce_op_name(red->op) + " on " + basic_type_name(red->type);
+  } else {
+    const GpuWorkspace* ws = workspace(ctx, why);
+    if (!ws)
+      *why = "GPU collectives not usable on " + c.label() + ": " + *why;
+    else if (!blocking && !kernels_allowed(*ws))
+      *why = "non-blocking and persistent GPU-native collectives need flag kernels, and " + c.label() +
+             " runs copy-engine algorithms only (ranks share a GPU without MPS, or WEFT_GPU_COLL_MODE=copy_engine)";
+  }
+  return why->empty() ? Gate::native : Gate::staged;
+}
+
+bool hier_ready(const Comm& c) {
+  if (!c.coll_hier) return false;
+  const Hierarchy& h = hierarchy(c);
+  return h.gpu && static_cast<const HierGpu*>(h.gpu.get())->ready == 1;
+}
 
 Settings& settings() {
   static Settings s;
@@ -35,6 +130,17 @@ bool is_gpu_algorithm(const Algorithm& a) {
 // not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its block form
 // when the shares are equal.
 const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why) {
+  if (spans_nodes(c)) {
+    const Algorithm* pick = a.coll == Collective::allreduce   ? &allreduce_gpu_hier
+                            : a.coll == Collective::bcast     ? &bcast_gpu_hier
+                            : a.coll == Collective::reduce    ? &reduce_gpu_hier
+                            : a.coll == Collective::allgather ? &allgather_gpu_hier
+                                                              : &reduce_scatter_gpu_hier;
+    if (!pick->supports(a, c)) return nullptr;
+    *why = "the only GPU algorithm across nodes: GPU-native stages within each node, host staging between "
+           "the node leaders";
+    return pick;
+  }
   if (a.coll == Collective::allreduce) return choose_allreduce(a, c, why);
   const GpuWorkspace* ws = existing_workspace(c);
   if (!ws) return nullptr;

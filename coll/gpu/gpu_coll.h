@@ -35,6 +35,9 @@
 // synchronisation); in the copy-engine variant the one-shots wait for the stream and meet in
 // a host barrier instead, so nothing spins on the GPU.
 //
+// Across nodes (gpu_hier, hier.cpp; blocking calls of these five collectives): GPU-native
+// stages within each node on the node's own workspace, host staging between the node leaders.
+//
 // GPU-native algorithms require every rank of the call to pass device memory (as UCC does):
 // the choice is made by each rank from its own buffers. Blocking calls use them all;
 // non-blocking and persistent ones (whose device work is enqueued when they start) all but
@@ -43,6 +46,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "coll/algorithm.h"
@@ -66,7 +70,12 @@
   X(reduce_scatter_gpu_ring, "gpu_reduce_scatter_ring", reduce_scatter)              \
   X(reduce_gpu, "gpu_reduce", reduce)                                                \
   X(reduce_gpu_two_shot, "gpu_reduce_two_shot", reduce)                              \
-  X(reduce_gpu_ring, "gpu_reduce_ring", reduce)
+  X(reduce_gpu_ring, "gpu_reduce_ring", reduce)                                      \
+  X(allreduce_gpu_hier, "gpu_hier", allreduce)                                       \
+  X(bcast_gpu_hier, "gpu_hier", bcast)                                               \
+  X(reduce_gpu_hier, "gpu_hier", reduce)                                             \
+  X(allgather_gpu_hier, "gpu_hier", allgather)                                       \
+  X(reduce_scatter_gpu_hier, "gpu_hier", reduce_scatter)
 
 namespace weft::coll::gpu {
 #define WEFT_DECLARE_GPU_ALGORITHM(var, name, coll) extern const Algorithm var;
@@ -166,6 +175,17 @@ const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string*
 // The same for any collective of has_algorithms: the allreduce rule, else the collective's one
 // GPU algorithm (null when it cannot run the call). *why: the reason, for the log.
 const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why);
+
+// Where a call whose buffers are `bufs` (each at its first byte, contiguous; a reduction's
+// `red`; `bytes` the size of the vector) runs, decided alike on every rank that passes device
+// memory: host (not device memory, or mixed: left to staging, which warns or errs), native
+// (one node: the communicator's workspace is made here, collectively), hier (across nodes: the
+// node levels are made here, collectively; blocking calls only) or staged (*why says why).
+enum class Gate : uint8_t { host, native, hier, staged };
+Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const void*> bufs, const Reduction* red,
+          size_t bytes, std::string* why);
+// Whether gate() made ready the node levels of c for gpu_hier (every node's workspace usable).
+bool hier_ready(const Comm& c);
 
 // Closes every peer mapping and frees every workspace still alive (MPI_Finalize, after its
 // barrier). A communicator freed earlier releases its own.

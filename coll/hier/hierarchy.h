@@ -25,6 +25,8 @@ struct Hierarchy {
   // the parent's context id and the node leader's job rank name its segment, which makes the
   // name unique per node and parent communicator. Its segment is made on first use.
   std::shared_ptr<Comm> node_comm;
+  // The GPU collectives across nodes' state (owned and interpreted by coll/gpu/hier.h).
+  mutable std::shared_ptr<void> gpu;
   int node_count() const { return int(leaders.size()); }
   bool is_leader() const { return node_index == 0; }
 };
