@@ -81,8 +81,6 @@ int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 
-
-
 }  // namespace weft::mpi
 
 // The three forms of a collective binding from one list of the blocking form's parameters:

@@ -137,14 +137,14 @@ Status append_allreduce(Schedule& s, const Comm& c, const void* send, void* recv
   return Status::ok;
 }
 
-std::shared_ptr<Schedule> build_allreduce(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_allreduce(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
   const Status st = append_allreduce(*s, c, a.send, a.recv, a.count, a.red);
   return st == Status::ok ? s : failing(st);
 }
 
-std::shared_ptr<Schedule> build_bcast(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_bcast(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   const Hierarchy& h = hierarchy(c);
   const RootedGroups r = rooted_groups(h, c, a.root);
@@ -165,7 +165,7 @@ std::shared_ptr<Schedule> build_bcast(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_reduce(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
   const Hierarchy& h = hierarchy(c);
@@ -201,7 +201,7 @@ std::shared_ptr<Schedule> build_reduce(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-std::shared_ptr<Schedule> build_allgather(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_allgather(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   const Hierarchy& h = hierarchy(c);
   HierGpu& g = gpu::hier_gpu(h);
@@ -249,7 +249,7 @@ std::shared_ptr<Schedule> build_allgather(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-std::shared_ptr<Schedule> build_reduce_scatter(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_reduce_scatter(const CollArgs& a, const Comm& c) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
   HierGpu& g = gpu::hier_gpu(hierarchy(c));
@@ -268,13 +268,13 @@ std::shared_ptr<Schedule> build_reduce_scatter(const CollArgs& a, const Comm& c)
 namespace gpu {
 
 extern const Algorithm allreduce_gpu_hier{"gpu_hier", Collective::allreduce, supports_reduction, estimate,
-                                          build_allreduce};
-extern const Algorithm bcast_gpu_hier{"gpu_hier", Collective::bcast, supports_data, estimate, build_bcast};
-extern const Algorithm reduce_gpu_hier{"gpu_hier", Collective::reduce, supports_reduction, estimate, build_reduce};
+                                          build_hier_allreduce};
+extern const Algorithm bcast_gpu_hier{"gpu_hier", Collective::bcast, supports_data, estimate, build_hier_bcast};
+extern const Algorithm reduce_gpu_hier{"gpu_hier", Collective::reduce, supports_reduction, estimate, build_hier_reduce};
 extern const Algorithm allgather_gpu_hier{"gpu_hier", Collective::allgather, supports_allgather, estimate,
-                                          build_allgather};
+                                          build_hier_allgather};
 extern const Algorithm reduce_scatter_gpu_hier{"gpu_hier", Collective::reduce_scatter, supports_reduction, estimate,
-                                               build_reduce_scatter};
+                                               build_hier_reduce_scatter};
 
 }  // namespace gpu
 }  // namespace weft::coll
