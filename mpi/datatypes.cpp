@@ -329,26 +329,31 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype datatype, long
   return MPI_SUCCESS;
 }
 
-// The checks MPI_Pack and MPI_Unpack share: `count` elements at *position of a packed buffer
-// of `size` bytes; *bytes is their packed size.
-int check_pack(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, const void* outbuf,
-               int size, const int* position, MPI_Comm comm, const Datatype** d, size_t* bytes) {
+// MPI_Pack (packing) and MPI_Unpack: `count` elements of the user's buffer to or from *position
+// of a packed buffer of `size` bytes, and *position past them.
+int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, void* outbuf,
+              int size, int* position, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* d;
   const char* count_arg = packing ? "incount" : "outcount";
   const char* size_arg = packing ? "outsize" : "insize";
   if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
   if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, count_arg);
-  if (int rc = check_datatype(comm, fn, datatype, d)) return rc;
+  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
   if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
   if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %d", size_arg, size);
-  *bytes = packed_size(*d, size_t(count));
-  if (*position < 0 || size_t(*position) + *bytes > size_t(size))
+  const size_t bytes = packed_size(d, size_t(count));
+  if (*position < 0 || size_t(*position) + bytes > size_t(size))
     return packing ? raise(comm, MPI_ERR_TRUNCATE, fn,
                            "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')",
-                           *bytes, *position, size)
+                           bytes, *position, size)
                    : raise(comm, MPI_ERR_TRUNCATE, fn,
                            "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
-                           *bytes, *position, size);
-  if (*bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+                           bytes, *position, size);
+  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  if (packing) pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position);
+  else unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count));
+  *position += int(bytes);
   return MPI_SUCCESS;
 }
 
@@ -631,26 +636,12 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
               MPI_Comm comm) {
-  const char* fn = "MPI_Pack";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* d;
-  size_t bytes;
-  if (int rc = check_pack(fn, true, incount, datatype, inbuf, outbuf, outsize, position, comm, &d, &bytes)) return rc;
-  pack(d, inbuf, size_t(incount), static_cast<char*>(outbuf) + *position);
-  *position += int(bytes);
-  return MPI_SUCCESS;
+  return pack_call("MPI_Pack", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
 }
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm) {
-  const char* fn = "MPI_Unpack";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* d;
-  size_t bytes;
-  if (int rc = check_pack(fn, false, outcount, datatype, inbuf, outbuf, insize, position, comm, &d, &bytes)) return rc;
-  unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(outcount));
-  *position += int(bytes);
-  return MPI_SUCCESS;
+  return pack_call("MPI_Unpack", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {

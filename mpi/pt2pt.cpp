@@ -188,21 +188,9 @@ void fill_status(MPI_Status* st, const RequestStatus& rs) {
   st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
 }
 
-void set_status_proc_null(MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_PROC_NULL;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->count_lo = 0;
-  st->count_hi_and_cancelled = 0;
-}
+void set_status_proc_null(MPI_Status* st) { fill_status(st, RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}); }
 
-void set_status_empty(MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_ANY_SOURCE;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->count_lo = 0;
-  st->count_hi_and_cancelled = 0;
-}
+void set_status_empty(MPI_Status* st) { fill_status(st, RequestStatus{MPI_ANY_SOURCE, MPI_ANY_TAG, 0}); }
 
 }  // namespace weft::mpi
 

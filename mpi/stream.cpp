@@ -106,11 +106,13 @@ int fallback(const char* fn, MPI_Comm comm, const StreamComm& sc, const char* wh
   return mapped(comm, stream_host_fallback(sc.stream.cuda, fn, what, why, g_state->require_fast_path), fn);
 }
 
-// Runs an *_enqueue call on a communicator that carries a GPU stream: `native` checks the
-// arguments and runs the call on the stream where it can (else sets the path); the fallback
-// and the host path end in `host`, the ordinary call (`what` it does from the host, for logs).
+// Runs an *_enqueue call (after the initialisation check) on a communicator that carries a GPU
+// stream: `native` checks the arguments and runs the call on the stream where it can (else sets
+// the path); the fallback and the host path end in `host`, the ordinary call (`what` it does from
+// the host, for logs).
 template <class Native, class Host>
 int enqueue_call(const char* fn, MPI_Comm comm, const char* what, Native&& native, Host&& host) {
+  WEFT_REQUIRE_INIT(fn);
   if (!cuda_state().compiled) return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
   if (!lookup_comm(comm))
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
@@ -189,7 +191,6 @@ int recv_native(const char* fn, MPI_Comm comm, Call& k, void* buf, int count, MP
 // or has nothing to order: MPI_PROC_NULL). `what` the host call does, for the logs.
 int send_enqueue(const char* fn, const char* what, const void* buf, int count, MPI_Datatype dt, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request = nullptr, bool nonblocking = false) {
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, what,
       [&](Call& k) { return send_native(fn, comm, k, buf, count, dt, dest, tag, request, nonblocking); },
@@ -201,7 +202,6 @@ int send_enqueue(const char* fn, const char* what, const void* buf, int count, M
 
 int recv_enqueue(const char* fn, const char* what, void* buf, int count, MPI_Datatype dt, int source, int tag,
                  MPI_Comm comm, MPI_Status* status, MPI_Request* request = nullptr, bool nonblocking = false) {
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, what,
       [&](Call& k) { return recv_native(fn, comm, k, buf, count, dt, source, tag, status, request, nonblocking); },
@@ -446,7 +446,6 @@ int PMPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status
 int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Allreduce_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "reduces with MPI_Allreduce",
       [&](Call& k) {
@@ -457,7 +456,6 @@ int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_D
 
 int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Bcast_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "broadcasts with MPI_Bcast",
       [&](Call& k) {
@@ -485,7 +483,6 @@ int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root
 int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Allgather_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "gathers with MPI_Allgather",
       [&](Call& k) {
@@ -523,7 +520,6 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
 int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                        MPI_Op op, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Reduce_scatter_block_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "reduces with MPI_Reduce_scatter_block",
       [&](Call& k) {
