@@ -6,6 +6,8 @@
 #include <climits>
 #include <complex>
 #include <cstring>
+#include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "datatype_api.h"
@@ -232,24 +234,13 @@ int publish(Datatype* d, MPI_Datatype* newtype) {
 }
 
 int combiner_value(Combiner c) {
-  switch (c) {
-    case Combiner::named: return MPI_COMBINER_NAMED;
-    case Combiner::dup: return MPI_COMBINER_DUP;
-    case Combiner::contiguous: return MPI_COMBINER_CONTIGUOUS;
-    case Combiner::vector: return MPI_COMBINER_VECTOR;
-    case Combiner::hvector: return MPI_COMBINER_HVECTOR;
-    case Combiner::indexed: return MPI_COMBINER_INDEXED;
-    case Combiner::hindexed: return MPI_COMBINER_HINDEXED;
-    case Combiner::indexed_block: return MPI_COMBINER_INDEXED_BLOCK;
-    case Combiner::hindexed_block: return MPI_COMBINER_HINDEXED_BLOCK;
-    case Combiner::struct_: return MPI_COMBINER_STRUCT;
-    case Combiner::subarray: return MPI_COMBINER_SUBARRAY;
-    case Combiner::resized: return MPI_COMBINER_RESIZED;
-    case Combiner::hvector_integer: return MPI_COMBINER_HVECTOR_INTEGER;
-    case Combiner::hindexed_integer: return MPI_COMBINER_HINDEXED_INTEGER;
-    case Combiner::struct_integer: return MPI_COMBINER_STRUCT_INTEGER;
-  }
-  return MPI_COMBINER_NAMED;
+  static constexpr int kValue[] = {  // in Combiner's order
+      MPI_COMBINER_NAMED,          MPI_COMBINER_DUP,           MPI_COMBINER_CONTIGUOUS,     MPI_COMBINER_VECTOR,
+      MPI_COMBINER_HVECTOR,        MPI_COMBINER_INDEXED,       MPI_COMBINER_HINDEXED,       MPI_COMBINER_INDEXED_BLOCK,
+      MPI_COMBINER_HINDEXED_BLOCK, MPI_COMBINER_STRUCT,        MPI_COMBINER_SUBARRAY,       MPI_COMBINER_RESIZED,
+      MPI_COMBINER_HVECTOR_INTEGER, MPI_COMBINER_HINDEXED_INTEGER, MPI_COMBINER_STRUCT_INTEGER};
+  static_assert(std::size(kValue) == size_t(Combiner::struct_integer) + 1);
+  return kValue[size_t(c)];
 }
 
 void write_status_bytes(MPI_Status* st, size_t bytes) {
@@ -264,12 +255,18 @@ int query_type(const char* fn, MPI_Datatype h, const Datatype** d) {
   return MPI_SUCCESS;
 }
 
-int do_hvector(const char* fn, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-               MPI_Datatype* newtype) {
+// The vector constructors: count blocks of blocklength oldtypes at `where` (a stride, or the
+// displacements of the block-indexed forms); `make` lays them out.
+template <class Where>
+int vector_type(const char* fn, int count, int blocklength, Where where, MPI_Datatype oldtype, MPI_Datatype* newtype,
+                Datatype* (*make)(int, int, Where, const Datatype*)) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
-  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old)) return rc;
-  return publish(make_hvector(count, blocklength, stride, old), newtype);
+  constexpr bool indexed = std::is_pointer_v<Where>;
+  const void* displacements = nullptr;
+  if constexpr (indexed) displacements = where;
+  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old, indexed, displacements)) return rc;
+  return publish(make(count, blocklength, where, old), newtype);
 }
 
 int do_hindexed(const char* fn, int count, const int* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
@@ -332,26 +329,31 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype datatype, long
   return MPI_SUCCESS;
 }
 
-// The checks MPI_Pack and MPI_Unpack share: `count` elements at *position of a packed buffer
-// of `size` bytes; *bytes is their packed size.
-int check_pack(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, const void* outbuf,
-               int size, const int* position, MPI_Comm comm, const Datatype** d, size_t* bytes) {
+// MPI_Pack (packing) and MPI_Unpack: `count` elements of the user's buffer to or from *position
+// of a packed buffer of `size` bytes, and *position past them.
+int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, void* outbuf,
+              int size, int* position, MPI_Comm comm) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* d;
   const char* count_arg = packing ? "incount" : "outcount";
   const char* size_arg = packing ? "outsize" : "insize";
   if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
   if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, count_arg);
-  if (int rc = check_datatype(comm, fn, datatype, d)) return rc;
+  if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
   if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
   if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %d", size_arg, size);
-  *bytes = packed_size(*d, size_t(count));
-  if (*position < 0 || size_t(*position) + *bytes > size_t(size))
+  const size_t bytes = packed_size(d, size_t(count));
+  if (*position < 0 || size_t(*position) + bytes > size_t(size))
     return packing ? raise(comm, MPI_ERR_TRUNCATE, fn,
                            "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')",
-                           *bytes, *position, size)
+                           bytes, *position, size)
                    : raise(comm, MPI_ERR_TRUNCATE, fn,
                            "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
-                           *bytes, *position, size);
-  if (*bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+                           bytes, *position, size);
+  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  if (packing) pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position);
+  else unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count));
+  *position += int(bytes);
   return MPI_SUCCESS;
 }
 
@@ -371,20 +373,16 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype)
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  const char* fn = "MPI_Type_vector";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* old;
-  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old)) return rc;
-  return publish(make_vector(count, blocklength, stride, old), newtype);
+  return vector_type("MPI_Type_vector", count, blocklength, stride, oldtype, newtype, make_vector);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
-  return do_hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
+  return vector_type<ptrdiff_t>("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype, make_hvector);
 }
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return do_hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+  return vector_type<ptrdiff_t>("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype, make_hvector);
 }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
@@ -410,20 +408,14 @@ int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  const char* fn = "MPI_Type_create_indexed_block";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* old;
-  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old, true, array_of_displacements)) return rc;
-  return publish(make_indexed_block(count, blocklength, array_of_displacements, old), newtype);
+  return vector_type("MPI_Type_create_indexed_block", count, blocklength, array_of_displacements, oldtype, newtype,
+                     make_indexed_block);
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  const char* fn = "MPI_Type_create_hindexed_block";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* old;
-  if (int rc = check_vector(fn, count, blocklength, oldtype, newtype, &old, true, array_of_displacements)) return rc;
-  return publish(make_hindexed_block(count, blocklength, array_of_displacements, old), newtype);
+  return vector_type<const ptrdiff_t*>("MPI_Type_create_hindexed_block", count, blocklength, array_of_displacements,
+                                       oldtype, newtype, make_hindexed_block);
 }
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
@@ -644,26 +636,12 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
               MPI_Comm comm) {
-  const char* fn = "MPI_Pack";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* d;
-  size_t bytes;
-  if (int rc = check_pack(fn, true, incount, datatype, inbuf, outbuf, outsize, position, comm, &d, &bytes)) return rc;
-  pack(d, inbuf, size_t(incount), static_cast<char*>(outbuf) + *position);
-  *position += int(bytes);
-  return MPI_SUCCESS;
+  return pack_call("MPI_Pack", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
 }
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm) {
-  const char* fn = "MPI_Unpack";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* d;
-  size_t bytes;
-  if (int rc = check_pack(fn, false, outcount, datatype, inbuf, outbuf, insize, position, comm, &d, &bytes)) return rc;
-  unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(outcount));
-  *position += int(bytes);
-  return MPI_SUCCESS;
+  return pack_call("MPI_Unpack", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {

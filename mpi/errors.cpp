@@ -308,14 +308,7 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-}  // extern "C"
-
-WEFT_PMPI_ALIASES(Error_class, Error_string, Add_error_class, Add_error_code, Add_error_string,
-                  Comm_create_errhandler, Comm_set_errhandler, Comm_get_errhandler,
-                  Comm_call_errhandler, Errhandler_free)
-
 // MPI-1 names of the communicator errhandler functions.
-extern "C" {
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
   return PMPI_Comm_create_errhandler(fn, errhandler);
 }
@@ -325,6 +318,10 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }
+
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Errhandler_create, Errhandler_set, Errhandler_get)
+WEFT_PMPI_ALIASES(Error_class, Error_string, Add_error_class, Add_error_code, Add_error_string,
+                  Comm_create_errhandler, Comm_set_errhandler, Comm_get_errhandler,
+                  Comm_call_errhandler, Errhandler_free, Errhandler_create, Errhandler_set,
+                  Errhandler_get)

@@ -53,7 +53,7 @@ int check_ranks(const char* fn, int n, const int* ranks, int size) {
   return MPI_SUCCESS;
 }
 
-// Expands (first, last, stride) triplets into ranks, validating them.
+// Expands (first, last, stride) triplets into ranks of a group of the given size, validating them.
 int expand_ranges(const char* fn, int n, int ranges[][3], int size, std::vector<int>* out) {
   if (n < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative n %d", n);
   if (n > 0 && !ranges) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "ranges is NULL");
@@ -86,6 +86,13 @@ int derived_group(const char* fn, MPI_Group group, MPI_Group* newgroup, Group** 
   if (int rc = group_of(fn, group, g)) return rc;
   if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newgroup is NULL");
   return MPI_SUCCESS;
+}
+
+// The range forms: the ranks of group that the triplets name.
+int range_ranks(const char* fn, MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup, std::vector<int>* out) {
+  Group* g;
+  if (int rc = derived_group(fn, group, newgroup, &g)) return rc;
+  return expand_ranges(fn, n, ranges, int(g->world_ranks.size()), out);
 }
 
 // union, intersection, difference.
@@ -140,18 +147,14 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 }
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  Group* g;
-  if (int rc = derived_group("MPI_Group_range_incl", group, newgroup, &g)) return rc;
   std::vector<int> ranks;
-  if (int rc = expand_ranges("MPI_Group_range_incl", n, ranges, int(g->world_ranks.size()), &ranks)) return rc;
+  if (int rc = range_ranks("MPI_Group_range_incl", group, n, ranges, newgroup, &ranks)) return rc;
   return PMPI_Group_incl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  Group* g;
-  if (int rc = derived_group("MPI_Group_range_excl", group, newgroup, &g)) return rc;
   std::vector<int> ranks;
-  if (int rc = expand_ranges("MPI_Group_range_excl", n, ranges, int(g->world_ranks.size()), &ranks)) return rc;
+  if (int rc = range_ranks("MPI_Group_range_excl", group, n, ranges, newgroup, &ranks)) return rc;
   return PMPI_Group_excl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 

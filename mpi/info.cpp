@@ -63,6 +63,13 @@ int info_and_key(const char* fn, MPI_Info info, const char* key, InfoEntries** e
   return check_key(fn, key);
 }
 
+// A query's start: info (and *key, if given) valid, and the outputs `names` given.
+int info_query(const char* fn, MPI_Info info, InfoEntries** e, bool outputs, const char* names,
+               const char* const* key = nullptr) {
+  if (int rc = key ? info_and_key(fn, info, *key, e) : info_of(fn, info, e)) return rc;
+  return outputs ? MPI_SUCCESS : raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "%s is NULL", names);
+}
+
 }  // namespace
 
 extern "C" {
@@ -85,8 +92,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
 
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
   InfoEntries* e;
-  if (int rc = info_and_key("MPI_Info_get", info, key, &e)) return rc;
-  if (!flag || (!value && valuelen > 0)) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get", "value or flag is NULL");
+  if (int rc = info_query("MPI_Info_get", info, &e, flag && (value || valuelen <= 0), "value or flag", &key)) return rc;
   const std::string* v = e->find(key);
   *flag = v != nullptr;
   if (v) copy_out(*v, valuelen, value);
@@ -95,8 +101,7 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   InfoEntries* e;
-  if (int rc = info_and_key("MPI_Info_get_valuelen", info, key, &e)) return rc;
-  if (!valuelen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen", "valuelen or flag is NULL");
+  if (int rc = info_query("MPI_Info_get_valuelen", info, &e, valuelen && flag, "valuelen or flag", &key)) return rc;
   const std::string* v = e->find(key);
   *flag = v != nullptr;
   if (v) *valuelen = int(v->size());
@@ -106,8 +111,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 // MPI 4.0: buflen in, length of the value + 1 out; the value truncated to fit.
 int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
   InfoEntries* e;
-  if (int rc = info_and_key("MPI_Info_get_string", info, key, &e)) return rc;
-  if (!buflen || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "buflen or flag is NULL");
+  if (int rc = info_query("MPI_Info_get_string", info, &e, buflen && flag, "buflen or flag", &key)) return rc;
   const std::string* v = e->find(key);
   *flag = v != nullptr;
   if (!v) return MPI_SUCCESS;
@@ -118,16 +122,14 @@ int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* valu
 
 int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
   InfoEntries* e;
-  if (int rc = info_of("MPI_Info_get_nkeys", info, &e)) return rc;
-  if (!nkeys) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys", "nkeys is NULL");
+  if (int rc = info_query("MPI_Info_get_nkeys", info, &e, nkeys, "nkeys")) return rc;
   *nkeys = int(e->size());
   return MPI_SUCCESS;
 }
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   InfoEntries* e;
-  if (int rc = info_of("MPI_Info_get_nthkey", info, &e)) return rc;
-  if (!key) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "key is NULL");
+  if (int rc = info_query("MPI_Info_get_nthkey", info, &e, key, "key")) return rc;
   if (n < 0 || n >= int(e->size()))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "n %d out of range (%zu keys)", n, e->size());
   copy_out((*e)[size_t(n)].first, MPI_MAX_INFO_KEY, key);
@@ -143,8 +145,7 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   InfoEntries* e;
-  if (int rc = info_of("MPI_Info_dup", info, &e)) return rc;
-  if (!newinfo) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup", "newinfo is NULL");
+  if (int rc = info_query("MPI_Info_dup", info, &e, newinfo, "newinfo")) return rc;
   *newinfo = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>(*e)));
   return MPI_SUCCESS;
 }

@@ -188,21 +188,9 @@ void fill_status(MPI_Status* st, const RequestStatus& rs) {
   st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
 }
 
-void set_status_proc_null(MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_PROC_NULL;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->count_lo = 0;
-  st->count_hi_and_cancelled = 0;
-}
+void set_status_proc_null(MPI_Status* st) { fill_status(st, RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}); }
 
-void set_status_empty(MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_ANY_SOURCE;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->count_lo = 0;
-  st->count_hi_and_cancelled = 0;
-}
+void set_status_empty(MPI_Status* st) { fill_status(st, RequestStatus{MPI_ANY_SOURCE, MPI_ANY_TAG, 0}); }
 
 }  // namespace weft::mpi
 
@@ -211,41 +199,40 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int PMPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return do_blocking_send("MPI_Send", buf, count, dt, dest, tag, comm, SendMode::standard);
-}
+// The three forms of a send mode from one line: blocking, immediate and persistent. Ready mode
+// sends as standard: the matching receive is posted, so the semantics are the same.
+#define WEFT_SEND_FORMS(Blocking, Immediate, Persistent, mode, kind)                                        \
+  int PMPI_##Blocking(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {     \
+    return do_blocking_send("MPI_" #Blocking, buf, count, dt, dest, tag, comm, SendMode::mode);             \
+  }                                                                                                         \
+  int PMPI_##Immediate(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,      \
+                       MPI_Request* request) {                                                              \
+    return do_immediate("MPI_" #Immediate, false, buf, count, dt, dest, tag, comm, SendMode::mode, request); \
+  }                                                                                                         \
+  int PMPI_##Persistent(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,     \
+                        MPI_Request* request) {                                                             \
+    return make_persistent("MPI_" #Persistent, const_cast<void*>(buf), count, dt, dest, tag, comm,         \
+                           PersistentKind::kind, request);                                                  \
+  }
 
-int PMPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return do_blocking_send("MPI_Ssend", buf, count, dt, dest, tag, comm, SendMode::synchronous);
-}
-
-// Ready mode: the matching receive is posted, so a standard send has the same semantics.
-int PMPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return do_blocking_send("MPI_Rsend", buf, count, dt, dest, tag, comm, SendMode::standard);
-}
+WEFT_SEND_FORMS(Send, Isend, Send_init, standard, send)
+WEFT_SEND_FORMS(Ssend, Issend, Ssend_init, synchronous, ssend)
+WEFT_SEND_FORMS(Rsend, Irsend, Rsend_init, standard, send)
+#undef WEFT_SEND_FORMS
 
 int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
   return do_bsend("MPI_Bsend", buf, count, dt, dest, tag, comm, false, nullptr);
 }
 
-int PMPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
-  return do_immediate("MPI_Isend", false, buf, count, dt, dest, tag, comm, SendMode::standard, request);
-}
-
-int PMPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
-  return do_immediate("MPI_Issend", false, buf, count, dt, dest, tag, comm, SendMode::synchronous, request);
-}
-
-int PMPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
-  return do_immediate("MPI_Irsend", false, buf, count, dt, dest, tag, comm, SendMode::standard, request);
-}
-
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   return do_bsend("MPI_Ibsend", buf, count, dt, dest, tag, comm, true, request);
+}
+
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return make_persistent("MPI_Bsend_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
+                         PersistentKind::bsend, request);
 }
 
 int PMPI_Buffer_attach(void* buffer, int size) {
@@ -318,30 +305,6 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
     }
   }
   return PMPI_Wait(&req, status);
-}
-
-int PMPI_Send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                   MPI_Request* request) {
-  return make_persistent("MPI_Send_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
-                         PersistentKind::send, request);
-}
-
-int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request* request) {
-  return make_persistent("MPI_Ssend_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
-                         PersistentKind::ssend, request);
-}
-
-int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request* request) {
-  return make_persistent("MPI_Rsend_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
-                         PersistentKind::send, request);
-}
-
-int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request* request) {
-  return make_persistent("MPI_Bsend_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
-                         PersistentKind::bsend, request);
 }
 
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,

@@ -14,6 +14,13 @@ namespace {
 // An inactive persistent request or MPI_REQUEST_NULL: completes at once with an empty status.
 bool is_inert(MPI_Request h, Request* r) { return h == MPI_REQUEST_NULL || (r && r->persistent && !r->active); }
 
+// An inert request's completion: *flag (if given) true, the status empty.
+int inert_done(MPI_Status* status, int* flag = nullptr) {
+  if (flag) *flag = 1;
+  set_status_empty(status);
+  return MPI_SUCCESS;
+}
+
 // Hands a completed request's result to *st and frees or deactivates it; the error, if any.
 Status complete_into(MPI_Request* h, Request* r, MPI_Status* st) {
   RequestStatus rs;
@@ -145,10 +152,7 @@ int any_of(const char* fn, int count, MPI_Request reqs[], int* index, int* flag,
   if (int rc = check_array(fn, count, reqs, &active)) return rc;
   *index = MPI_UNDEFINED;
   if (flag) *flag = 1;
-  if (active.none_active()) {
-    set_status_empty(status);
-    return MPI_SUCCESS;
-  }
+  if (active.none_active()) return inert_done(status);
   const int i = any_complete(*g_state->transport, active, failure_scope, !flag);
   if (i < 0) {
     *flag = 0;
@@ -190,10 +194,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
   Request* r;
   if (!resolve(*request, &r)) return bad_request("MPI_Wait", *request);
-  if (is_inert(*request, r)) {
-    set_status_empty(status);
-    return MPI_SUCCESS;
-  }
+  if (is_inert(*request, r)) return inert_done(status);
   if (!r->complete) g_state->transport->wait(r, failure_scope(r));
   return retire(request, r, status);
 }
@@ -203,11 +204,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!request || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
   Request* r;
   if (!resolve(*request, &r)) return bad_request("MPI_Test", *request);
-  if (is_inert(*request, r)) {
-    *flag = 1;
-    set_status_empty(status);
-    return MPI_SUCCESS;
-  }
+  if (is_inert(*request, r)) return inert_done(status, flag);
   if (!r->complete) poll_once(*g_state->transport, &r, 1, failure_scope);
   *flag = r->complete;
   return r->complete ? retire(request, r, status) : MPI_SUCCESS;
@@ -260,11 +257,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
   Request* r;
   if (!resolve(request, &r)) return bad_request("MPI_Request_get_status", request);
-  if (is_inert(request, r)) {
-    *flag = 1;
-    set_status_empty(status);
-    return MPI_SUCCESS;
-  }
+  if (is_inert(request, r)) return inert_done(status, flag);
   if (!r->complete) poll_once(*g_state->transport, &r, 1, failure_scope);
   *flag = r->complete;
   if (r->complete) {
@@ -386,14 +379,6 @@ int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype dt, int* count) {
   return MPI_SUCCESS;
 }
 
-}  // extern "C"
-
-WEFT_PMPI_ALIASES(Wait, Test, Waitall, Testall, Waitany, Testany, Waitsome, Testsome,
-                  Request_get_status, Request_free, Cancel, Probe, Iprobe, Mprobe, Improbe, Imrecv,
-                  Mrecv, Get_count, Get_elements)
-
-extern "C" {
-
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   if (!status || status == MPI_STATUS_IGNORE)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL or MPI_STATUS_IGNORE");
@@ -410,4 +395,6 @@ int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Status_set_cancelled, Test_cancelled)
+WEFT_PMPI_ALIASES(Wait, Test, Waitall, Testall, Waitany, Testany, Waitsome, Testsome,
+                  Request_get_status, Request_free, Cancel, Probe, Iprobe, Mprobe, Improbe, Imrecv,
+                  Mrecv, Get_count, Get_elements, Status_set_cancelled, Test_cancelled)

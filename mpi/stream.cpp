@@ -28,6 +28,7 @@
 #include "datatype_api.h"
 #include "pt2pt/stream.h"
 #include "pt2pt/tag.h"
+#include "runtime/hex.h"
 #include "runtime/memkind.h"
 #include "state.h"
 
@@ -86,42 +87,6 @@ int mapped(MPI_Comm comm, Status s, const char* fn) {
   return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
 }
 
-// ---------------------------------------------------------------------------- hex values
-
-char hex_digit(unsigned v) { return char(v < 10 ? '0' + v : 'A' + v - 10); }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Decodes MPIX_Info_set_hex's text: two hex digits per byte, in memory order, where newer
-// MPICH also writes "[N]" for a run of N zero bytes. False if malformed.
-bool decode_hex(const std::string& text, std::vector<unsigned char>* out) {
-  out->clear();
-  for (size_t i = 0; i < text.size();) {
-    if (text[i] == '[') {
-      const size_t close = text.find(']', i);
-      if (close == std::string::npos || close == i + 1 || close - i > 8) return false;
-      size_t n = 0;
-      for (size_t k = i + 1; k < close; ++k) {
-        if (text[k] < '0' || text[k] > '9') return false;
-        n = n * 10 + size_t(text[k] - '0');
-      }
-      out->insert(out->end(), n, 0);
-      i = close + 1;
-      continue;
-    }
-    if (i + 1 >= text.size()) return false;
-    const int hi = hex_value(text[i]), lo = hex_value(text[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<unsigned char>(hi * 16 + lo));
-    i += 2;
-  }
-  return true;
-}
-
 // ---------------------------------------------------------------------------- *_enqueue calls
 
 // How an *_enqueue call goes: on the stream, through the fallback, or straight to the host call
@@ -141,11 +106,13 @@ int fallback(const char* fn, MPI_Comm comm, const StreamComm& sc, const char* wh
   return mapped(comm, stream_host_fallback(sc.stream.cuda, fn, what, why, g_state->require_fast_path), fn);
 }
 
-// Runs an *_enqueue call on a communicator that carries a GPU stream: `native` checks the
-// arguments and runs the call on the stream where it can (else sets the path); the fallback
-// and the host path end in `host`, the ordinary call (`what` it does from the host, for logs).
+// Runs an *_enqueue call (after the initialisation check) on a communicator that carries a GPU
+// stream: `native` checks the arguments and runs the call on the stream where it can (else sets
+// the path); the fallback and the host path end in `host`, the ordinary call (`what` it does from
+// the host, for logs).
 template <class Native, class Host>
 int enqueue_call(const char* fn, MPI_Comm comm, const char* what, Native&& native, Host&& host) {
+  WEFT_REQUIRE_INIT(fn);
   if (!cuda_state().compiled) return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
   if (!lookup_comm(comm))
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
@@ -174,9 +141,10 @@ Span span_of(const Datatype* d, const void* buf, size_t count) {
   return {static_cast<char*>(const_cast<void*>(buf)) + offset, packed_size(d, count), contiguous};
 }
 
-// MPIX_Send_enqueue / MPIX_Isend_enqueue (request null: blocking).
+// MPIX_Send_enqueue / MPIX_Isend_enqueue (nonblocking: request is set).
 int send_native(const char* fn, MPI_Comm comm, Call& k, const void* buf, int count, MPI_Datatype dt, int dest,
-                int tag, MPI_Request* request) {
+                int tag, MPI_Request* request, bool nonblocking) {
+  if (nonblocking && !request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
   if (count < 0 || dest < 0 || dest >= k.c.size || tag < 0 || tag > tag::kMaxUserTag) return MPI_SUCCESS;
   const Datatype* d = nullptr;
   if (int rc = check_datatype(comm, fn, dt, &d)) return rc;
@@ -186,14 +154,15 @@ int send_native(const char* fn, MPI_Comm comm, Call& k, const void* buf, int cou
   if (k.path == Path::fallback) return MPI_SUCCESS;
   Request* r = nullptr;
   const Status s =
-      k.sc.p2p.send(*g_state->transport, k.c, k.sc.stream, m.at, m.bytes, dest, tag, request ? &r : nullptr);
+      k.sc.p2p.send(*g_state->transport, k.c, k.sc.stream, m.at, m.bytes, dest, tag, nonblocking ? &r : nullptr);
   if (r) *request = request_handle(r);
   return mapped(comm, s, fn);
 }
 
-// MPIX_Recv_enqueue / MPIX_Irecv_enqueue (request null: blocking).
+// MPIX_Recv_enqueue / MPIX_Irecv_enqueue (nonblocking: request is set).
 int recv_native(const char* fn, MPI_Comm comm, Call& k, void* buf, int count, MPI_Datatype dt, int source, int tag,
-                MPI_Status* status, MPI_Request* request) {
+                MPI_Status* status, MPI_Request* request, bool nonblocking) {
+  if (nonblocking && !request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
   if (count < 0 || source == MPI_PROC_NULL || (source != MPI_ANY_SOURCE && (source < 0 || source >= k.c.size)) ||
       (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)))
     return MPI_SUCCESS;
@@ -205,7 +174,7 @@ int recv_native(const char* fn, MPI_Comm comm, Call& k, void* buf, int count, MP
   k.path = k.why.empty() ? Path::native : Path::fallback;
   if (k.path == Path::fallback) return MPI_SUCCESS;
   Transport& t = *g_state->transport;
-  if (request) {
+  if (nonblocking) {
     Request* r = nullptr;
     const Status s = k.sc.p2p.irecv(t, k.c, k.sc.stream, m.at, m.bytes, source, tag, &r);
     if (r) *request = request_handle(r);
@@ -215,6 +184,31 @@ int recv_native(const char* fn, MPI_Comm comm, Call& k, void* buf, int count, MP
   const Status s = k.sc.p2p.recv(t, k.c, k.sc.stream, m.at, m.bytes, source, tag, &rs);
   if (status) fill_status(status, rs);
   return mapped(comm, s, fn);
+}
+
+// The point-to-point *_enqueue calls: stream-native when the protocol allows it, else the host
+// call (after the fallback's stream synchronisation, unless the host call rejects the arguments
+// or has nothing to order: MPI_PROC_NULL). `what` the host call does, for the logs.
+int send_enqueue(const char* fn, const char* what, const void* buf, int count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request* request = nullptr, bool nonblocking = false) {
+  return enqueue_call(
+      fn, comm, what,
+      [&](Call& k) { return send_native(fn, comm, k, buf, count, dt, dest, tag, request, nonblocking); },
+      [&] {
+        return nonblocking ? PMPI_Isend(buf, count, dt, dest, tag, comm, request)
+                           : PMPI_Send(buf, count, dt, dest, tag, comm);
+      });
+}
+
+int recv_enqueue(const char* fn, const char* what, void* buf, int count, MPI_Datatype dt, int source, int tag,
+                 MPI_Comm comm, MPI_Status* status, MPI_Request* request = nullptr, bool nonblocking = false) {
+  return enqueue_call(
+      fn, comm, what,
+      [&](Call& k) { return recv_native(fn, comm, k, buf, count, dt, source, tag, status, request, nonblocking); },
+      [&] {
+        return nonblocking ? PMPI_Irecv(buf, count, dt, source, tag, comm, request)
+                           : PMPI_Recv(buf, count, dt, source, tag, comm, status);
+      });
 }
 
 // MPIX_Wait(all)_enqueue: every request must come from a communicator with a GPU stream.
@@ -321,14 +315,7 @@ int PMPIX_Info_set_hex(MPI_Info info, const char* key, const void* value, int va
   if (2 * size_t(value_size) > MPI_MAX_INFO_VAL)
     return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, fn, "%d bytes do not fit in MPI_MAX_INFO_VAL (%d) hex digits",
                  value_size, MPI_MAX_INFO_VAL);
-  std::string text;
-  text.reserve(2 * size_t(value_size));
-  const auto* bytes = static_cast<const unsigned char*>(value);
-  for (int i = 0; i < value_size; ++i) {
-    text.push_back(hex_digit(bytes[i] >> 4));
-    text.push_back(hex_digit(bytes[i] & 0xf));
-  }
-  return PMPI_Info_set(info, key, text.c_str());
+  return PMPI_Info_set(info, key, hex_encode(value, size_t(value_size)).c_str());
 }
 
 int PMPIX_Stream_create(MPI_Info info, MPIX_Stream* stream) {
@@ -354,7 +341,7 @@ int PMPIX_Stream_create(MPI_Info info, MPIX_Stream* stream) {
       if (!value)
         return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, fn,
                      "info type cudaStream_t needs the key 'value' (set it with MPIX_Info_set_hex)");
-      if (!decode_hex(*value, &bytes) || bytes.size() != sizeof(void*))
+      if (!hex_decode(*value, &bytes) || bytes.size() != sizeof(void*))
         return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, fn,
                      "info 'value' '%.64s' is not the %zu bytes of a cudaStream_t in hex (as MPIX_Info_set_hex "
                      "writes them)", value->c_str(), sizeof(void*));
@@ -419,52 +406,25 @@ int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm* newcom
   return MPI_SUCCESS;
 }
 
-// The point-to-point *_enqueue calls: stream-native when the protocol allows it, else the host
-// call (after the fallback's stream synchronisation, unless the host call rejects the arguments
-// or has nothing to order: MPI_PROC_NULL).
-
 int PMPIX_Send_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  constexpr const char* fn = "MPIX_Send_enqueue";
-  WEFT_REQUIRE_INIT(fn);
-  return enqueue_call(
-      fn, comm, "sends", [&](Call& k) { return send_native(fn, comm, k, buf, count, datatype, dest, tag, nullptr); },
-      [&] { return PMPI_Send(buf, count, datatype, dest, tag, comm); });
+  return send_enqueue("MPIX_Send_enqueue", "sends", buf, count, datatype, dest, tag, comm);
 }
 
 int PMPIX_Recv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        MPI_Status* status) {
-  constexpr const char* fn = "MPIX_Recv_enqueue";
-  WEFT_REQUIRE_INIT(fn);
-  return enqueue_call(
-      fn, comm, "receives",
-      [&](Call& k) { return recv_native(fn, comm, k, buf, count, datatype, source, tag, status, nullptr); },
-      [&] { return PMPI_Recv(buf, count, datatype, source, tag, comm, status); });
+  return recv_enqueue("MPIX_Recv_enqueue", "receives", buf, count, datatype, source, tag, comm, status);
 }
 
 int PMPIX_Isend_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  constexpr const char* fn = "MPIX_Isend_enqueue";
-  WEFT_REQUIRE_INIT(fn);
-  return enqueue_call(
-      fn, comm, "starts a non-blocking send",
-      [&](Call& k) {
-        if (!request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
-        return send_native(fn, comm, k, buf, count, datatype, dest, tag, request);
-      },
-      [&] { return PMPI_Isend(buf, count, datatype, dest, tag, comm, request); });
+  return send_enqueue("MPIX_Isend_enqueue", "starts a non-blocking send", buf, count, datatype, dest, tag, comm,
+                      request, true);
 }
 
 int PMPIX_Irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  constexpr const char* fn = "MPIX_Irecv_enqueue";
-  WEFT_REQUIRE_INIT(fn);
-  return enqueue_call(
-      fn, comm, "starts a non-blocking receive",
-      [&](Call& k) {
-        if (!request) return raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
-        return recv_native(fn, comm, k, buf, count, datatype, source, tag, nullptr, request);
-      },
-      [&] { return PMPI_Irecv(buf, count, datatype, source, tag, comm, request); });
+  return recv_enqueue("MPIX_Irecv_enqueue", "starts a non-blocking receive", buf, count, datatype, source, tag,
+                      comm, nullptr, request, true);
 }
 
 int PMPIX_Wait_enqueue(MPI_Request* request, MPI_Status* status) {
@@ -486,7 +446,6 @@ int PMPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status
 int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Allreduce_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "reduces with MPI_Allreduce",
       [&](Call& k) {
@@ -497,7 +456,6 @@ int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_D
 
 int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Bcast_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "broadcasts with MPI_Bcast",
       [&](Call& k) {
@@ -525,7 +483,6 @@ int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root
 int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Allgather_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "gathers with MPI_Allgather",
       [&](Call& k) {
@@ -563,7 +520,6 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
 int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                        MPI_Op op, MPI_Comm comm) {
   constexpr const char* fn = "MPIX_Reduce_scatter_block_enqueue";
-  WEFT_REQUIRE_INIT(fn);
   return enqueue_call(
       fn, comm, "reduces with MPI_Reduce_scatter_block",
       [&](Call& k) {

@@ -232,19 +232,18 @@ extern "C" {
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, MPI_Win* win) {
   return make_window("MPI_Win_create", comm, rma::Flavor::create, base, size, disp_unit, nullptr, win);
 }
-WEFT_PMPI_ALIAS(Win_create)
+
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return make_window("MPI_Win_allocate", comm, rma::Flavor::allocate, nullptr, size, disp_unit, baseptr, win);
 }
-WEFT_PMPI_ALIAS(Win_allocate)
+
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return make_window("MPI_Win_allocate_shared", comm, rma::Flavor::shared, nullptr, size, disp_unit, baseptr, win);
 }
-WEFT_PMPI_ALIAS(Win_allocate_shared)
+
 int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {
   return make_window("MPI_Win_create_dynamic", comm, rma::Flavor::dynamic, nullptr, 0, 1, nullptr, win);
 }
-WEFT_PMPI_ALIAS(Win_create_dynamic)
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
   const char* fn = "MPI_Win_shared_query";
@@ -258,7 +257,6 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
   memcpy(baseptr, &base, sizeof base);
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_shared_query)
 
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   const char* fn = "MPI_Win_attach";
@@ -268,14 +266,13 @@ int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   if (!base) return raise(e->comm, MPI_ERR_ARG, fn, "base is NULL");
   return rc_of(e->comm, e->win->attach(base, size_t(size)), fn);
 }
-WEFT_PMPI_ALIAS(Win_attach)
+
 int PMPI_Win_detach(MPI_Win win, const void* base) {
   const char* fn = "MPI_Win_detach";
   WinEntry* e;
   if (int rc = check_flavored(fn, win, rma::Flavor::dynamic, &e); rc != MPI_SUCCESS) return rc;
   return rc_of(e->comm, e->win->detach(base), fn);
 }
-WEFT_PMPI_ALIAS(Win_detach)
 
 int PMPI_Win_free(MPI_Win* win) {
   WEFT_REQUIRE_INIT("MPI_Win_free");
@@ -285,7 +282,6 @@ int PMPI_Win_free(MPI_Win* win) {
   *win = MPI_WIN_NULL;
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_free)
 
 int PMPI_Win_get_attr(MPI_Win win, int keyval, void* value, int* flag) {
   const char* fn = "MPI_Win_get_attr";
@@ -307,7 +303,6 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void* value, int* flag) {
   *flag = 1;
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_get_attr)
 
 int PMPI_Win_set_name(MPI_Win win, const char* name) {
   WinEntry* e;
@@ -316,7 +311,7 @@ int PMPI_Win_set_name(MPI_Win win, const char* name) {
   e->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_set_name)
+
 int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_name", win, &e); rc != MPI_SUCCESS) return rc;
@@ -324,50 +319,47 @@ int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
   copy_string(e->name, MPI_MAX_OBJECT_NAME, name, len);
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_get_name)
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_group", win, &e); rc != MPI_SUCCESS) return rc;
   return PMPI_Comm_group(e->comm, group);
 }
-WEFT_PMPI_ALIAS(Win_get_group)
 
 int PMPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
              int target_count, MPI_Datatype target_type, MPI_Win win) {
   return transfer("MPI_Put", true, origin, origin_count, origin_type, target, disp, target_count, target_type, win);
 }
-WEFT_PMPI_ALIAS(Put)
+
 int PMPI_Get(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
              MPI_Datatype target_type, MPI_Win win) {
   return transfer("MPI_Get", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win);
 }
-WEFT_PMPI_ALIAS(Get)
+
 int PMPI_Rput(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
               int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
   return transfer("MPI_Rput", true, origin, origin_count, origin_type, target, disp, target_count, target_type, win,
                   request);
 }
-WEFT_PMPI_ALIAS(Rput)
+
 int PMPI_Rget(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
               MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
   return transfer("MPI_Rget", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win,
                   request);
 }
-WEFT_PMPI_ALIAS(Rget)
 
 int PMPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                     int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
   return accumulate("MPI_Accumulate", {origin, origin_count, origin_type}, nullptr, target, disp, target_count,
                     target_type, op, win);
 }
-WEFT_PMPI_ALIAS(Accumulate)
+
 int PMPI_Raccumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                      int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
   return accumulate("MPI_Raccumulate", {origin, origin_count, origin_type}, nullptr, target, disp, target_count,
                     target_type, op, win, request);
 }
-WEFT_PMPI_ALIAS(Raccumulate)
+
 int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
                         int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
                         MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
@@ -375,7 +367,7 @@ int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origi
   return accumulate("MPI_Get_accumulate", {origin, origin_count, origin_type}, &r, target, disp, target_count,
                     target_type, op, win);
 }
-WEFT_PMPI_ALIAS(Get_accumulate)
+
 int PMPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
                          int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
                          MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
@@ -383,13 +375,12 @@ int PMPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype orig
   return accumulate("MPI_Rget_accumulate", {origin, origin_count, origin_type}, &r, target, disp, target_count,
                     target_type, op, win, request);
 }
-WEFT_PMPI_ALIAS(Rget_accumulate)
+
 int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op,
                       MPI_Win win) {
   AccArg r{result, 1, dt};
   return accumulate("MPI_Fetch_and_op", {origin, 1, dt}, &r, target, disp, 1, dt, op, win);
 }
-WEFT_PMPI_ALIAS(Fetch_and_op)
 
 int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result, MPI_Datatype dt, int target,
                           MPI_Aint disp, MPI_Win win) {
@@ -400,31 +391,20 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
   if (int rc = check_datatype(e->comm, fn, dt, &d); rc != MPI_SUCCESS) return rc;
   return rc_of(e->comm, e->win->compare_and_swap(origin, compare, result, d, target, disp), fn);
 }
-WEFT_PMPI_ALIAS(Compare_and_swap)
-
-int PMPI_Win_fence(int assert_flags, MPI_Win win) {
-  return on_win("MPI_Win_fence", win, [&](WinEntry& e) { return e.win->fence(!(assert_flags & MPI_MODE_NOSUCCEED)); });
-}
-WEFT_PMPI_ALIAS(Win_fence)
 
 int PMPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
   return open_pscw("MPI_Win_post", group, assert_flags, win,
                    [](rma::MpiWindow& w, const std::vector<int>& ranks, bool notify) { return w.post(ranks, notify); });
 }
-WEFT_PMPI_ALIAS(Win_post)
+
 int PMPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
   return open_pscw("MPI_Win_start", group, assert_flags, win,
                    [](rma::MpiWindow& w, const std::vector<int>& ranks, bool wait) { return w.start(ranks, wait); });
 }
-WEFT_PMPI_ALIAS(Win_start)
-int PMPI_Win_complete(MPI_Win win) {
-  return on_win("MPI_Win_complete", win, [](WinEntry& e) { return e.win->complete(); });
-}
-WEFT_PMPI_ALIAS(Win_complete)
+
 int PMPI_Win_wait(MPI_Win win) { return wait_or_test("MPI_Win_wait", win, true, nullptr); }
-WEFT_PMPI_ALIAS(Win_wait)
+
 int PMPI_Win_test(MPI_Win win, int* flag) { return wait_or_test("MPI_Win_test", win, false, flag); }
-WEFT_PMPI_ALIAS(Win_test)
 
 int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   WinEntry* e;
@@ -435,37 +415,21 @@ int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   const auto type = lock_type == MPI_LOCK_EXCLUSIVE ? rma::LockType::exclusive : rma::LockType::shared;
   return rc_of(e->comm, e->win->lock(target, type), "MPI_Win_lock");
 }
-WEFT_PMPI_ALIAS(Win_lock)
-int PMPI_Win_unlock(int target, MPI_Win win) {
-  return on_win("MPI_Win_unlock", win, [&](WinEntry& e) { return e.win->unlock(target); });
-}
-WEFT_PMPI_ALIAS(Win_unlock)
-int PMPI_Win_lock_all(int assert_flags, MPI_Win win) {
-  (void)assert_flags;
-  return on_win("MPI_Win_lock_all", win, [](WinEntry& e) { return e.win->lock_all(); });
-}
-WEFT_PMPI_ALIAS(Win_lock_all)
-int PMPI_Win_unlock_all(MPI_Win win) {
-  return on_win("MPI_Win_unlock_all", win, [](WinEntry& e) { return e.win->unlock_all(); });
-}
-WEFT_PMPI_ALIAS(Win_unlock_all)
 
-int PMPI_Win_flush(int target, MPI_Win win) {
-  return on_win("MPI_Win_flush", win, [&](WinEntry& e) { return e.win->flush(target, true); });
-}
-WEFT_PMPI_ALIAS(Win_flush)
-int PMPI_Win_flush_local(int target, MPI_Win win) {
-  return on_win("MPI_Win_flush_local", win, [&](WinEntry& e) { return e.win->flush(target, false); });
-}
-WEFT_PMPI_ALIAS(Win_flush_local)
-int PMPI_Win_flush_all(MPI_Win win) {
-  return on_win("MPI_Win_flush_all", win, [](WinEntry& e) { return e.win->flush_all(true); });
-}
-WEFT_PMPI_ALIAS(Win_flush_all)
-int PMPI_Win_flush_local_all(MPI_Win win) {
-  return on_win("MPI_Win_flush_local_all", win, [](WinEntry& e) { return e.win->flush_all(false); });
-}
-WEFT_PMPI_ALIAS(Win_flush_local_all)
+// The synchronisation calls that pass straight to the window: name, parameters, the call.
+#define WEFT_WIN_CALL(Name, params, call) \
+  int PMPI_##Name params { return on_win("MPI_" #Name, win, [&](WinEntry& e) { return e.win->call; }); }
+
+WEFT_WIN_CALL(Win_fence, (int assert_flags, MPI_Win win), fence(!(assert_flags & MPI_MODE_NOSUCCEED)))
+WEFT_WIN_CALL(Win_complete, (MPI_Win win), complete())
+WEFT_WIN_CALL(Win_unlock, (int target, MPI_Win win), unlock(target))
+WEFT_WIN_CALL(Win_lock_all, (int, MPI_Win win), lock_all())  // the assertions change nothing
+WEFT_WIN_CALL(Win_unlock_all, (MPI_Win win), unlock_all())
+WEFT_WIN_CALL(Win_flush, (int target, MPI_Win win), flush(target, true))
+WEFT_WIN_CALL(Win_flush_local, (int target, MPI_Win win), flush(target, false))
+WEFT_WIN_CALL(Win_flush_all, (MPI_Win win), flush_all(true))
+WEFT_WIN_CALL(Win_flush_local_all, (MPI_Win win), flush_all(false))
+#undef WEFT_WIN_CALL
 
 int PMPI_Win_sync(MPI_Win win) {
   WinEntry* e;
@@ -473,6 +437,12 @@ int PMPI_Win_sync(MPI_Win win) {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);  // one memory copy (MPI_WIN_UNIFIED): a barrier is all
   return MPI_SUCCESS;
 }
-WEFT_PMPI_ALIAS(Win_sync)
 
 }  // extern "C"
+
+WEFT_PMPI_ALIASES(Win_create, Win_allocate, Win_allocate_shared, Win_create_dynamic, Win_shared_query,
+                  Win_attach, Win_detach, Win_free, Win_get_attr, Win_set_name, Win_get_name, Win_get_group, Put,
+                  Get, Rput, Rget, Accumulate, Raccumulate, Get_accumulate, Rget_accumulate, Fetch_and_op,
+                  Compare_and_swap, Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test, Win_lock,
+                  Win_unlock, Win_lock_all, Win_unlock_all, Win_flush, Win_flush_local, Win_flush_all,
+                  Win_flush_local_all, Win_sync)

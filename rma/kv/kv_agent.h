@@ -215,17 +215,12 @@ class Agent {
   static void on_endpoint_error(void* arg, void* ep, int status);
   static void on_session_error(void* arg, void* ep, int status);
 
+  // An active-message handler: (arg, header, header_length, data, length, param), a UCX status.
+  using AmHandler = int(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                        const void* param);
+
   // The owner's side (kv_owner.cpp).
-  static int on_hello(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                      const void* param);
-  static int on_write(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                      const void* param);
-  static int on_read(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                     const void* param);
-  static int on_notify(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                       const void* param);
-  static int on_bye(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                    const void* param);
+  static AmHandler on_hello, on_write, on_read, on_notify, on_bye;
   void answer_hello(const wire::Hello& h, const std::vector<unsigned char>& payload);
   int check_block(const Session& s, uint32_t region, uint64_t offset, uint64_t length, std::string* why) const;
   void account_write(uint64_t session, uint64_t request, uint32_t post, int status, const std::string& reason);
@@ -243,12 +238,7 @@ class Agent {
   Session* find_session(uint64_t id);
 
   // The importer's side (kv_request.cpp).
-  static int on_verdict(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                        const void* param);
-  static int on_done(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                     const void* param);
-  static int on_read_data(void* arg, const void* header, size_t header_length, void* data, size_t length,
-                          const void* param);
+  static AmHandler on_verdict, on_done, on_read_data;
   Request* find_request(uint64_t id);
 
   std::string name_;
