@@ -19,8 +19,9 @@ struct Algorithm {
 };
 
 std::span<const Algorithm* const> algorithms();
-// The algorithm the cost model alone picks for a call on c (no WEFT_COLL_TUNE rules).
-const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m);
+// The algorithm the cost model alone picks for a call on c (no WEFT_COLL_TUNE rules): among the
+// host algorithms, or among coll/gpu's for a call on device memory (`device`).
+const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m, bool device = false);
 const Algorithm* find_algorithm(Collective coll, std::string_view name);
 
 // Helpers for estimates and predicates.

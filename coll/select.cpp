@@ -2,9 +2,11 @@
 // or excludes one. The choice is cached per (communicator, collective, size bucket, kind of
 // operation, memory kind) and logged at INFO with every candidate's estimate when first made.
 // Memory kind is part of the key: a call on GPU device memory (coll/gpu/gpu_coll.h; every rank
-// must pass device memory) chooses among the GPU algorithms by their rule, every other call
-// among the host algorithms by estimate.
+// must pass device memory) chooses among the GPU algorithms, whose estimates carry the GPU
+// rule (gpu::rule_pick), every other call among the host algorithms. Where a rule made the
+// lowest estimate (the GPU rule, WEFT_OFFLOAD=require) the log says "rule, not a measured model".
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -56,12 +58,12 @@ void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, con
             device ? " of cuda device memory" : "", chosen->name, why, estimates.c_str());
 }
 
-// tuning: exclusions to honour, or none.
-const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m, const Tuning* tuning) {
+// tuning: exclusions to honour, or none. device: among coll/gpu's algorithms, else the host ones.
+const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m, const Tuning* tuning, bool device) {
   const Algorithm* best = nullptr;
   double best_us = std::numeric_limits<double>::infinity();
   for (const Algorithm* alg : algorithms()) {
-    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) || !alg->supports(a, comm)) continue;
+    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) != device || !alg->supports(a, comm)) continue;
     if (tuning && tuning->excluded(*alg, a.bytes)) continue;
     const double us = alg->estimate_us(a, comm, m);
     if (!best || us < best_us) {
@@ -72,6 +74,17 @@ const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m,
   return best;
 }
 
+// Why the argmin chose `chosen`, for the log: where a rule rather than a measured model made its
+// estimate the lowest (the GPU rule, WEFT_OFFLOAD=require), the rule's reason.
+std::string reason(const CollContext& c, const CollArgs& a, const Algorithm& chosen, bool device) {
+  if (device) return gpu::rule_reason(chosen, a, c.comm);
+  if (offload::required(a, c.comm) && !strcmp(chosen.name, "offload"))
+    return "rule, not a measured model: WEFT_OFFLOAD=require";
+  return "lowest estimate";
+}
+
+// The one decider: a WEFT_COLL_TUNE force that can run the call, else the argmin of the
+// estimates (the GPU algorithms' carry the GPU rule, the offload algorithms' WEFT_OFFLOAD=require).
 const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   const bool device = device_call(c, a);
   const uint32_t key = cache_key(a, device);
@@ -82,55 +95,48 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   }
   const CostModel m = model_for(c.comm, c.model);
   const Algorithm* chosen = nullptr;
-  const char* why = "lowest estimate";
-  std::string rule;
+  std::string why;
   const Algorithm* forced = c.tuning ? c.tuning->forced(a.coll, a.bytes) : nullptr;
   if (forced && forced->supports(a, c.comm) && gpu::is_gpu_algorithm(*forced) == device) {
     chosen = forced;
     why = "forced by WEFT_COLL_TUNE";
-  } else if (device) {
-    // Across nodes a forced GPU algorithm applies to the node stages of gpu_hier.
-    if (forced && !spans_nodes(c.comm) && log_first_time(std::string("tune-unsupported-gpu:") + forced->name))
-      WEFT_WARN(Subsys::coll,
-                "WEFT_COLL_TUNE forces %s:%s, which cannot run this call on cuda device memory; "
-                "choosing by the gpu rule",
-                collective_name(a.coll), forced->name);
-    chosen = gpu::choose(a, c.comm, &rule);
-    rule = "rule, not a measured model: " + rule;
-    why = rule.c_str();
-  } else if (const Algorithm* offloaded = offload::required_algorithm(a, c.comm)) {
-    chosen = offloaded;
-    why = "rule, not a measured model: WEFT_OFFLOAD=require";
   } else {
-    if (forced && gpu::is_gpu_algorithm(*forced)) forced = nullptr;  // host memory: no warning
-    if (forced && log_first_time(std::string("tune-unsupported:") + forced->name))
+    if (device) {
+      // Across nodes a forced GPU algorithm applies to the node stages of gpu_hier.
+      if (forced && !spans_nodes(c.comm) && log_first_time(std::string("tune-unsupported-gpu:") + forced->name))
+        WEFT_WARN(Subsys::coll,
+                  "WEFT_COLL_TUNE forces %s:%s, which cannot run this call on cuda device memory; "
+                  "choosing by the gpu rule",
+                  collective_name(a.coll), forced->name);
+    } else if (forced && !gpu::is_gpu_algorithm(*forced) &&  // host memory: no warning for a GPU one
+               log_first_time(std::string("tune-unsupported:") + forced->name)) {
       WEFT_WARN(Subsys::coll,
                 "WEFT_COLL_TUNE forces %s:%s, which cannot run this call (%zu bytes, %s "
                 "operation); choosing by the cost model",
                 collective_name(a.coll), forced->name, a.bytes,
                 a.red.commutative ? "commutative" : "non-commutative");
-    chosen = argmin(c.comm, a, m, c.tuning);
-    if (!chosen) {
-      chosen = argmin(c.comm, a, m, nullptr);
-      if (chosen) {
-        why = "every other candidate cannot run this call";
-        WEFT_WARN(Subsys::coll, "WEFT_COLL_TUNE excludes every algorithm that can run %s of %zu bytes; using %s",
-                  collective_name(a.coll), a.bytes, chosen->name);
-      }
+    }
+    chosen = argmin(c.comm, a, m, c.tuning, device);
+    if (chosen) {
+      why = reason(c, a, *chosen, device);
+    } else if ((chosen = argmin(c.comm, a, m, nullptr, device))) {
+      why = "every other candidate cannot run this call";
+      WEFT_WARN(Subsys::coll, "WEFT_COLL_TUNE excludes every algorithm that can run %s of %zu bytes; using %s",
+                collective_name(a.coll), a.bytes, chosen->name);
     }
   }
   if (!chosen) return nullptr;
   if (it == c.comm.coll_choices.end()) {
     c.comm.coll_choices.emplace(key, chosen);
-    log_choice(c, a, m, chosen, why, device);
+    log_choice(c, a, m, chosen, why.c_str(), device);
   }
   return chosen;
 }
 
 }  // namespace
 
-const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  return argmin(c, a, model_for(c, m), nullptr);
+const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m, bool device) {
+  return argmin(c, a, model_for(c, m), nullptr, device);
 }
 
 Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* out) {

@@ -65,6 +65,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, supports, estimate, build};
+extern const Algorithm allgather_gpu{"gpu_allgather", Collective::allgather, supports,
+                                  ruled_estimate<estimate, allgather_gpu>, build};
 
 }  // namespace weft::coll::gpu

@@ -62,6 +62,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allgather_gpu_ring{"gpu_allgather_ring", Collective::allgather, supports, estimate, build};
+extern const Algorithm allgather_gpu_ring{"gpu_allgather_ring", Collective::allgather, supports,
+                                       ruled_estimate<estimate, allgather_gpu_ring>, build};
 
 }  // namespace weft::coll::gpu

@@ -101,7 +101,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, supports, estimate,
+extern const Algorithm allreduce_gpu_copy_engine{"gpu_copy_engine", Collective::allreduce, supports,
+                                              ruled_estimate<estimate, allreduce_gpu_copy_engine>,
                                                  build};
 
 }  // namespace weft::coll::gpu

@@ -162,6 +162,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_direct{"gpu_direct", Collective::allreduce, supports, estimate, build};
+extern const Algorithm allreduce_gpu_direct{"gpu_direct", Collective::allreduce, supports,
+                                         ruled_estimate<estimate, allreduce_gpu_direct>, build};
 
 }  // namespace weft::coll::gpu

@@ -61,6 +61,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, supports, estimate, build};
+extern const Algorithm allreduce_gpu_one_shot{"gpu_one_shot", Collective::allreduce, supports,
+                                           ruled_estimate<estimate, allreduce_gpu_one_shot>, build};
 
 }  // namespace weft::coll::gpu

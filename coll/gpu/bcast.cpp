@@ -58,6 +58,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, supports, estimate, build};
+extern const Algorithm bcast_gpu{"gpu_bcast", Collective::bcast, supports, ruled_estimate<estimate, bcast_gpu>,
+                              build};
 
 }  // namespace weft::coll::gpu

@@ -59,7 +59,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, supports_bcast_kernels, estimate,
+extern const Algorithm bcast_gpu_ring{"gpu_bcast_ring", Collective::bcast, supports_bcast_kernels,
+                                      ruled_estimate<estimate, bcast_gpu_ring>,
                                        build};
 
 }  // namespace weft::coll::gpu

@@ -42,6 +42,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm bcast_gpu_two_shot{"gpu_bcast_two_shot", Collective::bcast, supports_bcast_kernels,
-                                          estimate, build};
+                                          ruled_estimate<estimate, bcast_gpu_two_shot>, build};
 
 }  // namespace weft::coll::gpu

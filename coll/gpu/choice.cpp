@@ -1,6 +1,6 @@
 // What every build shares of coll/gpu: the settings, whether a call is on device memory, the
-// gate that decides whether a call on device buffers runs GPU-native, and the selection rules
-// for device-memory calls.
+// gate that decides whether a call on device buffers runs GPU-native, and the selection rule
+// for device-memory calls that the GPU algorithms' estimates carry.
 #include <string>
 
 #include "coll/hier/hierarchy.h"
@@ -124,65 +124,79 @@ bool is_gpu_algorithm(const Algorithm& a) {
 #undef WEFT_IS_GPU_ALGORITHM
 }
 
-// Bcast, reduce and allgather: the one-shot, which was the fastest at every size from 8 B to
-// 64 MiB on one H200 shared by 4 ranks (bcast 64 MiB: 140 us, two-shot 193, ring 519; reduce:
-// 177, 300, 400); the two-shot and ring forms spread the traffic over links that one GPU does
-// not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its block form
-// when the shares are equal.
-const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why) {
-  if (spans_nodes(c)) {
-    const Algorithm* pick = a.coll == Collective::allreduce   ? &allreduce_gpu_hier
-                            : a.coll == Collective::bcast     ? &bcast_gpu_hier
-                            : a.coll == Collective::reduce    ? &reduce_gpu_hier
-                            : a.coll == Collective::allgather ? &allgather_gpu_hier
-                                                              : &reduce_scatter_gpu_hier;
-    if (!pick->supports(a, c)) return nullptr;
+// The rule for device-memory calls, as the GPU algorithms' estimates carry it (not a measured
+// model). Across nodes: gpu_hier, the only GPU algorithm there. Allreduce: gpu_copy_engine
+// where kernels are not allowed, else gpu_direct from WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes
+// (blocking calls), gpu_two_shot from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot
+// below. Bcast, reduce and allgather: the one-shot, which was the fastest at every size from
+// 8 B to 64 MiB on one H200 shared by 4 ranks (bcast 64 MiB: 140 us, two-shot 193, ring 519;
+// reduce: 177, 300, 400); the two-shot and ring forms spread the traffic over links that one
+// GPU does not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its
+// block form when the shares are equal.
+const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why) {
+  if (r.spans_nodes) {
     *why = "the only GPU algorithm across nodes: GPU-native stages within each node, host staging between "
            "the node leaders";
-    return pick;
+    switch (r.coll) {
+      case Collective::allreduce: return &allreduce_gpu_hier;
+      case Collective::bcast: return &bcast_gpu_hier;
+      case Collective::reduce: return &reduce_gpu_hier;
+      case Collective::allgather: return &allgather_gpu_hier;
+      case Collective::reduce_scatter: return &reduce_scatter_gpu_hier;
+      default: return nullptr;
+    }
   }
-  if (a.coll == Collective::allreduce) return choose_allreduce(a, c, why);
-  const GpuWorkspace* ws = existing_workspace(c);
-  if (!ws) return nullptr;
-  const Algorithm* pick = nullptr;
-  switch (a.coll) {
-    case Collective::bcast: pick = &bcast_gpu; break;
-    case Collective::reduce: pick = &reduce_gpu; break;
-    case Collective::allgather: pick = &allgather_gpu; break;
-    case Collective::reduce_scatter:
-      pick = reduce_scatter_gpu_block.supports(a, c) ? &reduce_scatter_gpu_block : &reduce_scatter_gpu;
-      break;
-    default: return nullptr;
+  if (r.coll == Collective::allreduce) {
+    if (!r.kernels) {
+      *why = s.mode == Mode::copy_engine
+                 ? "WEFT_GPU_COLL_MODE=copy_engine"
+                 : "ranks share a GPU without MPS: kernels of different processes would take turns";
+      return &allreduce_gpu_copy_engine;
+    }
+    if (s.direct_min && r.bytes >= s.direct_min && r.blocking) {
+      *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(s.direct_min) + " bytes)";
+      return &allreduce_gpu_direct;
+    }
+    if (r.bytes >= s.two_shot_min) {
+      *why = "from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(s.two_shot_min) + " bytes)";
+      return &allreduce_gpu_two_shot;
+    }
+    *why = "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(s.two_shot_min) + " bytes)";
+    return &allreduce_gpu_one_shot;
   }
-  if (!pick->supports(a, c)) return nullptr;
-  if (kernels_allowed(*ws))
+  if (r.kernels)
     *why = "the one-shot; flag barriers";
   else
-    *why = settings().mode == Mode::copy_engine ? "the one-shot; host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
-                                                : "the one-shot; host barriers (ranks share a GPU without MPS)";
-  return pick;
+    *why = s.mode == Mode::copy_engine ? "the one-shot; host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
+                                       : "the one-shot; host barriers (ranks share a GPU without MPS)";
+  switch (r.coll) {
+    case Collective::bcast: return &bcast_gpu;
+    case Collective::reduce: return &reduce_gpu;
+    case Collective::allgather: return &allgather_gpu;
+    case Collective::reduce_scatter: return r.block_form ? &reduce_scatter_gpu_block : &reduce_scatter_gpu;
+    default: return nullptr;
+  }
 }
 
-const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why) {
-  const GpuWorkspace* ws = existing_workspace(c);
-  if (!ws) return nullptr;
-  if (!kernels_allowed(*ws)) {
-    *why = settings().mode == Mode::copy_engine
-               ? "WEFT_GPU_COLL_MODE=copy_engine"
-               : "ranks share a GPU without MPS: kernels of different processes would take turns";
-    return &allreduce_gpu_copy_engine;
-  }
-  if (const size_t direct = settings().direct_min; direct && a.bytes >= direct && a.blocking) {
-    *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(direct) + " bytes)";
-    return &allreduce_gpu_direct;
-  }
-  const size_t min = settings().two_shot_min;
-  if (a.bytes >= min) {
-    *why = "from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(min) + " bytes)";
-    return &allreduce_gpu_two_shot;
-  }
-  *why = "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(min) + " bytes)";
-  return &allreduce_gpu_one_shot;
+RuleCall rule_call(const CollArgs& a, const Comm& c) {
+  const GpuWorkspace* ws = spans_nodes(c) ? nullptr : existing_workspace(c);
+  return {a.coll, a.bytes, a.blocking, spans_nodes(c), ws && kernels_allowed(*ws),
+          a.coll == Collective::reduce_scatter && reduce_scatter_gpu_block.supports(a, c)};
+}
+
+double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s) {
+  std::string why;
+  return rule_pick(r, s, &why) == &self ? 0 : kRuleDeclinesUs;
+}
+
+double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c) {
+  return rule_penalty_us(self, rule_call(a, c), settings());
+}
+
+std::string rule_reason(const Algorithm& chosen, const CollArgs& a, const Comm& c) {
+  std::string why;
+  const Algorithm* pick = rule_pick(rule_call(a, c), settings(), &why);
+  return pick == &chosen ? "rule, not a measured model: " + why : std::string("lowest estimate");
 }
 
 }  // namespace weft::coll::gpu

@@ -167,14 +167,36 @@ bool device_call(const CollArgs& a);
 bool has_algorithms(Collective coll);
 // Whether an algorithm is one of coll/gpu's (the selector keeps them apart from host ones).
 bool is_gpu_algorithm(const Algorithm& a);
-// The rule the selector follows for a device-memory allreduce that nothing forces:
-// gpu_copy_engine where kernels are not allowed, else gpu_direct from
-// WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes, gpu_two_shot from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes
-// and gpu_one_shot below. *why: the reason, for the log.
-const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string* why);
-// The same for any collective of has_algorithms: the allreduce rule, else the collective's one
-// GPU algorithm (null when it cannot run the call). *why: the reason, for the log.
-const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why);
+// The rule for device-memory calls (not a measured model), which every GPU algorithm's
+// estimate_us carries: the algorithm the rule picks adds nothing to its modelled estimate, every
+// other adds kRuleDeclinesUs, so the selector's argmin picks the rule's choice wherever it can
+// run the call. What the rule looks at, beyond the call's buffers:
+struct RuleCall {
+  Collective coll;
+  size_t bytes;
+  bool blocking;
+  bool spans_nodes;
+  bool kernels;     // the workspace allows flag kernels (kernels_allowed)
+  bool block_form;  // reduce_scatter with equal shares (gpu_reduce_scatter_block supports it)
+};
+constexpr double kRuleDeclinesUs = 1e9;
+// Across nodes gpu_hier; allreduce: gpu_copy_engine where kernels are not allowed, else
+// gpu_direct from WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes (blocking calls), gpu_two_shot from
+// WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot below; the other collectives their
+// one-shot. *why: the reason, for the log. Pure: a function of r and s alone.
+const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why);
+RuleCall rule_call(const CollArgs& a, const Comm& c);
+// 0 where the rule picks self, else kRuleDeclinesUs.
+double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s);
+double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
+// A GPU algorithm's Algorithm::estimate_us: its modelled time plus the rule's penalty.
+template <auto modelled, const Algorithm& self>
+double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  return modelled(a, c, m) + rule_penalty_us(self, a, c);
+}
+// The INFO log's reason for a device-memory choice: "rule, not a measured model: ..." where the
+// rule picked `chosen`, else "lowest estimate".
+std::string rule_reason(const Algorithm& chosen, const CollArgs& a, const Comm& c);
 
 // Where a call whose buffers are `bufs` (each at its first byte, contiguous; a reduction's
 // `red`; `bytes` the size of the vector) runs, decided alike on every rank that passes device

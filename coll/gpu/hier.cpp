@@ -50,7 +50,7 @@ bool supports_allgather(const CollArgs& a, const Comm& c) {
   return true;
 }
 
-// A rough model, printed with the choice (the rule decides): two device stages (launch floors
+// A rough model, to which the estimate adds the rule's penalty (gpu_coll.h): two device stages (launch floors
 // and a copy of the vector each), the copies to and from host memory, and the leaders'
 // exchange at the network's level.
 double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
@@ -81,13 +81,13 @@ Status device_scratch(Schedule& s, HierGpu& g, size_t bytes, char** out) {
 }
 
 // A device stage on this rank's node: `na` as a call of the node communicator would run it
-// (forced by WEFT_COLL_TUNE where that GPU algorithm can run it, else the rule), appended to s.
+// (forced by WEFT_COLL_TUNE where that GPU algorithm can run it, else the lowest estimate, which
+// carries the rule), appended to s.
 Status append_node_stage(Schedule& s, const Hierarchy& h, const HierGpu& g, const CollArgs& na) {
   const Comm& node = *h.node_comm;
   const Algorithm* alg = g.tuning ? g.tuning->forced(na.coll, na.bytes) : nullptr;
   if (alg && !(gpu::is_gpu_algorithm(*alg) && alg->supports(na, node))) alg = nullptr;
-  std::string why;
-  if (!alg) alg = gpu::choose(na, node, &why);
+  if (!alg) alg = lowest_estimate(na, node, CostModel{}, true);
   if (!alg) {
     set_error_detail(std::string("no GPU algorithm runs the ") + collective_name(na.coll) + " stage on " +
                      node.label());
@@ -267,13 +267,16 @@ std::shared_ptr<Schedule> build_hier_reduce_scatter(const CollArgs& a, const Com
 
 namespace gpu {
 
-extern const Algorithm allreduce_gpu_hier{"gpu_hier", Collective::allreduce, supports_reduction, estimate,
-                                          build_hier_allreduce};
-extern const Algorithm bcast_gpu_hier{"gpu_hier", Collective::bcast, supports_data, estimate, build_hier_bcast};
-extern const Algorithm reduce_gpu_hier{"gpu_hier", Collective::reduce, supports_reduction, estimate, build_hier_reduce};
-extern const Algorithm allgather_gpu_hier{"gpu_hier", Collective::allgather, supports_allgather, estimate,
-                                          build_hier_allgather};
-extern const Algorithm reduce_scatter_gpu_hier{"gpu_hier", Collective::reduce_scatter, supports_reduction, estimate,
+extern const Algorithm allreduce_gpu_hier{"gpu_hier", Collective::allreduce, supports_reduction,
+                                          ruled_estimate<estimate, allreduce_gpu_hier>, build_hier_allreduce};
+extern const Algorithm bcast_gpu_hier{"gpu_hier", Collective::bcast, supports_data,
+                                      ruled_estimate<estimate, bcast_gpu_hier>, build_hier_bcast};
+extern const Algorithm reduce_gpu_hier{"gpu_hier", Collective::reduce, supports_reduction,
+                                       ruled_estimate<estimate, reduce_gpu_hier>, build_hier_reduce};
+extern const Algorithm allgather_gpu_hier{"gpu_hier", Collective::allgather, supports_allgather,
+                                          ruled_estimate<estimate, allgather_gpu_hier>, build_hier_allgather};
+extern const Algorithm reduce_scatter_gpu_hier{"gpu_hier", Collective::reduce_scatter, supports_reduction,
+                                               ruled_estimate<estimate, reduce_scatter_gpu_hier>,
                                                build_hier_reduce_scatter};
 
 }  // namespace gpu

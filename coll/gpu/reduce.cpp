@@ -69,6 +69,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm reduce_gpu{"gpu_reduce", Collective::reduce, supports, estimate, build};
+extern const Algorithm reduce_gpu{"gpu_reduce", Collective::reduce, supports, ruled_estimate<estimate, reduce_gpu>,
+                                build};
 
 }  // namespace weft::coll::gpu

@@ -59,6 +59,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu{"gpu_reduce_scatter", Collective::reduce_scatter, supports,
-                                         slots_reduce_scatter_us, build};
+                                         ruled_estimate<slots_reduce_scatter_us, reduce_scatter_gpu>, build};
 
 }  // namespace weft::coll::gpu

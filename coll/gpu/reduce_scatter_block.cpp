@@ -65,6 +65,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu_block{"gpu_reduce_scatter_block", Collective::reduce_scatter, supports,
-                                                slots_reduce_scatter_us, build};
+                                                ruled_estimate<slots_reduce_scatter_us, reduce_scatter_gpu_block>,
+                                                build};
 
 }  // namespace weft::coll::gpu

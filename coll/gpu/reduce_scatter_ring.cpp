@@ -58,6 +58,6 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 }  // namespace
 
 extern const Algorithm reduce_scatter_gpu_ring{"gpu_reduce_scatter_ring", Collective::reduce_scatter, supports,
-                                               estimate, build};
+                                               ruled_estimate<estimate, reduce_scatter_gpu_ring>, build};
 
 }  // namespace weft::coll::gpu

@@ -107,7 +107,10 @@ Status enqueue_native(const char* fn, const StreamComm& sc, const Comm& c, const
 }
 
 // The allreduce as the rule chooses it (gpu_one_shot or gpu_two_shot; gpu_direct runs in
-// blocking calls only). False: the rule chose none of them, *why says so.
+// blocking calls only). False: the rule chose none of them, *why says so. The rule is the one
+// the GPU algorithms' estimates carry (gpu::rule_pick), asked directly: the selector plans a
+// Schedule for coll::run, while a stream-ordered call enqueues on the user's stream and has no
+// plan, cache or WEFT_COLL_TUNE force of its own.
 Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, GpuWorkspace& ws,
                          const StreamCall& call, bool* native, std::string* why) {
   CollArgs a{Collective::allreduce};
@@ -117,7 +120,7 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, Gp
   a.bytes = a.count * call.red.elem_size;
   a.red = call.red;
   std::string choice;
-  const Algorithm* algo = choose_allreduce(a, c, &choice);
+  const Algorithm* algo = rule_pick(rule_call(a, c), settings(), &choice);
   const char* name = algo ? algo->name : "";
   AllreduceAlgo which;
   if (!strcmp(name, "gpu_one_shot")) which = AllreduceAlgo::one_shot;

@@ -39,6 +39,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allgather_offload{"offload", Collective::allgather, offload::supports, estimate, build};
+extern const Algorithm allgather_offload{"offload", Collective::allgather, offload::supports,
+    offload::ruled_estimate<estimate>, build};
 
 }  // namespace weft::coll

@@ -41,6 +41,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm allreduce_offload{"offload", Collective::allreduce, offload::supports, estimate, build};
+extern const Algorithm allreduce_offload{"offload", Collective::allreduce, offload::supports,
+    offload::ruled_estimate<estimate>, build};
 
 }  // namespace weft::coll

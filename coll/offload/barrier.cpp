@@ -30,6 +30,7 @@ std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm barrier_offload{"offload", Collective::barrier, offload::supports, estimate, build};
+extern const Algorithm barrier_offload{"offload", Collective::barrier, offload::supports,
+    offload::ruled_estimate<estimate>, build};
 
 }  // namespace weft::coll

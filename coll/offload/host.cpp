@@ -347,9 +347,8 @@ bool usable(const CollArgs& a, const Comm& c, std::string* why) {
 // Only communicators that span nodes are ever set up, so usable() says it all.
 bool supports(const CollArgs& a, const Comm& c) { return usable(a, c); }
 
-const Algorithm* required_algorithm(const CollArgs& a, const Comm& c) {
-  if (g.options.mode != Mode::require || !g.table || !offloadable(a.coll) || !usable(a, c)) return nullptr;
-  return find_algorithm(a.coll, "offload");
+bool required(const CollArgs& a, const Comm& c) {
+  return g.options.mode == Mode::require && g.table && offloadable(a.coll) && usable(a, c);
 }
 
 

@@ -57,8 +57,15 @@ bool usable(const CollArgs& a, const Comm& c, std::string* why = nullptr);
 // The offload algorithms' Algorithm::supports: c spans nodes and the call is usable.
 bool supports(const CollArgs& a, const Comm& c);
 
-// Under require, the offload algorithm the selector must take for a call it can run (else null).
-const Algorithm* required_algorithm(const CollArgs& a, const Comm& c);
+// Whether WEFT_OFFLOAD=require binds this call: a plugin is loaded under require and the
+// offload algorithm can run the call.
+bool required(const CollArgs& a, const Comm& c);
+// An offload algorithm's Algorithm::estimate_us: 0 where required() (a rule, not a measured
+// model: the selector's argmin then takes it over every host algorithm), else its model.
+template <auto modelled>
+double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+  return required(a, c) ? 0 : modelled(a, c, m);
+}
 
 // The fabric's part of an offloaded operation on `bytes` bytes among c's leaders (one hop up
 // and one down per switch level, the bytes once through the leader's link, each fragment's

@@ -61,6 +61,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
 
 }  // namespace
 
-extern const Algorithm reduce_scatter_offload{"offload", Collective::reduce_scatter, supports, estimate, build};
+extern const Algorithm reduce_scatter_offload{"offload", Collective::reduce_scatter, supports,
+    offload::ruled_estimate<estimate>, build};
 
 }  // namespace weft::coll
