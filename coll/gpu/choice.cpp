@@ -4,6 +4,7 @@
 #include <string>
 
 #include "coll/hier/hierarchy.h"
+#include "coll/settings.h"
 #include "gpu_coll.h"
 #include "hier.h"
 #include "runtime/log.h"
@@ -47,7 +48,8 @@ bool prepare_hier(const CollContext& ctx, std::string* why) {
     if (h.node.size() > 1) {
       Comm& node = *h.node_comm;
       node.coll_seq = first;
-      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls, ctx.require_fast_path};
+      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
+                             ctx.require_fast_path, ctx.settings};
       if (!workspace(nctx, &local)) usable[0] = 0;
       if (node.coll_seq > first + kReserved)
         WEFT_WARN(Subsys::gpu, "the workspace of %s took %u collective numbers, %u were reserved",
@@ -73,7 +75,7 @@ Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const voi
   why->clear();
   if (!cuda_state().usable || c.size < 2) return Gate::host;
   // Across nodes, blocking calls of a useful size, whatever the node levels say.
-  if (blocking && !c.single_node && (bytes >= kHierMinBytes || ctx.require_fast_path) && settings().enabled &&
+  if (blocking && !c.single_node && (bytes >= kHierMinBytes || ctx.require_fast_path) && settings_of(ctx).enabled &&
       kernels_reduce(red)) {
     bool device = true;
     for (const void* b : bufs) device = device && b && memkind_query(b).kind == MemKind::cuda_device;
@@ -102,9 +104,9 @@ bool hier_ready(const Comm& c) {
   return h.gpu && static_cast<const HierGpu*>(h.gpu.get())->ready == 1;
 }
 
-Settings& settings() {
-  static Settings s;
-  return s;
+const Settings& settings_of(const CollContext& ctx) {
+  static const Settings defaults;
+  return ctx.settings ? ctx.settings->gpu : defaults;
 }
 
 bool device_call(const CollArgs& a) {
@@ -158,7 +160,7 @@ const Algorithm* choose(const CollArgs& a, const Comm& c, std::string* why) {
   if (kernels_allowed(*ws))
     *why = "the one-shot; flag barriers";
   else
-    *why = settings().mode == Mode::copy_engine ? "the one-shot; host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
+    *why = settings_of(*ws).mode == Mode::copy_engine ? "the one-shot; host barriers (WEFT_GPU_COLL_MODE=copy_engine)"
                                                 : "the one-shot; host barriers (ranks share a GPU without MPS)";
   return pick;
 }
@@ -167,16 +169,16 @@ const Algorithm* choose_allreduce(const CollArgs& a, const Comm& c, std::string*
   const GpuWorkspace* ws = existing_workspace(c);
   if (!ws) return nullptr;
   if (!kernels_allowed(*ws)) {
-    *why = settings().mode == Mode::copy_engine
+    *why = settings_of(*ws).mode == Mode::copy_engine
                ? "WEFT_GPU_COLL_MODE=copy_engine"
                : "ranks share a GPU without MPS: kernels of different processes would take turns";
     return &allreduce_gpu_copy_engine;
   }
-  if (const size_t direct = settings().direct_min; direct && a.bytes >= direct && a.blocking) {
+  if (const size_t direct = settings_of(*ws).direct_min; direct && a.bytes >= direct && a.blocking) {
     *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(direct) + " bytes)";
     return &allreduce_gpu_direct;
   }
-  const size_t min = settings().two_shot_min;
+  const size_t min = settings_of(*ws).two_shot_min;
   if (a.bytes >= min) {
     *why = "from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(min) + " bytes)";
     return &allreduce_gpu_two_shot;

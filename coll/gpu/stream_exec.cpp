@@ -155,7 +155,7 @@ Status prepare_stream_comm(const CollContext& ctx, StreamComm* sc) {
     GpuWorkspace* ws = workspace(ctx, &why);
     if (!ws) sc->native_why = "GPU collectives not usable on " + c.label() + ": " + why;
     else if (!kernels_allowed(*ws))
-      sc->native_why = settings().mode == Mode::copy_engine
+      sc->native_why = settings_of(*ws).mode == Mode::copy_engine
                            ? "WEFT_GPU_COLL_MODE=copy_engine"
                            : "ranks share a GPU without MPS: the stream-native kernels would take turns";
   }
