@@ -104,6 +104,7 @@ CostModel model_for(const Comm& c, const CostModel& m);
 
 class Tuning;
 class Calls;
+struct Settings;
 
 struct CollContext {
   Transport& transport;
@@ -113,6 +114,7 @@ struct CollContext {
   bool dump = false;               // print every schedule before it runs (WEFT_COLL_DUMP)
   Calls* calls = nullptr;          // plan cache and runs in flight (call.h), or none
   bool require_fast_path = false;  // WEFT_REQUIRE_FAST_PATH: no staging of device buffers
+  const Settings* settings = nullptr;  // coll's settings (settings.h); none: the defaults
 };
 
 class Schedule;

@@ -155,26 +155,6 @@ coll::CollArgs reduction_args(coll::Collective kind, const void* in, void* out, 
   return a;
 }
 
-}  // namespace
-
-void configure_gpu_collectives() {
-  static bool done = false;
-  if (done) return;
-  done = true;
-  const Config& cfg = g_state->config;
-  coll::gpu::Settings& s = coll::gpu::settings();
-  s.enabled = cfg.value("WEFT_GPU_COLL") != "off";
-  s.scratch_bytes = cfg.size("WEFT_GPU_COLL_SCRATCH");
-  s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
-  s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
-  const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
-  s.mode = mode == "kernels"       ? coll::gpu::Mode::kernels
-           : mode == "copy_engine" ? coll::gpu::Mode::copy_engine
-                                   : coll::gpu::Mode::automatic;
-}
-
-namespace {
-
 int check_buffers(const char* fn, MPI_Comm comm, const ReductionSetup& r, size_t count,
                   const void* send, const void* recv, bool need_recv) {
   if (count > 0 && r.lay.type->predefined && (!send || (need_recv && !recv)))

@@ -16,10 +16,6 @@ using CollMode = coll::Mode;
 using Piece = coll::Piece;
 using CollPlanKey = coll::PlanKey;
 
-// coll/gpu's settings from the config registry, once per process (before the first GPU-native
-// collective or stream-ordered call).
-void configure_gpu_collectives();
-
 class CollCall {
  public:
   CollCall(const char* fn, MPI_Comm comm, Comm* c, CollMode mode)
@@ -27,7 +23,6 @@ class CollCall {
 
   // See coll::Call::device: whether the call runs on its device buffers (coll/gpu decides).
   bool device(std::initializer_list<const void*> bufs, const coll::Reduction* red, size_t bytes) {
-    configure_gpu_collectives();
     return call_.device(bufs, red, bytes);
   }
 

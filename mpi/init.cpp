@@ -12,7 +12,6 @@
 #include "runtime/staging.h"
 #include "coll/gpu/gpu_coll.h"
 #include "coll/offload/offload.h"
-#include "coll/shm/segment.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
 
@@ -44,45 +43,6 @@ std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int h
   e->comm.handle = handle_value;
   e->comm.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
-}
-
-// weft_offload_node_info::setting: the plugin's settings (WEFT_AGGD_* for the aggd plugin) are
-// registered here and read from the process's snapshot, like every other WEFT_* variable.
-const char* offload_setting(const char* name) {
-  const Config& cfg = process_config();
-  if (!name || !cfg.is_set(name)) return nullptr;
-  return cfg.value(name).data();  // a std::string of the snapshot: NUL-terminated, never freed
-}
-
-// The in-network offload plugin (WEFT_OFFLOAD, WEFT_OFFLOAD_PLUGIN), with its cost parameters.
-Status load_offload(const Config& cfg, Bootstrap& boot, const Comm& world) {
-  coll::offload::Options o;
-  const std::string_view mode = cfg.value("WEFT_OFFLOAD");
-  o.mode = mode == "off" ? coll::offload::Mode::off
-           : mode == "require" ? coll::offload::Mode::require
-                               : coll::offload::Mode::automatic;
-  o.plugin = std::string(cfg.value("WEFT_OFFLOAD_PLUGIN"));
-  auto number = [&](const char* name, double fallback) {
-    const std::string text(cfg.value(name));
-    char* end = nullptr;
-    const double v = strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != 0 || !(v >= 0)) {
-      WEFT_WARN(Subsys::offload, "%s=%s is not a non-negative number; %g is used", name, text.c_str(), fallback);
-      return fallback;
-    }
-    return v;
-  };
-  o.cost.hop_us = number("WEFT_OFFLOAD_HOP_US", o.cost.hop_us);
-  o.hop_given = cfg.is_set("WEFT_OFFLOAD_HOP_US");
-  o.cost.fragment_us = number("WEFT_OFFLOAD_FRAGMENT_US", o.cost.fragment_us);
-  o.cost.radix = int(std::max<int64_t>(2, cfg.integer("WEFT_OFFLOAD_RADIX")));
-  std::vector<uint32_t> nodes = world.nodes;
-  std::sort(nodes.begin(), nodes.end());
-  const weft_offload_node_info node{sizeof(weft_offload_node_info), boot.job_id().c_str(), boot.rank(), boot.size(),
-                                    boot.node_id(),
-                                    uint32_t(std::unique(nodes.begin(), nodes.end()) - nodes.begin()),
-                                    boot.hostname().c_str(), offload_setting};
-  return coll::offload::load(o, node);
 }
 
 int init_failure(const char* fn, Status s) {
@@ -123,25 +83,7 @@ int do_init(int required, int* provided, const char* fn) {
   s = start_transport(cfg, boot, state->progress, state->requests, cpus, &state->node_topology, &state->transport);
   if (s != Status::ok) return init_failure(fn, s);
 
-  {
-    std::string error;
-    if (coll::Tuning::parse(cfg.value("WEFT_COLL_TUNE"), &state->coll_tuning, &error) != Status::ok) {
-      set_error_detail(error);
-      return init_failure(fn, Status::invalid_arg);
-    }
-    std::string_view model = cfg.value("WEFT_COLL_MODEL");
-    if (model != "calibrate" &&
-        coll::load_cost_model(std::string(model).c_str(), &state->coll_model, &error) != Status::ok) {
-      set_error_detail(error);
-      return init_failure(fn, Status::invalid_arg);
-    }
-  }
-  state->coll_dump = cfg.boolean("WEFT_COLL_DUMP");
-  coll::shm::geometry().slot_bytes = cfg.size("WEFT_COLL_SHM_SLOT");
-  coll::shm::geometry().segment_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SEGMENT"), 4096);
-  coll::shm::geometry().slots = uint32_t(std::max<int64_t>(cfg.integer("WEFT_COLL_SHM_SLOTS"), 2));
   staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
-  state->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   state->progress.add_poller(reap_orphans, state.get());
   state->progress.add_poller(coll::Calls::poll, &state->coll_calls);
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
@@ -149,19 +91,8 @@ int do_init(int required, int* provided, const char* fn) {
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
   state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
   init_context_ids(*state);
-  if (cfg.value("WEFT_COLL_MODEL") == "calibrate") {
-    s = coll::calibrate(*state->transport, state->comms.get(0)->comm, &state->coll_model);
-    if (s != Status::ok) return init_failure(fn, s);
-  }
-  if (s = load_offload(cfg, boot, state->comms.get(0)->comm); s != Status::ok) return init_failure(fn, s);
-  const coll::CostModel& m = state->coll_model;
-  WEFT_INFO(Subsys::coll,
-            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; within a "
-            "node: alpha %.2f us, beta %.3f us/KiB; between nodes: alpha %.2f us, beta %.3f us/KiB "
-            "(0: unknown); shared memory: alpha %.3f us, beta %.3f us/KiB (%s)",
-            m.alpha_us, m.beta_us_per_byte * 1024, m.gamma_us_per_byte * 1024, m.gap_us,
-            m.node_alpha_us, m.node_beta_us_per_byte * 1024, m.net_alpha_us,
-            m.net_beta_us_per_byte * 1024, m.shm_alpha_us, m.shm_beta_us_per_byte * 1024, m.source);
+  s = coll::configure(cfg, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
+  if (s != Status::ok) return init_failure(fn, s);
 
   g_state = state.release();
   g_initialized = true;
@@ -180,8 +111,9 @@ Request* lookup_request(MPI_Request h) {
 }
 
 coll::CollContext coll_context(const Comm& c) {
-  return coll::CollContext{*g_state->transport, c, g_state->coll_model, &g_state->coll_tuning,
-                           g_state->coll_dump, &g_state->coll_calls, g_state->require_fast_path};
+  const coll::Settings& s = g_state->coll_settings;
+  return coll::CollContext{*g_state->transport, c, s.model, &s.tuning, s.dump, &g_state->coll_calls,
+                           s.require_fast_path, &s};
 }
 
 }  // namespace weft::mpi

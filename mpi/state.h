@@ -16,7 +16,7 @@
 #include "coll/call.h"
 #include "coll/coll.h"
 #include "coll/schedule.h"
-#include "coll/tune.h"
+#include "coll/settings.h"
 #include "pmix/bootstrap.h"
 #include "pt2pt/comm.h"
 #include "pt2pt/communicators.h"
@@ -106,10 +106,7 @@ struct State {
   coll::Calls coll_calls;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
-  coll::CostModel coll_model;  // WEFT_COLL_MODEL: measured at init or from a tuning file
-  coll::Tuning coll_tuning;    // WEFT_COLL_TUNE
-  bool coll_dump = false;
-  bool require_fast_path = false;
+  coll::Settings coll_settings;  // coll/'s settings, read at init (coll::configure)
   double wtime_origin = 0;
   unsigned long main_thread = 0;
 };

@@ -103,7 +103,7 @@ struct Call {
 
 // Before an *_enqueue call's host fallback.
 int fallback(const char* fn, MPI_Comm comm, const StreamComm& sc, const char* what, const std::string& why) {
-  return mapped(comm, stream_host_fallback(sc.stream.cuda, fn, what, why, g_state->require_fast_path), fn);
+  return mapped(comm, stream_host_fallback(sc.stream.cuda, fn, what, why, g_state->coll_settings.require_fast_path), fn);
 }
 
 // Runs an *_enqueue call (after the initialisation check) on a communicator that carries a GPU
@@ -390,7 +390,6 @@ int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm* newcom
   auto sc = std::make_unique<StreamComm>();
   if (obj) sc->stream = UserStream{obj->gpu, obj->cuda};
   if (cuda_state().compiled) {
-    configure_gpu_collectives();
     rc = mapped(dup, coll::gpu::prepare_stream_comm(coll_context(*lookup_comm(dup)), sc.get()), fn);
   }
   StreamTable& t = streams();

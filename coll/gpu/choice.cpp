@@ -4,6 +4,7 @@
 #include <string>
 
 #include "coll/hier/hierarchy.h"
+#include "coll/settings.h"
 #include "gpu_coll.h"
 #include "hier.h"
 #include "runtime/log.h"
@@ -47,7 +48,8 @@ bool prepare_hier(const CollContext& ctx, std::string* why) {
     if (h.node.size() > 1) {
       Comm& node = *h.node_comm;
       node.coll_seq = first;
-      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls, ctx.require_fast_path};
+      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
+                             ctx.require_fast_path, ctx.settings};
       if (!workspace(nctx, &local)) usable[0] = 0;
       if (node.coll_seq > first + kReserved)
         WEFT_WARN(Subsys::gpu, "the workspace of %s took %u collective numbers, %u were reserved",
@@ -73,7 +75,7 @@ Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const voi
   why->clear();
   if (!cuda_state().usable || c.size < 2) return Gate::host;
   // Across nodes, blocking calls of a useful size, whatever the node levels say.
-  if (blocking && !c.single_node && (bytes >= kHierMinBytes || ctx.require_fast_path) && settings().enabled &&
+  if (blocking && !c.single_node && (bytes >= kHierMinBytes || ctx.require_fast_path) && settings_of(ctx).enabled &&
       kernels_reduce(red)) {
     bool device = true;
     for (const void* b : bufs) device = device && b && memkind_query(b).kind == MemKind::cuda_device;
@@ -102,9 +104,9 @@ bool hier_ready(const Comm& c) {
   return h.gpu && static_cast<const HierGpu*>(h.gpu.get())->ready == 1;
 }
 
-Settings& settings() {
-  static Settings s;
-  return s;
+const Settings& settings_of(const CollContext& ctx) {
+  static const Settings defaults;
+  return ctx.settings ? ctx.settings->gpu : defaults;
 }
 
 bool device_call(const CollArgs& a) {
@@ -189,13 +191,21 @@ double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings&
   return rule_pick(r, s, &why) == &self ? 0 : kRuleDeclinesUs;
 }
 
+// Across nodes the rule does not read the settings, and without a workspace no GPU algorithm
+// supports the call: the defaults serve both.
+const Settings& rule_settings(const Comm& c) {
+  static const Settings defaults;
+  const GpuWorkspace* ws = existing_workspace(c);
+  return ws ? settings_of(*ws) : defaults;
+}
+
 double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c) {
-  return rule_penalty_us(self, rule_call(a, c), settings());
+  return rule_penalty_us(self, rule_call(a, c), rule_settings(c));
 }
 
 std::string rule_reason(const Algorithm& chosen, const CollArgs& a, const Comm& c) {
   std::string why;
-  const Algorithm* pick = rule_pick(rule_call(a, c), settings(), &why);
+  const Algorithm* pick = rule_pick(rule_call(a, c), rule_settings(c), &why);
   return pick == &chosen ? "rule, not a measured model: " + why : std::string("lowest estimate");
 }
 

@@ -91,7 +91,7 @@ constexpr int kMaxRanks = 32;
 enum class Mode : uint8_t { automatic, kernels, copy_engine };
 enum class AllreduceAlgo : uint8_t { one_shot, two_shot };
 
-// From the config registry (mpi/ sets them before the first GPU-native call).
+// From the config registry (coll::configure, Settings::gpu in coll/settings.h).
 struct Settings {
   bool enabled = true;                       // WEFT_GPU_COLL
   size_t scratch_bytes = size_t(64) << 20;   // WEFT_GPU_COLL_SCRATCH: per rank, two slots
@@ -99,7 +99,9 @@ struct Settings {
   size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
 };
-Settings& settings();
+// The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
+// keeps the settings it was made with.
+const Settings& settings_of(const CollContext& ctx);
 
 // Whether this build has GPU collectives (a CUDA build).
 bool compiled();
@@ -117,6 +119,8 @@ GpuWorkspace* existing_workspace(const Comm& c);
 // Whether the peer-spinning kernels may run (MPS on, or one GPU per rank), as agreed at
 // creation; else only gpu_copy_engine runs.
 bool kernels_allowed(const GpuWorkspace& ws);
+// The settings ws was made with.
+const Settings& settings_of(const GpuWorkspace& ws);
 // The workspace's internal stream (a cudaStream_t).
 void* internal_stream(const GpuWorkspace& ws);
 
@@ -189,6 +193,8 @@ RuleCall rule_call(const CollArgs& a, const Comm& c);
 // 0 where the rule picks self, else kRuleDeclinesUs.
 double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s);
 double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
+// The settings the rule reads for c: its workspace's, or the defaults where it has none.
+const Settings& rule_settings(const Comm& c);
 // A GPU algorithm's Algorithm::estimate_us: its modelled time plus the rule's penalty.
 template <auto modelled, const Algorithm& self>
 double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {

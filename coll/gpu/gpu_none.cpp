@@ -25,6 +25,10 @@ GpuWorkspace* workspace(const CollContext&, std::string* why) {
 }
 GpuWorkspace* existing_workspace(const Comm&) { return nullptr; }
 bool kernels_allowed(const GpuWorkspace&) { return false; }
+const Settings& settings_of(const GpuWorkspace&) {
+  static const Settings defaults;
+  return defaults;
+}
 void* internal_stream(const GpuWorkspace&) { return nullptr; }
 bool supports(ReduceOp, BasicType) { return false; }
 

@@ -120,7 +120,7 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, Gp
   a.bytes = a.count * call.red.elem_size;
   a.red = call.red;
   std::string choice;
-  const Algorithm* algo = rule_pick(rule_call(a, c), settings(), &choice);
+  const Algorithm* algo = rule_pick(rule_call(a, c), rule_settings(c), &choice);
   const char* name = algo ? algo->name : "";
   AllreduceAlgo which;
   if (!strcmp(name, "gpu_one_shot")) which = AllreduceAlgo::one_shot;
@@ -158,7 +158,7 @@ Status prepare_stream_comm(const CollContext& ctx, StreamComm* sc) {
     GpuWorkspace* ws = workspace(ctx, &why);
     if (!ws) sc->native_why = "GPU collectives not usable on " + c.label() + ": " + why;
     else if (!kernels_allowed(*ws))
-      sc->native_why = settings().mode == Mode::copy_engine
+      sc->native_why = settings_of(*ws).mode == Mode::copy_engine
                            ? "WEFT_GPU_COLL_MODE=copy_engine"
                            : "ranks share a GPU without MPS: the stream-native kernels would take turns";
   }

@@ -68,7 +68,7 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
   cudaDeviceProp prop{};
   WEFT_CUDA_TRY(cudaGetDeviceProperties(&prop, ws.device));
   memcpy(row->uuid, &prop.uuid, sizeof row->uuid);
-  ws.half = std::max<size_t>(settings().scratch_bytes / 2, 4096) & ~size_t(255);
+  ws.half = std::max<size_t>(ws.settings.scratch_bytes / 2, 4096) & ~size_t(255);
   void* p = nullptr;
   cudaError_t err = cudaMalloc(&p, kFlagsBytes + 2 * ws.half);
   if (err != cudaSuccess) {
@@ -152,7 +152,7 @@ Status open_peers(GpuWorkspace& ws, const std::vector<Row>& rows, std::string* w
 
 std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
   const Comm& c = ctx.comm;
-  if (!settings().enabled) {
+  if (!settings_of(ctx).enabled) {
     *why = "turned off by WEFT_GPU_COLL";
     return nullptr;
   }
@@ -162,6 +162,7 @@ std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
     return nullptr;
   }
   auto ws = std::make_shared<GpuWorkspace>();
+  ws->settings = settings_of(ctx);
   ws->rank = c.rank;
   ws->size = c.size;
   ws->base.assign(size_t(c.size), nullptr);
@@ -204,7 +205,7 @@ std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
     for (int r = q + 1; r < c.size; ++r) shared = shared || memcmp(rows[size_t(q)].uuid, rows[size_t(r)].uuid, 16) == 0;
   }
   const char* variant;
-  switch (settings().mode) {
+  switch (ws->settings.mode) {
     case Mode::kernels: ws->kernels = true; variant = "kernels (forced by WEFT_GPU_COLL_MODE)"; break;
     case Mode::copy_engine: ws->kernels = false; variant = "copy engine (forced by WEFT_GPU_COLL_MODE)"; break;
     default:
@@ -262,6 +263,7 @@ GpuWorkspace* workspace(const CollContext& ctx, std::string* why) {
 }
 
 bool kernels_allowed(const GpuWorkspace& ws) { return ws.kernels; }
+const Settings& settings_of(const GpuWorkspace& ws) { return ws.settings; }
 void* internal_stream(const GpuWorkspace& ws) { return ws.stream; }
 
 void GpuWorkspace::release(bool after_barrier) {

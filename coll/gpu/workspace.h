@@ -57,6 +57,7 @@ class GpuWorkspace {
 
   int rank = 0, size = 0, device = -1;
   bool kernels = true;  // the peer-spinning kernels may run (agreed at creation)
+  Settings settings;    // the settings it was made with (settings_of its context)
   size_t half = 0;      // bytes of one slot (a multiple of 256)
   char* own = nullptr;  // this rank's allocation
   std::vector<char*> base;     // every rank's allocation, mapped here (own for this rank)

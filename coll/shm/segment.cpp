@@ -60,10 +60,12 @@ Status fail(const std::string& msg) {
 
 }  // namespace
 
-Geometry& geometry() {
-  static Geometry g;
-  return g;
-}
+namespace {
+Geometry g_geometry;
+}  // namespace
+
+const Geometry& geometry() { return g_geometry; }
+void use_geometry(const Geometry& g) { g_geometry = g; }
 
 size_t slot_bytes(int ranks) {
   const Geometry& g = geometry();

@@ -38,8 +38,11 @@ struct Geometry {
   size_t segment_bytes = 4 << 20;       // data slots of one communicator, all ranks together
   uint32_t slots = 4;                   // operations in flight before a rank must wait for the slowest
 };
-// Read by every communicator's segment when first used; mpi/ sets it at init.
-Geometry& geometry();
+// The geometry every communicator's segment and the shm algorithms' sizes use: coll::configure
+// (coll/settings.h) sets it once at init from Settings::shm, before any collective runs; the
+// algorithms' supports() and estimate_us() see only the communicator, so they read it here.
+const Geometry& geometry();
+void use_geometry(const Geometry& g);
 // The slot size of a communicator of `ranks` ranks: the configured one, or the segment's data
 // bytes shared out (64 KiB at most, so that a piece stays in cache; 4 KiB at least).
 size_t slot_bytes(int ranks);
