@@ -43,98 +43,22 @@
 # are still printed for whatever ran), 2 on usage errors.
 set -uo pipefail
 
-usage() {
-    sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
-    exit 2
-}
+BENCH_SCRIPT=compare.sh
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
-case "$1" in -h|--help) usage ;; esac
-
-if [ ! -d "$1" ]; then
-    echo "compare.sh: build directory '$1' does not exist" >&2
-    exit 2
-fi
-BUILD_DIR=$(cd "$1" && pwd)
+bench_start 2 "$@"
 NP=${2:-2}
-case "$NP" in
-    ''|*[!0-9]*) echo "compare.sh: NP must be a positive integer, got '$NP'" >&2; exit 2 ;;
-esac
-if [ "$NP" -lt 1 ]; then
-    echo "compare.sh: NP must be at least 1" >&2
-    exit 2
-fi
+bench_count NP "$NP"
 
-SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MPIRUN=${MPIRUN:-mpirun}
 MPICC=${MPICC:-mpicc.openmpi}
-TIMEOUT=${BENCH_TIMEOUT:-600}
-read -r -a EXTRA <<< "${BENCH_ARGS:-}"
-
-PT2PT_PROGS=(osu_latency osu_bw osu_bibw)
-COLL_PROGS=(osu_allreduce osu_barrier osu_bcast osu_reduce osu_allgather osu_alltoall
-            osu_iallreduce)
-is_pt2pt() {
-    local p
-    for p in "${PT2PT_PROGS[@]}"; do [ "$p" = "$1" ] && return 0; done
-    return 1
-}
-PROGS=("${PT2PT_PROGS[@]}" "${COLL_PROGS[@]}")
-if [ -n "${BENCH_PROGS:-}" ]; then
-    read -r -a WANT <<< "$BENCH_PROGS"
-    for w in "${WANT[@]}"; do
-        case " ${PROGS[*]} " in
-            *" $w "*) ;;
-            *) echo "compare.sh: unknown program '$w' in BENCH_PROGS (known: ${PROGS[*]})" >&2
-               exit 2 ;;
-        esac
-    done
-    PROGS=("${WANT[@]}")
-fi
-for arg in "${EXTRA[@]}"; do
-    case "$arg" in
-        -t*) SEL=()
-             for p in "${PROGS[@]}"; do is_pt2pt "$p" && SEL+=("$p"); done
-             PROGS=("${SEL[@]}")
-             echo "# BENCH_ARGS selects a message layout: the collective programs are left out" ;;
-    esac
-done
-OUT=$BUILD_DIR/compare
-OMPI_BIN=$OUT/ompi
-RAW=$OUT/raw
-RESULTS=$OUT/results.csv
-
-if [ "$(id -u)" -eq 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-
-for tool in "$MPIRUN" "$MPICC" awk; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "compare.sh: '$tool' not found" >&2
-        exit 1
-    fi
-done
-
-TIMEOUT_CMD=()
-if command -v timeout >/dev/null 2>&1; then
-    TIMEOUT_CMD=(timeout -k 10 "$TIMEOUT")
-fi
-
-mkdir -p "$OMPI_BIN" "$RAW" || exit 1
+bench_select_programs
+bench_launch_setup "$MPIRUN" "$MPICC" awk
 status=0
 
 # --- 1. Build the Open MPI binaries ------------------------------------------
-echo "# building Open MPI binaries with $MPICC -O2 into $OMPI_BIN"
-declare -A OMPI_OK=()
-for prog in "${PROGS[@]}"; do
-    if "$MPICC" -O2 -std=c11 -o "$OMPI_BIN/$prog" \
-        "$SRC_DIR/$prog.c" "$SRC_DIR/bench_common.c"; then
-        OMPI_OK[$prog]=1
-    else
-        echo "compare.sh: building $prog against Open MPI failed" >&2
-        status=1
-    fi
-done
+bench_ompi_setup compare bench_common.c "${PROGS[@]}"
 
 # --- 2. Run ------------------------------------------------------------------
 # run_one LABEL NP OUTFILE ERRFILE -- COMMAND...
@@ -174,75 +98,14 @@ print_table() {
     esac
     echo
     echo "== $prog, np=$np: $what; ratio = weft/open-mpi, $better"
-    awk -F, -v prog="$prog" -v results="$RESULTS" '
-        function isnum(s) { return s ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
-        FILENAME == ARGV[1] && /^[0-9]+,/ && isnum($2) {
-            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
-            w[$1] = $2; next
-        }
-        FILENAME == ARGV[2] && /^[0-9]+,/ && isnum($2) {
-            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
-            o[$1] = $2; next
-        }
-        END {
-            # sizes in increasing order (insertion sort; the lists are short)
-            for (i = 1; i < n; i++) {
-                v = order[i]
-                for (j = i - 1; j >= 0 && order[j] > v; j--) order[j + 1] = order[j]
-                order[j + 1] = v
-            }
-            printf "%-10s | %14s | %14s | %8s\n", "size", "weft", "open-mpi", "ratio"
-            printf "%-10s-+-%14s-+-%14s-+-%8s\n", "----------", "--------------", "--------------", "--------"
-            logsum = 0; nr = 0
-            for (i = 0; i < n; i++) {
-                s = order[i] ""
-                wv = (s in w) ? w[s] : ""
-                ov = (s in o) ? o[s] : ""
-                r = ""
-                if (wv != "" && ov != "" && ov + 0 > 0 && wv + 0 > 0) {
-                    r = sprintf("%.2f", wv / ov)
-                    logsum += log(wv / ov); nr++
-                }
-                printf "%-10s | %14s | %14s | %8s\n", s, (wv == "" ? "-" : wv),
-                       (ov == "" ? "-" : ov), (r == "" ? "-" : r)
-                printf "%s,%s,%s,%s,%s\n", prog, s, wv, ov, r >> results
-            }
-            if (n == 0)
-                print "(no results)"
-            else if (nr > 0)
-                printf "%-10s | %14s | %14s | %8.2f\n", "geomean", "", "", exp(logsum / nr)
-        }' "$wcsv" "$ocsv"
+    { bench_rows W 2 "$wcsv"; bench_rows O 2 "$ocsv"; } |
+        awk -v ratio=1 -v name="$prog" -v results="$RESULTS" "$BENCH_AWK_TABLE"
 }
 
 # print_overlap WEFT_CSV OMPI_CSV: osu_iallreduce's overlap % (5th CSV field) side by side.
 print_overlap() {
     echo "-- overlap of computation and communication (%; higher is better)"
-    awk -F, '
-        function isnum(s) { return s ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
-        FILENAME == ARGV[1] && /^[0-9]+,/ && isnum($5) {
-            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
-            w[$1] = $5; next
-        }
-        FILENAME == ARGV[2] && /^[0-9]+,/ && isnum($5) {
-            if (!(($1) in seen)) { seen[$1] = 1; order[n++] = $1 + 0 }
-            o[$1] = $5; next
-        }
-        END {
-            for (i = 1; i < n; i++) {
-                v = order[i]
-                for (j = i - 1; j >= 0 && order[j] > v; j--) order[j + 1] = order[j]
-                order[j + 1] = v
-            }
-            printf "%-10s | %14s | %14s\n", "size", "weft", "open-mpi"
-            printf "%-10s-+-%14s-+-%14s\n", "----------", "--------------", "--------------"
-            for (i = 0; i < n; i++) {
-                s = order[i] ""
-                printf "%-10s | %14s | %14s\n", s, ((s in w) ? w[s] : "-"),
-                       ((s in o) ? o[s] : "-")
-            }
-            if (n == 0)
-                print "(no results)"
-        }' "$1" "$2"
+    { bench_rows W 5 "$1"; bench_rows O 5 "$2"; } | awk -v ratio=0 "$BENCH_AWK_TABLE"
 }
 
 echo "program,size,weft,ompi,ratio" >"$RESULTS"

@@ -9,6 +9,8 @@
 # PASSES 5, NP 4, NODES 2, SIZES "1048576:16777216" by default. Writes
 # BUILD_DIR/compare_hier/median.csv (size,algorithm,us,ratio_to_ring).
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 build=$(cd "$1" && pwd)
 passes=${2:-5}
 np=${3:-4}
@@ -31,12 +33,7 @@ for pass in $(seq 1 "$passes"); do
   done
   echo "# pass $pass of $passes" >&2
 done
-sort -t, -k2,2n -k1,1 "$out/all.csv" | awk -F, -v out="$out/median.csv" '
-  function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+sort -t, -k2,2n -k1,1 "$out/all.csv" | awk -F, -v out="$out/median.csv" "$BENCH_AWK_MEDIAN"'
   {
     v[$2 SUBSEP $1] = v[$2 SUBSEP $1] " " $3
     if (!($2 in seen)) { seen[$2] = 1; sizes[++nsizes] = $2 }

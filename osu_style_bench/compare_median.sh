@@ -11,6 +11,8 @@
 # Writes BUILD_DIR/compare/median.csv (program,size,weft,ompi,ratio) and prints a table.
 # Environment is passed to compare.sh (BENCH_ARGS, BENCH_PROGS to pick programs, ...).
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 runs=${2:-5}
@@ -28,12 +30,7 @@ for i in $(seq 1 "$runs"); do
   tail -n +2 "$build/compare/results.csv" >> "$all"
 done
 # median per (program, size) of each column, then the ratio of the medians
-sort -t, -k1,1 -k2,2n "$all" | awk -F, -v out="$build/compare/median.csv" '
-  function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+sort -t, -k1,1 -k2,2n "$all" | awk -F, -v out="$build/compare/median.csv" "$BENCH_AWK_MEDIAN"'
   function flush() {
     if (key == "") return
     w = median(ws); o = median(os)

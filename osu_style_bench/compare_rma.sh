@@ -48,27 +48,16 @@
 # printed for whatever ran), 2 on usage errors.
 set -uo pipefail
 
-usage() {
-    sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
-    exit 2
-}
+BENCH_SCRIPT=compare_rma.sh
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
-case "$1" in -h|--help) usage ;; esac
-if [ ! -d "$1" ]; then
-    echo "compare_rma.sh: build directory '$1' does not exist" >&2
-    exit 2
-fi
-BUILD_DIR=$(cd "$1" && pwd)
+bench_start 2 "$@"
 RUNS=${2:-3}
-case "$RUNS" in
-    ''|*[!0-9]*|0) echo "compare_rma.sh: RUNS must be a positive integer, got '$RUNS'" >&2; exit 2 ;;
-esac
+bench_count RUNS "$RUNS"
 
-SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MPIRUN=${MPIRUN:-mpirun}
 MPICC=${MPICC:-mpicc.openmpi}
-TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a EXTRA <<< "${BENCH_ARGS:-}"
 
 declare -A CASE_PROG=() CASE_ARGS=()
@@ -104,41 +93,13 @@ if [ -n "${RMA_CASES:-}" ]; then
     done
 fi
 
-OUT=$BUILD_DIR/compare_rma
-OMPI_BIN=$OUT/ompi
-RAW=$OUT/raw
-RESULTS=$OUT/results.csv
-
-if [ "$(id -u)" -eq 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-for tool in "$MPIRUN" "$MPICC" awk; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "compare_rma.sh: '$tool' not found" >&2
-        exit 1
-    fi
-done
-TIMEOUT_CMD=()
-if command -v timeout >/dev/null 2>&1; then
-    TIMEOUT_CMD=(timeout -k 10 "$TIMEOUT")
-fi
-mkdir -p "$OMPI_BIN" "$RAW" || exit 1
+bench_launch_setup "$MPIRUN" "$MPICC" awk
 status=0
 
 # --- 1. Build the Open MPI binaries ------------------------------------------
-echo "# building Open MPI binaries with $MPICC -O2 into $OMPI_BIN"
-declare -A OMPI_OK=()
-for c in "${CASES[@]}"; do
-    prog=${CASE_PROG[$c]}
-    [ -n "${OMPI_OK[$prog]:-}" ] && continue
-    if "$MPICC" -O2 -std=c11 -o "$OMPI_BIN/$prog" \
-        "$SRC_DIR/$prog.c" "$SRC_DIR/bench_common.c" "$SRC_DIR/bench_rma.c"; then
-        OMPI_OK[$prog]=1
-    else
-        echo "compare_rma.sh: building $prog against Open MPI failed" >&2
-        status=1
-    fi
-done
+progs=()
+for c in "${CASES[@]}"; do progs+=("${CASE_PROG[$c]}"); done
+bench_ompi_setup compare_rma "bench_common.c bench_rma.c" "${progs[@]}"
 
 # Every run stays on loopback.
 LAUNCH=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np 2 --bind-to none -x UCX_NET_DEVICES=lo)
@@ -191,51 +152,10 @@ for c in "${CASES[@]}"; do
     esac
     echo
     echo "== $c (${CASE_PROG[$c]} ${CASE_ARGS[$c]}): $what; median of $RUNS; ratio = weft/open-mpi"
-    # Lines "W size value" and "O size value" from every pass.
     for run in $(seq 1 "$RUNS"); do
-        awk -F, '/^[0-9]+,[-+0-9.eE]+$/ { print "W", $1, $2 }' "$RAW/$c.weft.$run.csv"
-        awk -F, '/^[0-9]+,[-+0-9.eE]+$/ { print "O", $1, $2 }' "$RAW/$c.ompi.$run.csv"
-    done | awk -v name="$c" -v results="$RESULTS" '
-        function median(list,   n, a, i, j, t) {
-            n = split(list, a, " ")
-            for (i = 2; i <= n; i++) {
-                t = a[i]
-                for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]
-                a[j + 1] = t
-            }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
-        {
-            if (!(($2) in seen)) { seen[$2] = 1; order[n++] = $2 + 0 }
-            if ($1 == "W") w[$2] = w[$2] " " $3; else o[$2] = o[$2] " " $3
-        }
-        END {
-            for (i = 1; i < n; i++) {
-                v = order[i]
-                for (j = i - 1; j >= 0 && order[j] > v; j--) order[j + 1] = order[j]
-                order[j + 1] = v
-            }
-            printf "%-10s | %14s | %14s | %8s\n", "size", "weft", "open-mpi", "ratio"
-            printf "%-10s-+-%14s-+-%14s-+-%8s\n", "----------", "--------------", "--------------", "--------"
-            logsum = 0; nr = 0
-            for (i = 0; i < n; i++) {
-                s = order[i] ""
-                wv = (s in w) ? sprintf("%.2f", median(w[s])) : ""
-                ov = (s in o) ? sprintf("%.2f", median(o[s])) : ""
-                r = ""
-                if (wv != "" && ov != "" && ov + 0 > 0 && wv + 0 > 0) {
-                    r = sprintf("%.2f", wv / ov)
-                    logsum += log(wv / ov); nr++
-                }
-                printf "%-10s | %14s | %14s | %8s\n", s, (wv == "" ? "-" : wv),
-                       (ov == "" ? "-" : ov), (r == "" ? "-" : r)
-                printf "%s,%s,%s,%s,%s\n", name, s, wv, ov, r >> results
-            }
-            if (n == 0)
-                print "(no results)"
-            else if (nr > 0)
-                printf "%-10s | %14s | %14s | %8.2f\n", "geomean", "", "", exp(logsum / nr)
-        }'
+        bench_rows W 2 "$RAW/$c.weft.$run.csv"
+        bench_rows O 2 "$RAW/$c.ompi.$run.csv"
+    done | awk -v ratio=1 -v name="$c" -v results="$RESULTS" "$BENCH_AWK_TABLE"
 done
 
 echo
