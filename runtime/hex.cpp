@@ -26,7 +26,7 @@ std::string hex_encode(const void* bytes, size_t n) {
   return text;
 }
 
-bool hex_decode(const std::string& text, std::vector<unsigned char>* out) {
+bool hex_decode(const std::string& text, std::vector<unsigned char>* out, size_t max_bytes) {
   out->clear();
   for (size_t i = 0; i < text.size();) {
     if (text[i] == '[') {
@@ -37,13 +37,14 @@ bool hex_decode(const std::string& text, std::vector<unsigned char>* out) {
         if (text[k] < '0' || text[k] > '9') return false;
         n = n * 10 + size_t(text[k] - '0');
       }
+      if (n > max_bytes - out->size()) return false;
       out->insert(out->end(), n, 0);
       i = close + 1;
       continue;
     }
     if (i + 1 >= text.size()) return false;
     const int hi = hex_value(text[i]), lo = hex_value(text[i + 1]);
-    if (hi < 0 || lo < 0) return false;
+    if (hi < 0 || lo < 0 || out->size() == max_bytes) return false;
     out->push_back(static_cast<unsigned char>(hi * 16 + lo));
     i += 2;
   }

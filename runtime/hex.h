@@ -2,6 +2,7 @@
 // digits per byte, in memory order.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace weft {
 // Two upper-case hex digits per byte.
 std::string hex_encode(const void* bytes, size_t n);
 // Decodes hex_encode's text, where newer MPICH also writes "[N]" for a run of N zero bytes.
-// False if malformed.
-bool hex_decode(const std::string& text, std::vector<unsigned char>* out);
+// False if malformed or longer than max_bytes (a short text can ask for millions of zeros).
+bool hex_decode(const std::string& text, std::vector<unsigned char>* out, size_t max_bytes = SIZE_MAX);
 
 }  // namespace weft

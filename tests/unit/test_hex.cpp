@@ -37,5 +37,14 @@ TEST(Hex, RefusesMalformedText) {
   }
 }
 
+TEST(Hex, RefusesTextLongerThanTheLimit) {
+  std::vector<unsigned char> out;
+  ASSERT_TRUE(hex_decode("0102[2]", &out, 4));
+  EXPECT_EQ(out, (std::vector<unsigned char>{1, 2, 0, 0}));
+  EXPECT_FALSE(hex_decode("0102[3]", &out, 4));
+  EXPECT_FALSE(hex_decode("0102030405", &out, 4));
+  EXPECT_FALSE(hex_decode("[9999999][9999999]", &out, 8));
+}
+
 }  // namespace
 }  // namespace weft
