@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "coll_call.h"
+#include "pt2pt/stream_comm.h"
 #include "runtime/log.h"
 #include "runtime/rank_set.h"
 #include "state.h"
@@ -256,6 +257,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (!e) return bad_comm("MPI_Comm_free", *comm);
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
+  release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
   g_state->coll_calls.forget(e->comm);
   g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);

@@ -8,6 +8,7 @@
 #include "runtime/cuda_ipc.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
+#include "runtime/typemap.h"
 #include "stream_exec.h"
 
 namespace weft::coll::gpu {
@@ -139,6 +140,35 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, Gp
   });
 }
 
+// The call on the stream, or *native false and *why.
+Status collective_on_stream(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call, bool* native,
+                            std::string* why) {
+  GpuWorkspace* ws;
+  *native = stream_native(sc, c, call, &ws, why);
+  if (!*native) return Status::ok;
+  if (!ws) return stream_copy(sc.stream.cuda, call.recv, call.send, call.bytes);  // one rank
+  switch (call.coll) {
+    case Collective::allreduce:
+      return enqueue_allreduce(fn, sc, c, *ws, call, native, why);
+    case Collective::bcast:
+      return enqueue_native(fn, sc, c, "gpu_bcast", "", [&](void* stream) {
+        return bcast_enqueue(*ws, call.recv, call.bytes, call.root, stream);
+      });
+    case Collective::allgather:
+      return enqueue_native(fn, sc, c, "gpu_allgather", "", [&](void* stream) {
+        return allgather_enqueue(*ws, call.send, call.recv, call.bytes, stream);
+      });
+    case Collective::reduce_scatter:
+      return enqueue_native(fn, sc, c, "gpu_reduce_scatter_block", "", [&](void* stream) {
+        return reduce_scatter_block_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, stream);
+      });
+    default:
+      *native = false;
+      *why = std::string("no stream-ordered ") + collective_name(call.coll);
+      return Status::ok;
+  }
+}
+
 }  // namespace
 
 Status prepare_stream_comm(const CollContext& ctx, StreamComm* sc) {
@@ -183,32 +213,59 @@ Status prepare_stream_comm(const CollContext& ctx, StreamComm* sc) {
   return Status::ok;
 }
 
-Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call, bool* native,
-                         std::string* why) {
-  GpuWorkspace* ws;
-  *native = stream_native(sc, c, call, &ws, why);
-  if (!*native) return Status::ok;
-  if (!ws) return stream_copy(sc.stream.cuda, call.recv, call.send, call.bytes);  // one rank
-  switch (call.coll) {
-    case Collective::allreduce:
-      return enqueue_allreduce(fn, sc, c, *ws, call, native, why);
-    case Collective::bcast:
-      return enqueue_native(fn, sc, c, "gpu_bcast", "", [&](void* stream) {
-        return bcast_enqueue(*ws, call.recv, call.bytes, call.root, stream);
-      });
-    case Collective::allgather:
-      return enqueue_native(fn, sc, c, "gpu_allgather", "", [&](void* stream) {
-        return allgather_enqueue(*ws, call.send, call.recv, call.bytes, stream);
-      });
-    case Collective::reduce_scatter:
-      return enqueue_native(fn, sc, c, "gpu_reduce_scatter_block", "", [&](void* stream) {
-        return reduce_scatter_block_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, stream);
-      });
-    default:
-      *native = false;
-      *why = std::string("no stream-ordered ") + collective_name(call.coll);
-      return Status::ok;
+StreamCall stream_reduction(const void* in, void* recv, const Datatype* type, size_t count, size_t ranks,
+                            size_t reduce_count, const Reduction& red) {
+  StreamCall call;
+  ptrdiff_t in_offset = 0, out_offset = 0;
+  call.coll = ranks == 1 ? Collective::allreduce : Collective::reduce_scatter;
+  call.contiguous = type_is_contiguous(type, count * ranks, &in_offset) && type_is_contiguous(type, count, &out_offset);
+  call.send = static_cast<const char*>(in) + in_offset;
+  call.recv = static_cast<char*>(recv) + out_offset;
+  call.bytes = type->packed * count;
+  call.count = reduce_count / ranks;
+  call.reduction = true;
+  call.red = red;
+  call.predefined_type = type->predefined;
+  call.empty = count * ranks == 0;
+  return call;
+}
+
+StreamCall stream_bcast(const Datatype* type, void* buf, size_t count, int root) {
+  const StreamSpan m = stream_span(type, buf, count);
+  StreamCall call;
+  call.coll = Collective::bcast;
+  call.send = call.recv = m.at;
+  call.bytes = m.bytes;
+  call.contiguous = m.contiguous;
+  call.root = root;
+  call.empty = call.bytes == 0;
+  return call;
+}
+
+StreamCall stream_allgather(const Datatype* rtype, void* recv, size_t count, const Datatype* stype, const void* send,
+                            size_t scount, const Comm& c) {
+  StreamCall call;
+  call.coll = Collective::allgather;
+  call.bytes = rtype->packed * count;
+  const StreamSpan all = stream_span(rtype, recv, count * size_t(c.size));
+  call.recv = all.at;
+  call.send = all.at + size_t(c.rank) * call.bytes;
+  call.contiguous = all.contiguous;
+  if (stype) {
+    const StreamSpan mine = stream_span(stype, send, scount);
+    call.send = mine.at;
+    call.contiguous = call.contiguous && mine.contiguous;
   }
+  call.empty = call.bytes == 0;
+  return call;
+}
+
+Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call,
+                         StreamRoute* route) {
+  bool native = call.empty;
+  const Status s = call.empty ? Status::ok : collective_on_stream(fn, sc, c, call, &native, &route->why);
+  route->path = native ? StreamPath::native : StreamPath::fallback;
+  return s;
 }
 
 }  // namespace weft::coll::gpu

@@ -1,5 +1,6 @@
 // Stream-ordered collectives on a user's CUDA stream (MPIX_Allreduce_enqueue, Bcast_enqueue,
-// Allgather_enqueue, Reduce_scatter_block_enqueue), and what a stream communicator carries.
+// Allgather_enqueue, Reduce_scatter_block_enqueue), and the stream communicator's agreement
+// (what it carries: pt2pt/stream_comm.h).
 //
 // A call runs stream-native (enqueued on the user's stream, no host wait) when one shared check
 // passes: every rank on one node with the workspace usable and its flag kernels allowed
@@ -15,17 +16,9 @@
 #include <string>
 
 #include "coll/coll.h"
-#include "pt2pt/stream.h"
+#include "pt2pt/stream_comm.h"
 
 namespace weft::coll::gpu {
-
-// What a communicator made by MPIX_Stream_comm_create carries.
-struct StreamComm {
-  UserStream stream;
-  bool every_rank_gpu = false;  // agreed at creation: every rank passed a GPU stream
-  std::string native_why;       // why the collective calls cannot run stream-native (agreed)
-  StreamP2p p2p;                // the point-to-point calls (their reason agreed too)
-};
 
 // At creation, collectively over ctx.comm: agrees whether every rank passed a GPU stream
 // (sc->stream.gpu) and, if so on one node, makes the communicator's GPU workspace now (a
@@ -48,12 +41,25 @@ struct StreamCall {
   bool predefined_type = true;  // the reduction's datatype is predefined
   int root = 0;                 // bcast
   bool contiguous = true;
+  bool empty = false;  // nothing to move: done at once
 };
 
-// Enqueues the call on the user's stream when it can run stream-native (*native set; the
-// choice logged at INFO once per communicator, call and algorithm); else leaves *why for the
-// host fallback. fn names the call in logs.
-Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call, bool* native,
-                         std::string* why);
+// The calls as the bindings describe them (arguments checked; buffers at the first element).
+// A reduction of `count` elements of type per rank's result over `ranks` blocks (allreduce: 1,
+// reduce_scatter_block: the communicator's size), reduce_count / ranks elements of red.type
+// each; in: the input (recv in place).
+StreamCall stream_reduction(const void* in, void* recv, const Datatype* type, size_t count, size_t ranks,
+                            size_t reduce_count, const Reduction& red);
+StreamCall stream_bcast(const Datatype* type, void* buf, size_t count, int root);
+// Allgather of `count` elements of rtype per rank into recv; stype null: in place (this rank's
+// block already in recv).
+StreamCall stream_allgather(const Datatype* rtype, void* recv, size_t count, const Datatype* stype, const void* send,
+                            size_t scount, const Comm& c);
+
+// Enqueues the call on the user's stream when it can run stream-native (route native; the
+// choice logged at INFO once per communicator, call and algorithm; an empty call is done at
+// once); else route fallback and its reason. fn names the call in logs.
+Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call,
+                         StreamRoute* route);
 
 }  // namespace weft::coll::gpu
