@@ -221,7 +221,7 @@ int PMPIX_Stream_create(MPI_Info info, MPIX_Stream* stream) {
       if (!value)
         return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, fn,
                      "info type cudaStream_t needs the key 'value' (set it with MPIX_Info_set_hex)");
-      if (!hex_decode(*value, &bytes) || bytes.size() != sizeof(void*))
+      if (!hex_decode(*value, &bytes, sizeof(void*)) || bytes.size() != sizeof(void*))
         return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, fn,
                      "info 'value' '%.64s' is not the %zu bytes of a cudaStream_t in hex (as MPIX_Info_set_hex "
                      "writes them)", value->c_str(), sizeof(void*));
