@@ -3,10 +3,13 @@
 // non-blocking or persistent. The MPI bindings check arguments, translate handles and map
 // errors; the rest is here.
 //
-// A call's buffers are described per rank as pieces (pointer, count, datatype). Contiguous
-// pieces are used in place; otherwise the call packs its inputs into scratch memory in a first
-// round and unpacks its outputs in a last one, around the algorithm's rounds, so every
-// datatype works in every mode. GPU device pieces are staged through host scratch the same way.
+// The caller describes the call (Description: buffers, counts, datatype objects, root,
+// reduction), free of handles; Call::plan lays each side out per rank as pieces (pointer,
+// count, datatype), keys the plan of a call that may be reused, and asks coll/gpu whether
+// device buffers run GPU-native. Contiguous pieces are used in place; otherwise the call packs
+// its inputs into scratch memory in a first round and unpacks its outputs in a last one, around
+// the algorithm's rounds, so every datatype works in every mode. GPU device pieces are staged
+// through host scratch the same way.
 #pragma once
 #include <functional>
 #include <initializer_list>
@@ -47,6 +50,41 @@ struct PlanKey {
   bool operator==(const PlanKey&) const = default;
 };
 
+// One side of a described call: a buffer and its datatype, with one count for every rank, or
+// (per_rank: the v and w forms) a count per rank and a displacement per rank in extents of
+// `type` (displs) or in bytes (byte_displs, w forms, with one datatype per rank in `types`).
+// Without displacements rank r's block follows rank r - 1's. in_place: buf is the caller's
+// in-place marker, never read. The caller has checked every side its rank uses.
+struct Side {
+  const void* buf = nullptr;
+  bool in_place = false;
+  long long count = 0;
+  const Datatype* type = nullptr;
+  bool per_rank = false;
+  const int* counts = nullptr;
+  const int* displs = nullptr;
+  std::vector<ptrdiff_t> byte_displs{};
+  std::vector<const Datatype*> types{};
+};
+
+// One collective call as the caller describes it, free of handles: its sides (bcast: recv is
+// the buffer, send the same), root, reduction, and for the neighbour collectives the ranks
+// received from and sent to. Call::plan lays it out for its collective.
+struct Description {
+  explicit Description(Collective c) : kind(c) {}
+  Collective kind;
+  Side send, recv;
+  int root = 0;
+  // Reductions: the reduction and the elements it combines over the whole vector (of the
+  // datatype's packed form); op is the caller's handle of the operation, for the plan key.
+  Reduction red{};
+  size_t reduce_count = 0;
+  int op = 0;
+  std::vector<size_t> counts;  // reduce_scatter: datatype elements per rank
+  std::vector<int> sources, destinations;  // neighbour collectives (-1: no rank)
+  bool cartesian = false;
+};
+
 // Keeps a derived datatype alive as long as the holder (null for a predefined one).
 std::shared_ptr<const void> hold_type(const Datatype* d);
 
@@ -80,6 +118,29 @@ class Call {
   // ctx.calls must be set. `what` names the call in log lines (e.g. "MPI_Allreduce").
   Call(const CollContext& ctx, Mode mode, const char* what = "collective") : ctx_(ctx), mode_(mode), what_(what) {}
 
+  // Keeps an object alive as long as the schedule.
+  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+
+  // The described call, laid out and planned, or a blocking call identical to an earlier one
+  // (same buffers, counts, datatypes, op and root) given that call's plan (describe.cpp).
+  Status plan(const Description& d);
+
+  // Runs the planned call to completion (blocking), or starts it as r (non-blocking).
+  Status run();
+  Status start(Request* r);
+  // The planned schedule, for a persistent request to start again and again.
+  std::shared_ptr<const Schedule> schedule() const { return planned_; }
+  Status error() const;
+
+ private:
+  // Blocking calls: reuses the schedule of an identical earlier call (true: planned).
+  bool reuse(const PlanKey& key);
+  // Plans the algorithm for args and wraps it with the packing rounds; a blocking call's plan
+  // is remembered under *key when given.
+  Status plan(const CollArgs& args, const PlanKey* key = nullptr);
+  // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
+  void plan_nothing(const PlanKey* key = nullptr);
+
   // A call whose buffers may be GPU device memory: `bufs` each at its first byte (contiguous),
   // `red` its reduction (or null), `bytes` its vector's size. True when the call is planned on
   // the device pointers themselves (GPU-native on one node, gpu_hier across nodes; coll/gpu
@@ -96,25 +157,16 @@ class Call {
   char* input(const std::vector<Piece>& pieces, std::vector<Block>* blocks, bool force_pack = false);
   char* output(const std::vector<Piece>& pieces, std::vector<Block>* blocks, int prepack = -1);
 
-  // Keeps an object alive as long as the schedule.
-  void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+  // The layout of each kind of described call (describe.cpp); key: where its plan is kept.
+  Status plan_rooted(const Description& d, const PlanKey* key);
+  Status plan_allgather(const Description& d, const PlanKey* key);
+  Status plan_alltoall(const Description& d, const PlanKey* key);
+  Status plan_neighbor(const Description& d);
+  Status plan_bcast(const Description& d, const PlanKey* key);
+  Status plan_reduce(const Description& d, const PlanKey* key);
+  Status plan_vector_reduction(const Description& d, const PlanKey* key);
+  Status plan_reduce_scatter(const Description& d);
 
-  // Blocking calls: reuses the schedule of an identical earlier call (true: planned).
-  bool reuse(const PlanKey& key);
-  // Plans the algorithm for args and wraps it with the packing rounds; a blocking call's plan
-  // is remembered under *key when given.
-  Status plan(const CollArgs& args, const PlanKey* key = nullptr);
-  // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
-  void plan_nothing(const PlanKey* key = nullptr);
-
-  // Runs the planned call to completion (blocking), or starts it as r (non-blocking).
-  Status run();
-  Status start(Request* r);
-  // The planned schedule, for a persistent request to start again and again.
-  std::shared_ptr<const Schedule> schedule() const { return planned_; }
-  Status error() const;
-
- private:
   char* lay_out(const std::vector<Piece>& pieces, std::vector<Block>* blocks, bool is_input,
                 bool force_pack, int prepack);
   // Whether a GPU device piece may be staged through host memory; keeps the error if not.

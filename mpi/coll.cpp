@@ -4,13 +4,7 @@
 // (MPI_I*) and persistent (MPI_*_init) from one planning function.
 #include "coll_call.h"
 
-#include <climits>
-#include <initializer_list>
-
-#include "coll/gpu/gpu_coll.h"
 #include "datatype_api.h"
-#include "runtime/log.h"
-#include "runtime/memkind.h"
 
 namespace weft::mpi {
 
@@ -38,9 +32,9 @@ int check_count(const char* fn, MPI_Comm comm, int count, const char* arg) {
   return MPI_SUCCESS;
 }
 
-int CollCall::plan(const coll::CollArgs& args, const CollPlanKey* key) {
-  Status s = call_.plan(args, key);
-  return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
+int CollCall::run(const coll::Description& d, MPI_Request* request) {
+  Status s = call_.plan(d);
+  return s == Status::ok ? execute(request) : raise_status(comm_, s, fn_);
 }
 
 int CollCall::execute(MPI_Request* request) {
@@ -77,10 +71,7 @@ int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* requ
   int rc = check_coll_comm(fn, comm, &c);
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
   if (rc != MPI_SUCCESS) return rc;
-  CollCall call(fn, comm, c, mode);
-  const CollPlanKey key{int(coll::Collective::barrier)};
-  if (call.reused(key, request, &rc)) return rc;
-  return call.run(coll::CollArgs{coll::Collective::barrier}, request, &key);
+  return CollCall(fn, comm, c, mode).run(coll::Description{coll::Collective::barrier}, request);
 }
 
 int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
@@ -94,169 +85,55 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
   if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
-  CollCall call(fn, comm, c, mode);
-  const CollPlanKey key{int(coll::Collective::bcast), buffer, buffer, count, count, d, d, MPI_OP_NULL, root};
-  if (call.reused(key, request, &rc)) return rc;
-  ptrdiff_t offset = 0;
-  if (c->size > 1 && count > 0 && packed_size(d, size_t(count)) &&
-      contiguous_span(d, size_t(count), &offset)) {
-    char* at = static_cast<char*>(buffer) + offset;
-    const size_t bytes = packed_size(d, size_t(count));
-    if (call.device({at}, nullptr, bytes)) {
-      coll::CollArgs a{coll::Collective::bcast};
-      a.recv = at;
-      a.bytes = bytes;
-      a.root = root;
-      a.blocking = mode == CollMode::blocking;
-      return call.run(a, request, &key);
-    }
-  }
-  std::vector<coll::Block> blocks;
-  const std::vector<Piece> piece{{buffer, size_t(count), d}};
-  char* base = c->rank == root ? call.input(piece, &blocks) : call.output(piece, &blocks);
-  coll::CollArgs a{coll::Collective::bcast};
-  a.recv = base + blocks[0].offset;
-  a.bytes = blocks[0].bytes;
-  a.root = root;
-  if (c->size == 1 || a.bytes == 0) return call.run_nothing(request, &key);
-  return call.run(a, request, &key);
+  coll::Description desc{coll::Collective::bcast};
+  desc.send = desc.recv = coll::Side{.buf = buffer, .count = count, .type = d};
+  desc.root = root;
+  return CollCall(fn, comm, c, mode).run(desc, request);
 }
 
-// What the reducing collectives share: the reduction for (op, datatype) over `count` elements,
-// with a user function's arguments kept alive as long as the schedule.
-struct ReductionSetup {
-  coll::Reduction red;
-  ReductionLayout lay;
-  size_t per_element = 0;  // elements the reduction loop sees per datatype element
-};
-
+// The reduction of (op, datatype) over `count` elements into desc, with a user function's
+// arguments kept alive as long as the schedule.
 int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count, MPI_Datatype dt,
-                    MPI_Op op, ReductionSetup* out) {
+                    MPI_Op op, coll::Description* desc) {
   UserOpCall user;
-  int rc = make_reduction(fn, comm, op, dt, count, &user, &out->red, &out->lay);
+  ReductionLayout lay;
+  int rc = make_reduction(fn, comm, op, dt, count, &user, &desc->red, &lay);
   if (rc != MPI_SUCCESS) return rc;
-  if (out->red.user) {
+  if (desc->red.user) {
     auto lasting = std::make_shared<UserOpCall>(user);
-    out->red.user_ctx = lasting.get();
+    desc->red.user_ctx = lasting.get();
     call.keep(lasting);
   }
-  out->per_element = count ? out->lay.reduce_count / count : 0;
+  desc->reduce_count = lay.reduce_count;
+  desc->op = op;
+  desc->send.type = desc->recv.type = lay.type;
   return MPI_SUCCESS;
 }
 
-// The arguments of reducing r's elements from `in` into `out` (both contiguous).
-coll::CollArgs reduction_args(coll::Collective kind, const void* in, void* out, const ReductionSetup& r) {
-  coll::CollArgs a{kind};
-  a.send = in;
-  a.recv = out;
-  a.count = r.lay.reduce_count;
-  a.bytes = a.count * r.red.elem_size;
-  a.red = r.red;
-  return a;
-}
-
-int check_buffers(const char* fn, MPI_Comm comm, const ReductionSetup& r, size_t count,
-                  const void* send, const void* recv, bool need_recv) {
-  if (count > 0 && r.lay.type->predefined && (!send || (need_recv && !recv)))
-    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", count);
-  return MPI_SUCCESS;
-}
-
-// What Reduce, Allreduce, Scan and Exscan do first, from their key (buffers, count, datatype
-// and op; an identical earlier call was valid: its datatype object and built-in op are the
-// same): the reuse of such a call, the reduction of (op, datatype), the buffer check (send: the
-// input's buffer; recv needed where the result lands) and a zero count. True when that ended the
-// call, *rc its result.
-bool reduction_done(CollCall& call, const CollPlanKey& key, MPI_Datatype dt, const void* send, bool need_recv,
-                    MPI_Request* request, ReductionSetup* r, int* rc) {
-  const char* fn = call.fn();
-  const MPI_Comm comm = call.handle();
-  const size_t count = size_t(key.send_count);
-  if (count > 0 && call.reused(key, request, rc)) return true;
-  if ((*rc = setup_reduction(fn, comm, call, count, dt, key.op, r)) == MPI_SUCCESS)
-    *rc = check_buffers(fn, comm, *r, count, send, key.recv, need_recv);
-  if (*rc != MPI_SUCCESS) return true;
-  if (count == 0) *rc = call.run_nothing(request);
-  return count == 0;
-}
-
-int reduce_call(const char* fn, CollMode mode, const void* sendbuf, void* recvbuf, int count,
-                MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+// Reduce (kind reduce, at root), Allreduce, Scan, Exscan (root 0): `count` elements in, `count`
+// elements out (Reduce: at the root).
+int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const void* sendbuf, void* recvbuf,
+                   int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
+  const bool rooted = kind == coll::Collective::reduce;
   int rc = check_coll_comm(fn, comm, &c);
   if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
-  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
+  if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
-  const bool is_root = c->rank == root, in_place = sendbuf == MPI_IN_PLACE;
-  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  const bool in_place = sendbuf == MPI_IN_PLACE, need_recv = !rooted || c->rank == root;
+  if (in_place && !need_recv) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c, mode);
-  const Datatype* d = lookup_datatype(dt);
-  const CollPlanKey key{int(coll::Collective::reduce), sendbuf, recvbuf, count, count, d, d, op, root};
-  ReductionSetup r;
-  if (reduction_done(call, key, dt, in_place ? recvbuf : sendbuf, is_root, request, &r, &rc)) return rc;
-  const bool cacheable = !r.red.user;
-  ptrdiff_t offset = 0;
-  if (c->size > 1 && !r.red.user && r.lay.type->predefined && contiguous_span(r.lay.type, size_t(count), &offset)) {
-    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
-    char* gout = is_root ? static_cast<char*>(recvbuf) + offset : nullptr;
-    const size_t bytes = r.lay.reduce_count * r.red.elem_size;
-    if (is_root ? call.device({gin, gout}, &r.red, bytes) : call.device({gin}, &r.red, bytes)) {
-      coll::CollArgs a = reduction_args(coll::Collective::reduce, gin, is_root ? gout : const_cast<char*>(gin), r);
-      a.root = root;
-      a.blocking = mode == CollMode::blocking;
-      return call.run(a, request, &key);
-    }
-  }
-  std::vector<coll::Block> in_blocks, out_blocks;
-  const Piece result{recvbuf, size_t(count), r.lay.type};
-  const char* in;
-  char* out = nullptr;
-  if (in_place) {
-    out = call.output({result}, &out_blocks, 0) + out_blocks[0].offset;
-    in = out;
-  } else {
-    in = call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
-    if (is_root) out = call.output({result}, &out_blocks) + out_blocks[0].offset;
-  }
-  coll::CollArgs a = reduction_args(coll::Collective::reduce, in, is_root ? out : const_cast<char*>(in), r);
-  a.root = root;
-  return call.run(a, request, cacheable ? &key : nullptr);
-}
-
-// Allreduce, Scan, Exscan: `count` elements in, `count` elements out at every rank.
-int vector_reduction_call(const char* fn, CollMode mode, coll::Collective kind, const void* sendbuf,
-                          void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* request) {
-  Comm* c;
-  int rc = check_coll_comm(fn, comm, &c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
-  if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
-  if (rc != MPI_SUCCESS) return rc;
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c, mode);
-  const Datatype* d = lookup_datatype(dt);
-  const CollPlanKey key{int(kind), sendbuf, recvbuf, count, count, d, d, op, 0};
-  ReductionSetup r;
-  if (reduction_done(call, key, dt, in_place ? recvbuf : sendbuf, true, request, &r, &rc)) return rc;
-  const bool cacheable = !r.red.user;
-  ptrdiff_t offset = 0;
-  if (kind == coll::Collective::allreduce && c->size > 1 && !r.red.user && r.lay.type->predefined &&
-      contiguous_span(r.lay.type, size_t(count), &offset)) {
-    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + offset;
-    char* gout = static_cast<char*>(recvbuf) + offset;
-    if (call.device({gin, gout}, &r.red, r.lay.reduce_count * r.red.elem_size)) {
-      coll::CollArgs a = reduction_args(kind, gin, gout, r);
-      a.blocking = mode == CollMode::blocking;
-      return call.run(a, request, cacheable ? &key : nullptr);
-    }
-  }
-  std::vector<coll::Block> in_blocks, out_blocks;
-  const Piece result{recvbuf, size_t(count), r.lay.type};
-  char* out = call.output({result}, &out_blocks, in_place ? 0 : -1) + out_blocks[0].offset;
-  const char* in = in_place ? out : call.input({Piece{sendbuf, size_t(count), r.lay.type}}, &in_blocks) + in_blocks[0].offset;
-  const coll::CollArgs a = reduction_args(kind, in, out, r);
-  return call.run(a, request, cacheable ? &key : nullptr);
+  coll::Description desc{kind};
+  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &desc)) != MPI_SUCCESS) return rc;
+  if (count > 0 && desc.recv.type->predefined && (!(in_place ? recvbuf : sendbuf) || (need_recv && !recvbuf)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", size_t(count));
+  desc.send.buf = sendbuf;
+  desc.send.in_place = in_place;
+  desc.recv.buf = recvbuf;
+  desc.send.count = desc.recv.count = count;
+  desc.root = root;
+  return call.run(desc, request);
 }
 
 // Reduce_scatter (recvcounts) and Reduce_scatter_block (`block`: recvcount for every rank).
@@ -270,47 +147,25 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   const int p = c->size;
   if (!block && !recvcounts) return raise(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
   if (block && recvcount < 0) return check_count(fn, comm, recvcount, "recvcount");
-  std::vector<size_t> counts(static_cast<size_t>(p));
+  coll::Description desc{coll::Collective::reduce_scatter};
   size_t total = 0;
   for (int q = 0; q < p; ++q) {
     const int n = block ? recvcount : recvcounts[q];
     if (n < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d for rank %d (argument 'recvcounts')", n, q);
-    counts[size_t(q)] = size_t(n);
+    desc.counts.push_back(size_t(n));
     total += size_t(n);
   }
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CollCall call(fn, comm, c, mode);
-  ReductionSetup r;
-  if ((rc = setup_reduction(fn, comm, call, total, dt, op, &r)) != MPI_SUCCESS) return rc;
-  const size_t mine = counts[size_t(c->rank)];
-  if (r.lay.type->predefined && ((total && !(in_place ? recvbuf : sendbuf)) || (mine && !recvbuf)))
+  if ((rc = setup_reduction(fn, comm, call, total, dt, op, &desc)) != MPI_SUCCESS) return rc;
+  const size_t mine = desc.counts[size_t(c->rank)];
+  if (desc.recv.type->predefined && ((total && !(in_place ? recvbuf : sendbuf)) || (mine && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
-  if (total == 0) return call.run_nothing(request);
-  ptrdiff_t in_offset = 0, out_offset = 0;
-  if (p > 1 && !r.red.user && r.lay.type->predefined &&
-      contiguous_span(r.lay.type, total, &in_offset) && contiguous_span(r.lay.type, mine, &out_offset)) {
-    const char* gin = static_cast<const char*>(in_place ? recvbuf : sendbuf) + in_offset;
-    // A rank with no share may pass any receive buffer (NULL too): it decides on its input alone,
-    // so that every rank decides alike.
-    char* gout = mine ? static_cast<char*>(recvbuf) + out_offset : const_cast<char*>(gin);
-    const size_t unit = r.per_element * r.red.elem_size;  // bytes of one dt
-    if (mine ? call.device({gin, gout}, &r.red, total * unit) : call.device({gin}, &r.red, total * unit)) {
-      coll::CollArgs a = reduction_args(coll::Collective::reduce_scatter, gin, gout, r);
-      a.uniform = block;
-      a.blocking = mode == CollMode::blocking;
-      for (size_t& n : counts) n *= r.per_element;
-      a.counts = std::move(counts);
-      return call.run(a, request);
-    }
-  }
-  std::vector<coll::Block> in_blocks, out_blocks;
-  const char* in = call.input({Piece{in_place ? recvbuf : sendbuf, total, r.lay.type}}, &in_blocks) + in_blocks[0].offset;
-  char* out = call.output({Piece{recvbuf, mine, r.lay.type}}, &out_blocks) + out_blocks[0].offset;
-  coll::CollArgs a = reduction_args(coll::Collective::reduce_scatter, in, out, r);
-  a.uniform = block;
-  for (size_t& n : counts) n *= r.per_element;
-  a.counts = std::move(counts);
-  return call.run(a, request);
+  desc.send.buf = sendbuf;
+  desc.send.in_place = in_place;
+  desc.recv.buf = recvbuf;
+  desc.recv.per_rank = !block;
+  return call.run(desc, request);
 }
 
 }  // namespace
@@ -323,18 +178,18 @@ using weft::coll::Collective;
 
 #define WEFT_REDUCTION_PARAMS \
   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
-#define WEFT_REDUCTION_ARGS(kind) (kind, sendbuf, recvbuf, count, dt, op, comm)
+#define WEFT_REDUCTION_ARGS(kind) (kind, sendbuf, recvbuf, count, dt, op, 0, comm)
 
 WEFT_COLL_FORMS(Barrier, Ibarrier, (MPI_Comm comm), barrier_call, (comm))
 WEFT_COLL_FORMS(Bcast, Ibcast, (void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm), bcast_call,
                 (buffer, count, dt, root, comm))
 WEFT_COLL_FORMS(Reduce, Ireduce,
                 (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
-                reduce_call, (sendbuf, recvbuf, count, dt, op, root, comm))
-WEFT_COLL_FORMS(Allreduce, Iallreduce, WEFT_REDUCTION_PARAMS, vector_reduction_call,
+                reduction_call, (Collective::reduce, sendbuf, recvbuf, count, dt, op, root, comm))
+WEFT_COLL_FORMS(Allreduce, Iallreduce, WEFT_REDUCTION_PARAMS, reduction_call,
                 WEFT_REDUCTION_ARGS(Collective::allreduce))
-WEFT_COLL_FORMS(Scan, Iscan, WEFT_REDUCTION_PARAMS, vector_reduction_call, WEFT_REDUCTION_ARGS(Collective::scan))
-WEFT_COLL_FORMS(Exscan, Iexscan, WEFT_REDUCTION_PARAMS, vector_reduction_call,
+WEFT_COLL_FORMS(Scan, Iscan, WEFT_REDUCTION_PARAMS, reduction_call, WEFT_REDUCTION_ARGS(Collective::scan))
+WEFT_COLL_FORMS(Exscan, Iexscan, WEFT_REDUCTION_PARAMS, reduction_call,
                 WEFT_REDUCTION_ARGS(Collective::exscan))
 WEFT_COLL_FORMS(Reduce_scatter, Ireduce_scatter,
                 (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),

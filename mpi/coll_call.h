@@ -3,9 +3,7 @@
 // the runs in flight), with the errors it returns raised on the communicator, and the request
 // handle of a non-blocking or persistent call.
 #pragma once
-#include <initializer_list>
 #include <memory>
-#include <vector>
 
 #include "coll/call.h"
 #include "state.h"
@@ -13,54 +11,21 @@
 namespace weft::mpi {
 
 using CollMode = coll::Mode;
-using Piece = coll::Piece;
-using CollPlanKey = coll::PlanKey;
 
 class CollCall {
  public:
   CollCall(const char* fn, MPI_Comm comm, Comm* c, CollMode mode)
       : fn_(fn), comm_(comm), c_(c), mode_(mode), call_(coll_context(*c), mode, fn) {}
 
-  // See coll::Call::device: whether the call runs on its device buffers (coll/gpu decides).
-  bool device(std::initializer_list<const void*> bufs, const coll::Reduction* red, size_t bytes) {
-    return call_.device(bufs, red, bytes);
-  }
-
-  // See coll::Call.
-  char* input(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, bool force_pack = false) {
-    return call_.input(pieces, blocks, force_pack);
-  }
-  char* output(const std::vector<Piece>& pieces, std::vector<coll::Block>* blocks, int prepack = -1) {
-    return call_.output(pieces, blocks, prepack);
-  }
+  // Keeps an object alive as long as the schedule (a user operation's arguments).
   void keep(std::shared_ptr<const void> object) { call_.keep(std::move(object)); }
 
-  // The call, in one step: plans args (a blocking call is remembered under *key when given)
-  // and runs it; *request receives the request of a non-blocking or persistent one. MPI_SUCCESS
-  // or the raised error.
-  int run(const coll::CollArgs& args, MPI_Request* request, const CollPlanKey* key = nullptr) {
-    const int rc = plan(args, key);
-    return rc == MPI_SUCCESS ? execute(request) : rc;
-  }
-  // Nothing to do (e.g. a zero-count reduction): completes at once in every mode.
-  int run_nothing(MPI_Request* request, const CollPlanKey* key = nullptr) {
-    call_.plan_nothing(key);
-    return execute(request);
-  }
-  // A blocking call identical to an earlier one runs its plan: true, with *rc its result.
-  bool reused(const CollPlanKey& key, MPI_Request* request, int* rc) {
-    if (!call_.reuse(key)) return false;
-    *rc = execute(request);
-    return true;
-  }
-
-  const char* fn() const { return fn_; }
-  MPI_Comm handle() const { return comm_; }
-  const Comm& comm() const { return *c_; }
-  CollMode mode() const { return mode_; }
+  // The described call in one step: planned by coll (or an identical blocking call's plan
+  // reused) and run; *request receives the request of a non-blocking or persistent one.
+  // MPI_SUCCESS or the raised error.
+  int run(const coll::Description& d, MPI_Request* request);
 
  private:
-  int plan(const coll::CollArgs& args, const CollPlanKey* key);
   int execute(MPI_Request* request);
 
   const char* fn_;

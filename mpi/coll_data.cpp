@@ -1,10 +1,6 @@
 // Collective bindings, part 2: the collectives that move data without reducing it: Gather(v),
 // Scatter(v), Allgather(v), Alltoall(v,w) and the neighbourhood collectives, each blocking,
 // non-blocking and persistent from one planning function (see coll_call.h).
-#include <climits>
-#include <initializer_list>
-#include <numeric>
-
 #include "coll_call.h"
 #include "datatype_api.h"
 
@@ -12,7 +8,6 @@ namespace weft::mpi {
 
 namespace {
 
-using coll::Block;
 using coll::Collective;
 
 // How one side of a call is given: one count for every rank, or counts and displacements in
@@ -31,9 +26,13 @@ struct SideSpec {
   bool per_rank_types = false;      // a w form: one datatype per rank
 };
 
-// The pieces of n blocks described by spec, validated.
-int pieces_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, std::vector<Piece>* out) {
-  out->assign(size_t(n), Piece{});
+// Side s of a call as coll takes it, checked for n blocks (n < 0: not used at this rank, not
+// checked; its buffer, count and datatype still key the plan).
+int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side* out) {
+  *out = coll::Side{.buf = s.buf, .in_place = s.buf == MPI_IN_PLACE, .count = s.count,
+                    .type = lookup_datatype(s.type), .per_rank = s.per_rank, .counts = s.counts,
+                    .displs = s.displs};
+  if (n < 0) return MPI_SUCCESS;
   if (!s.per_rank && s.count < 0)
     return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d", s.what, s.count);
   if (s.per_rank && n > 0) {
@@ -42,44 +41,25 @@ int pieces_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, std::vect
       return raise(comm, MPI_ERR_ARG, fn, "%s displacements are NULL", s.what);
     if (s.per_rank_types && !s.types) return raise(comm, MPI_ERR_TYPE, fn, "%stypes is NULL", s.what);
   }
-  const Datatype* common = nullptr;
   if (!s.types) {
-    int rc = check_datatype(comm, fn, s.type, &common, s.what[0] == 's' ? "sendtype" : "recvtype");
+    int rc = check_datatype(comm, fn, s.type, &out->type, s.what[0] == 's' ? "sendtype" : "recvtype");
     if (rc != MPI_SUCCESS) return rc;
   }
   for (int r = 0; r < n; ++r) {
-    Piece& p = (*out)[size_t(r)];
     const int count = s.per_rank ? s.counts[r] : s.count;
     if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d for rank %d", s.what, count, r);
-    const Datatype* d = common;
+    const Datatype* d = out->type;
     if (s.types) {
       int rc = check_datatype(comm, fn, s.types[r], &d, s.what[0] == 's' ? "sendtypes" : "recvtypes");
       if (rc != MPI_SUCCESS) return rc;
+      out->types.push_back(d);
     }
-    ptrdiff_t at;
-    if (s.byte_displs) at = ptrdiff_t(s.byte_displs[r]);
-    else if (s.int_byte_displs) at = ptrdiff_t(s.int_byte_displs[r]);
-    else if (s.displs) at = ptrdiff_t(s.displs[r]) * d->extent;
-    else at = ptrdiff_t(r) * ptrdiff_t(count) * d->extent;
-    p = Piece{static_cast<const char*>(s.buf) + at, size_t(count), d};
+    if (s.byte_displs) out->byte_displs.push_back(ptrdiff_t(s.byte_displs[r]));
+    if (s.int_byte_displs) out->byte_displs.push_back(ptrdiff_t(s.int_byte_displs[r]));
     if (count && !s.buf && d->predefined && packed_size(d, size_t(count)))
       return raise(comm, MPI_ERR_BUFFER, fn, "NULL %sbuf with a non-zero count", s.what);
   }
   return MPI_SUCCESS;
-}
-
-size_t total_bytes(const std::vector<Block>& blocks) {
-  size_t n = 0;
-  for (const Block& b : blocks) n += b.bytes;
-  return n;
-}
-
-// The cache key of a call whose both sides are uniform (v and w forms are not cached).
-bool plan_key(Collective kind, const SideSpec& send, const SideSpec& recv, int root, CollPlanKey* key) {
-  if (send.per_rank || recv.per_rank) return false;
-  *key = CollPlanKey{int(kind), send.buf, recv.buf, send.count, recv.count, lookup_datatype(send.type),
-                     lookup_datatype(recv.type), MPI_OP_NULL, root};
-  return true;
 }
 
 int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request, Comm** c) {
@@ -88,136 +68,41 @@ int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* reques
   return rc;
 }
 
-// Gather(v) (kind gather) and Scatter(v) (kind scatter): the root's side has a block per rank
-// (the receive side of a gather, the send side of a scatter; v forms: counts set), the other
-// side one block at every rank (MPI_IN_PLACE at the root: its block of the root's side).
-int rooted_call(const char* fn, CollMode mode, Collective kind, const SideSpec& send, const SideSpec& recv,
-                int root, MPI_Comm comm, MPI_Request* request) {
+// Gather(v), Scatter(v) (at root), Allgather(v) and Alltoall(v,w). The root's side of a rooted
+// call has a block per rank (the receive side of a gather, the send side of a scatter; v forms:
+// counts set), the other side one block at every rank (MPI_IN_PLACE at the root: its block of
+// the root's side); allgather receives a block per rank, alltoall sends and receives one.
+int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& send, const SideSpec& recv,
+              int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
+  const bool rooted = kind == Collective::gather || kind == Collective::scatter;
   int rc = start_call(fn, mode, comm, request, &c);
-  if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
-  if (rc != MPI_SUCCESS) return rc;
-  const bool gather = kind == Collective::gather;
-  const SideSpec& all = gather ? recv : send;
-  const SideSpec& own = gather ? send : recv;
-  const int p = c->size;
-  const bool is_root = c->rank == root, in_place = own.buf == MPI_IN_PLACE;
-  if (in_place && !is_root) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-  CollCall call(fn, comm, c, mode);
-  CollPlanKey key;
-  const bool cacheable = plan_key(kind, send, recv, root, &key);
-  if (cacheable && call.reused(key, request, &rc)) return rc;
-  coll::CollArgs a{kind};
-  a.root = root;
-  a.uniform = !all.per_rank;
-  std::vector<Block>& blocks = gather ? a.recv_blocks : a.send_blocks;
-  char* base = nullptr;
-  if (is_root) {
-    std::vector<Piece> pieces;
-    if ((rc = pieces_of(fn, comm, all, p, &pieces)) != MPI_SUCCESS) return rc;
-    base = gather ? call.output(pieces, &blocks, in_place ? root : -1) : call.input(pieces, &blocks);
-  }
-  char* mine;
-  if (in_place) {
-    mine = base + blocks[size_t(root)].offset;
-    a.own_bytes = blocks[size_t(root)].bytes;
-  } else {
-    std::vector<Piece> piece;
-    std::vector<Block> block;
-    if ((rc = pieces_of(fn, comm, own, 1, &piece)) != MPI_SUCCESS) return rc;
-    mine = (gather ? call.input(piece, &block) : call.output(piece, &block)) + block[0].offset;
-    a.own_bytes = block[0].bytes;
-  }
-  a.send = gather ? mine : base;
-  a.recv = gather ? base : mine;
-  a.bytes = a.uniform ? a.own_bytes * size_t(p) : (is_root ? total_bytes(blocks) : a.own_bytes);
-  return call.run(a, request, cacheable ? &key : nullptr);
-}
-
-// Allgather and Allgatherv (recv.counts set).
-int allgather_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv,
-                   MPI_Comm comm, MPI_Request* request) {
-  Comm* c;
-  int rc = start_call(fn, mode, comm, request, &c);
+  if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size, me = c->rank;
-  const bool in_place = send.buf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c, mode);
-  CollPlanKey key;
-  const bool cacheable = plan_key(Collective::allgather, send, recv, 0, &key);
-  if (cacheable && call.reused(key, request, &rc)) return rc;
-  coll::CollArgs a{Collective::allgather};
-  a.uniform = !recv.per_rank;
-  std::vector<Piece> pieces;
-  if ((rc = pieces_of(fn, comm, recv, p, &pieces)) != MPI_SUCCESS) return rc;
-  // GPU-native (MPI_Allgather, MPI_Iallgather, MPI_Allgather_init): the p blocks one run of
-  // bytes, back to back.
-  ptrdiff_t offset = 0, send_offset = 0;
-  const Datatype* rtype = pieces[0].type;
-  const size_t block = packed_size(rtype, size_t(recv.count));
-  if (a.uniform && !send.per_rank && p > 1 && block &&
-      contiguous_span(rtype, size_t(recv.count) * size_t(p), &offset)) {
-    char* at = static_cast<char*>(const_cast<void*>(recv.buf)) + offset;
-    const char* mine = at + size_t(me) * block;
-    bool ok = true;
-    if (!in_place) {
-      std::vector<Piece> own;
-      if ((rc = pieces_of(fn, comm, send, 1, &own)) != MPI_SUCCESS) return rc;
-      ok = packed_size(own[0].type, own[0].count) == block && contiguous_span(own[0].type, own[0].count, &send_offset);
-      mine = static_cast<const char*>(send.buf) + send_offset;
-    }
-    if (ok && call.device({mine, at}, nullptr, block * size_t(p))) {
-      a.send = mine;
-      a.recv = at;
-      a.own_bytes = block;
-      a.bytes = block * size_t(p);
-      a.blocking = mode == CollMode::blocking;
-      for (int q = 0; q < p; ++q) a.recv_blocks.push_back(Block{size_t(q) * block, block});
-      return call.run(a, request, cacheable ? &key : nullptr);
-    }
-  }
-  a.recv = call.output(pieces, &a.recv_blocks, in_place ? me : -1);
-  if (in_place) {
-    a.send = static_cast<char*>(a.recv) + a.recv_blocks[size_t(me)].offset;
-  } else {
-    std::vector<Piece> mine;
-    std::vector<Block> blocks;
-    if ((rc = pieces_of(fn, comm, send, 1, &mine)) != MPI_SUCCESS) return rc;
-    if (packed_size(mine[0].type, mine[0].count) != a.recv_blocks[size_t(me)].bytes)
-      return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", me,
-                   packed_size(mine[0].type, mine[0].count), a.recv_blocks[size_t(me)].bytes);
-    a.send = call.input(mine, &blocks) + blocks[0].offset;
-  }
-  a.own_bytes = a.recv_blocks[size_t(me)].bytes;
-  a.bytes = total_bytes(a.recv_blocks);
-  return call.run(a, request, cacheable ? &key : nullptr);
-}
-
-// Alltoall, Alltoallv, Alltoallw.
-int alltoall_call(const char* fn, CollMode mode, const SideSpec& send, const SideSpec& recv,
-                  MPI_Comm comm, MPI_Request* request) {
-  Comm* c;
-  int rc = start_call(fn, mode, comm, request, &c);
+  const bool is_root = me == root, scatter = kind == Collective::scatter;
+  if (rooted && (scatter ? recv : send).buf == MPI_IN_PLACE && !is_root)
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  // The blocks each side has at this rank; the root's side of a rooted call is checked first.
+  const int all = rooted && !is_root ? -1 : p;
+  int send_blocks = kind == Collective::alltoall || scatter ? all : 1;
+  int recv_blocks = kind == Collective::gather || kind == Collective::allgather ? all : scatter ? 1 : p;
+  if (scatter && recv.buf == MPI_IN_PLACE) recv_blocks = -1;
+  if (!scatter && send.buf == MPI_IN_PLACE) send_blocks = -1;
+  coll::Description d{kind};
+  d.root = rooted ? root : 0;
+  if (scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
+  if (rc == MPI_SUCCESS) rc = side_of(fn, comm, recv, recv_blocks, &d.recv);
+  if (rc == MPI_SUCCESS && !scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc != MPI_SUCCESS) return rc;
-  const int p = c->size;
-  const bool in_place = send.buf == MPI_IN_PLACE;
-  CollCall call(fn, comm, c, mode);
-  CollPlanKey key;
-  const bool cacheable = plan_key(Collective::alltoall, send, recv, 0, &key);
-  if (cacheable && call.reused(key, request, &rc)) return rc;
-  coll::CollArgs a{Collective::alltoall};
-  a.uniform = !recv.per_rank;
-  std::vector<Piece> out, in;
-  if ((rc = pieces_of(fn, comm, recv, p, &out)) != MPI_SUCCESS) return rc;
-  if (in_place) {
-    in = out;  // the input is read from a copy of the receive buffer
-  } else if ((rc = pieces_of(fn, comm, send, p, &in)) != MPI_SUCCESS) {
-    return rc;
+  if (kind == Collective::allgather && !d.send.in_place) {
+    const size_t sent = packed_size(d.send.type, size_t(send.count));
+    const size_t held = packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[me] : recv.count));
+    if (sent != held)
+      return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", me,
+                   sent, held);
   }
-  a.send = call.input(in, &a.send_blocks, in_place);
-  a.recv = call.output(out, &a.recv_blocks);
-  a.bytes = total_bytes(a.send_blocks);
-  return call.run(a, request, cacheable ? &key : nullptr);
+  return CollCall(fn, comm, c, mode).run(d, request);
 }
 
 // The neighbours of this rank in comm's topology; -1 for MPI_PROC_NULL.
@@ -258,24 +143,12 @@ int neighbor_call(const char* fn, CollMode mode, Collective kind, const SideSpec
   if (rc != MPI_SUCCESS) return rc;
   if (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid in neighbourhood collectives");
-  CollCall call(fn, comm, c, mode);
-  coll::CollArgs a{kind};
-  a.uniform = !recv.per_rank;
-  if ((rc = neighbours(fn, comm, *c, &a.sources, &a.destinations, &a.cartesian)) != MPI_SUCCESS) return rc;
-  std::vector<Piece> out, in;
-  if ((rc = pieces_of(fn, comm, recv, int(a.sources.size()), &out)) != MPI_SUCCESS) return rc;
-  a.recv = call.output(out, &a.recv_blocks);
-  if (kind == Collective::neighbor_allgather) {
-    std::vector<Block> one;
-    if ((rc = pieces_of(fn, comm, send, 1, &in)) != MPI_SUCCESS) return rc;
-    a.send = call.input(in, &one);
-    a.send_blocks.assign(a.destinations.size(), one[0]);
-  } else {
-    if ((rc = pieces_of(fn, comm, send, int(a.destinations.size()), &in)) != MPI_SUCCESS) return rc;
-    a.send = call.input(in, &a.send_blocks);
-  }
-  a.bytes = total_bytes(a.send_blocks) + total_bytes(a.recv_blocks);
-  return call.run(a, request);
+  coll::Description d{kind};
+  if ((rc = neighbours(fn, comm, *c, &d.sources, &d.destinations, &d.cartesian)) != MPI_SUCCESS) return rc;
+  const int sends = kind == Collective::neighbor_allgather ? 1 : int(d.destinations.size());
+  if ((rc = side_of(fn, comm, recv, int(d.sources.size()), &d.recv)) != MPI_SUCCESS) return rc;
+  if ((rc = side_of(fn, comm, send, sends, &d.send)) != MPI_SUCCESS) return rc;
+  return CollCall(fn, comm, c, mode).run(d, request);
 }
 
 SideSpec uniform_side(const void* buf, int count, MPI_Datatype type, const char* what) {
@@ -322,28 +195,28 @@ using weft::coll::Collective;
 WEFT_COLL_FORMS(Gather, Igather,
                 (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm),
-                rooted_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_U, root, comm))
+                data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_U, root, comm))
 WEFT_COLL_FORMS(Gatherv, Igatherv,
                 (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                  const int rdispls[], MPI_Datatype recvtype, int root, MPI_Comm comm),
-                rooted_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_V, root, comm))
+                data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_V, root, comm))
 WEFT_COLL_FORMS(Scatter, Iscatter,
                 (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm),
-                rooted_call, (Collective::scatter, WEFT_SEND_U, WEFT_RECV_U, root, comm))
+                data_call, (Collective::scatter, WEFT_SEND_U, WEFT_RECV_U, root, comm))
 WEFT_COLL_FORMS(Scatterv, Iscatterv,
                 (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                rooted_call, (Collective::scatter, WEFT_SEND_V, WEFT_RECV_U, root, comm))
+                data_call, (Collective::scatter, WEFT_SEND_V, WEFT_RECV_U, root, comm))
 
 // Allgather(v), Alltoall(v,w)
-WEFT_COLL_FORMS(Allgather, Iallgather, WEFT_PARAMS_U, allgather_call, (WEFT_SEND_U, WEFT_RECV_U, comm))
-WEFT_COLL_FORMS(Allgatherv, Iallgatherv, WEFT_PARAMS_UV, allgather_call, (WEFT_SEND_U, WEFT_RECV_V, comm))
-WEFT_COLL_FORMS(Alltoall, Ialltoall, WEFT_PARAMS_U, alltoall_call, (WEFT_SEND_U, WEFT_RECV_U, comm))
-WEFT_COLL_FORMS(Alltoallv, Ialltoallv, WEFT_PARAMS_V, alltoall_call, (WEFT_SEND_V, WEFT_RECV_V, comm))
-WEFT_COLL_FORMS(Alltoallw, Ialltoallw, WEFT_PARAMS_W(int), alltoall_call,
-                (w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
-                 w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), comm))
+WEFT_COLL_FORMS(Allgather, Iallgather, WEFT_PARAMS_U, data_call, (Collective::allgather, WEFT_SEND_U, WEFT_RECV_U, 0, comm))
+WEFT_COLL_FORMS(Allgatherv, Iallgatherv, WEFT_PARAMS_UV, data_call, (Collective::allgather, WEFT_SEND_U, WEFT_RECV_V, 0, comm))
+WEFT_COLL_FORMS(Alltoall, Ialltoall, WEFT_PARAMS_U, data_call, (Collective::alltoall, WEFT_SEND_U, WEFT_RECV_U, 0, comm))
+WEFT_COLL_FORMS(Alltoallv, Ialltoallv, WEFT_PARAMS_V, data_call, (Collective::alltoall, WEFT_SEND_V, WEFT_RECV_V, 0, comm))
+WEFT_COLL_FORMS(Alltoallw, Ialltoallw, WEFT_PARAMS_W(int), data_call,
+                (Collective::alltoall, w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
+                 w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), 0, comm))
 
 // Neighbourhood collectives
 WEFT_COLL_FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_PARAMS_U, neighbor_call,

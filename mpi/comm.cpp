@@ -1,6 +1,8 @@
-// Communicators: creation with agreed context ids, duplication, splitting, comparison, free.
+// Communicators: creation (its agreements run in coll/agreements.cpp), duplication, splitting,
+// comparison, free.
 #include <algorithm>
 
+#include "coll/agreements.h"
 #include "coll_call.h"
 #include "pt2pt/stream_comm.h"
 #include "runtime/log.h"
@@ -11,22 +13,6 @@ namespace weft::mpi {
 
 namespace {
 
-// Pairs 0, 1 and 2 are MPI_COMM_WORLD, MPI_COMM_SELF and the group-creation channel.
-constexpr uint32_t kReservedPairs = 3;
-constexpr uint32_t kGroupCreationContext = 4;
-
-// Agrees on the lowest context pair free on every member of c (allreduce with bitwise and).
-int agree_context(const char* fn, const Comm& c, MPI_Comm parent_handle, uint32_t* context) {
-  ContextIds agreed = g_state->context_ids;
-  coll::CollContext ctx = coll_context(c);
-  coll::Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
-  Status s = coll::allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
-  if (s != Status::ok) return raise_status(parent_handle, s, fn);
-  if (g_state->context_ids.take_lowest(agreed, context)) return MPI_SUCCESS;
-  return raise(parent_handle, MPI_ERR_OTHER, fn,
-               "no free context id among the members (%u communicators exist)", kContextPairs);
-}
-
 MPI_Comm register_comm(std::unique_ptr<CommEntry> e) {
   uint32_t idx = g_state->comms.add(std::move(e));
   MPI_Comm h = handle::make(handle::direct, handle::comm, idx);
@@ -34,33 +20,29 @@ MPI_Comm register_comm(std::unique_ptr<CommEntry> e) {
   return h;
 }
 
-int finish_create(const char* fn, MPI_Comm parent, const Comm& parent_comm,
-                  const std::vector<int>& world_ranks, uint32_t context,
-                  std::shared_ptr<const Topology> topo, MPI_Comm* out) {
-  auto e = std::make_unique<CommEntry>();
-  e->comm = member_view(context, world_ranks, parent_comm.world_rank(parent_comm.rank));
-  if (e->comm.rank == e->comm.size) {
-    g_state->context_ids.set(context / 2, true);  // not a member: the pair stays free here
+// The new communicator coll made (view: this rank's) in a handle, or MPI_COMM_NULL at a rank
+// outside it; it inherits parent's error handler, as the standard says.
+int wrap_comm(const char* fn, MPI_Comm parent, Status s, Comm view, bool member,
+              std::shared_ptr<const Topology> topo, MPI_Comm* out) {
+  if (s != Status::ok) return raise_status(parent, s, fn);
+  if (!member) {
     *out = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  e->comm.single_node = std::all_of(world_ranks.begin(), world_ranks.end(),
-                                    [](int w) { return g_state->boot->is_local(w); });
-  e->comm.nodes = node_ids(*g_state->boot, world_ranks);
-  e->comm.errhandler = parent_comm.errhandler;  // inherited, as the standard says
+  auto e = std::make_unique<CommEntry>();
+  e->comm = std::move(view);
+  e->comm.errhandler = lookup_comm(parent)->errhandler;
   retain_errhandler(e->comm.errhandler);
   e->topo = std::move(topo);
+  WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, e->comm.size, e->comm.context_id);
   *out = register_comm(std::move(e));
-  WEFT_INFO(Subsys::core, "%s: new communicator of %zu ranks, context %u", fn, world_ranks.size(),
-            context);
-  (void)parent;
   return MPI_SUCCESS;
 }
 
 }  // namespace
 
 void init_context_ids(State& st) {
-  st.context_ids.reset(kReservedPairs);
+  st.context_ids.reset(coll::kReservedPairs);
 }
 
 CommEntry* lookup_comm_entry(MPI_Comm h) {
@@ -104,24 +86,10 @@ int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c) {
 
 int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                         std::shared_ptr<const Topology> topo, MPI_Comm* out) {
-  Comm* pc = lookup_comm(parent);
-  uint32_t context = 0;
-  int rc = agree_context(fn, *pc, parent, &context);
-  if (rc != MPI_SUCCESS) return rc;
-  return finish_create(fn, parent, *pc, world_ranks, context, std::move(topo), out);
-}
-
-// MPI_Comm_create_group: only the members take part, so they agree among themselves over a
-// temporary communicator on the reserved group-creation context.
-int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
-                              MPI_Comm* out) {
-  Comm* pc = lookup_comm(parent);
-  Comm temp = member_view(kGroupCreationContext, world_ranks, pc->world_rank(pc->rank));
-  temp.errhandler = pc->errhandler;
-  uint32_t context = 0;
-  int rc = agree_context(fn, temp, parent, &context);
-  if (rc != MPI_SUCCESS) return rc;
-  return finish_create(fn, parent, *pc, world_ranks, context, nullptr, out);
+  Comm view;
+  bool member = false;
+  Status s = coll::make_comm(coll_context(*lookup_comm(parent)), &g_state->context_ids, world_ranks, &view, &member);
+  return wrap_comm(fn, parent, s, std::move(view), member, std::move(topo), out);
 }
 
 }  // namespace weft::mpi
@@ -181,17 +149,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
   if (color < 0 && color != MPI_UNDEFINED)
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument 'color')", color);
-  // Every rank learns every (color, key): an allgather done as an allreduce over a table.
-  std::vector<int64_t> table(size_t(c->size) * 2, 0);
-  table[size_t(c->rank) * 2] = color;
-  table[size_t(c->rank) * 2 + 1] = key;
-  coll::CollContext ctx = coll_context(*c);
-  coll::Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
-  Status s = coll::allreduce(ctx, table.data(), table.data(), table.size(), sum);
-  if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split");
-  std::vector<int> members;
-  if (color != MPI_UNDEFINED) members = split_members(*c, table, color);
-  return create_communicator("MPI_Comm_split", comm, members, nullptr, newcomm);
+  Comm view;
+  bool member = false;
+  Status s = coll::split_comm(coll_context(*c), &g_state->context_ids, color, key, MPI_UNDEFINED, &view, &member);
+  return wrap_comm("MPI_Comm_split", comm, s, std::move(view), member, nullptr, newcomm);
 }
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
@@ -245,7 +206,9 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
     *newcomm = MPI_COMM_NULL;  // only members call; a non-member gets nothing
     return MPI_SUCCESS;
   }
-  return create_communicator_among("MPI_Comm_create_group", comm, g->world_ranks, newcomm);
+  Comm view;
+  Status s = coll::make_comm_among(coll_context(*c), &g_state->context_ids, g->world_ranks, &view);
+  return wrap_comm("MPI_Comm_create_group", comm, s, std::move(view), true, nullptr, newcomm);
 }
 
 int PMPI_Comm_free(MPI_Comm* comm) {

@@ -155,13 +155,11 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
                    UserOpCall* call, coll::Reduction* out, ReductionLayout* layout = nullptr);
 InfoEntries* lookup_info(MPI_Info h);  // MPI_INFO_ENV included (read-only by convention)
 
-// Communicator creation: agrees a context id among the members of parent (or of `members`,
-// a subset, for MPI_Comm_create_group) and registers the new communicator. world_ranks empty:
-// this rank is not a member (the call still takes part in the agreement); *out = COMM_NULL.
+// Communicator creation: the ranks of parent agree a context id (coll::make_comm) and the new
+// communicator of world_ranks gets a handle. world_ranks without this rank: it is not a member
+// (the call still takes part in the agreement); *out = COMM_NULL.
 int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                         std::shared_ptr<const Topology> topo, MPI_Comm* out);
-int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
-                              MPI_Comm* out);
 void init_context_ids(State& st);
 // Attribute copy on MPI_Comm_dup, delete on free.
 int copy_attributes(MPI_Comm from, MPI_Comm to);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/agreements.h"
 #include "state.h"
 
 using namespace weft;
@@ -260,8 +261,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
   return create_communicator("MPI_Dist_graph_create_adjacent", comm, c->world_ranks, t, comm_dist_graph);
 }
 
-// Every rank may name edges between any ranks: all edges are shared with an allreduce of a
-// table in which each rank fills its own slots, then each rank keeps the edges that touch it.
+// Every rank may name edges between any ranks: all are shared (coll::share_edges), and each
+// rank keeps the edges that touch it.
 int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                            const int destinations[], const int weights[], MPI_Info, int,
                            MPI_Comm* comm_dist_graph) {
@@ -278,22 +279,11 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
       mine.insert(mine.end(), {sources[i], destinations[k], weighted && weights != MPI_WEIGHTS_EMPTY ? weights[k] : 1});
     }
   }
-  coll::CollContext ctx = coll_context(*c);
-  coll::Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
-  std::vector<int64_t> counts(size_t(c->size), 0);
-  counts[size_t(c->rank)] = int64_t(mine.size());
-  Status s = coll::allreduce(ctx, counts.data(), counts.data(), counts.size(), sum);
-  if (s != Status::ok) return raise_status(comm, s, "MPI_Dist_graph_create");
-  std::vector<int64_t> all(size_t(entries_before(counts, c->size)), 0);
-  std::copy(mine.begin(), mine.end(), all.begin() + entries_before(counts, c->rank));
-  if (!all.empty()) {
-    s = coll::allreduce(ctx, all.data(), all.data(), all.size(), sum);
-    if (s != Status::ok) return raise_status(comm, s, "MPI_Dist_graph_create");
-  }
   auto t = std::make_shared<Topology>();
   t->kind = MPI_DIST_GRAPH;
   t->weighted = weighted;
-  keep_edges(all, c->rank, t.get());
+  Status s = coll::share_edges(coll_context(*c), mine, t.get());
+  if (s != Status::ok) return raise_status(comm, s, "MPI_Dist_graph_create");
   return create_communicator("MPI_Dist_graph_create", comm, c->world_ranks, t, comm_dist_graph);
 }
 

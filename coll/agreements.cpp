@@ -1,0 +1,95 @@
+// The agreements of a new communicator (agreements.h), each an allreduce on the parent.
+#include "agreements.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "pt2pt/process_setup.h"
+
+namespace weft::coll {
+
+namespace {
+
+// The group-creation channel: context pair 2.
+constexpr uint32_t kGroupCreationContext = 4;
+
+// The lowest context pair free on every rank of ctx.comm, taken from *ids: its first id.
+Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context) {
+  ContextIds agreed = *ids;
+  const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
+  Status s = allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
+  if (s != Status::ok) return s;
+  if (ids->take_lowest(agreed, context)) return Status::ok;
+  char detail[120];
+  snprintf(detail, sizeof(detail), "no free context id among the members (%u communicators exist)", kContextPairs);
+  set_error_detail(detail);
+  return Status::transport;
+}
+
+// This rank's view of world_ranks on `context`, with the members' nodes.
+Comm view(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks) {
+  Comm c = member_view(context, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
+  Bootstrap& boot = ctx.transport.boot();
+  c.single_node = std::all_of(world_ranks.begin(), world_ranks.end(), [&](int w) { return boot.is_local(w); });
+  c.nodes = node_ids(boot, world_ranks);
+  return c;
+}
+
+}  // namespace
+
+Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out,
+                 bool* member) {
+  uint32_t context = 0;
+  Status s = agree_context(ctx, ids, &context);
+  if (s != Status::ok) return s;
+  *member = std::find(world_ranks.begin(), world_ranks.end(), ctx.comm.world_rank(ctx.comm.rank)) !=
+            world_ranks.end();
+  if (!*member) {
+    ids->set(context / 2, true);  // not a member: the pair stays free here
+    return Status::ok;
+  }
+  *out = view(ctx, context, world_ranks);
+  return Status::ok;
+}
+
+Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out) {
+  Comm temp = member_view(kGroupCreationContext, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
+  temp.errhandler = ctx.comm.errhandler;
+  const CollContext among{ctx.transport, temp, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
+                          ctx.require_fast_path, ctx.settings};
+  uint32_t context = 0;
+  Status s = agree_context(among, ids, &context);
+  if (s != Status::ok) return s;
+  *out = view(ctx, context, world_ranks);
+  return Status::ok;
+}
+
+Status split_comm(const CollContext& ctx, ContextIds* ids, int color, int key, int undefined, Comm* out,
+                  bool* member) {
+  const Comm& c = ctx.comm;
+  std::vector<int64_t> table(size_t(c.size) * 2, 0);  // (color, key) of every rank
+  table[size_t(c.rank) * 2] = color;
+  table[size_t(c.rank) * 2 + 1] = key;
+  const Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
+  Status s = allreduce(ctx, table.data(), table.data(), table.size(), sum);
+  if (s != Status::ok) return s;
+  std::vector<int> members;
+  if (color != undefined) members = split_members(c, table, color);
+  return make_comm(ctx, ids, members, out, member);
+}
+
+Status share_edges(const CollContext& ctx, const std::vector<int64_t>& mine, DistGraph* g) {
+  const Comm& c = ctx.comm;
+  const Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
+  std::vector<int64_t> counts(size_t(c.size), 0);
+  counts[size_t(c.rank)] = int64_t(mine.size());
+  Status s = allreduce(ctx, counts.data(), counts.data(), counts.size(), sum);
+  if (s != Status::ok) return s;
+  std::vector<int64_t> all(size_t(entries_before(counts, c.size)), 0);
+  std::copy(mine.begin(), mine.end(), all.begin() + entries_before(counts, c.rank));
+  if (!all.empty() && (s = allreduce(ctx, all.data(), all.data(), all.size(), sum)) != Status::ok) return s;
+  keep_edges(all, c.rank, g);
+  return Status::ok;
+}
+
+}  // namespace weft::coll

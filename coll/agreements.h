@@ -1,0 +1,37 @@
+// The agreements that make a new communicator, run as collectives on an existing one: the
+// context pair every member takes, the members of a split, a distributed graph's edges. The
+// caller (mpi/) checks the arguments and gives the new view a handle.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "coll.h"
+#include "pt2pt/communicators.h"
+#include "runtime/process_topology.h"
+
+namespace weft::coll {
+
+// Context pairs 0, 1 and 2 are MPI_COMM_WORLD's, MPI_COMM_SELF's and the group-creation
+// channel's (make_comm_among).
+inline constexpr uint32_t kReservedPairs = 3;
+
+// A new communicator of world_ranks (ranks of ctx.comm), made by every rank of ctx.comm: they
+// take the lowest context pair free on all of them (an allreduce, bitwise and, of the masks in
+// *ids; the pair stays free at a rank outside world_ranks). *out: this rank's view, with the
+// members' nodes from the bootstrap; *member: whether this rank is one of world_ranks.
+// Status::transport, with its detail, when no pair is free on every rank.
+Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out,
+                 bool* member);
+// The same made by the members alone (MPI_Comm_create_group), this rank one of them: they agree
+// over a view of themselves on the reserved group-creation context.
+Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out);
+// MPI_Comm_split: every rank's (color, key) shared over ctx.comm (an allreduce of a table), then
+// the communicator of the ranks of this rank's color, ordered by key and then parent rank, made
+// as make_comm (a rank whose color is `undefined` is in none).
+Status split_comm(const CollContext& ctx, ContextIds* ids, int color, int key, int undefined, Comm* out,
+                  bool* member);
+// MPI_Dist_graph_create: every rank's (source, dest, weight) triples shared over ctx.comm (an
+// allreduce of the counts, then one of the table), and the edges that touch this rank kept in *g.
+Status share_edges(const CollContext& ctx, const std::vector<int64_t>& mine, DistGraph* g);
+
+}  // namespace weft::coll
