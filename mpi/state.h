@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +23,7 @@
 #include "pt2pt/process_setup.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
+#include "runtime/attributes.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
@@ -66,17 +66,10 @@ struct Topology : CartGrid, DistGraph {
 
 using InfoEntries = InfoSet;
 
-struct Keyval {
-  MPI_Comm_copy_attr_function* copy = nullptr;
-  MPI_Comm_delete_attr_function* del = nullptr;
-  void* extra_state = nullptr;
-  int refs = 1;  // the user's handle, plus one per attribute set with it
-};
-
 // A communicator with what the MPI layer keeps beside the transport's view.
 struct CommEntry {
   Comm comm;
-  std::map<int, void*> attrs;  // keyval handle -> value, in keyval creation order
+  AttributeSet attrs;
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
 };
@@ -97,7 +90,7 @@ struct State {
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
   HandleTable<InfoEntries> infos{2};
-  HandleTable<Keyval> keyvals{1};
+  Attributes attributes;  // the keys of MPI keyval handles (index part) and their values
   HandleTable<UserOp> ops{1};
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
