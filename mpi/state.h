@@ -31,6 +31,7 @@
 #include "runtime/process_topology.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
+#include "runtime/typed_reduction.h"
 
 namespace weft::mpi {
 
@@ -132,15 +133,6 @@ struct UserOpCall {
   const UserOp* op = nullptr;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   const Datatype* type = nullptr;
-};
-// How reduction buffers of `count` elements of a datatype are laid out for the collectives:
-// contiguous ones are reduced in place at buf + offset, others on their packed form.
-struct ReductionLayout {
-  const Datatype* type = nullptr;
-  size_t count = 0;
-  bool contiguous = true;
-  ptrdiff_t offset = 0;
-  size_t reduce_count = 0;  // elements the reduction loop works on
 };
 // Builds the reduction for (op, datatype): a predefined op (on the basic type a derived type is
 // made of), or a user function through *call.
