@@ -16,22 +16,7 @@
 
 namespace weft::coll {
 
-// What a reduction combines and how: a predefined op on a basic type, or a user function.
-// apply() computes inout = in (op) inout; for a non-commutative op, `in` must hold the
-// contribution of the lower ranks.
-struct Reduction {
-  ReduceOp op = ReduceOp::sum;
-  BasicType type = BasicType::none;
-  size_t elem_size = 0;                 // bytes between consecutive elements
-  bool commutative = true;
-  Status (*user)(const void* ctx, const void* in, void* inout, size_t count) = nullptr;
-  const void* user_ctx = nullptr;
-
-  Status apply(const void* in, void* inout, size_t count) const {
-    if (user) return user(user_ctx, in, inout, count);
-    return reduce_local(op, type, in, inout, count);
-  }
-};
+using Reduction = weft::Reduction;  // runtime/op.h
 
 enum class Collective : uint8_t {
   barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, reduce_scatter,

@@ -1,4 +1,5 @@
-// Communicator attributes: keyvals with copy and delete callbacks, predefined attributes.
+// Communicator attributes: the MPI keyval handles over the runtime's keys (runtime/attributes.h),
+// the adapter that calls the user's copy and delete functions, and the predefined attributes.
 #include "state.h"
 
 namespace weft::mpi {
@@ -16,16 +17,14 @@ bool is_predefined_key(int keyval) {
          keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
 }
 
-Keyval* lookup_keyval(int keyval) {
-  if (handle::kind_of(keyval) != handle::direct || handle::obj_of(keyval) != handle::keyval)
-    return nullptr;
-  return g_state->keyvals.get(handle::index_of(keyval));
+// The runtime's key behind a comm keyval handle; 0 (no key) for anything else.
+uint32_t comm_key(int keyval) {
+  if (handle::kind_of(keyval) != handle::direct || handle::obj_of(keyval) != handle::keyval) return 0;
+  const uint32_t key = handle::index_of(keyval);
+  return g_state->attributes.is_key(key, AttrObject::comm) ? key : 0;
 }
 
-void release_keyval(int keyval) {
-  Keyval* k = lookup_keyval(keyval);
-  if (k && --k->refs == 0) g_state->keyvals.remove(handle::index_of(keyval));
-}
+int keyval_handle(uint32_t key) { return handle::make(handle::direct, handle::keyval, key); }
 
 // The values the predefined attributes point to (their storage must outlive every call).
 struct Predefined {
@@ -54,49 +53,39 @@ void* predefined_value(int keyval) {
   return nullptr;
 }
 
-int call_delete(MPI_Comm comm, int keyval, void* value) {
-  Keyval* k = lookup_keyval(keyval);
-  if (k && k->del) {
-    int rc = k->del(comm, keyval, value, k->extra_state);
-    if (rc != MPI_SUCCESS) return raise(comm, rc, "attribute delete callback", "returned error %d", rc);
-  }
+// The comm keys' callbacks, called as the user wrote them; an error is raised on the object.
+int copy_comm_attr(const AttrCallbacks& cb, uint32_t key, intptr_t object, void* value, void** out,
+                   bool* keep) {
+  const MPI_Comm from = MPI_Comm(object);
+  int flag = 0;
+  int rc = reinterpret_cast<MPI_Comm_copy_attr_function*>(cb.copy)(from, keyval_handle(key), cb.extra_state,
+                                                                   value, out, &flag);
+  if (rc != MPI_SUCCESS) return raise(from, rc, "attribute copy callback", "returned error %d", rc);
+  *keep = flag != 0;
   return MPI_SUCCESS;
 }
+
+int delete_comm_attr(const AttrCallbacks& cb, uint32_t key, intptr_t object, void* value) {
+  const MPI_Comm comm = MPI_Comm(object);
+  int rc = reinterpret_cast<MPI_Comm_delete_attr_function*>(cb.del)(comm, keyval_handle(key), value,
+                                                                    cb.extra_state);
+  if (rc != MPI_SUCCESS) return raise(comm, rc, "attribute delete callback", "returned error %d", rc);
+  return MPI_SUCCESS;
+}
+
+constexpr AttrAdapter kCommAdapter{copy_comm_attr, delete_comm_attr};
 
 }  // namespace
 
 namespace weft::mpi {
 
 int copy_attributes(MPI_Comm from, MPI_Comm to) {
-  CommEntry* src = lookup_comm_entry(from);
-  CommEntry* dst = lookup_comm_entry(to);
-  for (auto& [keyval, value] : src->attrs) {
-    Keyval* k = lookup_keyval(keyval);
-    if (!k || !k->copy) continue;  // MPI_COMM_NULL_COPY_FN: not copied
-    void* out = nullptr;
-    int flag = 0;
-    int rc = k->copy(from, keyval, k->extra_state, value, &out, &flag);
-    if (rc != MPI_SUCCESS) return raise(from, rc, "attribute copy callback", "returned error %d", rc);
-    if (flag) {
-      dst->attrs[keyval] = out;
-      ++k->refs;
-    }
-  }
-  return MPI_SUCCESS;
+  return g_state->attributes.copy_all(lookup_comm_entry(from)->attrs, from, lookup_comm_entry(to)->attrs,
+                                      kCommAdapter);
 }
 
 int delete_all_attributes(MPI_Comm comm) {
-  CommEntry* e = lookup_comm_entry(comm);
-  while (!e->attrs.empty()) {
-    auto it = e->attrs.begin();
-    int keyval = it->first;
-    void* value = it->second;
-    e->attrs.erase(it);
-    int rc = call_delete(comm, keyval, value);
-    release_keyval(keyval);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  return MPI_SUCCESS;
+  return g_state->attributes.clear(lookup_comm_entry(comm)->attrs, kCommAdapter, comm);
 }
 
 }  // namespace weft::mpi
@@ -108,11 +97,9 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
                             void* extra_state) {
   WEFT_REQUIRE_INIT("MPI_Comm_create_keyval");
   if (!keyval) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_create_keyval", "keyval is NULL");
-  auto k = std::make_unique<Keyval>();
-  k->copy = copy_fn;
-  k->del = delete_fn;
-  k->extra_state = extra_state;
-  *keyval = handle::make(handle::direct, handle::keyval, g_state->keyvals.add(std::move(k)));
+  const AttrCallbacks cb{reinterpret_cast<AttrCallbacks::Fn>(copy_fn), reinterpret_cast<AttrCallbacks::Fn>(delete_fn),
+                         extra_state};
+  *keyval = keyval_handle(g_state->attributes.create_key(AttrObject::comm, cb));
   return MPI_SUCCESS;
 }
 
@@ -121,9 +108,9 @@ int PMPI_Comm_free_keyval(int* keyval) {
   if (!keyval) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_free_keyval", "keyval is NULL");
   if (is_predefined_key(*keyval))
     return raise(MPI_COMM_NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "predefined keyval 0x%x cannot be freed", unsigned(*keyval));
-  if (!lookup_keyval(*keyval))
-    return raise(MPI_COMM_NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval 0x%x", unsigned(*keyval));
-  release_keyval(*keyval);  // attributes still set with it keep it alive
+  const uint32_t key = comm_key(*keyval);
+  if (!key) return raise(MPI_COMM_NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval 0x%x", unsigned(*keyval));
+  g_state->attributes.free_key(key);  // attributes still set with it keep it alive
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
@@ -133,18 +120,9 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
   if (int rc = comm_entry_of("MPI_Comm_set_attr", comm, &e)) return rc;
   if (is_predefined_key(keyval))
     return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "predefined attribute 0x%x is read-only", unsigned(keyval));
-  Keyval* k = lookup_keyval(keyval);
-  if (!k) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "invalid keyval 0x%x", unsigned(keyval));
-  auto it = e->attrs.find(keyval);
-  if (it != e->attrs.end()) {  // replacing a value deletes the old one first
-    int rc = call_delete(comm, keyval, it->second);
-    if (rc != MPI_SUCCESS) return rc;
-    it->second = attribute_val;
-  } else {
-    e->attrs[keyval] = attribute_val;
-    ++k->refs;
-  }
-  return MPI_SUCCESS;
+  const uint32_t key = comm_key(keyval);
+  if (!key) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "invalid keyval 0x%x", unsigned(keyval));
+  return g_state->attributes.set(e->attrs, key, attribute_val, kCommAdapter, comm);
 }
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
@@ -156,10 +134,9 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag
     *flag = 1;
     return MPI_SUCCESS;
   }
-  if (!lookup_keyval(keyval)) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval 0x%x", unsigned(keyval));
-  auto it = e->attrs.find(keyval);
-  *flag = it != e->attrs.end();
-  if (*flag) *static_cast<void**>(attribute_val) = it->second;
+  const uint32_t key = comm_key(keyval);
+  if (!key) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval 0x%x", unsigned(keyval));
+  *flag = g_state->attributes.get(e->attrs, key, static_cast<void**>(attribute_val));
   return MPI_SUCCESS;
 }
 
@@ -168,14 +145,12 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   if (int rc = comm_entry_of("MPI_Comm_delete_attr", comm, &e)) return rc;
   if (is_predefined_key(keyval))
     return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "predefined attribute 0x%x cannot be deleted", unsigned(keyval));
-  if (!lookup_keyval(keyval)) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "invalid keyval 0x%x", unsigned(keyval));
-  auto it = e->attrs.find(keyval);
-  if (it == e->attrs.end()) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "no attribute set for keyval 0x%x", unsigned(keyval));
-  void* value = it->second;
-  e->attrs.erase(it);
-  int rc = call_delete(comm, keyval, value);
-  release_keyval(keyval);
-  return rc;
+  const uint32_t key = comm_key(keyval);
+  if (!key) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "invalid keyval 0x%x", unsigned(keyval));
+  void* value;
+  if (!g_state->attributes.get(e->attrs, key, &value))
+    return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "no attribute set for keyval 0x%x", unsigned(keyval));
+  return g_state->attributes.remove(e->attrs, key, kCommAdapter, comm);
 }
 
 // MPI-1 names.

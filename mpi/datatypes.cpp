@@ -149,6 +149,15 @@ MPI_Datatype new_handle(Datatype* d) {
   return handle::make(handle::direct, handle::datatype, kFirstDerived + derived().add(d));
 }
 
+// The handle of a datatype argument MPI_Type_get_contents returns: a predefined type's own
+// handle, else a new handle owning the reference the caller got (the caller frees it).
+MPI_Datatype handle_of(const Datatype* d) {
+  Tables& t = tables();
+  if (!d->predefined) return new_handle(const_cast<Datatype*>(d));
+  if (d >= &t.pairs[0] && d < &t.pairs[5]) return handle::make(handle::direct, handle::datatype, uint32_t(d - &t.pairs[0]));
+  return t.handle_of[d - &t.by_index[0]];
+}
+
 }  // namespace
 
 const Datatype* lookup_datatype(MPI_Datatype h) { return lookup_mutable(h); }
@@ -578,20 +587,9 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
   if ((!d->ints.empty() && !array_of_integers) || (!d->aints.empty() && !array_of_addresses) ||
       (!d->types.empty() && !array_of_datatypes))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "array_of_integers, array_of_addresses or array_of_datatypes is NULL");
-  type_contents(*d, array_of_integers, array_of_addresses);
-  Tables& t = tables();
-  for (size_t i = 0; i < d->types.size(); ++i) {
-    const Datatype* c = d->types[i];
-    if (c->predefined) {  // the handle it was built from
-      if (c >= &t.pairs[0] && c < &t.pairs[5])
-        array_of_datatypes[i] = handle::make(handle::direct, handle::datatype, uint32_t(c - &t.pairs[0]));
-      else
-        array_of_datatypes[i] = t.handle_of[c - &t.by_index[0]];
-    } else {  // a new handle to the same (immutable) layout; the caller frees it
-      type_retain(c);
-      array_of_datatypes[i] = new_handle(const_cast<Datatype*>(c));
-    }
-  }
+  std::vector<const Datatype*> children(d->types.size());
+  type_contents(*d, array_of_integers, array_of_addresses, children.data());
+  for (size_t i = 0; i < children.size(); ++i) array_of_datatypes[i] = handle_of(children[i]);
   return MPI_SUCCESS;
 }
 

@@ -1,8 +1,6 @@
 // User-defined reduction operations and the lookup of every op for the collectives.
 #include <climits>
 
-#include "runtime/staging.h"
-
 #include "datatype_api.h"
 #include "state.h"
 
@@ -45,10 +43,7 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
   const Datatype* d = lookup_datatype(dt);
   if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(dt));
   if (!d->committed) return raise(comm, MPI_ERR_TYPE, fn, "datatype 0x%x is not committed", unsigned(dt));
-  ReductionLayout lay;
-  lay.type = d;
-  lay.count = count;
-  lay.contiguous = contiguous_span(d, count, &lay.offset);
+  ReductionLayout lay = reduction_layout(d, count);
   coll::Reduction red;
   if (const UserOp* u = lookup_user_op(op)) {
     // The user's function sees elements in the datatype's own layout.
@@ -61,31 +56,19 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
     red.commutative = u->commute;
     red.elem_size = size_t(d->extent);
     lay.reduce_count = count;
-    *out = red;
-    if (layout) *layout = lay;
-    return MPI_SUCCESS;
-  }
-  ReduceOp rop;
-  if (!lookup_builtin_op(op, &rop))
-    return raise(comm, MPI_ERR_OP, fn, "invalid operation 0x%x (argument 'op')", unsigned(op));
-  if (d->predefined) {
-    red.type = d->basic;
-    red.elem_size = size_t(d->extent);
-    lay.reduce_count = count;
   } else {
-    // A derived type reduces on its packed form, element by basic element: it must be made of
-    // one basic type.
-    red.type = d->elem_basic;
-    red.elem_size = basic_type_size(d->elem_basic);
-    if (red.elem_size == 0 && count > 0)
-      return raise(comm, MPI_ERR_OP, fn, "operation %s needs a datatype made of one basic type",
-                   reduce_op_name(rop));
-    lay.reduce_count = red.elem_size ? packed_size(d, count) / red.elem_size : 0;
+    ReduceOp rop;
+    if (!lookup_builtin_op(op, &rop))
+      return raise(comm, MPI_ERR_OP, fn, "invalid operation 0x%x (argument 'op')", unsigned(op));
+    switch (fit_reduction(rop, &red, &lay)) {
+      case ReductionFit::ok: break;
+      case ReductionFit::mixed_type:
+        return raise(comm, MPI_ERR_OP, fn, "operation %s needs a datatype made of one basic type", reduce_op_name(rop));
+      case ReductionFit::undefined:
+        return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop),
+                     d->name.empty() ? basic_type_name(red.type) : d->name.c_str());
+    }
   }
-  if (count > 0 && !reduce_op_supports(rop, red.type))
-    return raise(comm, MPI_ERR_OP, fn, "operation %s is not defined on %s", reduce_op_name(rop),
-                 d->name.empty() ? basic_type_name(red.type) : d->name.c_str());
-  red.op = rop;
   *out = red;
   if (layout) *layout = lay;
   return MPI_SUCCESS;
@@ -141,18 +124,7 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   if (rc != MPI_SUCCESS) return rc;
   if (count > 0 && lay.type->predefined && (!inbuf || !inoutbuf))
     return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Reduce_local", "NULL buffer with count %d", count);
-  Status s;
-  if (lay.contiguous) {
-    s = red.apply(static_cast<const char*>(inbuf) + lay.offset,
-                  static_cast<char*>(inoutbuf) + lay.offset, lay.reduce_count);
-  } else {  // on the packed forms
-    size_t bytes = packed_size(lay.type, lay.count);
-    StagingBuffer a = staging_buffer(bytes), b = staging_buffer(bytes);
-    pack(lay.type, inbuf, lay.count, a.get());
-    pack(lay.type, inoutbuf, lay.count, b.get());
-    s = red.apply(a.get(), b.get(), lay.reduce_count);
-    if (s == Status::ok) unpack(lay.type, b.get(), bytes, inoutbuf, lay.count);
-  }
+  Status s = reduce_typed(red, lay, inbuf, inoutbuf);
   return s == Status::ok ? MPI_SUCCESS : raise_status(MPI_COMM_NULL, s, "MPI_Reduce_local");
 }
 

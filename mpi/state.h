@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +23,7 @@
 #include "pt2pt/process_setup.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
+#include "runtime/attributes.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
@@ -31,6 +31,7 @@
 #include "runtime/process_topology.h"
 #include "runtime/progress.h"
 #include "runtime/request.h"
+#include "runtime/typed_reduction.h"
 
 namespace weft::mpi {
 
@@ -66,17 +67,10 @@ struct Topology : CartGrid, DistGraph {
 
 using InfoEntries = InfoSet;
 
-struct Keyval {
-  MPI_Comm_copy_attr_function* copy = nullptr;
-  MPI_Comm_delete_attr_function* del = nullptr;
-  void* extra_state = nullptr;
-  int refs = 1;  // the user's handle, plus one per attribute set with it
-};
-
 // A communicator with what the MPI layer keeps beside the transport's view.
 struct CommEntry {
   Comm comm;
-  std::map<int, void*> attrs;  // keyval handle -> value, in keyval creation order
+  AttributeSet attrs;
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
 };
@@ -97,7 +91,7 @@ struct State {
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
   HandleTable<InfoEntries> infos{2};
-  HandleTable<Keyval> keyvals{1};
+  Attributes attributes;  // the keys of MPI keyval handles (index part) and their values
   HandleTable<UserOp> ops{1};
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
@@ -139,15 +133,6 @@ struct UserOpCall {
   const UserOp* op = nullptr;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   const Datatype* type = nullptr;
-};
-// How reduction buffers of `count` elements of a datatype are laid out for the collectives:
-// contiguous ones are reduced in place at buf + offset, others on their packed form.
-struct ReductionLayout {
-  const Datatype* type = nullptr;
-  size_t count = 0;
-  bool contiguous = true;
-  ptrdiff_t offset = 0;
-  size_t reduce_count = 0;  // elements the reduction loop works on
 };
 // Builds the reduction for (op, datatype): a predefined op (on the basic type a derived type is
 // made of), or a user function through *call.

@@ -21,4 +21,21 @@ bool reduce_op_supports(ReduceOp op, BasicType type);
 // ops are all commutative. Loops are written so the compiler vectorises them.
 Status reduce_local(ReduceOp op, BasicType type, const void* in, void* inout, size_t count);
 
+// What a reduction combines and how: a predefined op on a basic type, or a user function.
+// apply() computes inout = in (op) inout; for a non-commutative op, `in` must hold the
+// contribution of the lower ranks.
+struct Reduction {
+  ReduceOp op = ReduceOp::sum;
+  BasicType type = BasicType::none;
+  size_t elem_size = 0;                 // bytes between consecutive elements
+  bool commutative = true;
+  Status (*user)(const void* ctx, const void* in, void* inout, size_t count) = nullptr;
+  const void* user_ctx = nullptr;
+
+  Status apply(const void* in, void* inout, size_t count) const {
+    if (user) return user(user_ctx, in, inout, count);
+    return reduce_local(op, type, in, inout, count);
+  }
+};
+
 }  // namespace weft

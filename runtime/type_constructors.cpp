@@ -142,9 +142,13 @@ void TypeSlots::release(uint32_t slot) {
   type_release(d);
 }
 
-void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints) {
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints, const Datatype** types) {
   for (size_t i = 0; i < d.ints.size(); ++i) ints[i] = int(d.ints[i]);
   for (size_t i = 0; i < d.aints.size(); ++i) aints[i] = ptrdiff_t(d.aints[i]);
+  for (size_t i = 0; i < d.types.size(); ++i) {
+    type_retain(d.types[i]);  // a no-op for predefined types
+    types[i] = d.types[i];
+  }
 }
 
 }  // namespace weft

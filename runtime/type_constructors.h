@@ -49,8 +49,9 @@ class TypeSlots {
   std::vector<uint32_t> free_;
 };
 
-// The constructor's integer and address arguments (MPI_Type_get_contents): d.ints.size() and
-// d.aints.size() entries.
-void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints);
+// The constructor's arguments (MPI_Type_get_contents): d.ints.size() integers, d.aints.size()
+// addresses and d.types.size() datatypes, each derived one with a reference taken for the caller
+// (the same immutable layout: no copy is made).
+void type_contents(const Datatype& d, int* ints, ptrdiff_t* aints, const Datatype** types);
 
 }  // namespace weft
