@@ -105,6 +105,7 @@ CostModel model_for(const Comm& c, const CostModel& m);
 class Tuning;
 class Calls;
 struct Settings;
+struct CommState;
 
 struct CollContext {
   Transport& transport;
@@ -115,6 +116,9 @@ struct CollContext {
   Calls* calls = nullptr;          // plan cache and runs in flight (call.h), or none
   bool require_fast_path = false;  // WEFT_REQUIRE_FAST_PATH: no staging of device buffers
   const Settings* settings = nullptr;  // coll's settings (settings.h); none: the defaults
+  // comm's state (comm_state.h), found on first need (state_of); a context for another
+  // communicator starts without it.
+  mutable CommState* state = nullptr;
 };
 
 class Schedule;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "algorithm.h"
+#include "comm_state.h"
 #include "gpu/gpu_coll.h"
 #include "hier/hierarchy.h"
 #include "offload/offload.h"
@@ -33,7 +34,8 @@ uint32_t cache_key(const CollArgs& a, bool device) {
 // see device-memory calls here (coll::Call stages device buffers otherwise), and only for the
 // collectives coll/gpu has algorithms for, so other calls never ask for the memory kind.
 bool device_call(const CollContext& c, const CollArgs& a) {
-  return (c.comm.coll_gpu || gpu::hier_ready(c.comm)) && gpu::has_algorithms(a.coll) && gpu::device_call(a);
+  const CommState& st = state_of(c);
+  return (st.gpu || gpu::hier_ready(st)) && gpu::has_algorithms(a.coll) && gpu::device_call(a);
 }
 
 void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
@@ -88,9 +90,10 @@ std::string reason(const CollContext& c, const CollArgs& a, const Algorithm& cho
 const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   const bool device = device_call(c, a);
   const uint32_t key = cache_key(a, device);
-  auto it = c.comm.coll_choices.find(key);
-  if (it != c.comm.coll_choices.end()) {
-    auto* cached = static_cast<const Algorithm*>(it->second);
+  auto& choices = state_of(c).choices;
+  auto it = choices.find(key);
+  if (it != choices.end()) {
+    const Algorithm* cached = it->second;
     if (cached->supports(a, c.comm)) return cached;
   }
   const CostModel m = model_for(c.comm, c.model);
@@ -126,8 +129,8 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
     }
   }
   if (!chosen) return nullptr;
-  if (it == c.comm.coll_choices.end()) {
-    c.comm.coll_choices.emplace(key, chosen);
+  if (it == choices.end()) {
+    choices.emplace(key, chosen);
     log_choice(c, a, m, chosen, why.c_str(), device);
   }
   return chosen;

@@ -1,6 +1,7 @@
 // Communicators: creation with agreed context ids, duplication, splitting, comparison, free.
 #include <algorithm>
 
+#include "coll/comm_state.h"
 #include "coll_call.h"
 #include "runtime/log.h"
 #include "runtime/rank_set.h"
@@ -119,6 +120,7 @@ int create_communicator_among(const char* fn, MPI_Comm parent, const std::vector
   temp.errhandler = pc->errhandler;
   uint32_t context = 0;
   int rc = agree_context(fn, temp, parent, &context);
+  coll::release(temp);
   if (rc != MPI_SUCCESS) return rc;
   return finish_create(fn, parent, *pc, world_ranks, context, nullptr, out);
 }
@@ -256,7 +258,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (!e) return bad_comm("MPI_Comm_free", *comm);
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
-  g_state->coll_calls.forget(e->comm);
+  coll::release(e->comm);  // its plans, choices and what its collectives made
   g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);
   g_state->comms.remove(handle::index_of(*comm));

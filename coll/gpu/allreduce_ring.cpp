@@ -63,9 +63,7 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_ring =
-    allreduce_entry<enqueue_ring, "gpu_ring">(ruled_estimate<estimate, allreduce_gpu_ring>);
-extern const Algorithm reduce_gpu_ring =
-    reduce_entry<enqueue_ring, "gpu_reduce_ring">(ruled_estimate<estimate, reduce_gpu_ring>);
+extern const Algorithm allreduce_gpu_ring = allreduce_entry<enqueue_ring, "gpu_ring">(ruled_estimate<estimate, allreduce_gpu_ring>),
+                       reduce_gpu_ring = reduce_entry<enqueue_ring, "gpu_reduce_ring">(ruled_estimate<estimate, reduce_gpu_ring>);
 
 }  // namespace weft::coll::gpu

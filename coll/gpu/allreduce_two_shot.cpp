@@ -49,9 +49,8 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_two_shot =
-    allreduce_entry<enqueue_two_shot, "gpu_two_shot">(ruled_estimate<estimate, allreduce_gpu_two_shot>);
-extern const Algorithm reduce_gpu_two_shot =
-    reduce_entry<enqueue_two_shot, "gpu_reduce_two_shot">(ruled_estimate<estimate, reduce_gpu_two_shot>);
+extern const Algorithm
+    allreduce_gpu_two_shot = allreduce_entry<enqueue_two_shot, "gpu_two_shot">(ruled_estimate<estimate, allreduce_gpu_two_shot>),
+    reduce_gpu_two_shot = reduce_entry<enqueue_two_shot, "gpu_reduce_two_shot">(ruled_estimate<estimate, reduce_gpu_two_shot>);
 
 }  // namespace weft::coll::gpu

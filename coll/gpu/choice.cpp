@@ -3,6 +3,7 @@
 // for device-memory calls that the GPU algorithms' estimates carry.
 #include <string>
 
+#include "coll/comm_state.h"
 #include "coll/hier/hierarchy.h"
 #include "coll/settings.h"
 #include "gpu_coll.h"
@@ -98,10 +99,13 @@ Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const voi
   return why->empty() ? Gate::native : Gate::staged;
 }
 
+bool hier_ready(const CommState& st) {
+  return st.hier && st.hier->gpu && static_cast<const HierGpu*>(st.hier->gpu.get())->ready == 1;
+}
+
 bool hier_ready(const Comm& c) {
-  if (!c.coll_hier) return false;
-  const Hierarchy& h = hierarchy(c);
-  return h.gpu && static_cast<const HierGpu*>(h.gpu.get())->ready == 1;
+  const CommState* st = find_state(c);
+  return st && hier_ready(*st);
 }
 
 const Settings& settings_of(const CollContext& ctx) {

@@ -1,7 +1,7 @@
 // GPU-native collectives among the ranks of one node, on CUDA device buffers (coll/gpu).
 //
 // Each communicator gets a GPU workspace on its first GPU-native call (GpuWorkspace, cached on
-// the communicator in Comm::coll_gpu): every rank's scratch buffer and flags in device memory,
+// the communicator in its state, coll/comm_state.h): every rank's scratch buffer and flags in device memory,
 // mapped into every other rank through CUDA IPC. The algorithms (one per file):
 //   gpu_one_shot     every rank copies its piece into its slot, a flag barrier, every rank
 //                    reduces all slots into its result (small messages);
@@ -212,8 +212,10 @@ std::string rule_reason(const Algorithm& chosen, const CollArgs& a, const Comm& 
 enum class Gate : uint8_t { host, native, hier, staged };
 Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const void*> bufs, const Reduction* red,
           size_t bytes, std::string* why);
-// Whether gate() made ready the node levels of c for gpu_hier (every node's workspace usable).
+// Whether gate() made ready the node levels of c for gpu_hier (every node's workspace usable);
+// the same from c's state.
 bool hier_ready(const Comm& c);
+bool hier_ready(const CommState& st);
 
 // Closes every peer mapping and frees every workspace still alive (MPI_Finalize, after its
 // barrier). A communicator freed earlier releases its own.

@@ -1,7 +1,7 @@
 // The levels of a communicator that spans nodes, as groups of its ranks: this rank's node, the
 // node leaders (each node's lowest rank) and this rank's column (the ranks with its index on
 // every node, for the multi-leader algorithms). Built once per communicator on first use and
-// kept with it (Comm::coll_hier); the hierarchical algorithms build their phases as flat
+// kept in its state (comm_state.h); the hierarchical algorithms build their phases as flat
 // algorithms on these groups and run them under the call's tag, so no sub-communicator (and
 // no context id) is needed.
 #pragma once
@@ -27,6 +27,8 @@ struct Hierarchy {
   std::shared_ptr<Comm> node_comm;
   // The GPU collectives across nodes' state (owned and interpreted by coll/gpu/hier.h).
   mutable std::shared_ptr<void> gpu;
+  // Releases the node communicator's state with the hierarchy.
+  ~Hierarchy();
   int node_count() const { return int(leaders.size()); }
   bool is_leader() const { return node_index == 0; }
 };

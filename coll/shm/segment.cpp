@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coll/algorithm.h"
+#include "coll/comm_state.h"
 #include "pt2pt/shm.h"
 #include "runtime/log.h"
 #include "runtime/shm_segment.h"
@@ -239,8 +240,9 @@ Status Segment::finish(const CollContext&, uint64_t op) {
 }
 
 std::shared_ptr<Segment> segment_of(const Comm& c) {
-  if (!c.coll_shm) c.coll_shm = std::make_shared<Segment>(c, geometry());
-  return std::static_pointer_cast<Segment>(c.coll_shm);
+  CommState& st = state_of(c);
+  if (!st.shm) st.shm = std::make_shared<Segment>(c, geometry());
+  return st.shm;
 }
 
 namespace {
