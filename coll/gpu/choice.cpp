@@ -49,8 +49,7 @@ bool prepare_hier(const CollContext& ctx, std::string* why) {
     if (h.node.size() > 1) {
       Comm& node = *h.node_comm;
       node.coll_seq = first;
-      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
-                             ctx.require_fast_path, ctx.settings};
+      const CollContext nctx = context_on(ctx, node);
       if (!workspace(nctx, &local)) usable[0] = 0;
       if (node.coll_seq > first + kReserved)
         WEFT_WARN(Subsys::gpu, "the workspace of %s took %u collective numbers, %u were reserved",
@@ -187,7 +186,7 @@ const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* wh
 RuleCall rule_call(const CollArgs& a, const Comm& c) {
   const GpuWorkspace* ws = spans_nodes(c) ? nullptr : existing_workspace(c);
   return {a.coll, a.bytes, a.blocking, spans_nodes(c), ws && kernels_allowed(*ws),
-          a.coll == Collective::reduce_scatter && reduce_scatter_gpu_block.supports(a, c)};
+          a.coll == Collective::reduce_scatter && block_form_supported(a, c)};
 }
 
 double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s) {

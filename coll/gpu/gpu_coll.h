@@ -190,6 +190,8 @@ constexpr double kRuleDeclinesUs = 1e9;
 // one-shot. *why: the reason, for the log. Pure: a function of r and s alone.
 const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why);
 RuleCall rule_call(const CollArgs& a, const Comm& c);
+// gpu_reduce_scatter_block's supports(): a block form its kernels run (never without CUDA).
+bool block_form_supported(const CollArgs& a, const Comm& c);
 // 0 where the rule picks self, else kRuleDeclinesUs.
 double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s);
 double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
@@ -197,8 +199,9 @@ double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
 const Settings& rule_settings(const Comm& c);
 // A GPU algorithm's Algorithm::estimate_us: its modelled time plus the rule's penalty.
 template <auto modelled, const Algorithm& self>
-double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  return modelled(a, c, m) + rule_penalty_us(self, a, c);
+double ruled_estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  return modelled(a, ctx, m) + rule_penalty_us(self, a, c);
 }
 // The INFO log's reason for a device-memory choice: "rule, not a measured model: ..." where the
 // rule picked `chosen`, else "lowest estimate".

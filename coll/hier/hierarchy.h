@@ -39,7 +39,7 @@ const Hierarchy& hierarchy(const Comm& c);
 // Whether c's members lie on more than one node.
 bool spans_nodes(const Comm& c);
 // The same as an Algorithm::supports predicate, for hierarchical algorithms that take any call.
-inline bool supports_spanning(const CollArgs&, const Comm& c) { return spans_nodes(c); }
+inline bool supports_spanning(const CollArgs&, const CollContext& ctx) { return spans_nodes(ctx.comm); }
 
 // A communicator view of a group, as the flat builders see it: this rank's index in it
 // (-1 when not a member) and its size.
@@ -61,7 +61,7 @@ class Schedule;
 // leader (through the node's shared-memory segment with `shm`, else a binomial tree), recursive
 // doubling among leaders, bcast in the node. after_up, if given, runs once this rank's part of
 // the node reduction is done (a pipeline starts its next fragment then).
-void append_hier_allreduce(Schedule& s, const Comm& c, void* buf, size_t count, const Reduction& red,
+void append_hier_allreduce(Schedule& s, const CollContext& ctx, void* buf, size_t count, const Reduction& red,
                            bool shm, std::function<Status()> after_up);
 
 }  // namespace weft::coll

@@ -225,7 +225,7 @@ double switch_levels(const Comm& c) {
 Status prepare(const CollContext& ctx, const CollArgs& a) {
   const Comm& c = ctx.comm;
   if (!g.table || !offloadable(a.coll)) return Status::ok;
-  CommOffload* st = offload_of(c);  // only communicators that span nodes get one
+  CommOffload* st = state_of(ctx).offload.get();  // only communicators that span nodes get one
   if (!st) {
     if (!spans_nodes(c)) return Status::ok;
     auto fresh = std::make_shared<CommOffload>();
@@ -318,7 +318,7 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
   // Under require every offloadable call must be offloaded; otherwise a call the offload
   // cannot take is logged once per reason.
   std::string why;
-  if (usable(a, c, &why)) return Status::ok;
+  if (usable(a, ctx, &why)) return Status::ok;
   if (st->phase == CommOffload::declined && g.options.mode != Mode::require) return Status::ok;  // said at set-up
   const std::string msg = std::string(collective_name(a.coll)) + " on " + c.label() + " cannot be offloaded: " + why;
   if (g.options.mode == Mode::require) {
@@ -331,12 +331,13 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
   return Status::ok;
 }
 
-bool usable(const CollArgs& a, const Comm& c, std::string* why) {
+bool usable(const CollArgs& a, const CollContext& ctx, std::string* why) {
+  const Comm& c = ctx.comm;
   auto no = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return false;
   };
-  const CommOffload* st = offload_of(c);
+  const CommOffload* st = state_of(ctx).offload.get();
   if (!g.table) return no("no offload plugin is loaded");
   if (!st || st->phase == CommOffload::setting_up) return no("the communicator is not set up for offload");
   if (st->phase == CommOffload::declined) return no(st->reason);
@@ -360,10 +361,10 @@ bool usable(const CollArgs& a, const Comm& c, std::string* why) {
 }
 
 // Only communicators that span nodes are ever set up, so usable() says it all.
-bool supports(const CollArgs& a, const Comm& c) { return usable(a, c); }
+bool supports(const CollArgs& a, const CollContext& ctx) { return usable(a, ctx); }
 
-bool required(const CollArgs& a, const Comm& c) {
-  return g.options.mode == Mode::require && g.table && offloadable(a.coll) && usable(a, c);
+bool required(const CollArgs& a, const CollContext& ctx) {
+  return g.options.mode == Mode::require && g.table && offloadable(a.coll) && usable(a, ctx);
 }
 
 
