@@ -96,7 +96,7 @@ struct State {
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
-  // Recent blocking collectives' plans and the collectives in flight (advanced by a poller).
+  // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
   coll::Calls coll_calls;
   BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
