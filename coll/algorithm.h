@@ -89,23 +89,19 @@ std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const voi
 // collective's builders take them.
 template <auto builder>  // (c, send, recv, count, red, root)
 std::shared_ptr<Schedule> reduce_call(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return builder(c, a.send, a.recv, a.count, a.red, a.root);
+  return builder(ctx.comm, a.send, a.recv, a.count, a.red, a.root);
 }
 template <auto builder>  // (c, buf, count, red): in place in recv, where coll::plan put the input
 std::shared_ptr<Schedule> allreduce_call(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return builder(c, a.recv, a.count, a.red);
+  return builder(ctx.comm, a.recv, a.count, a.red);
 }
 template <auto builder>  // (c, send, recv, counts, red)
 std::shared_ptr<Schedule> reduce_scatter_call(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return builder(c, a.send, a.recv, a.counts, a.red);
+  return builder(ctx.comm, a.send, a.recv, a.counts, a.red);
 }
 template <auto builder>  // (c, mine, recv, blocks)
 std::shared_ptr<Schedule> allgather_call(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return builder(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
+  return builder(ctx.comm, a.send, static_cast<char*>(a.recv), a.recv_blocks);
 }
 
 }  // namespace weft::coll

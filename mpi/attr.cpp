@@ -115,13 +115,23 @@ int PMPI_Comm_free_keyval(int* keyval) {
   return MPI_SUCCESS;
 }
 
+namespace {
+// The communicator and user key of a call that may not touch a predefined attribute (`refusal`:
+// what it would do to one).
+int user_key(const char* fn, MPI_Comm comm, int keyval, const char* refusal, CommEntry** e, uint32_t* key) {
+  if (int rc = comm_entry_of(fn, comm, e)) return rc;
+  if (is_predefined_key(keyval))
+    return raise(comm, MPI_ERR_KEYVAL, fn, "predefined attribute 0x%x %s", unsigned(keyval), refusal);
+  *key = comm_key(keyval);
+  if (!*key) return raise(comm, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x", unsigned(keyval));
+  return MPI_SUCCESS;
+}
+}  // namespace
+
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
   CommEntry* e;
-  if (int rc = comm_entry_of("MPI_Comm_set_attr", comm, &e)) return rc;
-  if (is_predefined_key(keyval))
-    return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "predefined attribute 0x%x is read-only", unsigned(keyval));
-  const uint32_t key = comm_key(keyval);
-  if (!key) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "invalid keyval 0x%x", unsigned(keyval));
+  uint32_t key;
+  if (int rc = user_key("MPI_Comm_set_attr", comm, keyval, "is read-only", &e, &key)) return rc;
   return g_state->attributes.set(e->attrs, key, attribute_val, kCommAdapter, comm);
 }
 
@@ -142,11 +152,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   CommEntry* e;
-  if (int rc = comm_entry_of("MPI_Comm_delete_attr", comm, &e)) return rc;
-  if (is_predefined_key(keyval))
-    return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "predefined attribute 0x%x cannot be deleted", unsigned(keyval));
-  const uint32_t key = comm_key(keyval);
-  if (!key) return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "invalid keyval 0x%x", unsigned(keyval));
+  uint32_t key;
+  if (int rc = user_key("MPI_Comm_delete_attr", comm, keyval, "cannot be deleted", &e, &key)) return rc;
   void* value;
   if (!g_state->attributes.get(e->attrs, key, &value))
     return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "no attribute set for keyval 0x%x", unsigned(keyval));

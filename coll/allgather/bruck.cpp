@@ -49,9 +49,8 @@ std::shared_ptr<Schedule> build_allgather_bruck(const Comm& c, const void* mine,
 
 bool supports(const CollArgs& a, const CollContext&) { return a.uniform; }
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size, n = double(a.bytes);
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte + n * m.beta_us_per_byte;
+  const double p = ctx.comm.size, n = double(a.bytes);
+  return ceil_log2(ctx.comm.size) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte + n * m.beta_us_per_byte;
 }
 
 }  // namespace

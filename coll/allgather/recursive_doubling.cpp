@@ -55,9 +55,8 @@ std::shared_ptr<Schedule> build_allgather_recursive_doubling(const Comm& c, cons
 
 bool supports(const CollArgs&, const CollContext& ctx) { return is_power_of_two(ctx.comm.size); }
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size;
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
+  const double p = ctx.comm.size;
+  return ceil_log2(ctx.comm.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
 
 }  // namespace

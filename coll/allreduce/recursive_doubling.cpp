@@ -37,10 +37,9 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
-  const int lg = c.size > 1 ? 31 - __builtin_clz(unsigned(c.size)) : 0;  // floor(log2 p)
-  return lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) + fold_us(c.size, n, m);
+  const int lg = ctx.comm.size > 1 ? 31 - __builtin_clz(unsigned(ctx.comm.size)) : 0;  // floor(log2 p)
+  return lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) + fold_us(ctx.comm.size, n, m);
 }
 }  // namespace
 

@@ -60,9 +60,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
 
 bool supports(const CollArgs& a, const CollContext&) { return a.uniform; }
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
-  return ceil_log2(c.size) * (m.alpha_us + n / 2 * m.beta_us_per_byte) + 2 * n * m.beta_us_per_byte;
+  return ceil_log2(ctx.comm.size) * (m.alpha_us + n / 2 * m.beta_us_per_byte) + 2 * n * m.beta_us_per_byte;
 }
 
 }  // namespace

@@ -10,9 +10,8 @@ namespace weft::coll {
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (m.gap_us <= 0) return std::numeric_limits<double>::infinity();  // not measured
-  const double p = c.size;
+  const double p = ctx.comm.size;
   return m.alpha_us + (p - 1) * (m.gap_us + double(a.bytes) / p * m.beta_us_per_byte);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

@@ -17,12 +17,10 @@ std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c) {
 
 namespace {
 double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  return ceil_log2(c.size) * m.alpha_us;
+  return ceil_log2(ctx.comm.size) * m.alpha_us;
 }
 std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return build_barrier_dissemination(c);
+  return build_barrier_dissemination(ctx.comm);
 }
 }  // namespace
 

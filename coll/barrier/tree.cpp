@@ -34,8 +34,7 @@ std::shared_ptr<Schedule> build_barrier_tree(const Comm& c) {
 
 namespace {
 double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  return 2 * ceil_log2(c.size) * m.alpha_us;
+  return 2 * ceil_log2(ctx.comm.size) * m.alpha_us;
 }
 std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) { return build_barrier_tree(ctx.comm); }
 }  // namespace

@@ -25,12 +25,10 @@ std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t 
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  return ceil_log2(c.size) * (m.alpha_us + double(a.bytes) * m.beta_us_per_byte);
+  return ceil_log2(ctx.comm.size) * (m.alpha_us + double(a.bytes) * m.beta_us_per_byte);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return build_bcast_binomial(c, a.recv, a.bytes, a.root);
+  return build_bcast_binomial(ctx.comm, a.recv, a.bytes, a.root);
 }
 }  // namespace
 

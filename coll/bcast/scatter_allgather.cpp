@@ -57,13 +57,11 @@ std::shared_ptr<Schedule> build_bcast_scatter_allgather(const Comm& c, void* buf
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size, n = double(a.bytes);
-  return (ceil_log2(c.size) + p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte;
+  const double p = ctx.comm.size, n = double(a.bytes);
+  return (ceil_log2(ctx.comm.size) + p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte;
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return build_bcast_scatter_allgather(c, a.recv, a.bytes, a.root);
+  return build_bcast_scatter_allgather(ctx.comm, a.recv, a.bytes, a.root);
 }
 }  // namespace
 

@@ -60,8 +60,7 @@ std::shared_ptr<Schedule> build_gather_binomial(const Comm& c, const void* mine,
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return build_gather_binomial(c, a.send, a.own_bytes, static_cast<char*>(a.recv), a.recv_blocks, a.root);
+  return build_gather_binomial(ctx.comm, a.send, a.own_bytes, static_cast<char*>(a.recv), a.recv_blocks, a.root);
 }
 
 }  // namespace

@@ -36,16 +36,14 @@ std::shared_ptr<Schedule> build_rooted_linear(const char* name, const Comm& c,
 
 // p - 1 messages at the root, (p - 1) / p of the bytes through it.
 inline double rooted_linear_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size;
+  const double p = ctx.comm.size;
   return (p - 1) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
 
 // The binomial trees: ceil(log2 p) levels, the same bytes through the root.
 inline double rooted_binomial_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size;
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
+  const double p = ctx.comm.size;
+  return ceil_log2(ctx.comm.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
 // Equal blocks only: a rank off the root must know the size of its subtree's blocks.
 inline bool uniform_blocks(const CollArgs& a, const CollContext&) { return a.uniform; }

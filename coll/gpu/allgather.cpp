@@ -54,8 +54,7 @@ bool supports(const CollArgs& a, const CollContext& ctx) {
 // (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
 // at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
+  return kLaunchUs + 2 + ctx.comm.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

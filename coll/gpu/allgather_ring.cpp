@@ -49,8 +49,7 @@ bool supports(const CollArgs& a, const CollContext& ctx) {
 // A rough model, printed with the choice: a barrier and p - 1 steps of a launch and a pairwise
 // flag each, and the result copied twice at about 2.1 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 2 + (c.size - 1) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
+  return kLaunchUs + 2 + (ctx.comm.size - 1) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

@@ -22,10 +22,9 @@ bool supports(const CollArgs& a, const CollContext& ctx) { return kernel_call_su
 // wait and barrier (about 20 us), then p - 1 copies at about 2.1 TB/s and a p-input reduction
 // at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   constexpr double kWaitUs = 20, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
-  return kWaitUs + m.alpha_us * ceil_log2(c.size) + double(a.bytes) * (c.size - 1) / kCopyBytesPerUs +
-         double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
+  return kWaitUs + m.alpha_us * ceil_log2(ctx.comm.size) + double(a.bytes) * (ctx.comm.size - 1) / kCopyBytesPerUs +
+         double(a.bytes) * (ctx.comm.size + 1) / kReduceBytesPerUs;
 }
 
 struct Call {

@@ -107,9 +107,8 @@ bool supports(const CollArgs& a, const CollContext& ctx) {
 // (about 10 us), two host message rounds and two barriers, then one read and one write of the
 // vector per rank at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
   constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
-  return kLaunchUs + 8 + c.size * 1.0 + double(a.bytes) * 2 / kBytesPerUs;
+  return kLaunchUs + 8 + ctx.comm.size * 1.0 + double(a.bytes) * 2 / kBytesPerUs;
 }
 
 // A round of host messages in which every rank sends entries[its rank] to every other rank q

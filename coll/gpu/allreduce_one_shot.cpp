@@ -49,9 +49,8 @@ bool supports(const CollArgs& a, const CollContext& ctx) { return kernel_call_su
 // plus sync floor (about 10 us) and a second launch, then p reads and one write of the vector
 // at the 3.3 TB/s a reduction kernel moved on one H200 (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
   constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
-  return kLaunchUs + 2 + double(a.bytes) * (c.size + 1) / kBytesPerUs;
+  return kLaunchUs + 2 + double(a.bytes) * (ctx.comm.size + 1) / kBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

@@ -58,8 +58,7 @@ namespace {
 // pairwise flag each, then the copy in and out and about two reads and a write of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant is about the same.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 8 + 2.0 * (c.size - 1) * kStepUs + double(a.bytes) * 5 / kReduceBytesPerUs;
+  return kLaunchUs + 8 + 2.0 * (ctx.comm.size - 1) * kStepUs + double(a.bytes) * 5 / kReduceBytesPerUs;
 }
 
 }  // namespace

@@ -44,8 +44,7 @@ namespace {
 // (about 10 us), two barriers and p copies, then about two reads and two writes of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant writes less at the others.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / kReduceBytesPerUs;
+  return kLaunchUs + 4 + ctx.comm.size * 0.5 + double(a.bytes) * 4 / kReduceBytesPerUs;
 }
 
 }  // namespace

@@ -200,8 +200,7 @@ const Settings& rule_settings(const Comm& c);
 // A GPU algorithm's Algorithm::estimate_us: its modelled time plus the rule's penalty.
 template <auto modelled, const Algorithm& self>
 double ruled_estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  return modelled(a, ctx, m) + rule_penalty_us(self, a, c);
+  return modelled(a, ctx, m) + rule_penalty_us(self, a, ctx.comm);
 }
 // The INFO log's reason for a device-memory choice: "rule, not a measured model: ..." where the
 // rule picked `chosen`, else "lowest estimate".

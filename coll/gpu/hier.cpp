@@ -38,8 +38,7 @@ namespace {
 using gpu::HierGpu;
 
 bool supports_common(const CollArgs& a, const CollContext& ctx, bool reduction) {
-  const Comm& c = ctx.comm;
-  if (!a.blocking || !spans_nodes(c) || !gpu::hier_ready(c) || !gpu::device_call(a)) return false;
+  if (!a.blocking || !spans_nodes(ctx.comm) || !gpu::hier_ready(ctx.comm) || !gpu::device_call(a)) return false;
   return !reduction || (!a.red.user && gpu::supports(a.red.op, a.red.type));
 }
 bool supports_reduction(const CollArgs& a, const CollContext& ctx) {
@@ -47,8 +46,7 @@ bool supports_reduction(const CollArgs& a, const CollContext& ctx) {
 }
 bool supports_data(const CollArgs& a, const CollContext& ctx) { return a.bytes > 0 && supports_common(a, ctx, false); }
 bool supports_allgather(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  if (!supports_data(a, ctx) || !a.uniform || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
+  if (!supports_data(a, ctx) || !a.uniform || a.own_bytes == 0 || a.recv_blocks.size() != size_t(ctx.comm.size)) return false;
   for (size_t q = 0; q < a.recv_blocks.size(); ++q)
     if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
   return true;
@@ -58,11 +56,10 @@ bool supports_allgather(const CollArgs& a, const CollContext& ctx) {
 // and a copy of the vector each), the copies to and from host memory, and the leaders'
 // exchange at the network's level.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
+  if (!spans_nodes(ctx.comm)) return std::numeric_limits<double>::infinity();
   const double n = double(a.bytes);
   return 2 * (gpu::kLaunchUs + n / gpu::kCopyBytesPerUs) + 2 * n / gpu::kCopyBytesPerUs +
-         recursive_doubling_rounds(hierarchy(c).node_count()) * net_level(m).step_us(n);
+         recursive_doubling_rounds(hierarchy(ctx.comm).node_count()) * net_level(m).step_us(n);
 }
 
 // A schedule whose one step fails with s (what a builder returns when it cannot build).
@@ -113,8 +110,7 @@ void copy_step(Schedule& s, void* to, const void* from, size_t bytes) {
 // The allreduce of count elements from send (device; == recv: in place) into recv (device).
 Status append_allreduce(Schedule& s, const CollContext& ctx, const void* send, void* recv, size_t count,
                         const Reduction& red) {
-  const Comm& c = ctx.comm;
-  const Hierarchy& h = hierarchy(c);
+  const Hierarchy& h = hierarchy(ctx.comm);
   HierGpu& g = gpu::hier_gpu(h);
   const size_t bytes = count * red.elem_size;
   if (h.node.size() > 1) {
@@ -131,7 +127,7 @@ Status append_allreduce(Schedule& s, const CollContext& ctx, const void* send, v
   if (h.is_leader() && h.node_count() > 1) {
     char* host = s.scratch(bytes);
     copy_step(s, host, recv, bytes);
-    auto across = build_allreduce_recursive_doubling(group_view(h.leaders, c.rank), host, count, red);
+    auto across = build_allreduce_recursive_doubling(group_view(h.leaders, ctx.comm.rank), host, count, red);
     s.append_mapped(*across, h.leaders);
     copy_step(s, recv, host, bytes);
   }

@@ -56,9 +56,8 @@ bool supports(const CollArgs& a, const CollContext& ctx) {
 // floor (about 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s,
 // and p reads plus one write at the root at 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
   return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs +
-         double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
+         double(a.bytes) * (ctx.comm.size + 1) / kReduceBytesPerUs;
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

@@ -43,8 +43,7 @@ std::shared_ptr<const Pieces> reduce_scatter_pieces(GpuWorkspace& ws, const char
 }
 
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  if (!a.send || a.counts.size() != size_t(c.size) || a.count == 0) return false;
+  if (!a.send || a.counts.size() != size_t(ctx.comm.size) || a.count == 0) return false;
   size_t total = 0;
   for (size_t n : a.counts) total += n;
   return total == a.count && kernel_call_supported(a, ctx.comm, false, true);

@@ -43,8 +43,7 @@ bool supports(const CollArgs& a, const CollContext& ctx) {
 // each, the input copied in at about 2.1 TB/s and two reads and a write per step's share at
 // 3.3 TB/s (measured on one H200).
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 2 + c.size * kStepUs + double(a.bytes) / kCopyBytesPerUs +
+  return kLaunchUs + 2 + ctx.comm.size * kStepUs + double(a.bytes) / kCopyBytesPerUs +
          double(a.bytes) * 3 / kReduceBytesPerUs;
 }
 

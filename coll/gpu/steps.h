@@ -16,8 +16,7 @@ constexpr double kLaunchUs = 10, kStepUs = 4, kCopyBytesPerUs = 2.1e6, kReduceBy
 // floor, a barrier and a second launch, the input copied in, and p reads of this rank's share
 // plus one write by the reduction.
 inline double slots_reduce_scatter_us(const CollArgs& a, const CollContext& ctx, const CostModel&) {
-  const Comm& c = ctx.comm;
-  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / c.size / kReduceBytesPerUs;
+  return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (ctx.comm.size + 1) / ctx.comm.size / kReduceBytesPerUs;
 }
 
 // Copies share k of a piece (from and to point at the piece's start), unless it is empty.
@@ -82,16 +81,14 @@ template <EnqueueReduction enqueue, Name name>
 constexpr Algorithm allreduce_entry(Estimate estimate) {
   return {name.chars, Collective::allreduce, supports_allreduce_kernels, estimate,
           [](const CollArgs& a, const CollContext& ctx) {
-            const Comm& c = ctx.comm;
-            return build_reduction<enqueue>(name.chars, a, c, -1);
+                      return build_reduction<enqueue>(name.chars, a, ctx.comm, -1);
           }};
 }
 template <EnqueueReduction enqueue, Name name>
 constexpr Algorithm reduce_entry(Estimate estimate) {
   return {name.chars, Collective::reduce, supports_reduce_kernels, estimate,
           [](const CollArgs& a, const CollContext& ctx) {
-            const Comm& c = ctx.comm;
-            return build_reduction<enqueue>(name.chars, a, c, a.root);
+                      return build_reduction<enqueue>(name.chars, a, ctx.comm, a.root);
           }};
 }
 

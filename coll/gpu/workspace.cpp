@@ -446,8 +446,7 @@ Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Share
 }
 
 bool uniform_allgather(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
+  if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(ctx.comm.size)) return false;
   for (size_t q = 0; q < a.recv_blocks.size(); ++q)
     if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
   return true;

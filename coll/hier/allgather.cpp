@@ -20,11 +20,10 @@ namespace {
 
 // Every rank must estimate alike: the fullest node sets the gather's fan-in and the tree depth.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  if (!spans_nodes(ctx.comm)) return std::numeric_limits<double>::infinity();
+  const Hierarchy& h = hierarchy(ctx.comm);
   const Level node = node_level(m), net = net_level(m);
-  const double n = double(a.bytes), block = n / c.size, l = h.largest_node, q = h.node_count();
+  const double n = double(a.bytes), block = n / ctx.comm.size, l = h.largest_node, q = h.node_count();
   return (l - 1) * node.step_us(block) + (q - 1) * net.alpha_us + (q - 1) / q * n * net.beta_us_per_byte +
          ceil_log2(h.largest_node) * node.step_us(n);
 }

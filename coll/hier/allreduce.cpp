@@ -22,15 +22,13 @@ bool node_in_shm(const CollArgs& a, const CollContext& ctx, int ranks) {
 }
 
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return a.red.commutative && !a.red.user && spans_nodes(c);
+  return a.red.commutative && !a.red.user && spans_nodes(ctx.comm);
 }
 
 // Every rank must estimate alike (each chooses on its own): the fullest node sets the tree depth.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  const Hierarchy& h = hierarchy(ctx.comm);
   const Level node = node_level(m), net = net_level(m);
   const double n = double(a.bytes), reduce = n * m.gamma_us_per_byte;
   const int within = ceil_log2(h.largest_node), across_rounds = recursive_doubling_rounds(h.node_count());

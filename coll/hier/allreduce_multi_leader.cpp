@@ -16,9 +16,8 @@ namespace weft::coll {
 namespace {
 
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  if (!a.red.commutative || a.red.user || !spans_nodes(c)) return false;
-  const Hierarchy& h = hierarchy(c);
+  if (!a.red.commutative || a.red.user || !spans_nodes(ctx.comm)) return false;
+  const Hierarchy& h = hierarchy(ctx.comm);
   return h.uniform && h.largest_node > 1 && a.count >= size_t(h.largest_node);
 }
 
@@ -38,9 +37,8 @@ Costs column_costs(double part, int nodes, int per_node, const CostModel& m) {
 }
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  const Hierarchy& h = hierarchy(ctx.comm);
   const Level node = node_level(m);
   const double l = h.largest_node, n = double(a.bytes), part = n / l;
   const Costs col = column_costs(part, h.node_count(), h.largest_node, m);

@@ -25,17 +25,15 @@ size_t fragments_of(const CollArgs& a) {
 }
 
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return a.red.commutative && !a.red.user && spans_nodes(c) && a.bytes >= 2 * kMinFragment &&
+  return a.red.commutative && !a.red.user && spans_nodes(ctx.comm) && a.bytes >= 2 * kMinFragment &&
          a.count >= fragments_of(a);
 }
 
 // A pipeline of F fragments through three stages costs the stages of one fragment plus F-1
 // times the slowest stage.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  const Hierarchy& h = hierarchy(ctx.comm);
   const Level node = node_level(m), net = net_level(m);
   const double f = double(fragments_of(a)), n = double(a.bytes) / f, reduce = n * m.gamma_us_per_byte;
   const int within = ceil_log2(h.largest_node);

@@ -14,9 +14,8 @@ namespace {
 
 // Every rank must estimate alike: the fullest node sets the tree depth.
 double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  if (!spans_nodes(ctx.comm)) return std::numeric_limits<double>::infinity();
+  const Hierarchy& h = hierarchy(ctx.comm);
   return 2 * ceil_log2(h.largest_node) * node_level(m).alpha_us +
          ceil_log2(h.node_count()) * net_level(m).alpha_us;
 }

@@ -13,9 +13,8 @@ namespace {
 
 // Every rank must estimate alike: the fullest node sets the tree depth.
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
-  const Hierarchy& h = hierarchy(c);
+  if (!spans_nodes(ctx.comm)) return std::numeric_limits<double>::infinity();
+  const Hierarchy& h = hierarchy(ctx.comm);
   const double n = double(a.bytes);
   return ceil_log2(h.node_count()) * net_level(m).step_us(n) +
          ceil_log2(h.largest_node) * node_level(m).step_us(n);

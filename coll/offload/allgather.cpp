@@ -14,10 +14,9 @@ namespace weft::coll {
 namespace {
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
-  return (l - 1) * node.step_us(n / c.size) + offload::fabric_us(c, n, m) + depth * node.alpha_us +
+  return (l - 1) * node.step_us(n / ctx.comm.size) + offload::fabric_us(ctx.comm, n, m) + depth * node.alpha_us +
          depth * node.step_us(n);
 }
 

@@ -13,11 +13,10 @@ namespace weft::coll {
 namespace {
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
   return depth * (2 * node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
-         offload::fabric_us(c, n, m);
+         offload::fabric_us(ctx.comm, n, m);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

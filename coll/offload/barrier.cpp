@@ -12,10 +12,9 @@ namespace weft::coll {
 namespace {
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
-  const double depth = ceil_log2(hierarchy(c).largest_node);
-  return 2 * depth * node_level(m).alpha_us + offload::fabric_us(c, 0, m);
+  const double depth = ceil_log2(hierarchy(ctx.comm).largest_node);
+  return 2 * depth * node_level(m).alpha_us + offload::fabric_us(ctx.comm, 0, m);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {

@@ -79,8 +79,7 @@ struct NodeTerms {
   double largest, depth, bytes;
 };
 inline NodeTerms node_terms(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const int largest = hierarchy(c).largest_node;
+  const int largest = hierarchy(ctx.comm).largest_node;
   return {node_level(m), double(largest), double(ceil_log2(largest)), double(a.bytes)};
 }
 

@@ -14,16 +14,14 @@ namespace weft::coll {
 namespace {
 
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return a.counts.size() == size_t(c.size) && offload::supports(a, ctx);
+  return a.counts.size() == size_t(ctx.comm.size) && offload::supports(a, ctx);
 }
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
   return depth * (node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
-         offload::fabric_us(c, n, m) + (l - 1) * node.step_us(n / c.size);
+         offload::fabric_us(ctx.comm, n, m) + (l - 1) * node.step_us(n / ctx.comm.size);
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

@@ -50,8 +50,7 @@ void reduce_scatter_halving(Schedule& s, char* data, char* incoming, size_t es, 
 
 // Both need a piece per taking part rank.
 inline bool halving_supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return a.red.commutative && a.count >= size_t(floor_pof2(c.size));
+  return a.red.commutative && a.count >= size_t(floor_pof2(ctx.comm.size));
 }
 
 // The halving and its mirror (an allgather or a gather) among pof2 ranks: 2 log2 pof2

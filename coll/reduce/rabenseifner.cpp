@@ -66,11 +66,10 @@ std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* s
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const int pof2 = floor_pof2(c.size);
+  const int pof2 = floor_pof2(ctx.comm.size);
   const double n = double(a.bytes);
   double t = halving_and_mirror_us(pof2, n, m);
-  if (pof2 != c.size) t += m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte);  // the fold
+  if (pof2 != ctx.comm.size) t += m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte);  // the fold
   return t;
 }
 }  // namespace

@@ -53,9 +53,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
 
 bool supports(const CollArgs& a, const CollContext& ctx) { return a.red.commutative && is_power_of_two(ctx.comm.size); }
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size, n = double(a.bytes);
-  return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * (m.beta_us_per_byte + m.gamma_us_per_byte);
+  const double p = ctx.comm.size, n = double(a.bytes);
+  return ceil_log2(ctx.comm.size) * m.alpha_us + (p - 1) / p * n * (m.beta_us_per_byte + m.gamma_us_per_byte);
 }
 
 }  // namespace

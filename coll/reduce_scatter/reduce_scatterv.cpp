@@ -23,9 +23,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
 }
 
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  const double p = c.size, n = double(a.bytes);
-  return ceil_log2(c.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) +
+  const double p = ctx.comm.size, n = double(a.bytes);
+  return ceil_log2(ctx.comm.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) +
          (p - 1) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte;
 }
 

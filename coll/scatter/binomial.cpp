@@ -58,8 +58,7 @@ std::shared_ptr<Schedule> build_scatter_binomial(const Comm& c, const char* send
 }
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return build_scatter_binomial(c, static_cast<const char*>(a.send), a.send_blocks, a.recv,
+  return build_scatter_binomial(ctx.comm, static_cast<const char*>(a.send), a.send_blocks, a.recv,
                                 a.own_bytes, a.root);
 }
 

@@ -16,14 +16,12 @@ size_t largest_block(const CollArgs& a) {
   return most;
 }
 bool supports(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return shm::node_call(a, ctx) && a.recv_blocks.size() == size_t(c.size);
+  return shm::node_call(a, ctx) && a.recv_blocks.size() == size_t(ctx.comm.size);
 }
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), largest_block(a), c.size);
-  return pieces.count * (shm::flag_exchange_us(m, c.size) + (c.size + 1) * pieces.bytes * m.shm_beta_us_per_byte);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), largest_block(a), ctx.comm.size);
+  return pieces.count * (shm::flag_exchange_us(m, ctx.comm.size) + (ctx.comm.size + 1) * pieces.bytes * m.shm_beta_us_per_byte);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;

@@ -12,11 +12,10 @@ namespace weft::coll {
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, c.size);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, ctx.comm.size);
   // Per piece: two flag exchanges; copy in, read and reduce the shares, copy out.
-  return pieces.count * (2 * shm::flag_exchange_us(m, c.size) +
+  return pieces.count * (2 * shm::flag_exchange_us(m, ctx.comm.size) +
                          pieces.bytes * (3 * m.shm_beta_us_per_byte + m.gamma_us_per_byte));
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {

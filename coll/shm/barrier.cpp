@@ -10,8 +10,7 @@ namespace weft::coll {
 namespace {
 bool supports(const CollArgs&, const CollContext& ctx) { return ctx.comm.single_node && ctx.comm.size > 1; }
 double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
-  return shm::model_known(m) ? shm::flag_exchange_us(m, c.size) : std::numeric_limits<double>::infinity();
+  return shm::model_known(m) ? shm::flag_exchange_us(m, ctx.comm.size) : std::numeric_limits<double>::infinity();
 }
 std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
   auto s = std::make_shared<Schedule>("barrier:shm");

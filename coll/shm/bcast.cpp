@@ -11,13 +11,12 @@ namespace weft::coll {
 
 namespace {
 double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, c.size);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, ctx.comm.size);
   // One hand-off and one copy per piece, pipelined; the root checks every reader's progress
   // once per round of slots.
   return (pieces.count + 1) * (m.shm_alpha_us + pieces.bytes * m.shm_beta_us_per_byte) +
-         pieces.count / shm::geometry_of(ctx).slots * shm::flag_exchange_us(m, c.size);
+         pieces.count / shm::geometry_of(ctx).slots * shm::flag_exchange_us(m, ctx.comm.size);
 }
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;

@@ -313,16 +313,14 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
 bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }
 
 bool fits_one_slot(const CollArgs& a, const CollContext& ctx) {
-  const Comm& c = ctx.comm;
-  return c.single_node && c.size > 1 && a.bytes <= slot_bytes(geometry_of(ctx), c.size);
+  return ctx.comm.single_node && ctx.comm.size > 1 && a.bytes <= slot_bytes(geometry_of(ctx), ctx.comm.size);
 }
 
 double one_shot_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
-  const Comm& c = ctx.comm;
   if (!model_known(m)) return std::numeric_limits<double>::infinity();
   const double n = double(a.bytes);
-  return flag_exchange_us(m, c.size) + n * m.shm_beta_us_per_byte +
-         c.size * n * (m.shm_beta_us_per_byte + m.gamma_us_per_byte);
+  return flag_exchange_us(m, ctx.comm.size) + n * m.shm_beta_us_per_byte +
+         ctx.comm.size * n * (m.shm_beta_us_per_byte + m.gamma_us_per_byte);
 }
 
 Status reduce_published(Segment& g, uint64_t op, size_t bytes, size_t count, const Reduction& red, void* dst) {
