@@ -1,12 +1,12 @@
 // MPI_Init / MPI_Finalize and the environment queries.
 #include <pthread.h>
-#include <time.h>
 #include <ucp/api/ucp_version.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 #include "pt2pt/process_setup.h"
@@ -18,12 +18,6 @@ State* g_state = nullptr;
 bool g_initialized = false, g_finalized = false;
 
 namespace {
-
-double now_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int handle_value, const char* name,
                                            bool self) {
@@ -46,7 +40,7 @@ int do_init(int required, int* provided, const char* fn) {
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
                  g_finalized ? "finalized" : "initialized");
   auto state = std::make_unique<State>();
-  state->wtime_origin = now_seconds();
+  state->wtime_origin = monotonic_seconds();
   state->main_thread = (unsigned long)pthread_self();
 
   CpuSet cpus;
@@ -75,7 +69,7 @@ int do_init(int required, int* provided, const char* fn) {
   g_state = state.release();
   g_initialized = true;
   if (provided) *provided = level;
-  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (now_seconds() - g_state->wtime_origin) * 1e3);
+  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (monotonic_seconds() - g_state->wtime_origin) * 1e3);
   return MPI_SUCCESS;
 }
 
@@ -155,14 +149,10 @@ int PMPI_Is_thread_main(int* flag) {
 }
 
 double PMPI_Wtime(void) {
-  return now_seconds() - (g_state ? g_state->wtime_origin : 0.0);
+  return monotonic_seconds() - (g_state ? g_state->wtime_origin : 0.0);
 }
 
-double PMPI_Wtick(void) {
-  timespec res;
-  clock_getres(CLOCK_MONOTONIC, &res);
-  return double(res.tv_sec) + double(res.tv_nsec) * 1e-9;
-}
+double PMPI_Wtick(void) { return monotonic_tick(); }
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
   if (!name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");
