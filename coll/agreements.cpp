@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "comm_state.h"
 #include "pt2pt/process_setup.h"
 
 namespace weft::coll {
@@ -29,7 +30,7 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
 // This rank's view of world_ranks on `context`, with the members' nodes.
 Comm view(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks) {
   Comm c = member_view(context, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
-  Bootstrap& boot = ctx.transport.boot();
+  Bootstrap& boot = ctx.transport->boot();
   c.single_node = std::all_of(world_ranks.begin(), world_ranks.end(), [&](int w) { return boot.is_local(w); });
   c.nodes = node_ids(boot, world_ranks);
   return c;
@@ -55,10 +56,9 @@ Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>
 Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out) {
   Comm temp = member_view(kGroupCreationContext, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
   temp.errhandler = ctx.comm.errhandler;
-  const CollContext among{ctx.transport, temp, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
-                          ctx.require_fast_path, ctx.settings};
   uint32_t context = 0;
-  Status s = agree_context(among, ids, &context);
+  Status s = agree_context(context_on(ctx, temp), ids, &context);
+  release(temp);  // what the agreement's collective made on the temporary communicator
   if (s != Status::ok) return s;
   *out = view(ctx, context, world_ranks);
   return Status::ok;

@@ -1,5 +1,7 @@
 // One collective algorithm: its name, what it supports, its cost estimate and its builder.
 // Every algorithm is listed in registry.cpp; select.cpp takes the argmin of the estimates.
+// Each sees the call's context (coll.h): the communicator, coll's settings and the
+// communicator's state.
 #pragma once
 #include <span>
 #include <string_view>
@@ -12,16 +14,16 @@ struct Algorithm {
   const char* name;
   Collective coll;
   // Whether the algorithm handles this call (e.g. commutative operations only).
-  bool (*supports)(const CollArgs& a, const Comm& c);
+  bool (*supports)(const CollArgs& a, const CollContext& c);
   // Predicted time of the call in microseconds; pure, so every rank predicts alike.
-  double (*estimate_us)(const CollArgs& a, const Comm& c, const CostModel& m);
-  std::shared_ptr<Schedule> (*build)(const CollArgs& a, const Comm& c);
+  double (*estimate_us)(const CollArgs& a, const CollContext& c, const CostModel& m);
+  std::shared_ptr<Schedule> (*build)(const CollArgs& a, const CollContext& c);
 };
 
 std::span<const Algorithm* const> algorithms();
 // The algorithm the cost model alone picks for a call on c (no WEFT_COLL_TUNE rules): among the
 // host algorithms, or among coll/gpu's for a call on device memory (`device`).
-const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m, bool device = false);
+const Algorithm* lowest_estimate(const CollArgs& a, const CollContext& c, const CostModel& m, bool device = false);
 const Algorithm* find_algorithm(Collective coll, std::string_view name);
 
 // Helpers for estimates and predicates.
@@ -29,7 +31,7 @@ int ceil_log2(int p);
 inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 // Rounds of recursive doubling among p ranks: two more where p is not a power of two.
 inline int recursive_doubling_rounds(int p) { return ceil_log2(p) + (is_power_of_two(p) ? 0 : 2); }
-inline bool always(const CollArgs&, const Comm&) { return true; }
+inline bool always(const CollArgs&, const CollContext&) { return true; }
 
 // Builders with explicit arguments (unit tests call them directly).
 std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c);
@@ -86,19 +88,23 @@ std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const voi
 // Algorithm::build for the builders above: each passes a call's arguments the way one
 // collective's builders take them.
 template <auto builder>  // (c, send, recv, count, red, root)
-std::shared_ptr<Schedule> reduce_call(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> reduce_call(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return builder(c, a.send, a.recv, a.count, a.red, a.root);
 }
 template <auto builder>  // (c, buf, count, red): in place in recv, where coll::plan put the input
-std::shared_ptr<Schedule> allreduce_call(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> allreduce_call(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return builder(c, a.recv, a.count, a.red);
 }
 template <auto builder>  // (c, send, recv, counts, red)
-std::shared_ptr<Schedule> reduce_scatter_call(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> reduce_scatter_call(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return builder(c, a.send, a.recv, a.counts, a.red);
 }
 template <auto builder>  // (c, mine, recv, blocks)
-std::shared_ptr<Schedule> allgather_call(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> allgather_call(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return builder(c, a.send, static_cast<char*>(a.recv), a.recv_blocks);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "comm_state.h"
 #include "gpu/gpu_coll.h"
 #include "hier/hierarchy.h"
 #include "offload/offload.h"
@@ -18,6 +19,23 @@ namespace {
 constexpr size_t kPlanCache = 8;  // per communicator
 
 size_t piece_bytes(const Piece& p) { return p.count ? type_packed_size(p.type, p.count) : 0; }
+
+// The plan remembered for key, or null.
+std::shared_ptr<const Schedule> find_plan(CommState& st, const PlanKey& key) {
+  std::vector<CachedPlan>& plans = st.plans;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!(plans[i].key == key)) continue;
+    if (i) std::swap(plans[i], plans[0]);
+    return plans[0].schedule;
+  }
+  return nullptr;
+}
+
+void remember_plan(CommState& st, const PlanKey& key, std::shared_ptr<const Schedule> schedule) {
+  std::vector<CachedPlan>& plans = st.plans;
+  if (plans.size() >= kPlanCache) plans.pop_back();
+  plans.insert(plans.begin(), CachedPlan{key, std::move(schedule), hold_type(key.send_type), hold_type(key.recv_type)});
+}
 }  // namespace
 
 std::shared_ptr<const void> hold_type(const Datatype* d) {
@@ -27,24 +45,6 @@ std::shared_ptr<const void> hold_type(const Datatype* d) {
 }
 
 // ------------------------------------------------------------------------------------ Calls
-
-std::shared_ptr<const Schedule> Calls::find(const Comm& c, const PlanKey& key) {
-  auto it = plans_.find(c.context_id);
-  if (it == plans_.end()) return nullptr;
-  std::vector<Plan>& plans = it->second;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (!(plans[i].key == key)) continue;
-    if (i) std::swap(plans[i], plans[0]);
-    return plans[0].schedule;
-  }
-  return nullptr;
-}
-
-void Calls::remember(const Comm& c, const PlanKey& key, std::shared_ptr<const Schedule> schedule) {
-  std::vector<Plan>& plans = plans_[c.context_id];
-  if (plans.size() >= kPlanCache) plans.pop_back();
-  plans.insert(plans.begin(), Plan{key, std::move(schedule), hold_type(key.send_type), hold_type(key.recv_type)});
-}
 
 Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r) {
   auto run = std::make_shared<ScheduleRun>(ctx, std::move(schedule));
@@ -239,7 +239,7 @@ bool Call::device(std::initializer_list<const void*> bufs, const Reduction* red,
 
 bool Call::reuse(const PlanKey& key) {
   if (mode_ != Mode::blocking) return false;
-  planned_ = ctx_.calls->find(ctx_.comm, key);
+  planned_ = find_plan(state_of(ctx_), key);
   return planned_ != nullptr;
 }
 
@@ -270,14 +270,14 @@ Status Call::plan(const CollArgs& args, const PlanKey* key) {
     for (auto& k : kept_) o.keep(std::move(k));
     planned_ = outer_;
   }
-  if (key && mode_ == Mode::blocking) ctx_.calls->remember(ctx_.comm, *key, planned_);
+  if (key && mode_ == Mode::blocking) remember_plan(state_of(ctx_), *key, planned_);
   return Status::ok;
 }
 
 void Call::plan_nothing(const PlanKey* key) {
   outer();
   planned_ = outer_;
-  if (key && mode_ == Mode::blocking) ctx_.calls->remember(ctx_.comm, *key, planned_);
+  if (key && mode_ == Mode::blocking) remember_plan(state_of(ctx_), *key, planned_);
 }
 
 Status Call::run() {

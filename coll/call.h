@@ -15,7 +15,6 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -88,28 +87,23 @@ struct Description {
 // Keeps a derived datatype alive as long as the holder (null for a predefined one).
 std::shared_ptr<const void> hold_type(const Datatype* d);
 
-// What coll keeps between calls, for one process: the plans of recent blocking calls per
-// communicator (by context id) and the non-blocking and persistent runs in flight. Owned by the
-// layer that makes the CollContexts, which passes it down in them.
+// A blocking call's plan, remembered in its communicator's state (comm_state.h).
+struct CachedPlan {
+  PlanKey key;
+  std::shared_ptr<const Schedule> schedule;
+  std::shared_ptr<const void> send_hold, recv_hold;  // keep the key's datatypes alive
+};
+
+// The non-blocking and persistent runs in flight, for one process. Owned by the layer that
+// makes the CollContexts, which passes it down in them.
 class Calls {
  public:
-  // A cached schedule for key on c, or null.
-  std::shared_ptr<const Schedule> find(const Comm& c, const PlanKey& key);
-  void remember(const Comm& c, const PlanKey& key, std::shared_ptr<const Schedule> schedule);
-  // c is being freed: its plans go.
-  void forget(const Comm& c) { plans_.erase(c.context_id); }
   // Starts schedule as request r; it completes through poll().
   Status start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r);
   // Progress poller: advances the runs in flight; returns how many finished.
   static int poll(void* calls);
 
  private:
-  struct Plan {
-    PlanKey key;
-    std::shared_ptr<const Schedule> schedule;
-    std::shared_ptr<const void> send_hold, recv_hold;  // keep the key's datatypes alive
-  };
-  std::unordered_map<uint32_t, std::vector<Plan>> plans_;  // most recently used first
   std::vector<std::pair<Request*, std::shared_ptr<ScheduleRun>>> running_;
 };
 

@@ -90,9 +90,13 @@ CostModel model_for(const Comm& c, const CostModel& m);
 class Tuning;
 class Calls;
 struct Settings;
+struct CommState;
 
+// What a collective runs with: the transport, the communicator, coll's settings and the
+// communicator's state. The algorithms' supports(), estimate_us() and build() see it too (they
+// need no transport: a unit test leaves it null).
 struct CollContext {
-  Transport& transport;
+  Transport* transport;
   const Comm& comm;
   const CostModel& model;
   const Tuning* tuning = nullptr;  // WEFT_COLL_TUNE rules, or none
@@ -100,7 +104,21 @@ struct CollContext {
   Calls* calls = nullptr;          // plan cache and runs in flight (call.h), or none
   bool require_fast_path = false;  // WEFT_REQUIRE_FAST_PATH: no staging of device buffers
   const Settings* settings = nullptr;  // coll's settings (settings.h); none: the defaults
+  // comm's state (comm_state.h), found on first need (state_of); a context for another
+  // communicator starts without it.
+  mutable CommState* state = nullptr;
 };
+
+// The same context on another communicator (a level of comm's hierarchy), with its own state.
+inline CollContext context_on(const CollContext& c, const Comm& other) {
+  return CollContext{c.transport, other, c.model, c.tuning, c.dump, c.calls, c.require_fast_path, c.settings};
+}
+// A context for c alone (no transport, the default settings), to ask an algorithm's supports(),
+// estimate_us() or build() outside a run (unit tests, tools).
+inline CollContext bare_context(const Comm& c) {
+  static const CostModel unset;
+  return CollContext{nullptr, c, unset};
+}
 
 class Schedule;
 

@@ -27,7 +27,7 @@ double now_us() {
 // Runs s `batches` times on every rank and keeps the fastest (interference only ever adds time).
 Status fastest_run(Transport& t, const Comm& world, const std::shared_ptr<Schedule>& s, int batches, double* us) {
   CostModel unused;
-  CollContext ctx{t, world, unused};
+  CollContext ctx{&t, world, unused};
   double best = 1e30;
   for (int b = 0; b < batches; ++b) {
     const double t0 = now_us();
@@ -134,7 +134,7 @@ Status calibrate(Transport& t, const Comm& world, CostModel* out) {
   double all[8] = {levels[0], levels[1], levels[2], levels[3], reduction_us_per_byte(),
                    shm_numbers[0], shm_numbers[1], gap_us};
   CostModel unused;
-  CollContext ctx{t, world, unused};
+  CollContext ctx{&t, world, unused};
   WEFT_TRY(run(ctx, build_bcast_binomial(world, all, sizeof all, 0)));
   out->node_alpha_us = all[0];
   out->node_beta_us_per_byte = all[1];

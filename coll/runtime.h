@@ -29,7 +29,7 @@ struct Runtime {
   // The node's topology: read at init only when WEFT_TOPO_FILE or WEFT_TOPO_DUMP asks for it.
   std::shared_ptr<const topo::NodeTopology> node_topology;
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
-  // Recent blocking collectives' plans and the collectives in flight (advanced by a poller).
+  // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
   Calls coll_calls;
   BufferedSends bsend;
   Settings coll_settings;  // coll/'s settings, read at init (configure)

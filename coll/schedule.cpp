@@ -92,11 +92,11 @@ ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedu
 
 ScheduleRun::~ScheduleRun() {
   if (!done_)
-    for (size_t k = 0; k < active_; ++k) ctx_.transport.fail_request(&requests_[k]);
+    for (size_t k = 0; k < active_; ++k) ctx_.transport->fail_request(&requests_[k]);
 }
 
 Status ScheduleRun::check_members() {
-  Transport& t = ctx_.transport;
+  Transport& t = *ctx_.transport;
   t.boot().poll_local_liveness();
   if (t.boot().failures_seen() == 0) [[likely]] return Status::ok;
   const int dead = t.failed_member(ctx_.comm);
@@ -109,11 +109,11 @@ Status ScheduleRun::check_members() {
 }
 
 void ScheduleRun::fail_run(Status st) {
-  for (size_t k = 0; k < active_; ++k) ctx_.transport.fail_request(&requests_[k]);
+  for (size_t k = 0; k < active_; ++k) ctx_.transport->fail_request(&requests_[k]);
   if (st == Status::transport || st == Status::peer_failed) {
     // A transport error in a communicator with a failed member comes of the failure (a peer
     // gave a message up, say): it is reported as the failure, naming the rank.
-    ctx_.transport.boot().check_liveness_now();
+    ctx_.transport->boot().check_liveness_now();
     if (check_members() == Status::peer_failed) st = Status::peer_failed;
   }
   status_ = st;
@@ -170,14 +170,14 @@ Status ScheduleRun::post_round() {
     if (s.kind != Step::recv) continue;
     Request& r = requests_[i++];
     reset(r, RequestKind::recv);
-    WEFT_TRY(ctx_.transport.irecv(s.dst, s.bytes, c.world_rank(s.peer),
+    WEFT_TRY(ctx_.transport->irecv(s.dst, s.bytes, c.world_rank(s.peer),
                                   tag::make(c.coll_context(), uint32_t(s.peer), tag_), ~0ull, &r));
   }
   for (const Step& s : rounds[round_]) {
     if (s.kind != Step::send) continue;
     Request& r = requests_[i++];
     reset(r, RequestKind::send);
-    WEFT_TRY(ctx_.transport.isend(s.src, s.bytes, c.world_rank(s.peer),
+    WEFT_TRY(ctx_.transport->isend(s.src, s.bytes, c.world_rank(s.peer),
                                   tag::make(c.coll_context(), uint32_t(c.rank), tag_),
                                   SendMode::standard, &r));
   }
@@ -247,7 +247,7 @@ bool ScheduleRun::test_rounds() {
 }
 
 Status ScheduleRun::wait() {
-  Progress& progress = ctx_.transport.progress_engine();
+  Progress& progress = ctx_.transport->progress_engine();
   uint32_t idle = 0;
   while (!test()) {
     if (!lanes_.empty()) {  // several runs in flight: keep them all moving
@@ -259,7 +259,7 @@ Status ScheduleRun::wait() {
       for (size_t k = 0; k < active_ && !open; ++k)
         if (!requests_[k].complete) open = &requests_[k];
     }
-    if (open) ctx_.transport.wait(open, &ctx_.comm);
+    if (open) ctx_.transport->wait(open, &ctx_.comm);
     else progress.pass(&idle);  // a poll step waits on other ranks: keep everything moving
   }
   return status_;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "algorithm.h"
+#include "comm_state.h"
 #include "gpu/gpu_coll.h"
 #include "hier/hierarchy.h"
 #include "offload/offload.h"
@@ -33,7 +34,8 @@ uint32_t cache_key(const CollArgs& a, bool device) {
 // see device-memory calls here (coll::Call stages device buffers otherwise), and only for the
 // collectives coll/gpu has algorithms for, so other calls never ask for the memory kind.
 bool device_call(const CollContext& c, const CollArgs& a) {
-  return (c.comm.coll_gpu || gpu::hier_ready(c.comm)) && gpu::has_algorithms(a.coll) && gpu::device_call(a);
+  const CommState& st = state_of(c);
+  return (st.gpu || gpu::hier_ready(st)) && gpu::has_algorithms(a.coll) && gpu::device_call(a);
 }
 
 void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, const Algorithm* chosen,
@@ -43,9 +45,9 @@ void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, con
   char item[96];
   for (const Algorithm* alg : algorithms()) {
     if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) != device) continue;
-    if (alg->supports(a, c.comm))
+    if (alg->supports(a, c))
       snprintf(item, sizeof item, "%s%s %.1f", estimates.empty() ? "" : ", ", alg->name,
-               alg->estimate_us(a, c.comm, m));
+               alg->estimate_us(a, c, m));
     else
       snprintf(item, sizeof item, "%s%s n/a", estimates.empty() ? "" : ", ", alg->name);
     estimates += item;
@@ -59,13 +61,14 @@ void log_choice(const CollContext& c, const CollArgs& a, const CostModel& m, con
 }
 
 // tuning: exclusions to honour, or none. device: among coll/gpu's algorithms, else the host ones.
-const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m, const Tuning* tuning, bool device) {
+const Algorithm* argmin(const CollContext& c, const CollArgs& a, const CostModel& m, const Tuning* tuning,
+                        bool device) {
   const Algorithm* best = nullptr;
   double best_us = std::numeric_limits<double>::infinity();
   for (const Algorithm* alg : algorithms()) {
-    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) != device || !alg->supports(a, comm)) continue;
+    if (alg->coll != a.coll || gpu::is_gpu_algorithm(*alg) != device || !alg->supports(a, c)) continue;
     if (tuning && tuning->excluded(*alg, a.bytes)) continue;
-    const double us = alg->estimate_us(a, comm, m);
+    const double us = alg->estimate_us(a, c, m);
     if (!best || us < best_us) {
       best = alg;
       best_us = us;
@@ -78,7 +81,7 @@ const Algorithm* argmin(const Comm& comm, const CollArgs& a, const CostModel& m,
 // estimate the lowest (the GPU rule, WEFT_OFFLOAD=require), the rule's reason.
 std::string reason(const CollContext& c, const CollArgs& a, const Algorithm& chosen, bool device) {
   if (device) return gpu::rule_reason(chosen, a, c.comm);
-  if (offload::required(a, c.comm) && !strcmp(chosen.name, "offload"))
+  if (offload::required(a, c) && !strcmp(chosen.name, "offload"))
     return "rule, not a measured model: WEFT_OFFLOAD=require";
   return "lowest estimate";
 }
@@ -88,16 +91,17 @@ std::string reason(const CollContext& c, const CollArgs& a, const Algorithm& cho
 const Algorithm* choose(const CollContext& c, const CollArgs& a) {
   const bool device = device_call(c, a);
   const uint32_t key = cache_key(a, device);
-  auto it = c.comm.coll_choices.find(key);
-  if (it != c.comm.coll_choices.end()) {
-    auto* cached = static_cast<const Algorithm*>(it->second);
-    if (cached->supports(a, c.comm)) return cached;
+  auto& choices = state_of(c).choices;
+  auto it = choices.find(key);
+  if (it != choices.end()) {
+    const Algorithm* cached = it->second;
+    if (cached->supports(a, c)) return cached;
   }
   const CostModel m = model_for(c.comm, c.model);
   const Algorithm* chosen = nullptr;
   std::string why;
   const Algorithm* forced = c.tuning ? c.tuning->forced(a.coll, a.bytes) : nullptr;
-  if (forced && forced->supports(a, c.comm) && gpu::is_gpu_algorithm(*forced) == device) {
+  if (forced && forced->supports(a, c) && gpu::is_gpu_algorithm(*forced) == device) {
     chosen = forced;
     why = "forced by WEFT_COLL_TUNE";
   } else {
@@ -116,18 +120,18 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
                 collective_name(a.coll), forced->name, a.bytes,
                 a.red.commutative ? "commutative" : "non-commutative");
     }
-    chosen = argmin(c.comm, a, m, c.tuning, device);
+    chosen = argmin(c, a, m, c.tuning, device);
     if (chosen) {
       why = reason(c, a, *chosen, device);
-    } else if ((chosen = argmin(c.comm, a, m, nullptr, device))) {
+    } else if ((chosen = argmin(c, a, m, nullptr, device))) {
       why = "every other candidate cannot run this call";
       WEFT_WARN(Subsys::coll, "WEFT_COLL_TUNE excludes every algorithm that can run %s of %zu bytes; using %s",
                 collective_name(a.coll), a.bytes, chosen->name);
     }
   }
   if (!chosen) return nullptr;
-  if (it == c.comm.coll_choices.end()) {
-    c.comm.coll_choices.emplace(key, chosen);
+  if (it == choices.end()) {
+    choices.emplace(key, chosen);
     log_choice(c, a, m, chosen, why.c_str(), device);
   }
   return chosen;
@@ -135,8 +139,8 @@ const Algorithm* choose(const CollContext& c, const CollArgs& a) {
 
 }  // namespace
 
-const Algorithm* lowest_estimate(const CollArgs& a, const Comm& c, const CostModel& m, bool device) {
-  return argmin(c, a, model_for(c, m), nullptr, device);
+const Algorithm* lowest_estimate(const CollArgs& a, const CollContext& c, const CostModel& m, bool device) {
+  return argmin(c, a, model_for(c.comm, m), nullptr, device);
 }
 
 Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* out) {
@@ -146,7 +150,7 @@ Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* 
     return Status::not_supported;
   }
   ScratchAlignment align(a.recv ? a.recv : a.send);
-  std::shared_ptr<Schedule> s = alg->build(a, c.comm);
+  std::shared_ptr<Schedule> s = alg->build(a, c);
   // Allreduce algorithms work in place on recv: out of place, the first step copies the input
   // (the GPU algorithms read send themselves: it is device memory).
   if (a.coll == Collective::allreduce && a.send != a.recv && !gpu::is_gpu_algorithm(*alg)) {

@@ -93,7 +93,6 @@ Status configure(const Config& cfg, Transport& t, Bootstrap& boot, const Comm& w
   out->shm.slot_bytes = cfg.size("WEFT_COLL_SHM_SLOT");
   out->shm.segment_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SEGMENT"), 4096);
   out->shm.slots = uint32_t(std::max<int64_t>(cfg.integer("WEFT_COLL_SHM_SLOTS"), 2));
-  shm::use_geometry(out->shm);
   out->gpu = gpu_settings(cfg);
   if (model == "calibrate") {
     if (Status s = calibrate(t, world, &out->model); s != Status::ok) return s;

@@ -541,28 +541,18 @@ typedef int (MPI_Copy_function)(MPI_Comm oldcomm, int keyval,
                                 void *attribute_val_out, int *flag);
 typedef int (MPI_Delete_function)(MPI_Comm comm, int keyval,
                                   void *attribute_val, void *extra_state);
-typedef int (MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval,
-                                          void *extra_state,
-                                          void *attribute_val_in,
-                                          void *attribute_val_out, int *flag);
-typedef int (MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval,
-                                            void *attribute_val,
-                                            void *extra_state);
-typedef int (MPI_Type_copy_attr_function)(MPI_Datatype oldtype,
-                                          int type_keyval, void *extra_state,
-                                          void *attribute_val_in,
-                                          void *attribute_val_out, int *flag);
-typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
-                                            int type_keyval,
-                                            void *attribute_val,
-                                            void *extra_state);
-typedef int (MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval,
-                                         void *extra_state,
-                                         void *attribute_val_in,
-                                         void *attribute_val_out, int *flag);
-typedef int (MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval,
-                                           void *attribute_val,
-                                           void *extra_state);
+/* MPI_Comm_, MPI_Type_ and MPI_Win_copy_attr_function and _delete_attr_function:
+ * one pair for each kind of object that carries attributes. */
+#define WEFT_ATTR_FUNCTIONS(kind, handle)                                    \
+  typedef int (MPI_##kind##_copy_attr_function)(                             \
+      handle oldobj, int keyval, void *extra_state, void *attribute_val_in,  \
+      void *attribute_val_out, int *flag);                                   \
+  typedef int (MPI_##kind##_delete_attr_function)(                           \
+      handle obj, int keyval, void *attribute_val, void *extra_state);
+WEFT_ATTR_FUNCTIONS(Comm, MPI_Comm)
+WEFT_ATTR_FUNCTIONS(Type, MPI_Datatype)
+WEFT_ATTR_FUNCTIONS(Win, MPI_Win)
+#undef WEFT_ATTR_FUNCTIONS
 
 /* Error handler callbacks (the variadic tail is implementation-defined) */
 typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *errcode,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/agreements.h"
+#include "coll/comm_state.h"
 #include "coll_call.h"
 #include "pt2pt/stream_comm.h"
 #include "runtime/log.h"
@@ -219,7 +220,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   int rc = delete_all_attributes(*comm);
   if (rc != MPI_SUCCESS) return rc;
   release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
-  g_state->coll_calls.forget(e->comm);
+  coll::release(e->comm);         // its plans, choices and what its collectives made
   g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);
   g_state->comms.remove(handle::index_of(*comm));

@@ -84,7 +84,7 @@ Request* lookup_request(MPI_Request h) {
 
 coll::CollContext coll_context(const Comm& c) {
   const coll::Settings& s = g_state->coll_settings;
-  return coll::CollContext{*g_state->transport, c, s.model, &s.tuning, s.dump, &g_state->coll_calls,
+  return coll::CollContext{g_state->transport.get(), c, s.model, &s.tuning, s.dump, &g_state->coll_calls,
                            s.require_fast_path, &s};
 }
 

@@ -2,6 +2,7 @@
 #include "pt2pt/communicators.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,6 +11,11 @@
 #include "topo/topology.h"
 
 namespace weft {
+
+uint64_t next_comm_serial() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 void ContextIds::reset(uint32_t reserved) {
   for (auto& w : free_mask) w = ~0ull;

@@ -98,22 +98,26 @@ Status Transport::rma_wait(void* request, int peer, const char* what) {
   return st == UCS_OK ? Status::ok : rma_fail(what, st);
 }
 
-Status Transport::rma_put(int peer, const void* buf, size_t bytes, uint64_t remote, void* rkey) {
+// Put and get: issue(ep, rkey, param) starts the transfer on the endpoint to `peer`.
+template <class Issue>
+Status Transport::rma_transfer(int peer, size_t bytes, void* rkey, const char* what, Issue issue) {
   void* ep = nullptr;
   if (bytes == 0) return Status::ok;
   WEFT_TRY(endpoint(peer, &ep));
   ucp_request_param_t p{};
-  return rma_wait(ucp_put_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p), peer,
-                  "put");
+  return rma_wait(issue(static_cast<ucp_ep_h>(ep), static_cast<ucp_rkey_h>(rkey), &p), peer, what);
+}
+
+Status Transport::rma_put(int peer, const void* buf, size_t bytes, uint64_t remote, void* rkey) {
+  return rma_transfer(peer, bytes, rkey, "put", [&](ucp_ep_h ep, ucp_rkey_h k, const ucp_request_param_t* p) {
+    return ucp_put_nbx(ep, buf, bytes, remote, k, p);
+  });
 }
 
 Status Transport::rma_get(int peer, void* buf, size_t bytes, uint64_t remote, void* rkey) {
-  void* ep = nullptr;
-  if (bytes == 0) return Status::ok;
-  WEFT_TRY(endpoint(peer, &ep));
-  ucp_request_param_t p{};
-  return rma_wait(ucp_get_nbx(static_cast<ucp_ep_h>(ep), buf, bytes, remote, static_cast<ucp_rkey_h>(rkey), &p), peer,
-                  "get");
+  return rma_transfer(peer, bytes, rkey, "get", [&](ucp_ep_h ep, ucp_rkey_h k, const ucp_request_param_t* p) {
+    return ucp_get_nbx(ep, buf, bytes, remote, k, p);
+  });
 }
 
 Status Transport::rma_atomic(int peer, RmaAtomic op, const void* value, void* result, size_t size, uint64_t remote,

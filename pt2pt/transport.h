@@ -144,6 +144,9 @@ class Transport {
   Status endpoint(int dest, void** ep);
   // Waits for a one-sided UCX request (a ucs_status_ptr_t) to `peer` (-1: any); rma.cpp.
   Status rma_wait(void* request, int peer, const char* what);
+  // rma_put and rma_get: `issue` starts the UCX transfer on the endpoint to `peer`; rma.cpp.
+  template <class Issue>
+  Status rma_transfer(int peer, size_t bytes, void* rkey, const char* what, Issue issue);
   Status connect(int dest, void** ep);
   // A send UCX refused at once (st: a ucs_status_t); a broken endpoint marks dest failed.
   Status send_failed(int dest, int st);

@@ -87,7 +87,7 @@ Outcome unusable_device_memory(const void* buf) {
 Outcome MpiWindow::create(const coll::CollContext& ctx, Flavor flavor, void* base, size_t size, int disp_unit,
                           std::unique_ptr<MpiWindow>* out) {
   // Every rank sees the same node ids, so every rank fails here alike (no rank is left waiting).
-  if (const int q = off_node_rank(ctx.comm, ctx.transport.boot()); flavor == Flavor::shared && q >= 0)
+  if (const int q = off_node_rank(ctx.comm, ctx.transport->boot()); flavor == Flavor::shared && q >= 0)
     return refuse(Breach::shared,
                   "rank %d of the communicator runs on another node: a shared window needs a node-local "
                   "communicator (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)",
@@ -110,7 +110,7 @@ MpiWindow::~MpiWindow() {
 // it. (*offsets)[q]: where rank q's part starts; one more entry, the end.
 Outcome MpiWindow::map_node_segment(size_t bytes, size_t align, std::vector<size_t>* offsets) {
   const Comm& c = ctx_.comm;
-  Bootstrap& boot = ctx_.transport.boot();
+  Bootstrap& boot = ctx_.transport->boot();
   std::vector<uint64_t> sizes(size_t(c.size), 0);
   sizes[size_t(c.rank)] = bytes;
   WEFT_TRY(or_all(ctx_, sizes.data(), sizes.size() * 8));
@@ -138,7 +138,7 @@ Outcome MpiWindow::map_node_segment(size_t bytes, size_t align, std::vector<size
 
 Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
   const Comm& c = ctx_.comm;
-  Bootstrap& boot = ctx_.transport.boot();
+  Bootstrap& boot = ctx_.transport->boot();
   // An allocated window on one node is a segment every rank maps: puts and gets become memcpy,
   // atomics the CPU's (WEFT_RMA_SEGMENT=0 keeps it private and reached through UCX).
   const bool in_segment = flavor_ == Flavor::shared || (flavor_ == Flavor::allocate &&
@@ -150,7 +150,7 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
     owns_memory_ = base_ != nullptr;
     if (!base_) allocated = refuse(Status::no_memory, "cannot allocate %zu bytes", size).status;
   }
-  window_ = std::make_unique<Window>(ctx_.transport, c.world_ranks, c.rank, flavor_);
+  window_ = std::make_unique<Window>(*ctx_.transport, c.world_ranks, c.rank, flavor_);
   window_->use_context(c.pt2pt_context());  // the window's own communicator: nothing else uses it
   // An allocated window in a segment keeps each rank's control block at the start of its part,
   // where every rank maps it (MPI_Win_allocate_shared's parts must be contiguous: not there).

@@ -19,12 +19,9 @@ size_t of_c_type(BasicType t, size_t other, F f) {
     case BasicType::cf32: return f(std::type_identity<std::complex<float>>{});
     case BasicType::cf64: return f(std::type_identity<std::complex<double>>{});
     case BasicType::cf80: return f(std::type_identity<std::complex<long double>>{});
-    case BasicType::float_int: return f(std::type_identity<Pair<float>>{});
-    case BasicType::double_int: return f(std::type_identity<Pair<double>>{});
-    case BasicType::long_int: return f(std::type_identity<Pair<long>>{});
-    case BasicType::short_int: return f(std::type_identity<Pair<short>>{});
-    case BasicType::int_int: return f(std::type_identity<Pair<int>>{});
-    case BasicType::long_double_int: return f(std::type_identity<Pair<long double>>{});
+#define WEFT_PAIR_CASE(tag, V) case BasicType::tag: return f(std::type_identity<Pair<V>>{});
+    WEFT_PAIR_TYPES(WEFT_PAIR_CASE)
+#undef WEFT_PAIR_CASE
     default: return other;
   }
 }

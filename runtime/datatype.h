@@ -22,6 +22,18 @@ enum class BasicType : uint8_t {
   float_int, double_int, long_int, short_int, int_int, long_double_int,
 };
 
+// The C++ type behind basic types, as X-macro lists X(tag, type), for the switches that pick a
+// kernel or a layout by type (op.cpp on the host, op_gpu.cu on the GPU, datatype.cpp): the
+// fixed-width integers, the float and double every path reduces, and the (value, index) pairs
+// by their value type.
+#define WEFT_INTEGER_TYPES(X)                                                                      \
+  X(i8, int8_t) X(u8, uint8_t) X(i16, int16_t) X(u16, uint16_t)                                    \
+  X(i32, int32_t) X(u32, uint32_t) X(i64, int64_t) X(u64, uint64_t)
+#define WEFT_REAL_TYPES(X) X(f32, float) X(f64, double)
+#define WEFT_PAIR_TYPES(X)                                                                         \
+  X(float_int, float) X(double_int, double) X(long_int, long) X(short_int, short)                  \
+  X(int_int, int) X(long_double_int, long double)
+
 const char* basic_type_name(BasicType t);
 size_t basic_type_size(BasicType t);
 bool basic_type_is_pair(BasicType t);

@@ -13,6 +13,12 @@ namespace {
 
 template <class V> struct Pair { V value; int index; };
 
+// The arithmetic types beyond datatype.h's integer and real lists that the host reduces, as
+// X(tag, type): MPI_BYTE as bytes (bitwise ops only), long double and the complex types.
+#define WEFT_HOST_ONLY_ARITH_TYPES(X)                                                              \
+  X(byte, uint8_t) X(f80, long double)                                                             \
+  X(cf32, std::complex<float>) X(cf64, std::complex<double>) X(cf80, std::complex<long double>)
+
 enum class Family { integer, floating, complex, boolean, byte, pair, none };
 
 Family family_of(BasicType t) {
@@ -212,27 +218,15 @@ Status reduce_local(ReduceOp op, BasicType type, const void* in, void* inout, si
     return Status::ok;
   }
   switch (type) {
-    case BasicType::i8: return reduce_arith<int8_t>(op, in, inout, count);
-    case BasicType::u8: case BasicType::byte: return reduce_arith<uint8_t>(op, in, inout, count);
+#define WEFT_ARITH_CASE(tag, T) case BasicType::tag: return reduce_arith<T>(op, in, inout, count);
+#define WEFT_PAIR_CASE(tag, V) case BasicType::tag: return reduce_pair<V>(op, in, inout, count);
+    WEFT_INTEGER_TYPES(WEFT_ARITH_CASE)
+    WEFT_REAL_TYPES(WEFT_ARITH_CASE)
+    WEFT_HOST_ONLY_ARITH_TYPES(WEFT_ARITH_CASE)
+    WEFT_PAIR_TYPES(WEFT_PAIR_CASE)
+#undef WEFT_ARITH_CASE
+#undef WEFT_PAIR_CASE
     case BasicType::c_bool: return reduce_bool(op, in, inout, count);
-    case BasicType::i16: return reduce_arith<int16_t>(op, in, inout, count);
-    case BasicType::u16: return reduce_arith<uint16_t>(op, in, inout, count);
-    case BasicType::i32: return reduce_arith<int32_t>(op, in, inout, count);
-    case BasicType::u32: return reduce_arith<uint32_t>(op, in, inout, count);
-    case BasicType::i64: return reduce_arith<int64_t>(op, in, inout, count);
-    case BasicType::u64: return reduce_arith<uint64_t>(op, in, inout, count);
-    case BasicType::f32: return reduce_arith<float>(op, in, inout, count);
-    case BasicType::f64: return reduce_arith<double>(op, in, inout, count);
-    case BasicType::f80: return reduce_arith<long double>(op, in, inout, count);
-    case BasicType::cf32: return reduce_arith<std::complex<float>>(op, in, inout, count);
-    case BasicType::cf64: return reduce_arith<std::complex<double>>(op, in, inout, count);
-    case BasicType::cf80: return reduce_arith<std::complex<long double>>(op, in, inout, count);
-    case BasicType::float_int: return reduce_pair<float>(op, in, inout, count);
-    case BasicType::double_int: return reduce_pair<double>(op, in, inout, count);
-    case BasicType::long_int: return reduce_pair<long>(op, in, inout, count);
-    case BasicType::short_int: return reduce_pair<short>(op, in, inout, count);
-    case BasicType::int_int: return reduce_pair<int>(op, in, inout, count);
-    case BasicType::long_double_int: return reduce_pair<long double>(op, in, inout, count);
     default: break;
   }
   return Status::invalid_op;

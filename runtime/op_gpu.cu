@@ -218,22 +218,17 @@ Status by_op(ReduceOp op, const L& l) {
   return Status::invalid_op;
 }
 
-// The type list.
+// The type list, X(tag, type): the integers (every op) and the floating types (the arithmetic
+// ops), half and bfloat16 on the GPU only.
+#define WEFT_GPU_FLOAT_TYPES(X) X(f16, __half) X(bf16, __nv_bfloat16) WEFT_REAL_TYPES(X)
+#define WEFT_GPU_TYPES(X) WEFT_INTEGER_TYPES(X) WEFT_GPU_FLOAT_TYPES(X)
+
 template <template <class> class L, class... Args>
 Status by_type(BasicType type, ReduceOp op, Args... args) {
   switch (type) {
-    case BasicType::i8: return by_op<int8_t>(op, L<int8_t>{args...});
-    case BasicType::u8: return by_op<uint8_t>(op, L<uint8_t>{args...});
-    case BasicType::i16: return by_op<int16_t>(op, L<int16_t>{args...});
-    case BasicType::u16: return by_op<uint16_t>(op, L<uint16_t>{args...});
-    case BasicType::i32: return by_op<int32_t>(op, L<int32_t>{args...});
-    case BasicType::u32: return by_op<uint32_t>(op, L<uint32_t>{args...});
-    case BasicType::i64: return by_op<int64_t>(op, L<int64_t>{args...});
-    case BasicType::u64: return by_op<uint64_t>(op, L<uint64_t>{args...});
-    case BasicType::f16: return by_op<__half>(op, L<__half>{args...});
-    case BasicType::bf16: return by_op<__nv_bfloat16>(op, L<__nv_bfloat16>{args...});
-    case BasicType::f32: return by_op<float>(op, L<float>{args...});
-    case BasicType::f64: return by_op<double>(op, L<double>{args...});
+#define WEFT_BY_OP_CASE(tag, T) case BasicType::tag: return by_op<T>(op, L<T>{args...});
+    WEFT_GPU_TYPES(WEFT_BY_OP_CASE)
+#undef WEFT_BY_OP_CASE
     default: return Status::invalid_op;
   }
 }
@@ -251,11 +246,10 @@ bool is_integer_only(ReduceOp op) {
 
 bool reduce_device_supports(ReduceOp op, BasicType type) {
   switch (type) {
-    case BasicType::i8: case BasicType::u8: case BasicType::i16: case BasicType::u16:
-    case BasicType::i32: case BasicType::u32: case BasicType::i64: case BasicType::u64:
-      return is_arithmetic(op) || is_integer_only(op);
-    case BasicType::f16: case BasicType::bf16: case BasicType::f32: case BasicType::f64:
-      return is_arithmetic(op);
+#define WEFT_TYPE_CASE(tag, T) case BasicType::tag:
+    WEFT_INTEGER_TYPES(WEFT_TYPE_CASE) return is_arithmetic(op) || is_integer_only(op);
+    WEFT_GPU_FLOAT_TYPES(WEFT_TYPE_CASE) return is_arithmetic(op);
+#undef WEFT_TYPE_CASE
     default: return false;
   }
 }
@@ -305,9 +299,9 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
 Status reduce_device_preload() {
   static bool loaded = false;
   if (loaded) return Status::ok;
-  constexpr BasicType kTypes[] = {BasicType::i8, BasicType::u8, BasicType::i16, BasicType::u16, BasicType::i32,
-                                  BasicType::u32, BasicType::i64, BasicType::u64, BasicType::f16, BasicType::bf16,
-                                  BasicType::f32, BasicType::f64};
+#define WEFT_TYPE_TAG(tag, T) BasicType::tag,
+  constexpr BasicType kTypes[] = {WEFT_GPU_TYPES(WEFT_TYPE_TAG)};
+#undef WEFT_TYPE_TAG
   constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::band,
                                ReduceOp::bor, ReduceOp::bxor, ReduceOp::land, ReduceOp::lor, ReduceOp::lxor};
   for (BasicType t : kTypes)

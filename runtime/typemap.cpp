@@ -320,6 +320,21 @@ void pair_parts(const Datatype* t, size_t* first, size_t* end) {
   }
 }
 
+// Converts `rem` units of one measure of t's elements (From: packed bytes or basic elements) into
+// the other (To), along t's signature: the runs wholly inside `rem` count whole, and the run it
+// ends in gives part(child, what is left).
+template <size_t Datatype::*From, size_t Datatype::*To, class Part>
+size_t walk_signature(const Datatype* t, size_t rem, Part part) {
+  size_t sum = 0;
+  for (const auto& [c, k] : t->signature) {
+    const size_t run = k * (c->*From);
+    if (rem < run) return sum + part(c, rem);
+    sum += k * (c->*To);
+    rem -= run;
+  }
+  return sum;
+}
+
 // Basic elements fully held in the first rem (< t->packed) packed bytes of one element.
 size_t partial_elements(const Datatype* t, size_t rem, bool* exact) {
   if (rem == 0) return 0;
@@ -333,18 +348,8 @@ size_t partial_elements(const Datatype* t, size_t rem, bool* exact) {
     if (rem != first && rem < end) *exact = false;
     return (rem >= first ? 1 : 0) + (rem >= end ? 1 : 0);
   }
-  size_t n = 0;
-  for (const auto& [c, k] : t->signature) {
-    size_t run = k * c->packed;
-    if (rem >= run) {
-      n += k * c->n_basic;
-      rem -= run;
-    } else {
-      n += count_basic_elements(c, rem, exact);
-      break;
-    }
-  }
-  return n;
+  return walk_signature<&Datatype::packed, &Datatype::n_basic>(
+      t, rem, [exact](const Datatype* c, size_t left) { return count_basic_elements(c, left, exact); });
 }
 
 }  // namespace
@@ -501,16 +506,7 @@ size_t bytes_of_basic_elements(const Datatype* t, size_t n) {
     pair_parts(t, &first, &end);
     return bytes + first;
   }
-  for (const auto& [c, k] : t->signature) {
-    size_t run = k * c->n_basic;
-    if (rem >= run) {
-      bytes += k * c->packed;
-      rem -= run;
-    } else {
-      return bytes + bytes_of_basic_elements(c, rem);
-    }
-  }
-  return bytes;
+  return bytes + walk_signature<&Datatype::n_basic, &Datatype::packed>(t, rem, bytes_of_basic_elements);
 }
 
 }  // namespace weft

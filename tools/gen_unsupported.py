@@ -12,7 +12,8 @@ and benchmark suites compile and link. This script writes:
                                prints. MPI_Pcontrol is defined there too, as the no-op it is.
 
 Prototypes are read from include/weft/mpi_functions.h, the list from which mpi.h declares every
-MPI_X and PMPI_X; only the names of the unsupported routines live here. When a routine gets a
+MPI_X and PMPI_X, after the C preprocessor ($CC, else cc) has expanded the pieces the list shares
+(parameter lists, routine families); only the names of the unsupported routines live here. When a routine gets a
 real implementation, delete its name from UNSUPPORTED and run the script again. The output is
 committed: the build does not need Python. (tests/tools/check_link_all.sh builds its link test
 from the same list at test time.)
@@ -24,11 +25,12 @@ from the same list at test time.)
                                            (parameter types only; default: Debian's
                                            mpich/mpi_proto.h)
 
-Python 3 standard library only.
+Python 3 standard library and a C preprocessor only.
 """
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,6 +64,21 @@ MACROS = {
     "WEFT_MPIX_FUNCTION": ("MPIX_", "PMPIX_"),
     "WEFT_MPIX_FUNCTION_NO_PMPI": ("MPIX_",),
 }
+
+
+def expand_list(path):
+    """The list with its own macros expanded by the C preprocessor; each entry macro is defined as
+    itself, so that it stays in place (a macro is not expanded again inside its own expansion)."""
+    prelude = "".join(f"#define {m}(ret, name, params) {m}(ret, name, params)\n" for m in MACROS)
+    cc = os.environ.get("CC") or "cc"
+    try:
+        r = subprocess.run([cc, "-E", "-P", "-x", "c", "-"], input=prelude + open(path).read(),
+                           capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"gen_unsupported: cannot run the C preprocessor ({cc}): {e}")
+    if r.returncode != 0:
+        sys.exit(f"gen_unsupported: the C preprocessor ({cc}) failed on {path}:\n{r.stderr}")
+    return r.stdout
 
 
 def parse_list(text):
@@ -238,7 +255,7 @@ def main():
     ap.add_argument("--check-mpich", nargs="?", const=MPICH_PROTO, metavar="PROTO_H",
                     help="compare the prototypes mpi.h declares with MPICH's")
     a = ap.parse_args()
-    decls = parse_list(open(LIST).read())
+    decls = parse_list(expand_list(LIST))
     if a.check_mpich:
         return 0 if check_mpich(decls, a.check_mpich) else 1
     outputs = {OUT_CPP: gen_cpp(decls)}

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
       a.bytes = size_t(n);
       a.count = size_t(n) / 4;
       a.red = coll::Reduction{ReduceOp::sum, BasicType::f32, 4, true};
-      const coll::Algorithm* host = coll::lowest_estimate(a, c, m);
-      const double host_us = host->estimate_us(a, c, m);
+      const coll::Algorithm* host = coll::lowest_estimate(a, coll::bare_context(c), m);
+      const double host_us = host->estimate_us(a, coll::bare_context(c), m);
       const double offload_us = coll::offload::fabric_us(c, n, m);  // one rank per node: no node phases
       printf("%-6d | %-8s | %-24s | %12.2f | %12.2f | %6.2f\n", nodes, size_name(n).c_str(), host->name, host_us,
              offload_us, offload_us / host_us);

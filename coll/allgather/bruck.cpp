@@ -47,8 +47,9 @@ std::shared_ptr<Schedule> build_allgather_bruck(const Comm& c, const void* mine,
   return s;
 }
 
-bool supports(const CollArgs& a, const Comm&) { return a.uniform; }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs& a, const CollContext&) { return a.uniform; }
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte + n * m.beta_us_per_byte;
 }

@@ -53,8 +53,9 @@ std::shared_ptr<Schedule> build_allgather_recursive_doubling(const Comm& c, cons
   return s;
 }
 
-bool supports(const CollArgs&, const Comm& c) { return is_power_of_two(c.size); }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs&, const CollContext& ctx) { return is_power_of_two(ctx.comm.size); }
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size;
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }

@@ -21,7 +21,8 @@ std::shared_ptr<Schedule> build_allgather_ring(const Comm& c, const void* mine, 
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size;
   return (p - 1) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }

@@ -45,7 +45,8 @@ std::shared_ptr<Schedule> build_allreduce_rabenseifner(const Comm& c, void* buf,
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
   return halving_and_mirror_us(floor_pof2(c.size), n, m) + fold_us(c.size, n, m);
 }

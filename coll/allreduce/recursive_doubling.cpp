@@ -36,7 +36,8 @@ std::shared_ptr<Schedule> build_allreduce_recursive_doubling(const Comm& c, void
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
   const int lg = c.size > 1 ? 31 - __builtin_clz(unsigned(c.size)) : 0;  // floor(log2 p)
   return lg * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) + fold_us(c.size, n, m);

@@ -16,7 +16,8 @@ std::shared_ptr<Schedule> build_allreduce_reduce_bcast(const Comm& c, void* buf,
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const int lg = ceil_log2(c.size);
   const double n = double(a.bytes);
   return 2 * lg * (m.alpha_us + n * m.beta_us_per_byte) + lg * n * m.gamma_us_per_byte;

@@ -59,10 +59,12 @@ std::shared_ptr<Schedule> build_allreduce_ring(const Comm& c, void* buf, size_t 
 }
 
 namespace {
-bool supports(const CollArgs& a, const Comm& c) {
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return a.red.commutative && a.count >= size_t(c.size);
 }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return 2 * (p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte +
          (p - 1) / p * n * m.gamma_us_per_byte;

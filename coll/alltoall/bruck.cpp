@@ -10,7 +10,8 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   const char* send = static_cast<const char*>(a.send);
   char* recv = static_cast<char*>(a.recv);
   const std::vector<Block>& send_blocks = a.send_blocks;
@@ -57,8 +58,9 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-bool supports(const CollArgs& a, const Comm&) { return a.uniform; }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs& a, const CollContext&) { return a.uniform; }
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
   return ceil_log2(c.size) * (m.alpha_us + n / 2 * m.beta_us_per_byte) + 2 * n * m.beta_us_per_byte;
 }

@@ -9,12 +9,14 @@
 namespace weft::coll {
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (m.gap_us <= 0) return std::numeric_limits<double>::infinity();  // not measured
   const double p = c.size;
   return m.alpha_us + (p - 1) * (m.gap_us + double(a.bytes) / p * m.beta_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("alltoall:linear");
   const char* send = static_cast<const char*>(a.send);
   char* recv = static_cast<char*>(a.recv);

@@ -23,11 +23,13 @@ std::shared_ptr<Schedule> build_alltoall_pairwise(const Comm& c, const char* sen
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size;
   return (p - 1) * (m.alpha_us + double(a.bytes) / p * m.beta_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_alltoall_pairwise(c, static_cast<const char*>(a.send), a.send_blocks,
                                  static_cast<char*>(a.recv), a.recv_blocks);
 }

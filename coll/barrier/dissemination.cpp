@@ -16,8 +16,14 @@ std::shared_ptr<Schedule> build_barrier_dissemination(const Comm& c) {
 }
 
 namespace {
-double estimate(const CollArgs&, const Comm& c, const CostModel& m) { return ceil_log2(c.size) * m.alpha_us; }
-std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) { return build_barrier_dissemination(c); }
+double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  return ceil_log2(c.size) * m.alpha_us;
+}
+std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
+  return build_barrier_dissemination(c);
+}
 }  // namespace
 
 extern const Algorithm barrier_dissemination{"dissemination", Collective::barrier, always, estimate, build};

@@ -33,8 +33,11 @@ std::shared_ptr<Schedule> build_barrier_tree(const Comm& c) {
 }
 
 namespace {
-double estimate(const CollArgs&, const Comm& c, const CostModel& m) { return 2 * ceil_log2(c.size) * m.alpha_us; }
-std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) { return build_barrier_tree(c); }
+double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  return 2 * ceil_log2(c.size) * m.alpha_us;
+}
+std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) { return build_barrier_tree(ctx.comm); }
 }  // namespace
 
 extern const Algorithm barrier_tree{"tree", Collective::barrier, always, estimate, build};

@@ -24,10 +24,12 @@ std::shared_ptr<Schedule> build_bcast_binomial(const Comm& c, void* buf, size_t 
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   return ceil_log2(c.size) * (m.alpha_us + double(a.bytes) * m.beta_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_bcast_binomial(c, a.recv, a.bytes, a.root);
 }
 }  // namespace

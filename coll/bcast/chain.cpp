@@ -52,14 +52,16 @@ std::shared_ptr<Schedule> build_bcast_chain(const Comm& c, void* buf, size_t byt
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const int p = c.size;
   if (p == 1 || a.bytes == 0) return 0;
   const size_t seg = bcast_chain_segment(a.bytes, p);
   const double k = double((a.bytes + seg - 1) / seg), n = double(a.bytes);
   return (p - 1 + k - 1) * (m.alpha_us + n / k * m.beta_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_bcast_chain(c, a.recv, a.bytes, a.root, bcast_chain_segment(a.bytes, c.size));
 }
 }  // namespace

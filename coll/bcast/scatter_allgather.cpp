@@ -56,11 +56,13 @@ std::shared_ptr<Schedule> build_bcast_scatter_allgather(const Comm& c, void* buf
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return (ceil_log2(c.size) + p - 1) * m.alpha_us + 2 * (p - 1) / p * n * m.beta_us_per_byte;
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_bcast_scatter_allgather(c, a.recv, a.bytes, a.root);
 }
 }  // namespace

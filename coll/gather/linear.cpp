@@ -10,7 +10,8 @@ std::shared_ptr<Schedule> build_gather_linear(const Comm& c, const void* mine, s
 }
 
 namespace {
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_gather_linear(c, a.send, a.own_bytes, static_cast<char*>(a.recv), a.recv_blocks, a.root);
 }
 }  // namespace

@@ -35,18 +35,20 @@ std::shared_ptr<Schedule> build_rooted_linear(const char* name, const Comm& c,
 }
 
 // p - 1 messages at the root, (p - 1) / p of the bytes through it.
-inline double rooted_linear_us(const CollArgs& a, const Comm& c, const CostModel& m) {
+inline double rooted_linear_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size;
   return (p - 1) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
 
 // The binomial trees: ceil(log2 p) levels, the same bytes through the root.
-inline double rooted_binomial_us(const CollArgs& a, const Comm& c, const CostModel& m) {
+inline double rooted_binomial_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size;
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * double(a.bytes) * m.beta_us_per_byte;
 }
 // Equal blocks only: a rank off the root must know the size of its subtree's blocks.
-inline bool uniform_blocks(const CollArgs& a, const Comm&) { return a.uniform; }
+inline bool uniform_blocks(const CollArgs& a, const CollContext&) { return a.uniform; }
 
 // Whether the blocks (b bytes each) of relative ranks 1..p-1 follow the root's in that order.
 inline bool in_relative_order(const std::vector<Block>& blocks, int root, int p, size_t b) {

@@ -46,18 +46,20 @@ Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t 
 namespace {
 
 // Uniform blocks back to back in recv (what MPI_Allgather on a contiguous type gives).
-bool supports(const CollArgs& a, const Comm& c) {
-  return uniform_allgather(a, c) && kernel_call_supported(a, c, false, false);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return uniform_allgather(a, ctx) && kernel_call_supported(a, ctx.comm, false, false);
 }
 
 // A rough model, printed with the choice (the rule picks this one on one node): the launch floor
 // (about 10 us), a barrier, p copies, and the block copied in plus the whole result copied out
 // at about 2.1 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 2 + c.size * 0.5 + double(a.bytes + a.own_bytes) / kCopyBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_pieces_on("gpu_allgather", c, [&](GpuWorkspace& ws) {
     return allgather_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes);
   });

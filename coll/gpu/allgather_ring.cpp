@@ -42,17 +42,19 @@ Status enqueue_allgather_ring(GpuWorkspace& ws, const char* send, char* recv, si
   return Status::ok;
 }
 
-bool supports(const CollArgs& a, const Comm& c) {
-  return uniform_allgather(a, c) && kernel_call_supported(a, c, true, false);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return uniform_allgather(a, ctx) && kernel_call_supported(a, ctx.comm, true, false);
 }
 
 // A rough model, printed with the choice: a barrier and p - 1 steps of a launch and a pairwise
 // flag each, and the result copied twice at about 2.1 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 2 + (c.size - 1) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_enqueued("gpu_allgather_ring", c,
                              [send = static_cast<const char*>(a.send), recv = static_cast<char*>(a.recv),
                               block = a.own_bytes](GpuWorkspace& ws, cudaStream_t s) {

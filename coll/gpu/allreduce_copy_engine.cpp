@@ -16,12 +16,13 @@ namespace weft::coll::gpu {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return kernel_call_supported(a, c, false); }
+bool supports(const CollArgs& a, const CollContext& ctx) { return kernel_call_supported(a, ctx.comm, false); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): per piece a host
 // wait and barrier (about 20 us), then p - 1 copies at about 2.1 TB/s and a p-input reduction
 // at 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   constexpr double kWaitUs = 20, kCopyBytesPerUs = 2.1e6, kReduceBytesPerUs = 3.3e6;
   return kWaitUs + m.alpha_us * ceil_log2(c.size) + double(a.bytes) * (c.size - 1) / kCopyBytesPerUs +
          double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
@@ -72,7 +73,8 @@ Status gather_and_reduce(Call& k, size_t piece_index) {
   return reduce_device_multi(k.op, k.type, in, k.recv + off * k.elem, n, ws.stream);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_copy_engine");
   auto k = std::make_shared<Call>();
   k->ws = shared_workspace(c);

@@ -99,12 +99,15 @@ Status enqueue_direct(GpuWorkspace& ws, const DirectCall& call, size_t count, Ba
 
 // Blocking calls only: the device work waits for two rounds of host messages, so a
 // non-blocking call's could be enqueued after a later call's on some rank.
-bool supports(const CollArgs& a, const Comm& c) { return a.blocking && kernel_call_supported(a, c, true); }
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return a.blocking && kernel_call_supported(a, ctx.comm, true);
+}
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two host message rounds and two barriers, then one read and one write of the
 // vector per rank at 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
   return kLaunchUs + 8 + c.size * 1.0 + double(a.bytes) * 2 / kBytesPerUs;
 }
@@ -121,7 +124,8 @@ void exchange_entries(Schedule& s, const Comm& c, std::vector<T>& entries) {
   }
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_direct");
   std::shared_ptr<GpuWorkspace> ws = shared_workspace(c);
   auto call = std::make_shared<DirectCall>();

@@ -43,17 +43,19 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) { return kernel_call_supported(a, c, true); }
+bool supports(const CollArgs& a, const CollContext& ctx) { return kernel_call_supported(a, ctx.comm, true); }
 
 // A rough model, printed with the choice (the rule in choice.cpp decides): the empty kernel
 // plus sync floor (about 10 us) and a second launch, then p reads and one write of the vector
 // at the 3.3 TB/s a reduction kernel moved on one H200 (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   constexpr double kLaunchUs = 10, kBytesPerUs = 3.3e6;
   return kLaunchUs + 2 + double(a.bytes) * (c.size + 1) / kBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_enqueued("gpu_one_shot", c, [r = reduction_call(a)](GpuWorkspace& ws, cudaStream_t s) {
     return enqueue_one_shot(ws, r.send, r.recv, r.count, r.type, r.op, s);
   });

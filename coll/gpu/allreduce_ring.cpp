@@ -57,15 +57,14 @@ namespace {
 // A rough model, printed with the choice: two barriers and 2(p - 1) steps of a launch and a
 // pairwise flag each, then the copy in and out and about two reads and a write of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant is about the same.
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 8 + 2.0 * (c.size - 1) * kStepUs + double(a.bytes) * 5 / kReduceBytesPerUs;
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_ring =
-    allreduce_entry<enqueue_ring, "gpu_ring">(ruled_estimate<estimate, allreduce_gpu_ring>);
-extern const Algorithm reduce_gpu_ring =
-    reduce_entry<enqueue_ring, "gpu_reduce_ring">(ruled_estimate<estimate, reduce_gpu_ring>);
+extern const Algorithm allreduce_gpu_ring = allreduce_entry<enqueue_ring, "gpu_ring">(ruled_estimate<estimate, allreduce_gpu_ring>),
+                       reduce_gpu_ring = reduce_entry<enqueue_ring, "gpu_reduce_ring">(ruled_estimate<estimate, reduce_gpu_ring>);
 
 }  // namespace weft::coll::gpu

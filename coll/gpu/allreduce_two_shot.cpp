@@ -43,15 +43,15 @@ namespace {
 // A rough model, printed with the choice (the rule in choice.cpp decides): the launch floor
 // (about 10 us), two barriers and p copies, then about two reads and two writes of the vector
 // at 3.3 TB/s (measured on one H200). The reduce variant writes less at the others.
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * 4 / kReduceBytesPerUs;
 }
 
 }  // namespace
 
-extern const Algorithm allreduce_gpu_two_shot =
-    allreduce_entry<enqueue_two_shot, "gpu_two_shot">(ruled_estimate<estimate, allreduce_gpu_two_shot>);
-extern const Algorithm reduce_gpu_two_shot =
-    reduce_entry<enqueue_two_shot, "gpu_reduce_two_shot">(ruled_estimate<estimate, reduce_gpu_two_shot>);
+extern const Algorithm
+    allreduce_gpu_two_shot = allreduce_entry<enqueue_two_shot, "gpu_two_shot">(ruled_estimate<estimate, allreduce_gpu_two_shot>),
+    reduce_gpu_two_shot = reduce_entry<enqueue_two_shot, "gpu_reduce_two_shot">(ruled_estimate<estimate, reduce_gpu_two_shot>);
 
 }  // namespace weft::coll::gpu

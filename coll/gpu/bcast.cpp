@@ -40,17 +40,18 @@ Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* 
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) {
-  return a.bytes > 0 && kernel_call_supported(a, c, false, false);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return a.bytes > 0 && kernel_call_supported(a, ctx.comm, false, false);
 }
 
 // A rough model, printed with the choice (the rule's pick for small messages): the launch
 // floor (about 10 us), a barrier, and two copies of the vector at about 2.1 TB/s (one H200).
-double estimate(const CollArgs& a, const Comm&, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext&, const CostModel&) {
   return kLaunchUs + 2 + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_pieces_on("gpu_bcast", c, [&](GpuWorkspace& ws) {
     return bcast_pieces(ws, static_cast<char*>(a.recv), a.bytes, a.root);
   });

@@ -49,11 +49,13 @@ Status enqueue_bcast_ring(GpuWorkspace& ws, char* buf, size_t bytes, int root, c
 
 // A rough model, printed with the choice: a barrier and C + p - 2 steps of a launch and a
 // pairwise flag each, and the vector copied twice per rank at about 2.1 TB/s (one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 2 + (8.0 + c.size) * kStepUs + double(a.bytes) * 2 / kCopyBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_bcast<enqueue_bcast_ring>("gpu_bcast_ring", a, c);
 }
 

@@ -31,11 +31,13 @@ Status enqueue_bcast_two_shot(GpuWorkspace& ws, char* buf, size_t bytes, int roo
 
 // A rough model, printed with the choice: the launch floor (about 10 us), two barriers, and
 // the vector copied in, scattered and gathered at about 2.1 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 4 + c.size * 0.5 + double(a.bytes) * (2 + 1.0 / c.size) / kCopyBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_bcast<enqueue_bcast_two_shot>("gpu_bcast_two_shot", a, c);
 }
 

@@ -3,6 +3,7 @@
 // for device-memory calls that the GPU algorithms' estimates carry.
 #include <string>
 
+#include "coll/comm_state.h"
 #include "coll/hier/hierarchy.h"
 #include "coll/settings.h"
 #include "gpu_coll.h"
@@ -48,8 +49,7 @@ bool prepare_hier(const CollContext& ctx, std::string* why) {
     if (h.node.size() > 1) {
       Comm& node = *h.node_comm;
       node.coll_seq = first;
-      const CollContext nctx{ctx.transport, node, ctx.model, ctx.tuning, ctx.dump, ctx.calls,
-                             ctx.require_fast_path, ctx.settings};
+      const CollContext nctx = context_on(ctx, node);
       if (!workspace(nctx, &local)) usable[0] = 0;
       if (node.coll_seq > first + kReserved)
         WEFT_WARN(Subsys::gpu, "the workspace of %s took %u collective numbers, %u were reserved",
@@ -98,10 +98,13 @@ Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const voi
   return why->empty() ? Gate::native : Gate::staged;
 }
 
+bool hier_ready(const CommState& st) {
+  return st.hier && st.hier->gpu && static_cast<const HierGpu*>(st.hier->gpu.get())->ready == 1;
+}
+
 bool hier_ready(const Comm& c) {
-  if (!c.coll_hier) return false;
-  const Hierarchy& h = hierarchy(c);
-  return h.gpu && static_cast<const HierGpu*>(h.gpu.get())->ready == 1;
+  const CommState* st = find_state(c);
+  return st && hier_ready(*st);
 }
 
 const Settings& settings_of(const CollContext& ctx) {
@@ -183,7 +186,7 @@ const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* wh
 RuleCall rule_call(const CollArgs& a, const Comm& c) {
   const GpuWorkspace* ws = spans_nodes(c) ? nullptr : existing_workspace(c);
   return {a.coll, a.bytes, a.blocking, spans_nodes(c), ws && kernels_allowed(*ws),
-          a.coll == Collective::reduce_scatter && reduce_scatter_gpu_block.supports(a, c)};
+          a.coll == Collective::reduce_scatter && block_form_supported(a, c)};
 }
 
 double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s) {

@@ -1,7 +1,7 @@
 // GPU-native collectives among the ranks of one node, on CUDA device buffers (coll/gpu).
 //
 // Each communicator gets a GPU workspace on its first GPU-native call (GpuWorkspace, cached on
-// the communicator in Comm::coll_gpu): every rank's scratch buffer and flags in device memory,
+// the communicator in its state, coll/comm_state.h): every rank's scratch buffer and flags in device memory,
 // mapped into every other rank through CUDA IPC. The algorithms (one per file):
 //   gpu_one_shot     every rank copies its piece into its slot, a flag barrier, every rank
 //                    reduces all slots into its result (small messages);
@@ -190,6 +190,8 @@ constexpr double kRuleDeclinesUs = 1e9;
 // one-shot. *why: the reason, for the log. Pure: a function of r and s alone.
 const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why);
 RuleCall rule_call(const CollArgs& a, const Comm& c);
+// gpu_reduce_scatter_block's supports(): a block form its kernels run (never without CUDA).
+bool block_form_supported(const CollArgs& a, const Comm& c);
 // 0 where the rule picks self, else kRuleDeclinesUs.
 double rule_penalty_us(const Algorithm& self, const RuleCall& r, const Settings& s);
 double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
@@ -197,8 +199,9 @@ double rule_penalty_us(const Algorithm& self, const CollArgs& a, const Comm& c);
 const Settings& rule_settings(const Comm& c);
 // A GPU algorithm's Algorithm::estimate_us: its modelled time plus the rule's penalty.
 template <auto modelled, const Algorithm& self>
-double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  return modelled(a, c, m) + rule_penalty_us(self, a, c);
+double ruled_estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  return modelled(a, ctx, m) + rule_penalty_us(self, a, c);
 }
 // The INFO log's reason for a device-memory choice: "rule, not a measured model: ..." where the
 // rule picked `chosen`, else "lowest estimate".
@@ -212,8 +215,10 @@ std::string rule_reason(const Algorithm& chosen, const CollArgs& a, const Comm& 
 enum class Gate : uint8_t { host, native, hier, staged };
 Gate gate(const CollContext& ctx, bool blocking, std::initializer_list<const void*> bufs, const Reduction* red,
           size_t bytes, std::string* why);
-// Whether gate() made ready the node levels of c for gpu_hier (every node's workspace usable).
+// Whether gate() made ready the node levels of c for gpu_hier (every node's workspace usable);
+// the same from c's state.
 bool hier_ready(const Comm& c);
+bool hier_ready(const CommState& st);
 
 // Closes every peer mapping and frees every workspace still alive (MPI_Finalize, after its
 // barrier). A communicator freed earlier releases its own.

@@ -5,9 +5,9 @@
 namespace weft::coll {
 
 namespace {
-bool never(const CollArgs&, const Comm&) { return false; }
-double none(const CollArgs&, const Comm&, const CostModel&) { return 0; }
-std::shared_ptr<Schedule> nothing(const CollArgs&, const Comm&) { return nullptr; }
+bool never(const CollArgs&, const CollContext&) { return false; }
+double none(const CollArgs&, const CollContext&, const CostModel&) { return 0; }
+std::shared_ptr<Schedule> nothing(const CollArgs&, const CollContext&) { return nullptr; }
 }  // namespace
 
 namespace gpu {
@@ -31,6 +31,7 @@ const Settings& settings_of(const GpuWorkspace&) {
 }
 void* internal_stream(const GpuWorkspace&) { return nullptr; }
 bool supports(ReduceOp, BasicType) { return false; }
+bool block_form_supported(const CollArgs&, const Comm&) { return false; }
 
 namespace {
 Status no_cuda() {

@@ -37,14 +37,18 @@ namespace {
 
 using gpu::HierGpu;
 
-bool supports_common(const CollArgs& a, const Comm& c, bool reduction) {
+bool supports_common(const CollArgs& a, const CollContext& ctx, bool reduction) {
+  const Comm& c = ctx.comm;
   if (!a.blocking || !spans_nodes(c) || !gpu::hier_ready(c) || !gpu::device_call(a)) return false;
   return !reduction || (!a.red.user && gpu::supports(a.red.op, a.red.type));
 }
-bool supports_reduction(const CollArgs& a, const Comm& c) { return a.count > 0 && supports_common(a, c, true); }
-bool supports_data(const CollArgs& a, const Comm& c) { return a.bytes > 0 && supports_common(a, c, false); }
-bool supports_allgather(const CollArgs& a, const Comm& c) {
-  if (!supports_data(a, c) || !a.uniform || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
+bool supports_reduction(const CollArgs& a, const CollContext& ctx) {
+  return a.count > 0 && supports_common(a, ctx, true);
+}
+bool supports_data(const CollArgs& a, const CollContext& ctx) { return a.bytes > 0 && supports_common(a, ctx, false); }
+bool supports_allgather(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
+  if (!supports_data(a, ctx) || !a.uniform || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
   for (size_t q = 0; q < a.recv_blocks.size(); ++q)
     if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;
   return true;
@@ -53,7 +57,8 @@ bool supports_allgather(const CollArgs& a, const Comm& c) {
 // A rough model, to which the estimate adds the rule's penalty (gpu_coll.h): two device stages (launch floors
 // and a copy of the vector each), the copies to and from host memory, and the leaders'
 // exchange at the network's level.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const double n = double(a.bytes);
   return 2 * (gpu::kLaunchUs + n / gpu::kCopyBytesPerUs) + 2 * n / gpu::kCopyBytesPerUs +
@@ -83,17 +88,19 @@ Status device_scratch(Schedule& s, HierGpu& g, size_t bytes, char** out) {
 // A device stage on this rank's node: `na` as a call of the node communicator would run it
 // (forced by WEFT_COLL_TUNE where that GPU algorithm can run it, else the lowest estimate, which
 // carries the rule), appended to s.
-Status append_node_stage(Schedule& s, const Hierarchy& h, const HierGpu& g, const CollArgs& na) {
+Status append_node_stage(Schedule& s, const CollContext& ctx, const Hierarchy& h, const HierGpu& g,
+                         const CollArgs& na) {
   const Comm& node = *h.node_comm;
+  const CollContext nctx = context_on(ctx, node);
   const Algorithm* alg = g.tuning ? g.tuning->forced(na.coll, na.bytes) : nullptr;
-  if (alg && !(gpu::is_gpu_algorithm(*alg) && alg->supports(na, node))) alg = nullptr;
-  if (!alg) alg = lowest_estimate(na, node, CostModel{}, true);
+  if (alg && !(gpu::is_gpu_algorithm(*alg) && alg->supports(na, nctx))) alg = nullptr;
+  if (!alg) alg = lowest_estimate(na, nctx, CostModel{}, true);
   if (!alg) {
     set_error_detail(std::string("no GPU algorithm runs the ") + collective_name(na.coll) + " stage on " +
                      node.label());
     return Status::internal;
   }
-  std::shared_ptr<Schedule> stage = alg->build(na, node);
+  std::shared_ptr<Schedule> stage = alg->build(na, nctx);
   s.append_mapped(*stage, h.node);
   return Status::ok;
 }
@@ -104,8 +111,9 @@ void copy_step(Schedule& s, void* to, const void* from, size_t bytes) {
 }
 
 // The allreduce of count elements from send (device; == recv: in place) into recv (device).
-Status append_allreduce(Schedule& s, const Comm& c, const void* send, void* recv, size_t count,
+Status append_allreduce(Schedule& s, const CollContext& ctx, const void* send, void* recv, size_t count,
                         const Reduction& red) {
+  const Comm& c = ctx.comm;
   const Hierarchy& h = hierarchy(c);
   HierGpu& g = gpu::hier_gpu(h);
   const size_t bytes = count * red.elem_size;
@@ -116,7 +124,7 @@ Status append_allreduce(Schedule& s, const Comm& c, const void* send, void* recv
     up.count = count;
     up.bytes = bytes;
     up.red = red;
-    WEFT_TRY(append_node_stage(s, h, g, up));
+    WEFT_TRY(append_node_stage(s, ctx, h, g, up));
   } else if (send != recv) {
     copy_step(s, recv, send, bytes);
   }
@@ -132,19 +140,20 @@ Status append_allreduce(Schedule& s, const Comm& c, const void* send, void* recv
     down.recv = recv;
     down.bytes = bytes;
     down.root = 0;
-    WEFT_TRY(append_node_stage(s, h, g, down));
+    WEFT_TRY(append_node_stage(s, ctx, h, g, down));
   }
   return Status::ok;
 }
 
-std::shared_ptr<Schedule> build_hier_allreduce(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_allreduce(const CollArgs& a, const CollContext& ctx) {
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
-  const Status st = append_allreduce(*s, c, a.send, a.recv, a.count, a.red);
+  const Status st = append_allreduce(*s, ctx, a.send, a.recv, a.count, a.red);
   return st == Status::ok ? s : failing(st);
 }
 
-std::shared_ptr<Schedule> build_hier_bcast(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_bcast(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_hier");
   const Hierarchy& h = hierarchy(c);
   const RootedGroups r = rooted_groups(h, c, a.root);
@@ -160,12 +169,13 @@ std::shared_ptr<Schedule> build_hier_bcast(const CollArgs& a, const Comm& c) {
     down.recv = a.recv;
     down.bytes = a.bytes;
     down.root = r.node_root;
-    if (Status st = append_node_stage(*s, h, gpu::hier_gpu(h), down); st != Status::ok) return failing(st);
+    if (Status st = append_node_stage(*s, ctx, h, gpu::hier_gpu(h), down); st != Status::ok) return failing(st);
   }
   return s;
 }
 
-std::shared_ptr<Schedule> build_hier_reduce(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_reduce(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
   const Hierarchy& h = hierarchy(c);
@@ -187,7 +197,7 @@ std::shared_ptr<Schedule> build_hier_reduce(const CollArgs& a, const Comm& c) {
     up.bytes = a.bytes;
     up.red = a.red;
     up.root = r.node_root;
-    if (Status st = append_node_stage(*s, h, g, up); st != Status::ok) return failing(st);
+    if (Status st = append_node_stage(*s, ctx, h, g, up); st != Status::ok) return failing(st);
   } else if (partial != a.send) {
     copy_step(*s, partial, a.send, a.bytes);
   }
@@ -201,7 +211,8 @@ std::shared_ptr<Schedule> build_hier_reduce(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-std::shared_ptr<Schedule> build_hier_allgather(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_allgather(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_hier");
   const Hierarchy& h = hierarchy(c);
   HierGpu& g = gpu::hier_gpu(h);
@@ -217,7 +228,7 @@ std::shared_ptr<Schedule> build_hier_allgather(const CollArgs& a, const Comm& c)
     na.own_bytes = block;
     na.bytes = here;
     for (size_t q = 0; q < h.node.size(); ++q) na.recv_blocks.push_back(Block{q * block, block});
-    if (Status st = append_node_stage(*s, h, g, na); st != Status::ok) return failing(st);
+    if (Status st = append_node_stage(*s, ctx, h, g, na); st != Status::ok) return failing(st);
     node_blocks = scratch;
   }
   // 2. The leaders exchange their nodes' blocks (packed in node order) and lay them out in
@@ -244,18 +255,19 @@ std::shared_ptr<Schedule> build_hier_allgather(const CollArgs& a, const Comm& c)
     down.recv = a.recv;
     down.bytes = total;
     down.root = 0;
-    if (Status st = append_node_stage(*s, h, g, down); st != Status::ok) return failing(st);
+    if (Status st = append_node_stage(*s, ctx, h, g, down); st != Status::ok) return failing(st);
   }
   return s;
 }
 
-std::shared_ptr<Schedule> build_hier_reduce_scatter(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build_hier_reduce_scatter(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("gpu_hier");
   s->set_reduction(a.red);
   HierGpu& g = gpu::hier_gpu(hierarchy(c));
   char* whole = nullptr;
   if (Status st = device_scratch(*s, g, a.bytes, &whole); st != Status::ok) return failing(st);
-  if (Status st = append_allreduce(*s, c, a.send, whole, a.count, a.red); st != Status::ok) return failing(st);
+  if (Status st = append_allreduce(*s, ctx, a.send, whole, a.count, a.red); st != Status::ok) return failing(st);
   size_t first = 0;
   for (int q = 0; q < c.rank; ++q) first += a.counts[size_t(q)];
   const size_t mine = a.counts[size_t(c.rank)] * a.red.elem_size;

@@ -48,19 +48,21 @@ Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t cou
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) {
-  return a.count > 0 && a.send && kernel_call_supported(a, c, false, true);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return a.count > 0 && a.send && kernel_call_supported(a, ctx.comm, false, true);
 }
 
 // A rough model, printed with the choice (the rule's pick for small messages): the launch
 // floor (about 10 us), a barrier and a second launch, the vector copied in at about 2.1 TB/s,
 // and p reads plus one write at the root at 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs +
          double(a.bytes) * (c.size + 1) / kReduceBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_pieces_on("gpu_reduce", c, [&](GpuWorkspace& ws) {
     return reduce_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.count, a.red.type,
                               a.red.op, a.root);

@@ -42,14 +42,16 @@ std::shared_ptr<const Pieces> reduce_scatter_pieces(GpuWorkspace& ws, const char
   return p;
 }
 
-bool supports(const CollArgs& a, const Comm& c) {
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   if (!a.send || a.counts.size() != size_t(c.size) || a.count == 0) return false;
   size_t total = 0;
   for (size_t n : a.counts) total += n;
-  return total == a.count && kernel_call_supported(a, c, false, true);
+  return total == a.count && kernel_call_supported(a, ctx.comm, false, true);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_pieces_on("gpu_reduce_scatter", c, [&](GpuWorkspace& ws) {
     return reduce_scatter_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.counts,
                                       a.count, a.red.type, a.red.op);

@@ -48,14 +48,17 @@ Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* re
   });
 }
 
-namespace {
-
 // MPI_Reduce_scatter_block: every rank's share is the same, and nothing else.
-bool supports(const CollArgs& a, const Comm& c) {
+bool block_form_supported(const CollArgs& a, const Comm& c) {
   return block_reduce_scatter(a, c) && kernel_call_supported(a, c, false, true);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+namespace {
+
+bool supports(const CollArgs& a, const CollContext& ctx) { return block_form_supported(a, ctx.comm); }
+
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_pieces_on("gpu_reduce_scatter_block", c, [&](GpuWorkspace& ws) {
     return reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
                                             a.counts[0], a.red.type, a.red.op);

@@ -35,19 +35,21 @@ Status enqueue_reduce_scatter_ring(GpuWorkspace& ws, const char* send, char* rec
   return Status::ok;
 }
 
-bool supports(const CollArgs& a, const Comm& c) {
-  return block_reduce_scatter(a, c) && kernel_call_supported(a, c, true, true);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return block_reduce_scatter(a, ctx.comm) && kernel_call_supported(a, ctx.comm, true, true);
 }
 
 // A rough model, printed with the choice: a barrier and p steps of a launch and a pairwise flag
 // each, the input copied in at about 2.1 TB/s and two reads and a write per step's share at
 // 3.3 TB/s (measured on one H200).
-double estimate(const CollArgs& a, const Comm& c, const CostModel&) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 2 + c.size * kStepUs + double(a.bytes) / kCopyBytesPerUs +
          double(a.bytes) * 3 / kReduceBytesPerUs;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_enqueued("gpu_reduce_scatter_ring", c,
                              [r = reduction_call(a), n = a.counts[0]](GpuWorkspace& ws, cudaStream_t s) {
                                return enqueue_reduce_scatter_ring(ws, static_cast<const char*>(r.send),

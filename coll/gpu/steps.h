@@ -15,7 +15,8 @@ constexpr double kLaunchUs = 10, kStepUs = 4, kCopyBytesPerUs = 2.1e6, kReduceBy
 // A rough model of a reduce_scatter through the slots, printed with the choice: the launch
 // floor, a barrier and a second launch, the input copied in, and p reads of this rank's share
 // plus one write by the reduction.
-inline double slots_reduce_scatter_us(const CollArgs& a, const Comm& c, const CostModel&) {
+inline double slots_reduce_scatter_us(const CollArgs& a, const CollContext& ctx, const CostModel&) {
+  const Comm& c = ctx.comm;
   return kLaunchUs + 4 + double(a.bytes) / kCopyBytesPerUs + double(a.bytes) * (c.size + 1) / c.size / kReduceBytesPerUs;
 }
 
@@ -54,9 +55,11 @@ std::shared_ptr<Schedule> build_pieces_on(const char* name, const Comm& c, MakeP
 // An allreduce (root < 0) or a reduce to root, enqueued by one function.
 using EnqueueReduction = Status (*)(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, cudaStream_t s, int root);
-inline bool supports_allreduce_kernels(const CollArgs& a, const Comm& c) { return kernel_call_supported(a, c, true); }
-inline bool supports_reduce_kernels(const CollArgs& a, const Comm& c) {
-  return a.count > 0 && a.send && kernel_call_supported(a, c, true);
+inline bool supports_allreduce_kernels(const CollArgs& a, const CollContext& ctx) {
+  return kernel_call_supported(a, ctx.comm, true);
+}
+inline bool supports_reduce_kernels(const CollArgs& a, const CollContext& ctx) {
+  return a.count > 0 && a.send && kernel_call_supported(a, ctx.comm, true);
 }
 template <EnqueueReduction enqueue>
 std::shared_ptr<Schedule> build_reduction(const char* name, const CollArgs& a, const Comm& c, int root) {
@@ -74,22 +77,28 @@ struct Name {
 
 // The allreduce entry and the reduce entry (to the call's root) of an algorithm whose two forms
 // enqueue runs.
-using Estimate = double (*)(const CollArgs& a, const Comm& c, const CostModel& m);
+using Estimate = double (*)(const CollArgs& a, const CollContext& c, const CostModel& m);
 template <EnqueueReduction enqueue, Name name>
 constexpr Algorithm allreduce_entry(Estimate estimate) {
   return {name.chars, Collective::allreduce, supports_allreduce_kernels, estimate,
-          [](const CollArgs& a, const Comm& c) { return build_reduction<enqueue>(name.chars, a, c, -1); }};
+          [](const CollArgs& a, const CollContext& ctx) {
+            const Comm& c = ctx.comm;
+            return build_reduction<enqueue>(name.chars, a, c, -1);
+          }};
 }
 template <EnqueueReduction enqueue, Name name>
 constexpr Algorithm reduce_entry(Estimate estimate) {
   return {name.chars, Collective::reduce, supports_reduce_kernels, estimate,
-          [](const CollArgs& a, const Comm& c) { return build_reduction<enqueue>(name.chars, a, c, a.root); }};
+          [](const CollArgs& a, const CollContext& ctx) {
+            const Comm& c = ctx.comm;
+            return build_reduction<enqueue>(name.chars, a, c, a.root);
+          }};
 }
 
 // A bcast enqueued by one function.
 using EnqueueBcast = Status (*)(GpuWorkspace& ws, char* buf, size_t bytes, int root, cudaStream_t s);
-inline bool supports_bcast_kernels(const CollArgs& a, const Comm& c) {
-  return a.bytes > 0 && kernel_call_supported(a, c, true, false);
+inline bool supports_bcast_kernels(const CollArgs& a, const CollContext& ctx) {
+  return a.bytes > 0 && kernel_call_supported(a, ctx.comm, true, false);
 }
 template <EnqueueBcast enqueue>
 std::shared_ptr<Schedule> build_bcast(const char* name, const CollArgs& a, const Comm& c) {

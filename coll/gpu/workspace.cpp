@@ -1,5 +1,5 @@
 // The GPU workspace: made once per communicator on its first GPU-native collective, kept with
-// it (Comm::coll_gpu), and released with it or at MPI_Finalize.
+// it (CommState::gpu, coll/comm_state.h), and released with it or at MPI_Finalize.
 //
 // Making it: each rank allocates its flags and slots (one cudaMalloc, so one IPC handle),
 // the ranks exchange {ok, MPS pipe seen, GPU uuid, IPC handle} with one host allreduce (bitwise
@@ -18,18 +18,19 @@
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 #include "runtime/op_gpu.h"
+#include "coll/comm_state.h"
 #include "flags.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {
 
-namespace {
-
-// What a communicator keeps (Comm::coll_gpu): the workspace, or why there is none.
+// What a communicator keeps (CommState::gpu): the workspace, or why there is none.
 struct CommGpu {
   std::shared_ptr<GpuWorkspace> ws;
   std::string why;
 };
+
+namespace {
 
 // Workspaces still alive, for MPI_Finalize; and allocations whose peers had not released
 // them when their communicator was freed (freed at MPI_Finalize, after its barrier).
@@ -240,24 +241,27 @@ bool compiled() { return true; }
 bool supports(ReduceOp op, BasicType type) { return reduce_device_supports(op, type); }
 
 std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c) {
-  return c.coll_gpu ? static_cast<CommGpu*>(c.coll_gpu.get())->ws : nullptr;
+  const CommState* st = find_state(c);
+  return st && st->gpu ? st->gpu->ws : nullptr;
 }
 
 GpuWorkspace* existing_workspace(const Comm& c) {
-  return c.coll_gpu ? static_cast<CommGpu*>(c.coll_gpu.get())->ws.get() : nullptr;
+  const CommState* st = find_state(c);
+  return st && st->gpu ? st->gpu->ws.get() : nullptr;
 }
 
 GpuWorkspace* workspace(const CollContext& ctx, std::string* why) {
   const Comm& c = ctx.comm;
-  if (!c.coll_gpu) {
+  CommState& st = state_of(ctx);
+  if (!st.gpu) {
     auto h = std::make_shared<CommGpu>();
     h->ws = create(ctx, &h->why);
     if (!h->ws)
       WEFT_INFO(Subsys::gpu, "gpu collectives on %s: not usable (%s); device buffers are staged through host memory",
                 c.label().c_str(), h->why.c_str());
-    c.coll_gpu = h;
+    st.gpu = h;
   }
-  auto* h = static_cast<CommGpu*>(c.coll_gpu.get());
+  CommGpu* h = st.gpu.get();
   if (!h->ws && why) *why = h->why;
   return h->ws.get();
 }
@@ -441,7 +445,8 @@ Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Share
   return Status::ok;
 }
 
-bool uniform_allgather(const CollArgs& a, const Comm& c) {
+bool uniform_allgather(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   if (!a.uniform || !a.send || a.own_bytes == 0 || a.recv_blocks.size() != size_t(c.size)) return false;
   for (size_t q = 0; q < a.recv_blocks.size(); ++q)
     if (a.recv_blocks[q].offset != q * a.own_bytes || a.recv_blocks[q].bytes != a.own_bytes) return false;

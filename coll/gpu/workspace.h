@@ -166,7 +166,7 @@ Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Share
 
 // Call shapes the algorithms of one collective share: allgather's uniform blocks back to
 // back; reduce_scatter's equal shares (the block form).
-bool uniform_allgather(const CollArgs& a, const Comm& c);
+bool uniform_allgather(const CollArgs& a, const CollContext& c);
 bool block_reduce_scatter(const CollArgs& a, const Comm& c);
 
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,

@@ -19,7 +19,8 @@ namespace weft::coll {
 namespace {
 
 // Every rank must estimate alike: the fullest node sets the gather's fan-in and the tree depth.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m), net = net_level(m);
@@ -28,7 +29,8 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
          ceil_log2(h.largest_node) * node.step_us(n);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allgather:hier");
   const Hierarchy& h = hierarchy(c);
   const PackedResult r = append_gather_to_leader(*s, h, c, a);

@@ -15,7 +15,8 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) {
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   if (!a.red.commutative || a.red.user || !spans_nodes(c)) return false;
   const Hierarchy& h = hierarchy(c);
   return h.uniform && h.largest_node > 1 && a.count >= size_t(h.largest_node);
@@ -36,8 +37,9 @@ Costs column_costs(double part, int nodes, int per_node, const CostModel& m) {
   return c;
 }
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m);
   const double l = h.largest_node, n = double(a.bytes), part = n / l;
@@ -46,7 +48,8 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
          (l - 1) * node.step_us(part);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allreduce:hier_multi");
   s->set_reduction(a.red);
   const Hierarchy& h = hierarchy(c);

@@ -24,15 +24,17 @@ size_t fragments_of(const CollArgs& a) {
   return std::clamp<size_t>(a.bytes / kMinFragment, 2, kMaxFragments);
 }
 
-bool supports(const CollArgs& a, const Comm& c) {
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return a.red.commutative && !a.red.user && spans_nodes(c) && a.bytes >= 2 * kMinFragment &&
          a.count >= fragments_of(a);
 }
 
 // A pipeline of F fragments through three stages costs the stages of one fragment plus F-1
 // times the slowest stage.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const Level node = node_level(m), net = net_level(m);
   const double f = double(fragments_of(a)), n = double(a.bytes) / f, reduce = n * m.gamma_us_per_byte;
@@ -51,7 +53,7 @@ struct Progression {
   std::vector<uint64_t> reduced;
 };
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   auto s = std::make_shared<Schedule>("allreduce:hier_pipelined");
   s->set_reduction(a.red);
   const size_t fragments = fragments_of(a), es = a.red.elem_size;
@@ -78,7 +80,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
       return Status::ok;
     });
     lane->new_round();
-    append_hier_allreduce(*lane, c, buf + first * es, count, a.red, false, [p, k, runs = runs.get()] {
+    append_hier_allreduce(*lane, ctx, buf + first * es, count, a.red, false, [p, k, runs = runs.get()] {
       p->reduced[k] = *runs;
       return Status::ok;
     });

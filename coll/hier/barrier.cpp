@@ -13,14 +13,16 @@ namespace weft::coll {
 namespace {
 
 // Every rank must estimate alike: the fullest node sets the tree depth.
-double estimate(const CollArgs&, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   return 2 * ceil_log2(h.largest_node) * node_level(m).alpha_us +
          ceil_log2(h.node_count()) * net_level(m).alpha_us;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("barrier:hier");
   const Hierarchy& h = hierarchy(c);
   const int l = int(h.node.size()), me = h.node_index;

@@ -12,7 +12,8 @@ namespace weft::coll {
 namespace {
 
 // Every rank must estimate alike: the fullest node sets the tree depth.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!spans_nodes(c)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const double n = double(a.bytes);
@@ -20,7 +21,8 @@ double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
          ceil_log2(h.largest_node) * node_level(m).step_us(n);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("bcast:hier");
   const Hierarchy& h = hierarchy(c);
   const RootedGroups g = rooted_groups(h, c, a.root);

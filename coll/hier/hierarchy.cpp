@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "coll/comm_state.h"
+
 namespace weft::coll {
 
 bool spans_nodes(const Comm& c) {
@@ -13,7 +15,8 @@ bool spans_nodes(const Comm& c) {
 }
 
 const Hierarchy& hierarchy(const Comm& c) {
-  if (c.coll_hier) return *static_cast<const Hierarchy*>(c.coll_hier.get());
+  CommState& st = state_of(c);
+  if (st.hier) return *st.hier;
   auto h = std::make_shared<Hierarchy>();
   h->spans_nodes = spans_nodes(c);
   std::map<uint32_t, std::vector<int>> members;  // node id -> its ranks in order
@@ -41,8 +44,15 @@ const Hierarchy& hierarchy(const Comm& c) {
   node->single_node = true;
   node->nodes.assign(h->node.size(), c.nodes.empty() ? 0 : c.nodes[size_t(c.rank)]);
   h->node_comm = std::move(node);
-  c.coll_hier = h;
+  st.hier = h;
   return *h;
+}
+
+Hierarchy::~Hierarchy() {
+  // As a member-wise destruction would: the GPU levels' state first, then the node
+  // communicator's own (its segment, its GPU workspace).
+  gpu.reset();
+  if (node_comm) release(*node_comm);
 }
 
 Comm group_view(const std::vector<int>& ranks, int me) {

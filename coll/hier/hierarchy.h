@@ -1,7 +1,7 @@
 // The levels of a communicator that spans nodes, as groups of its ranks: this rank's node, the
 // node leaders (each node's lowest rank) and this rank's column (the ranks with its index on
 // every node, for the multi-leader algorithms). Built once per communicator on first use and
-// kept with it (Comm::coll_hier); the hierarchical algorithms build their phases as flat
+// kept in its state (comm_state.h); the hierarchical algorithms build their phases as flat
 // algorithms on these groups and run them under the call's tag, so no sub-communicator (and
 // no context id) is needed.
 #pragma once
@@ -27,6 +27,8 @@ struct Hierarchy {
   std::shared_ptr<Comm> node_comm;
   // The GPU collectives across nodes' state (owned and interpreted by coll/gpu/hier.h).
   mutable std::shared_ptr<void> gpu;
+  // Releases the node communicator's state with the hierarchy.
+  ~Hierarchy();
   int node_count() const { return int(leaders.size()); }
   bool is_leader() const { return node_index == 0; }
 };
@@ -37,7 +39,7 @@ const Hierarchy& hierarchy(const Comm& c);
 // Whether c's members lie on more than one node.
 bool spans_nodes(const Comm& c);
 // The same as an Algorithm::supports predicate, for hierarchical algorithms that take any call.
-inline bool supports_spanning(const CollArgs&, const Comm& c) { return spans_nodes(c); }
+inline bool supports_spanning(const CollArgs&, const CollContext& ctx) { return spans_nodes(ctx.comm); }
 
 // A communicator view of a group, as the flat builders see it: this rank's index in it
 // (-1 when not a member) and its size.
@@ -59,7 +61,7 @@ class Schedule;
 // leader (through the node's shared-memory segment with `shm`, else a binomial tree), recursive
 // doubling among leaders, bcast in the node. after_up, if given, runs once this rank's part of
 // the node reduction is done (a pipeline starts its next fragment then).
-void append_hier_allreduce(Schedule& s, const Comm& c, void* buf, size_t count, const Reduction& red,
+void append_hier_allreduce(Schedule& s, const CollContext& ctx, void* buf, size_t count, const Reduction& red,
                            bool shm, std::function<Status()> after_up);
 
 }  // namespace weft::coll

@@ -12,20 +12,23 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) {
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return a.red.commutative && !a.red.user && spans_nodes(c);
 }
 
 // Every rank must estimate alike: the fullest node sets the tree depth.
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const Hierarchy& h = hierarchy(c);
   const double n = double(a.bytes), reduce = n * m.gamma_us_per_byte;
   return ceil_log2(h.largest_node) * (node_level(m).step_us(n) + reduce) +
          ceil_log2(h.node_count()) * (net_level(m).step_us(n) + reduce);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("reduce:hier");
   s->set_reduction(a.red);
   const Hierarchy& h = hierarchy(c);

@@ -17,7 +17,7 @@ void exchange(Schedule& s, const CollArgs& a, size_t to, size_t from) {
     s.recv(a.sources[from], recv + a.recv_blocks[from].offset, a.recv_blocks[from].bytes);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm&) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext&) {
   auto s = std::make_shared<Schedule>(a.coll == Collective::neighbor_allgather ? "neighbor_allgather:linear"
                                                                              : "neighbor_alltoall:linear");
   if (a.cartesian) {
@@ -36,7 +36,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm&) {
   return s;
 }
 
-double estimate(const CollArgs& a, const Comm&, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext&, const CostModel& m) {
   const double msgs = double(a.sources.size() + a.destinations.size());
   return msgs * m.alpha_us + double(a.bytes) * m.beta_us_per_byte;
 }

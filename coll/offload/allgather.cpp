@@ -13,14 +13,16 @@ namespace weft::coll {
 
 namespace {
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
-  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
+  const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
   return (l - 1) * node.step_us(n / c.size) + offload::fabric_us(c, n, m) + depth * node.alpha_us +
          depth * node.step_us(n);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allgather:offload");
   const Hierarchy& h = hierarchy(c);
   const PackedResult r = append_gather_to_leader(*s, h, c, a);

@@ -12,14 +12,16 @@ namespace weft::coll {
 
 namespace {
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
-  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
+  const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
   return depth * (2 * node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
          offload::fabric_us(c, n, m);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allreduce:offload", a.red);
   const Hierarchy& h = hierarchy(c);
   const Comm node = group_view(h.node, c.rank);

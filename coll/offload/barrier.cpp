@@ -11,13 +11,15 @@ namespace weft::coll {
 
 namespace {
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!offload::supports(a, c)) return std::numeric_limits<double>::infinity();
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!offload::supports(a, ctx)) return std::numeric_limits<double>::infinity();
   const double depth = ceil_log2(hierarchy(c).largest_node);
   return 2 * depth * node_level(m).alpha_us + offload::fabric_us(c, 0, m);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("barrier:offload");
   const Hierarchy& h = hierarchy(c);
   auto meet = build_barrier_dissemination(group_view(h.node, c.rank));

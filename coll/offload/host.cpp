@@ -8,8 +8,10 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "coll/algorithm.h"
+#include "coll/comm_state.h"
 #include "coll/hier/hierarchy.h"
 #include "coll/offload/offload.h"
 #include "coll/schedule.h"
@@ -27,31 +29,42 @@ struct Loaded {
 };
 Loaded g;
 
-// A communicator's offload state; stored in Comm::coll_offload.
-struct CommState {
+}  // namespace
+
+// A communicator's offload state; stored in its CommState (coll/comm_state.h).
+struct CommOffload {
   enum Phase : uint8_t { setting_up, accepted, declined } phase = setting_up;
   void* comm = nullptr;  // the plugin's, at a leader that set up
   weft_offload_caps caps{};
   std::string reason;    // declined: why
   std::string label;
   double hop_us = 0;     // measured at set-up (0: the configured one)
-  ~CommState();
+  ~CommOffload();
 };
 
-std::set<CommState*>& open_states() {
-  static auto* s = new std::set<CommState*>;  // never destroyed: communicators may outlive statics
+namespace {
+
+std::set<CommOffload*>& open_states() {
+  static auto* s = new std::set<CommOffload*>;  // never destroyed: communicators may outlive statics
   return *s;
 }
 
-void teardown(CommState* st) {
+void teardown(CommOffload* st) {
   if (st->comm && g.table) g.table->comm_teardown(st->comm);
   st->comm = nullptr;
   open_states().erase(st);
 }
 
-CommState::~CommState() { teardown(this); }
+}  // namespace
 
-CommState* state_of(const Comm& c) { return static_cast<CommState*>(c.coll_offload.get()); }
+CommOffload::~CommOffload() { teardown(this); }
+
+namespace {
+
+CommOffload* offload_of(const Comm& c) {
+  const CommState* st = find_state(c);
+  return st ? st->offload.get() : nullptr;
+}
 
 void plugin_log(int level, const char* message) {
   const char* name = g.table && g.table->name ? g.table->name : "plugin";
@@ -139,7 +152,7 @@ Status load(const Options& options, const weft_offload_node_info& node) {
 
 void unload() {
   if (!g.table) return;
-  for (CommState* st : std::set<CommState*>(open_states())) teardown(st);
+  for (CommOffload* st : std::set<CommOffload*>(open_states())) teardown(st);
   g.table->finalize(g.plugin);
   dlclose(g.library);
   g = Loaded{};
@@ -148,30 +161,32 @@ void unload() {
 
 bool offloadable(Collective coll) { return coll_bit(coll) != 0; }
 
-bool plugin_dtype(BasicType t, uint32_t* out) {
-  switch (t) {
-    case BasicType::i32: *out = WEFT_OFFLOAD_INT32; return true;
-    case BasicType::u32: *out = WEFT_OFFLOAD_UINT32; return true;
-    case BasicType::i64: *out = WEFT_OFFLOAD_INT64; return true;
-    case BasicType::u64: *out = WEFT_OFFLOAD_UINT64; return true;
-    case BasicType::f32: *out = WEFT_OFFLOAD_FLOAT32; return true;
-    case BasicType::f64: *out = WEFT_OFFLOAD_FLOAT64; return true;
-    default: return false;
-  }
+namespace {
+
+// The plugin's code for a value of ours, from a table of (ours, the plugin's) pairs.
+template <class T, size_t N>
+bool plugin_code(T value, const std::pair<T, uint32_t> (&table)[N], uint32_t* out) {
+  for (const auto& [ours, theirs] : table)
+    if (ours == value) {
+      *out = theirs;
+      return true;
+    }
+  return false;
 }
 
-bool plugin_op(ReduceOp op, uint32_t* out) {
-  switch (op) {
-    case ReduceOp::sum: *out = WEFT_OFFLOAD_SUM; return true;
-    case ReduceOp::prod: *out = WEFT_OFFLOAD_PROD; return true;
-    case ReduceOp::min: *out = WEFT_OFFLOAD_MIN; return true;
-    case ReduceOp::max: *out = WEFT_OFFLOAD_MAX; return true;
-    case ReduceOp::band: *out = WEFT_OFFLOAD_BAND; return true;
-    case ReduceOp::bor: *out = WEFT_OFFLOAD_BOR; return true;
-    case ReduceOp::bxor: *out = WEFT_OFFLOAD_BXOR; return true;
-    default: return false;
-  }
-}
+constexpr std::pair<BasicType, uint32_t> kDtypes[] = {
+    {BasicType::i32, WEFT_OFFLOAD_INT32}, {BasicType::u32, WEFT_OFFLOAD_UINT32},  {BasicType::i64, WEFT_OFFLOAD_INT64},
+    {BasicType::u64, WEFT_OFFLOAD_UINT64}, {BasicType::f32, WEFT_OFFLOAD_FLOAT32}, {BasicType::f64, WEFT_OFFLOAD_FLOAT64}};
+constexpr std::pair<ReduceOp, uint32_t> kOps[] = {
+    {ReduceOp::sum, WEFT_OFFLOAD_SUM}, {ReduceOp::prod, WEFT_OFFLOAD_PROD}, {ReduceOp::min, WEFT_OFFLOAD_MIN},
+    {ReduceOp::max, WEFT_OFFLOAD_MAX}, {ReduceOp::band, WEFT_OFFLOAD_BAND}, {ReduceOp::bor, WEFT_OFFLOAD_BOR},
+    {ReduceOp::bxor, WEFT_OFFLOAD_BXOR}};
+
+}  // namespace
+
+bool plugin_dtype(BasicType t, uint32_t* out) { return plugin_code(t, kDtypes, out); }
+
+bool plugin_op(ReduceOp op, uint32_t* out) { return plugin_code(op, kOps, out); }
 
 namespace {
 
@@ -180,7 +195,7 @@ constexpr int kCalibrationBarriers = 5;
 // The mean time of a few barriers through the plugin, in ns, at a leader (UINT64_MAX: one
 // failed, and the plugin's own time limit bounds the wait). Every leader runs them at once;
 // a first, untimed one lines the leaders up.
-uint64_t time_barriers(CommState* st) {
+uint64_t time_barriers(CommOffload* st) {
   weft_offload_op_args args{};
   args.struct_size = sizeof args;
   args.coll = WEFT_OFFLOAD_BARRIER;
@@ -210,12 +225,12 @@ double switch_levels(const Comm& c) {
 Status prepare(const CollContext& ctx, const CollArgs& a) {
   const Comm& c = ctx.comm;
   if (!g.table || !offloadable(a.coll)) return Status::ok;
-  CommState* st = state_of(c);  // only communicators that span nodes get one
+  CommOffload* st = state_of(ctx).offload.get();  // only communicators that span nodes get one
   if (!st) {
     if (!spans_nodes(c)) return Status::ok;
-    auto fresh = std::make_shared<CommState>();
+    auto fresh = std::make_shared<CommOffload>();
     fresh->label = c.label();
-    c.coll_offload = fresh;
+    state_of(ctx).offload = fresh;
     st = fresh.get();
     open_states().insert(st);
     const Hierarchy& h = hierarchy(c);
@@ -271,7 +286,7 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
       }
     }
     if (all_masks[0] == 0) {
-      st->phase = CommState::declined;
+      st->phase = CommOffload::declined;
       st->reason = why.empty() ? "another leader's plugin declined it or failed (its log says why)" : why;
       teardown(st);
       if (g.options.mode == Mode::require)
@@ -281,7 +296,7 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
         WEFT_INFO(Subsys::offload, "in-network offload on %s (%d leaders): %s; its collectives use host algorithms",
                   c.label().c_str(), h.node_count(), st->reason.c_str());
     } else {
-      st->phase = CommState::accepted;
+      st->phase = CommOffload::accepted;
       st->caps.struct_size = sizeof st->caps;
       st->caps.collectives = uint32_t(all_masks[1]);
       st->caps.dtypes = uint32_t(all_masks[2]);
@@ -298,13 +313,13 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
     }
     // The set-up's own allreduces chose host algorithms while offload was not yet a candidate:
     // every size class chooses again now.
-    c.coll_choices.clear();
+    state_of(ctx).choices.clear();
   }
   // Under require every offloadable call must be offloaded; otherwise a call the offload
   // cannot take is logged once per reason.
   std::string why;
-  if (usable(a, c, &why)) return Status::ok;
-  if (st->phase == CommState::declined && g.options.mode != Mode::require) return Status::ok;  // said at set-up
+  if (usable(a, ctx, &why)) return Status::ok;
+  if (st->phase == CommOffload::declined && g.options.mode != Mode::require) return Status::ok;  // said at set-up
   const std::string msg = std::string(collective_name(a.coll)) + " on " + c.label() + " cannot be offloaded: " + why;
   if (g.options.mode == Mode::require) {
     WEFT_ERROR(Subsys::offload, "%s (WEFT_OFFLOAD=require)", msg.c_str());
@@ -316,15 +331,16 @@ Status prepare(const CollContext& ctx, const CollArgs& a) {
   return Status::ok;
 }
 
-bool usable(const CollArgs& a, const Comm& c, std::string* why) {
+bool usable(const CollArgs& a, const CollContext& ctx, std::string* why) {
+  const Comm& c = ctx.comm;
   auto no = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return false;
   };
-  const CommState* st = state_of(c);
+  const CommOffload* st = state_of(ctx).offload.get();
   if (!g.table) return no("no offload plugin is loaded");
-  if (!st || st->phase == CommState::setting_up) return no("the communicator is not set up for offload");
-  if (st->phase == CommState::declined) return no(st->reason);
+  if (!st || st->phase == CommOffload::setting_up) return no("the communicator is not set up for offload");
+  if (st->phase == CommOffload::declined) return no(st->reason);
   if (!(st->caps.collectives & coll_bit(a.coll))) return no("the plugin does not offer this collective");
   if (a.bytes > st->caps.max_bytes)
     return no(std::to_string(a.bytes) + " bytes exceed the plugin's limit of " + std::to_string(st->caps.max_bytes));
@@ -345,15 +361,15 @@ bool usable(const CollArgs& a, const Comm& c, std::string* why) {
 }
 
 // Only communicators that span nodes are ever set up, so usable() says it all.
-bool supports(const CollArgs& a, const Comm& c) { return usable(a, c); }
+bool supports(const CollArgs& a, const CollContext& ctx) { return usable(a, ctx); }
 
-bool required(const CollArgs& a, const Comm& c) {
-  return g.options.mode == Mode::require && g.table && offloadable(a.coll) && usable(a, c);
+bool required(const CollArgs& a, const CollContext& ctx) {
+  return g.options.mode == Mode::require && g.table && offloadable(a.coll) && usable(a, ctx);
 }
 
 
 double fabric_us(const Comm& c, double bytes, const CostModel& m) {
-  const CommState* st = state_of(c);
+  const CommOffload* st = offload_of(c);
   const CostParams& p = g.options.cost;
   const double levels = switch_levels(c), hop_us = st && st->hop_us > 0 ? st->hop_us : p.hop_us;
   const double fragment = st && st->caps.fragment_bytes ? double(st->caps.fragment_bytes) : p.fragment_bytes;
@@ -366,7 +382,7 @@ namespace {
 // One leader's operation, posted and polled by the leader's poll step of every run.
 struct LeaderOperation {
   std::shared_ptr<void> keep;  // the communicator's state
-  CommState* st = nullptr;
+  CommOffload* st = nullptr;
   weft_offload_op_args args{};
   void* op = nullptr;
   bool posted = false;
@@ -382,8 +398,8 @@ void append_leader_operation(Schedule& s, const Comm& c, const weft_offload_op_a
   s.next_round();
   if (h.is_leader()) {
     lop = std::make_shared<LeaderOperation>();
-    lop->keep = c.coll_offload;
-    lop->st = state_of(c);
+    lop->keep = state_of(c).offload;
+    lop->st = offload_of(c);
     lop->args = args;
     lop->args.struct_size = sizeof lop->args;
     s.poll([lop, word](const CollContext&) -> Status {

@@ -53,18 +53,18 @@ bool offloadable(Collective coll);
 Status prepare(const CollContext& ctx, const CollArgs& a);
 
 // Whether the offload algorithm can run this call on c; *why (optional) says why not.
-bool usable(const CollArgs& a, const Comm& c, std::string* why = nullptr);
+bool usable(const CollArgs& a, const CollContext& c, std::string* why = nullptr);
 // The offload algorithms' Algorithm::supports: c spans nodes and the call is usable.
-bool supports(const CollArgs& a, const Comm& c);
+bool supports(const CollArgs& a, const CollContext& c);
 
 // Whether WEFT_OFFLOAD=require binds this call: a plugin is loaded under require and the
 // offload algorithm can run the call.
-bool required(const CollArgs& a, const Comm& c);
+bool required(const CollArgs& a, const CollContext& c);
 // An offload algorithm's Algorithm::estimate_us: 0 where required() (a rule, not a measured
 // model: the selector's argmin then takes it over every host algorithm), else its model.
 template <auto modelled>
-double ruled_estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  return required(a, c) ? 0 : modelled(a, c, m);
+double ruled_estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  return required(a, ctx) ? 0 : modelled(a, ctx, m);
 }
 
 // The fabric's part of an offloaded operation on `bytes` bytes among c's leaders (one hop up
@@ -78,7 +78,8 @@ struct NodeTerms {
   Level node;
   double largest, depth, bytes;
 };
-inline NodeTerms node_terms(const CollArgs& a, const Comm& c, const CostModel& m) {
+inline NodeTerms node_terms(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const int largest = hierarchy(c).largest_node;
   return {node_level(m), double(largest), double(ceil_log2(largest)), double(a.bytes)};
 }

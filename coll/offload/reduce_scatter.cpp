@@ -13,18 +13,21 @@ namespace weft::coll {
 
 namespace {
 
-bool supports(const CollArgs& a, const Comm& c) {
-  return a.counts.size() == size_t(c.size) && offload::supports(a, c);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
+  return a.counts.size() == size_t(c.size) && offload::supports(a, ctx);
 }
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
-  if (!supports(a, c)) return std::numeric_limits<double>::infinity();
-  const auto [node, l, depth, n] = offload::node_terms(a, c, m);
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
+  if (!supports(a, ctx)) return std::numeric_limits<double>::infinity();
+  const auto [node, l, depth, n] = offload::node_terms(a, ctx, m);
   return depth * (node.step_us(n) + n * m.gamma_us_per_byte) + depth * node.alpha_us +
          offload::fabric_us(c, n, m) + (l - 1) * node.step_us(n / c.size);
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("reduce_scatter:offload", a.red);
   const Hierarchy& h = hierarchy(c);
   const Comm node = group_view(h.node, c.rank);

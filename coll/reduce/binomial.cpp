@@ -55,7 +55,8 @@ std::shared_ptr<Schedule> build_reduce_binomial(const Comm& c, const void* send,
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double n = double(a.bytes);
   double t = ceil_log2(c.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte));
   if (!a.red.commutative && a.root != 0) t += m.alpha_us + n * m.beta_us_per_byte;

@@ -49,7 +49,8 @@ void reduce_scatter_halving(Schedule& s, char* data, char* incoming, size_t es, 
 }
 
 // Both need a piece per taking part rank.
-inline bool halving_supports(const CollArgs& a, const Comm& c) {
+inline bool halving_supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return a.red.commutative && a.count >= size_t(floor_pof2(c.size));
 }
 

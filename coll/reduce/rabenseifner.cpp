@@ -65,7 +65,8 @@ std::shared_ptr<Schedule> build_reduce_rabenseifner(const Comm& c, const void* s
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const int pof2 = floor_pof2(c.size);
   const double n = double(a.bytes);
   double t = halving_and_mirror_us(pof2, n, m);

@@ -12,7 +12,8 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   const auto [s, p, me, es, start] = begin_reduce_scatter("reduce_scatter:recursive_halving", c, a.counts, a.red);
   const char* in = static_cast<const char*>(a.send);
   if (p == 1) {
@@ -50,8 +51,9 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-bool supports(const CollArgs& a, const Comm& c) { return a.red.commutative && is_power_of_two(c.size); }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs& a, const CollContext& ctx) { return a.red.commutative && is_power_of_two(ctx.comm.size); }
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return ceil_log2(c.size) * m.alpha_us + (p - 1) / p * n * (m.beta_us_per_byte + m.gamma_us_per_byte);
 }

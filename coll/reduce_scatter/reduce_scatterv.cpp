@@ -7,7 +7,8 @@ namespace weft::coll {
 
 namespace {
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   const auto [s, p, me, es, start] = begin_reduce_scatter("reduce_scatter:reduce_scatterv", c, a.counts, a.red);
   const size_t total = start[size_t(p)];
   std::vector<Block> blocks(static_cast<size_t>(p));
@@ -21,7 +22,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   return s;
 }
 
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return ceil_log2(c.size) * (m.alpha_us + n * (m.beta_us_per_byte + m.gamma_us_per_byte)) +
          (p - 1) * m.alpha_us + (p - 1) / p * n * m.beta_us_per_byte;

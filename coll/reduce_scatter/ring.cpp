@@ -31,8 +31,9 @@ std::shared_ptr<Schedule> build_reduce_scatter_ring(const Comm& c, const void* s
 }
 
 namespace {
-bool supports(const CollArgs& a, const Comm&) { return a.red.commutative; }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs& a, const CollContext&) { return a.red.commutative; }
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   const double p = c.size, n = double(a.bytes);
   return (p - 1) * (m.alpha_us + n / p * (m.beta_us_per_byte + m.gamma_us_per_byte));
 }

@@ -37,12 +37,14 @@ std::shared_ptr<Schedule> build_scan_recursive_doubling(const Comm& c, const voi
 }
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   return ceil_log2(c.size) *
          (m.alpha_us + double(a.bytes) * (m.beta_us_per_byte + 2 * m.gamma_us_per_byte));
 }
 template <bool exclusive>
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_scan_recursive_doubling(c, a.send, a.recv, a.count, a.red, exclusive);
 }
 }  // namespace

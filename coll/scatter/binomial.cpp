@@ -57,7 +57,8 @@ std::shared_ptr<Schedule> build_scatter_binomial(const Comm& c, const char* send
   return s;
 }
 
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_scatter_binomial(c, static_cast<const char*>(a.send), a.send_blocks, a.recv,
                                 a.own_bytes, a.root);
 }

@@ -10,7 +10,8 @@ std::shared_ptr<Schedule> build_scatter_linear(const Comm& c, const char* send,
 }
 
 namespace {
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   return build_scatter_linear(c, static_cast<const char*>(a.send), a.send_blocks, a.recv, a.own_bytes, a.root);
 }
 }  // namespace

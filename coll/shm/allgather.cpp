@@ -15,20 +15,23 @@ size_t largest_block(const CollArgs& a) {
   for (const Block& b : a.recv_blocks) most = std::max(most, b.bytes);
   return most;
 }
-bool supports(const CollArgs& a, const Comm& c) {
-  return shm::node_call(a, c) && a.recv_blocks.size() == size_t(c.size);
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
+  return shm::node_call(a, ctx) && a.recv_blocks.size() == size_t(c.size);
 }
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(largest_block(a), c.size);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), largest_block(a), c.size);
   return pieces.count * (shm::flag_exchange_us(m, c.size) + (c.size + 1) * pieces.bytes * m.shm_beta_us_per_byte);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allgather:shm");
   const char* mine = static_cast<const char*>(a.send);  // in place: inside recv
   char* recv = static_cast<char*>(a.recv);
   auto blocks = std::make_shared<const std::vector<Block>>(a.recv_blocks);
-  const size_t slot = shm::slot_bytes(c.size), block = largest_block(a);
+  const size_t slot = shm::slot_bytes(shm::geometry_of(ctx), c.size), block = largest_block(a);
   // The part of rank r's block that piece k carries.
   auto part = [slot](const Block& b, size_t k) {
     const size_t at = std::min(b.bytes, k * slot);
@@ -55,7 +58,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     };
     pieces.push_back(std::move(o));
   }
-  shm::add_operations(*s, c, std::move(pieces));
+  shm::add_operations(*s, ctx, std::move(pieces));
   return s;
 }
 }  // namespace

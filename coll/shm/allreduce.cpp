@@ -9,7 +9,7 @@
 namespace weft::coll {
 
 namespace {
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   auto s = std::make_shared<Schedule>("allreduce:shm", a.red);
   // The caller has put the input in recv (coll::plan copies it there when out of place).
   char* buf = static_cast<char*>(a.recv);
@@ -23,7 +23,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   o.read = [buf, bytes, count, red](shm::Segment& g, uint64_t op) {
     return shm::reduce_published(g, op, bytes, count, red, buf);
   };
-  shm::add_operation(*s, c, std::move(o));
+  shm::add_operation(*s, ctx, std::move(o));
   return s;
 }
 }  // namespace

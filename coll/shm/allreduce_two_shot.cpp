@@ -11,20 +11,22 @@
 namespace weft::coll {
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(a.bytes, c.size);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, c.size);
   // Per piece: two flag exchanges; copy in, read and reduce the shares, copy out.
   return pieces.count * (2 * shm::flag_exchange_us(m, c.size) +
                          pieces.bytes * (3 * m.shm_beta_us_per_byte + m.gamma_us_per_byte));
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("allreduce:shm_two_shot", a.red);
   // The caller has put the input in recv (coll::plan copies it there when out of place).
   char* buf = static_cast<char*>(a.recv);
   const Reduction red = a.red;
   const size_t elem = red.elem_size;
-  const size_t per_piece = std::max<size_t>(1, shm::slot_bytes(c.size) / elem);  // elements
+  const size_t per_piece = std::max<size_t>(1, shm::slot_bytes(shm::geometry_of(ctx), c.size) / elem);  // elements
   const int p = c.size;
   // Rank j's share of a piece of n elements: [n*j/p, n*(j+1)/p).
   auto share = [p](size_t n, int j) { return std::pair<size_t, size_t>{n * size_t(j) / size_t(p), n * size_t(j + 1) / size_t(p)}; };
@@ -59,7 +61,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     ops.push_back(std::move(in));
     ops.push_back(std::move(out));
   }
-  shm::add_operations(*s, c, std::move(ops));
+  shm::add_operations(*s, ctx, std::move(ops));
   return s;
 }
 }  // namespace

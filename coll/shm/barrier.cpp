@@ -8,13 +8,14 @@
 namespace weft::coll {
 
 namespace {
-bool supports(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
-double estimate(const CollArgs&, const Comm& c, const CostModel& m) {
+bool supports(const CollArgs&, const CollContext& ctx) { return ctx.comm.single_node && ctx.comm.size > 1; }
+double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   return shm::model_known(m) ? shm::flag_exchange_us(m, c.size) : std::numeric_limits<double>::infinity();
 }
-std::shared_ptr<Schedule> build(const CollArgs&, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs&, const CollContext& ctx) {
   auto s = std::make_shared<Schedule>("barrier:shm");
-  shm::add_operation(*s, c, shm::Operation{});
+  shm::add_operation(*s, ctx, shm::Operation{});
   return s;
 }
 }  // namespace

@@ -10,19 +10,21 @@
 namespace weft::coll {
 
 namespace {
-double estimate(const CollArgs& a, const Comm& c, const CostModel& m) {
+double estimate(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!shm::model_known(m)) return std::numeric_limits<double>::infinity();
-  const shm::SlotPieces pieces = shm::slot_pieces(a.bytes, c.size);
+  const shm::SlotPieces pieces = shm::slot_pieces(shm::geometry_of(ctx), a.bytes, c.size);
   // One hand-off and one copy per piece, pipelined; the root checks every reader's progress
   // once per round of slots.
   return (pieces.count + 1) * (m.shm_alpha_us + pieces.bytes * m.shm_beta_us_per_byte) +
-         pieces.count / shm::geometry().slots * shm::flag_exchange_us(m, c.size);
+         pieces.count / shm::geometry_of(ctx).slots * shm::flag_exchange_us(m, c.size);
 }
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("bcast:shm");
   char* buf = static_cast<char*>(a.recv);
   const int root = a.root;
-  const size_t slot = shm::slot_bytes(c.size);
+  const size_t slot = shm::slot_bytes(shm::geometry_of(ctx), c.size);
   std::vector<shm::Operation> pieces;
   for (size_t at = 0; at < a.bytes || pieces.empty(); at += slot) {
     const size_t bytes = std::min(slot, a.bytes - at);
@@ -38,7 +40,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
     };
     pieces.push_back(std::move(o));
   }
-  shm::add_operations(*s, c, std::move(pieces));
+  shm::add_operations(*s, ctx, std::move(pieces));
   return s;
 }
 }  // namespace

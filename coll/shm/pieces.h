@@ -7,15 +7,15 @@
 
 namespace weft::coll::shm {
 
-inline bool node_call(const CollArgs&, const Comm& c) { return c.single_node && c.size > 1; }
+inline bool node_call(const CollArgs&, const CollContext& ctx) { return ctx.comm.single_node && ctx.comm.size > 1; }
 
 // bytes cut into slot-sized pieces for a communicator of `ranks`: how many (at least one),
 // and the bytes of the first.
 struct SlotPieces {
   double count, bytes;
 };
-inline SlotPieces slot_pieces(size_t bytes, int ranks) {
-  const size_t slot = slot_bytes(ranks);
+inline SlotPieces slot_pieces(const Geometry& g, size_t bytes, int ranks) {
+  const size_t slot = slot_bytes(g, ranks);
   return {double(std::max<size_t>(1, (bytes + slot - 1) / slot)), double(std::min(bytes, slot))};
 }
 

@@ -8,7 +8,8 @@
 namespace weft::coll {
 
 namespace {
-std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
+std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
   auto s = std::make_shared<Schedule>("reduce:shm", a.red);
   const char* send = static_cast<const char*>(a.send);  // at an in-place root: recv
   char* recv = static_cast<char*>(a.recv);
@@ -24,7 +25,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const Comm& c) {
   o.read = [recv, bytes, count, red, root](shm::Segment& g, uint64_t op) {
     return g.rank() == root ? shm::reduce_published(g, op, bytes, count, red, recv) : Status::ok;
   };
-  shm::add_operation(*s, c, std::move(o));
+  shm::add_operation(*s, ctx, std::move(o));
   return s;
 }
 }  // namespace

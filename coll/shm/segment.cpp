@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "coll/algorithm.h"
+#include "coll/comm_state.h"
+#include "coll/settings.h"
 #include "pt2pt/shm.h"
 #include "runtime/log.h"
 #include "runtime/shm_segment.h"
@@ -60,15 +62,12 @@ Status fail(const std::string& msg) {
 
 }  // namespace
 
-namespace {
-Geometry g_geometry;
-}  // namespace
+const Geometry& geometry_of(const CollContext& ctx) {
+  static const Geometry defaults;
+  return ctx.settings ? ctx.settings->shm : defaults;
+}
 
-const Geometry& geometry() { return g_geometry; }
-void use_geometry(const Geometry& g) { g_geometry = g; }
-
-size_t slot_bytes(int ranks) {
-  const Geometry& g = geometry();
+size_t slot_bytes(const Geometry& g, int ranks) {
   if (g.slot_bytes) return round_up(g.slot_bytes, kLine);
   constexpr size_t kMost = 64 * 1024, kLeast = 4 * 1024;
   const size_t share = g.segment_bytes / (size_t(std::max(ranks, 1)) * g.slots);
@@ -85,7 +84,7 @@ struct Segment::Line {
 Segment::Segment(const Comm& c, const Geometry& g)
     : comm_(c), geometry_(g), rank_(c.rank), size_(c.size) {
   static_assert(sizeof(Line) == kLine);
-  geometry_.slot_bytes = shm::slot_bytes(size_);
+  geometry_.slot_bytes = shm::slot_bytes(g, size_);
   const size_t p = size_t(size_), k = geometry_.slots;
   flags_at_ = kPage;
   done_at_ = flags_at_ + p * k * kLine;
@@ -124,7 +123,7 @@ char* Segment::data(int r, uint64_t op, size_t bytes) {
 
 Status Segment::attach(const CollContext& ctx) {
   if (!file_) {
-    boot_ = &ctx.transport.boot();
+    boot_ = &ctx.transport->boot();
     if (!job_) job_ = std::make_unique<BootstrapShmJob>(*boot_);
     file_ = std::make_unique<ShmSegment>(*job_, file_name(*job_, "coll", comm_.world_rank(0), comm_.context_id),
                                          rank_ == 0, kCollUse);
@@ -171,7 +170,7 @@ Status Segment::attach(const CollContext& ctx) {
 }
 
 Status Segment::check_peers(const CollContext& ctx, int waiting_for) {
-  Bootstrap& boot = ctx.transport.boot();
+  Bootstrap& boot = ctx.transport->boot();
   boot.poll_local_liveness();
   if (boot.failures_seen() == 0) [[likely]] return Status::pending;
   int dead = -1;
@@ -238,9 +237,10 @@ Status Segment::finish(const CollContext&, uint64_t op) {
   return Status::ok;
 }
 
-std::shared_ptr<Segment> segment_of(const Comm& c) {
-  if (!c.coll_shm) c.coll_shm = std::make_shared<Segment>(c, geometry());
-  return std::static_pointer_cast<Segment>(c.coll_shm);
+std::shared_ptr<Segment> segment_of(const CollContext& ctx) {
+  CommState& st = state_of(ctx);
+  if (!st.shm) st.shm = std::make_shared<Segment>(ctx.comm, geometry_of(ctx));
+  return st.shm;
 }
 
 namespace {
@@ -250,14 +250,14 @@ thread_local std::shared_ptr<JointClaim::Numbers> t_joint;
 JointClaim::JointClaim() : numbers_(std::make_shared<Numbers>()), previous_(t_joint) { t_joint = numbers_; }
 JointClaim::~JointClaim() { t_joint = previous_; }
 
-void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
+void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> ops) {
   struct State {
     enum Phase : uint8_t { idle, joining, collecting, finishing } phase = idle;
     uint64_t op = 0;
     int next = 0;
     Status error = Status::ok;  // a failed read: reported once the operation is finished
   };
-  auto seg = segment_of(c);
+  auto seg = segment_of(ctx);
   // The numbers: this group's own, or a share of a joint claim (the group at base 0 claims).
   auto numbers = t_joint ? t_joint : std::make_shared<JointClaim::Numbers>();
   const uint64_t count = ops.size(), base = numbers->total;
@@ -312,11 +312,13 @@ void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops) {
 
 bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }
 
-bool fits_one_slot(const CollArgs& a, const Comm& c) {
-  return c.single_node && c.size > 1 && a.bytes <= slot_bytes(c.size);
+bool fits_one_slot(const CollArgs& a, const CollContext& ctx) {
+  const Comm& c = ctx.comm;
+  return c.single_node && c.size > 1 && a.bytes <= slot_bytes(geometry_of(ctx), c.size);
 }
 
-double one_shot_us(const CollArgs& a, const Comm& c, const CostModel& m) {
+double one_shot_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {
+  const Comm& c = ctx.comm;
   if (!model_known(m)) return std::numeric_limits<double>::infinity();
   const double n = double(a.bytes);
   return flag_exchange_us(m, c.size) + n * m.shm_beta_us_per_byte +
@@ -378,7 +380,7 @@ Status measure(Transport& t, const Comm& world, double* alpha_us, double* beta_u
   if (me == 0) s->send(1, &token, 1);
   else if (me == 1) s->recv(0, &token, 1);
   CostModel unused;
-  CollContext ctx{t, world, unused};
+  CollContext ctx{&t, world, unused};
   Status st = run(ctx, s);
   if (st == Status::ok && me == 1) st = file->attach(kBytes, true);
   if (st == Status::pending) st = fail("the calibration file " + file->name() + " did not appear");

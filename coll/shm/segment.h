@@ -38,14 +38,12 @@ struct Geometry {
   size_t segment_bytes = 4 << 20;       // data slots of one communicator, all ranks together
   uint32_t slots = 4;                   // operations in flight before a rank must wait for the slowest
 };
-// The geometry every communicator's segment and the shm algorithms' sizes use: coll::configure
-// (coll/settings.h) sets it once at init from Settings::shm, before any collective runs; the
-// algorithms' supports() and estimate_us() see only the communicator, so they read it here.
-const Geometry& geometry();
-void use_geometry(const Geometry& g);
+// The geometry of the segments and of the shm algorithms' sizes: coll's settings
+// (Settings::shm, WEFT_COLL_SHM_*), or the defaults where the context has none.
+const Geometry& geometry_of(const CollContext& ctx);
 // The slot size of a communicator of `ranks` ranks: the configured one, or the segment's data
 // bytes shared out (64 KiB at most, so that a piece stays in cache; 4 KiB at least).
-size_t slot_bytes(int ranks);
+size_t slot_bytes(const Geometry& g, int ranks);
 
 constexpr size_t kInlineBytes = 48;  // data that travels in the flag's own cache line (16-aligned)
 
@@ -108,7 +106,7 @@ class Segment {
 };
 
 // The communicator's segment (made, not yet mapped, on first call).
-std::shared_ptr<Segment> segment_of(const Comm& c);
+std::shared_ptr<Segment> segment_of(const CollContext& ctx);
 
 // One rank's part in a shared-memory collective: whether it publishes (after write() fills its
 // data), whose publications it waits for (-1: every rank's), and read(), which uses them.
@@ -122,11 +120,11 @@ struct Operation {
 // Appends the operations to s, one poll step each, run in turn; they take consecutive numbers
 // when the first starts. (A schedule runs one call at a time, so each step keeps the state of
 // the call in progress.)
-void add_operations(Schedule& s, const Comm& c, std::vector<Operation> ops);
-inline void add_operation(Schedule& s, const Comm& c, Operation op) {
+void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> ops);
+inline void add_operation(Schedule& s, const CollContext& ctx, Operation op) {
   std::vector<Operation> one;
   one.push_back(std::move(op));
-  add_operations(s, c, std::move(one));
+  add_operations(s, ctx, std::move(one));
 }
 
 // While alive, every group of operations added on this thread takes its numbers from one
@@ -147,13 +145,13 @@ class JointClaim {
  private:
   std::shared_ptr<Numbers> numbers_;
   std::shared_ptr<Numbers> previous_;
-  friend void add_operations(Schedule&, const Comm&, std::vector<Operation>);
+  friend void add_operations(Schedule&, const CollContext&, std::vector<Operation>);
 };
 
 // One-shot reductions (reduce, allreduce): the communicator is on one node and the vector fits
 // a slot; their time: a flag exchange, then every rank's vector read and reduced.
-bool fits_one_slot(const CollArgs& a, const Comm& c);
-double one_shot_us(const CollArgs& a, const Comm& c, const CostModel& m);
+bool fits_one_slot(const CollArgs& a, const CollContext& c);
+double one_shot_us(const CollArgs& a, const CollContext& c, const CostModel& m);
 // dst = the vectors all ranks published for op, combined in rank order (so that every rank
 // that does it gets the same bits, and non-commutative operations are honoured).
 Status reduce_published(Segment& g, uint64_t op, size_t bytes, size_t count, const Reduction& red, void* dst);

@@ -13,9 +13,74 @@
  * Programs get it through <mpi.h>.  A file that includes the list itself
  * defines all three macros, and includes <mpi.h> first if they expand to
  * anything that needs the MPI types.  tools/gen_unsupported.py parses the
- * list and tests/tools/check_link_all.sh expands it to names: keep it to
- * comments and these macros.
+ * list after the C preprocessor and tests/tools/check_link_all.sh expands it
+ * to names: keep it to comments, these macros and the shared pieces below.
+ *
+ * What several routines share is written once, in macros the list defines
+ * first and undefines at its end: the parameters of a send of any mode, of
+ * a receive and of each collective (which the blocking, nonblocking,
+ * persistent and enqueued forms extend), the three forms of a collective
+ * (WEFT_COLLECTIVE) and the attribute routines of a kind of object
+ * (WEFT_ATTR_ROUTINES); those two lines each declare several routines.
  */
+#define WEFT_SEND_PARAMS const void *buf, int count, MPI_Datatype datatype, int dest, int tag, \
+  MPI_Comm comm
+#define WEFT_RECV_PARAMS void *buf, int count, MPI_Datatype datatype, int source, int tag, \
+  MPI_Comm comm
+
+/* The collectives' parameters, named after the first routine that takes them: ALLREDUCE's are
+ * Scan's and Exscan's too, GATHER's Scatter's, ALLGATHER's Alltoall's and their neighbourhood
+ * forms', ALLGATHERV's and ALLTOALLV's their neighbourhood forms'. */
+#define WEFT_BCAST_PARAMS void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define WEFT_REDUCE_PARAMS const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, \
+  MPI_Op op, int root, MPI_Comm comm
+#define WEFT_ALLREDUCE_PARAMS const void *sendbuf, void *recvbuf, int count, \
+  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define WEFT_GATHER_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define WEFT_GATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype,        \
+  void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, \
+  MPI_Comm comm
+#define WEFT_SCATTERV_PARAMS const void *sendbuf, const int sendcounts[], const int displs[], \
+  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,       \
+  MPI_Comm comm
+#define WEFT_ALLGATHER_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
+  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm
+#define WEFT_ALLGATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype,         \
+  void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
+#define WEFT_ALLTOALLV_PARAMS const void *sendbuf, const int sendcounts[], const int sdispls[], \
+  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],            \
+  MPI_Datatype recvtype, MPI_Comm comm
+#define WEFT_ALLTOALLW_PARAMS const void *sendbuf, const int sendcounts[], const int sdispls[], \
+  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],   \
+  const MPI_Datatype recvtypes[], MPI_Comm comm
+#define WEFT_NEIGHBOR_ALLTOALLW_PARAMS const void *sendbuf, const int sendcounts[],                \
+  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], \
+  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+#define WEFT_REDUCE_SCATTER_PARAMS const void *sendbuf, void *recvbuf, const int recvcounts[], \
+  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define WEFT_REDUCE_SCATTER_BLOCK_PARAMS const void *sendbuf, void *recvbuf, int recvcount, \
+  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+
+/* A collective in its three forms: WEFT_COLLECTIVE(X, IX, params) declares X (params), the
+ * nonblocking IX (params, MPI_Request *request) and the persistent X_init (params,
+ * MPI_Info info, MPI_Request *request). */
+#define WEFT_COLLECTIVE(name, iname, params)                                  \
+  WEFT_MPI_FUNCTION(int, name, (params))                                      \
+  WEFT_MPI_FUNCTION(int, iname, (params, MPI_Request *request))               \
+  WEFT_MPI_FUNCTION(int, name##_init, (params, MPI_Info info, MPI_Request *request))
+
+/* The five attribute routines of a kind of object (communicators, windows, datatypes):
+ * WEFT_ATTR_ROUTINES(Kind, handle parameter) declares Kind_create_keyval,
+ * Kind_free_keyval, Kind_set_attr, Kind_get_attr and Kind_delete_attr. */
+#define WEFT_ATTR_ROUTINES(kind, object)                                                          \
+  WEFT_MPI_FUNCTION(int, kind##_create_keyval, (MPI_##kind##_copy_attr_function *copy_attr_fn,     \
+                                                MPI_##kind##_delete_attr_function *delete_attr_fn, \
+                                                int *keyval, void *extra_state))                   \
+  WEFT_MPI_FUNCTION(int, kind##_free_keyval, (int *keyval))                                       \
+  WEFT_MPI_FUNCTION(int, kind##_set_attr, (object, int keyval, void *attribute_val))              \
+  WEFT_MPI_FUNCTION(int, kind##_get_attr, (object, int keyval, void *attribute_val, int *flag))   \
+  WEFT_MPI_FUNCTION(int, kind##_delete_attr, (object, int keyval))
 
 /* -- Environment: start-up, shutdown, threads, timers, identification -- */
 WEFT_MPI_FUNCTION(int, Init, (int *argc, char ***argv))
@@ -58,14 +123,7 @@ WEFT_MPI_FUNCTION(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
 WEFT_MPI_FUNCTION(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
 
 /* -- Communicator attributes (and their MPI-1 forms) -- */
-WEFT_MPI_FUNCTION(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                                            int *comm_keyval, void *extra_state))
-WEFT_MPI_FUNCTION(int, Comm_free_keyval, (int *comm_keyval))
-WEFT_MPI_FUNCTION(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
-WEFT_MPI_FUNCTION(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val,
-                                       int *flag))
-WEFT_MPI_FUNCTION(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+WEFT_ATTR_ROUTINES(Comm, MPI_Comm comm)
 WEFT_MPI_FUNCTION(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
                                        int *keyval, void *extra_state))
 WEFT_MPI_FUNCTION(int, Keyval_free, (int *keyval))
@@ -134,16 +192,11 @@ WEFT_MPI_FUNCTION(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree
                                                     int *weighted))
 
 /* -- Blocking point-to-point -- */
-WEFT_MPI_FUNCTION(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                              MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                              MPI_Comm comm, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Send, (WEFT_SEND_PARAMS))
+WEFT_MPI_FUNCTION(int, Ssend, (WEFT_SEND_PARAMS))
+WEFT_MPI_FUNCTION(int, Rsend, (WEFT_SEND_PARAMS))
+WEFT_MPI_FUNCTION(int, Bsend, (WEFT_SEND_PARAMS))
+WEFT_MPI_FUNCTION(int, Recv, (WEFT_RECV_PARAMS, MPI_Status *status))
 WEFT_MPI_FUNCTION(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                   int dest, int sendtag, void *recvbuf, int recvcount,
                                   MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -157,28 +210,18 @@ WEFT_MPI_FUNCTION(int, Buffer_attach, (void *buffer, int size))
 WEFT_MPI_FUNCTION(int, Buffer_detach, (void *buffer_addr, int *size))
 
 /* -- Nonblocking point-to-point -- */
-WEFT_MPI_FUNCTION(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                               MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Isend, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Issend, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Irsend, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ibsend, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Irecv, (WEFT_RECV_PARAMS, MPI_Request *request))
 
 /* -- Persistent requests -- */
-WEFT_MPI_FUNCTION(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                   int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                    int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                    int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                    int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                                   MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Send_init, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Ssend_init, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Rsend_init, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Bsend_init, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Recv_init, (WEFT_RECV_PARAMS, MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Start, (MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Startall, (int count, MPI_Request array_of_requests[]))
 
@@ -349,242 +392,36 @@ WEFT_MPI_FUNCTION(int, Op_commutative, (MPI_Op op, int *commute))
 WEFT_MPI_FUNCTION(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count,
                                       MPI_Datatype datatype, MPI_Op op))
 
-/* -- Collectives -- */
-WEFT_MPI_FUNCTION(int, Barrier, (MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root,
-                               MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Reduce, (const void *sendbuf, void *recvbuf, int count,
-                                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Allreduce, (const void *sendbuf, void *recvbuf, int count,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+/* -- Collectives: each in its blocking, nonblocking and persistent (MPI-4) form -- */
+WEFT_COLLECTIVE(Barrier, Ibarrier, MPI_Comm comm)
+WEFT_COLLECTIVE(Bcast, Ibcast, WEFT_BCAST_PARAMS)
+WEFT_COLLECTIVE(Reduce, Ireduce, WEFT_REDUCE_PARAMS)
+WEFT_COLLECTIVE(Allreduce, Iallreduce, WEFT_ALLREDUCE_PARAMS)
+WEFT_COLLECTIVE(Gather, Igather, WEFT_GATHER_PARAMS)
+WEFT_COLLECTIVE(Gatherv, Igatherv, WEFT_GATHERV_PARAMS)
+WEFT_COLLECTIVE(Scatter, Iscatter, WEFT_GATHER_PARAMS)
+WEFT_COLLECTIVE(Scatterv, Iscatterv, WEFT_SCATTERV_PARAMS)
+WEFT_COLLECTIVE(Allgather, Iallgather, WEFT_ALLGATHER_PARAMS)
+WEFT_COLLECTIVE(Allgatherv, Iallgatherv, WEFT_ALLGATHERV_PARAMS)
+WEFT_COLLECTIVE(Alltoall, Ialltoall, WEFT_ALLGATHER_PARAMS)
+WEFT_COLLECTIVE(Alltoallv, Ialltoallv, WEFT_ALLTOALLV_PARAMS)
+WEFT_COLLECTIVE(Alltoallw, Ialltoallw, WEFT_ALLTOALLW_PARAMS)
+WEFT_COLLECTIVE(Reduce_scatter, Ireduce_scatter, WEFT_REDUCE_SCATTER_PARAMS)
+WEFT_COLLECTIVE(Reduce_scatter_block, Ireduce_scatter_block, WEFT_REDUCE_SCATTER_BLOCK_PARAMS)
+WEFT_COLLECTIVE(Scan, Iscan, WEFT_ALLREDUCE_PARAMS)
+WEFT_COLLECTIVE(Exscan, Iexscan, WEFT_ALLREDUCE_PARAMS)
 
-/* The routines from here down to MPI_Pcontrol are declared so that
+/* -- Neighbourhood collectives -- */
+WEFT_COLLECTIVE(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS)
+WEFT_COLLECTIVE(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS)
+WEFT_COLLECTIVE(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS)
+WEFT_COLLECTIVE(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS)
+WEFT_COLLECTIVE(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_NEIGHBOR_ALLTOALLW_PARAMS)
+
+/* Some routines from here down to MPI_Pcontrol are declared so that
  * programs link and run up to their first use: until weft implements
  * them they fail with MPI_ERR_UNSUPPORTED_OPERATION (MPI_Pcontrol is a
  * no-op).  `weft_info --unsupported` lists them. */
-
-/* -- Collectives (more) -- */
-WEFT_MPI_FUNCTION(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, int root, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                 MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
-                                  MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, int root, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                   const MPI_Datatype sendtypes[], void *recvbuf,
-                                   const int recvcounts[], const int rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
-                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
-                                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                              MPI_Op op, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Exscan, (const void *sendbuf, void *recvbuf, int count,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-
-/* -- Neighbourhood collectives -- */
-WEFT_MPI_FUNCTION(int, Neighbor_allgather, (const void *sendbuf, int sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                            MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount,
-                                             MPI_Datatype sendtype, void *recvbuf,
-                                             const int recvcounts[], const int displs[],
-                                             MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoall, (const void *sendbuf, int sendcount,
-                                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                           MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
-                                            const int sdispls[], MPI_Datatype sendtype,
-                                            void *recvbuf, const int recvcounts[],
-                                            const int rdispls[], MPI_Datatype recvtype,
-                                            MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
-                                            const MPI_Aint sdispls[],
-                                            const MPI_Datatype sendtypes[], void *recvbuf,
-                                            const int recvcounts[], const MPI_Aint rdispls[],
-                                            const MPI_Datatype recvtypes[], MPI_Comm comm))
-
-/* -- Nonblocking collectives -- */
-WEFT_MPI_FUNCTION(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root,
-                                MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                 MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, int root, MPI_Comm comm,
-                                  MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                  MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
-                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                   MPI_Datatype recvtype, int root, MPI_Comm comm,
-                                   MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void *recvbuf, const int recvcounts[], const int displs[],
-                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ialltoallv, (const void *sendbuf, const int sendcounts[],
-                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ialltoallw, (const void *sendbuf, const int sendcounts[],
-                                    const int sdispls[], const MPI_Datatype sendtypes[],
-                                    void *recvbuf, const int recvcounts[], const int rdispls[],
-                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                    MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ireduce, (const void *sendbuf, void *recvbuf, int count,
-                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                                 MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                    MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
-                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                         MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
-                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                               MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Iexscan, (const void *sendbuf, void *recvbuf, int count,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                 MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ineighbor_allgather, (const void *sendbuf, int sendcount,
-                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                             MPI_Datatype recvtype, MPI_Comm comm,
-                                             MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void *recvbuf,
-                                              const int recvcounts[], const int displs[],
-                                              MPI_Datatype recvtype, MPI_Comm comm,
-                                              MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                            MPI_Datatype recvtype, MPI_Comm comm,
-                                            MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
-                                             const int sdispls[], MPI_Datatype sendtype,
-                                             void *recvbuf, const int recvcounts[],
-                                             const int rdispls[], MPI_Datatype recvtype,
-                                             MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
-                                             const MPI_Aint sdispls[],
-                                             const MPI_Datatype sendtypes[], void *recvbuf,
-                                             const int recvcounts[], const MPI_Aint rdispls[],
-                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                             MPI_Request *request))
-
-/* -- Persistent collectives (MPI-4) -- */
-WEFT_MPI_FUNCTION(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Bcast_init, (void *buffer, int count, MPI_Datatype datatype, int root,
-                                    MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Gather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                     MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Gatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                      void *recvbuf, const int recvcounts[], const int displs[],
-                                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                                      MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Scatter_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                      MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Scatterv_init, (const void *sendbuf, const int sendcounts[],
-                                       const int displs[], MPI_Datatype sendtype, void *recvbuf,
-                                       int recvcount, MPI_Datatype recvtype, int root,
-                                       MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                        MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                         void *recvbuf, const int recvcounts[], const int displs[],
-                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                         MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                       MPI_Comm comm, MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Alltoallv_init, (const void *sendbuf, const int sendcounts[],
-                                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                        const int recvcounts[], const int rdispls[],
-                                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                        MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Alltoallw_init, (const void *sendbuf, const int sendcounts[],
-                                        const int sdispls[], const MPI_Datatype sendtypes[],
-                                        void *recvbuf, const int recvcounts[], const int rdispls[],
-                                        const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                        MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Reduce_init, (const void *sendbuf, void *recvbuf, int count,
-                                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                                     MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Allreduce_init, (const void *sendbuf, void *recvbuf, int count,
-                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                        MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Reduce_scatter_init, (const void *sendbuf, void *recvbuf,
-                                             const int recvcounts[], MPI_Datatype datatype,
-                                             MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                             MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Reduce_scatter_block_init, (const void *sendbuf, void *recvbuf,
-                                                   int recvcount, MPI_Datatype datatype, MPI_Op op,
-                                                   MPI_Comm comm, MPI_Info info,
-                                                   MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Scan_init, (const void *sendbuf, void *recvbuf, int count,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Neighbor_allgather_init, (const void *sendbuf, int sendcount,
-                                                 MPI_Datatype sendtype, void *recvbuf,
-                                                 int recvcount, MPI_Datatype recvtype,
-                                                 MPI_Comm comm, MPI_Info info,
-                                                 MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Neighbor_allgatherv_init, (const void *sendbuf, int sendcount,
-                                                  MPI_Datatype sendtype, void *recvbuf,
-                                                  const int recvcounts[], const int displs[],
-                                                  MPI_Datatype recvtype, MPI_Comm comm,
-                                                  MPI_Info info, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoall_init, (const void *sendbuf, int sendcount,
-                                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                                MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoallv_init, (const void *sendbuf, const int sendcounts[],
-                                                 const int sdispls[], MPI_Datatype sendtype,
-                                                 void *recvbuf, const int recvcounts[],
-                                                 const int rdispls[], MPI_Datatype recvtype,
-                                                 MPI_Comm comm, MPI_Info info,
-                                                 MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts[],
-                                                 const MPI_Aint sdispls[],
-                                                 const MPI_Datatype sendtypes[], void *recvbuf,
-                                                 const int recvcounts[], const MPI_Aint rdispls[],
-                                                 const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                                 MPI_Info info, MPI_Request *request))
 
 /* -- One-sided: window creation and release -- */
 WEFT_MPI_FUNCTION(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -601,13 +438,7 @@ WEFT_MPI_FUNCTION(int, Win_detach, (MPI_Win win, const void *base))
 WEFT_MPI_FUNCTION(int, Win_free, (MPI_Win *win))
 
 /* -- One-sided: window attributes, names, info and error handlers -- */
-WEFT_MPI_FUNCTION(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
-                                           MPI_Win_delete_attr_function *win_delete_attr_fn,
-                                           int *win_keyval, void *extra_state))
-WEFT_MPI_FUNCTION(int, Win_free_keyval, (int *win_keyval))
-WEFT_MPI_FUNCTION(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
-WEFT_MPI_FUNCTION(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
-WEFT_MPI_FUNCTION(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+WEFT_ATTR_ROUTINES(Win, MPI_Win win)
 WEFT_MPI_FUNCTION(int, Win_set_name, (MPI_Win win, const char *win_name))
 WEFT_MPI_FUNCTION(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
 WEFT_MPI_FUNCTION(int, Win_get_group, (MPI_Win win, MPI_Group *group))
@@ -678,14 +509,7 @@ WEFT_MPI_FUNCTION(int, Win_flush_local_all, (MPI_Win win))
 WEFT_MPI_FUNCTION(int, Win_sync, (MPI_Win win))
 
 /* -- Datatype attributes and size matching -- */
-WEFT_MPI_FUNCTION(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
-                                            MPI_Type_delete_attr_function *type_delete_attr_fn,
-                                            int *type_keyval, void *extra_state))
-WEFT_MPI_FUNCTION(int, Type_free_keyval, (int *type_keyval))
-WEFT_MPI_FUNCTION(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
-WEFT_MPI_FUNCTION(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val,
-                                       int *flag))
-WEFT_MPI_FUNCTION(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+WEFT_ATTR_ROUTINES(Type, MPI_Datatype datatype)
 WEFT_MPI_FUNCTION(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
 
 /* -- Process creation and intercommunicators -- */
@@ -731,24 +555,32 @@ WEFT_MPIX_FUNCTION(int, Info_set_hex, (MPI_Info info, const char *key, const voi
 WEFT_MPIX_FUNCTION(int, Stream_create, (MPI_Info info, MPIX_Stream *stream))
 WEFT_MPIX_FUNCTION(int, Stream_free, (MPIX_Stream *stream))
 WEFT_MPIX_FUNCTION(int, Stream_comm_create, (MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm))
-WEFT_MPIX_FUNCTION(int, Send_enqueue, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                       int tag, MPI_Comm comm))
-WEFT_MPIX_FUNCTION(int, Recv_enqueue, (void *buf, int count, MPI_Datatype datatype, int source,
-                                       int tag, MPI_Comm comm, MPI_Status *status))
-WEFT_MPIX_FUNCTION(int, Isend_enqueue, (const void *buf, int count, MPI_Datatype datatype, int dest,
-                                        int tag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPIX_FUNCTION(int, Irecv_enqueue, (void *buf, int count, MPI_Datatype datatype, int source,
-                                        int tag, MPI_Comm comm, MPI_Request *request))
+WEFT_MPIX_FUNCTION(int, Send_enqueue, (WEFT_SEND_PARAMS))
+WEFT_MPIX_FUNCTION(int, Recv_enqueue, (WEFT_RECV_PARAMS, MPI_Status *status))
+WEFT_MPIX_FUNCTION(int, Isend_enqueue, (WEFT_SEND_PARAMS, MPI_Request *request))
+WEFT_MPIX_FUNCTION(int, Irecv_enqueue, (WEFT_RECV_PARAMS, MPI_Request *request))
 WEFT_MPIX_FUNCTION(int, Wait_enqueue, (MPI_Request *request, MPI_Status *status))
 WEFT_MPIX_FUNCTION(int, Waitall_enqueue, (int count, MPI_Request array_of_requests[],
                                           MPI_Status *array_of_statuses))
-WEFT_MPIX_FUNCTION(int, Allreduce_enqueue, (const void *sendbuf, void *recvbuf, int count,
-                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (void *buffer, int count, MPI_Datatype datatype, int root,
-                                        MPI_Comm comm))
-WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (const void *sendbuf, int sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                            MPI_Datatype recvtype, MPI_Comm comm))
-WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (const void *sendbuf, void *recvbuf,
-                                                       int recvcount, MPI_Datatype datatype,
-                                                       MPI_Op op, MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Allreduce_enqueue, (WEFT_ALLREDUCE_PARAMS))
+WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (WEFT_BCAST_PARAMS))
+WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (WEFT_ALLGATHER_PARAMS))
+WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK_PARAMS))
+
+#undef WEFT_SEND_PARAMS
+#undef WEFT_RECV_PARAMS
+#undef WEFT_COLLECTIVE
+#undef WEFT_ATTR_ROUTINES
+#undef WEFT_BCAST_PARAMS
+#undef WEFT_REDUCE_PARAMS
+#undef WEFT_ALLREDUCE_PARAMS
+#undef WEFT_GATHER_PARAMS
+#undef WEFT_GATHERV_PARAMS
+#undef WEFT_SCATTERV_PARAMS
+#undef WEFT_ALLGATHER_PARAMS
+#undef WEFT_ALLGATHERV_PARAMS
+#undef WEFT_ALLTOALLV_PARAMS
+#undef WEFT_ALLTOALLW_PARAMS
+#undef WEFT_NEIGHBOR_ALLTOALLW_PARAMS
+#undef WEFT_REDUCE_SCATTER_PARAMS
+#undef WEFT_REDUCE_SCATTER_BLOCK_PARAMS

@@ -236,10 +236,21 @@ class Agent {
   void watch_sessions();
   void drop_session(uint64_t id, const char* why);
   Session* find_session(uint64_t id);
+  // The session a received header names: *h gets the header (a wire struct with a `session`);
+  // nullptr when the header is malformed or the session unknown.
+  template <class H>
+  Session* session_named(const void* header, size_t header_length, H* h) {
+    return wire::read_header(header, header_length, h) ? find_session(h->session) : nullptr;
+  }
 
   // The importer's side (kv_request.cpp).
   static AmHandler on_verdict, on_done, on_read_data;
   Request* find_request(uint64_t id);
+  // The same for the request a header names (its `request`).
+  template <class H>
+  Request* request_named(const void* header, size_t header_length, H* h) {
+    return wire::read_header(header, header_length, h) ? find_request(h->request) : nullptr;
+  }
 
   std::string name_;
   Instance instance_{};

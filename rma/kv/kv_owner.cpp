@@ -146,7 +146,7 @@ int Agent::on_write(void* arg, const void* header, size_t header_length, void* d
   const bool rndv = rendezvous(param);
   const int refuse = rndv ? UCS_ERR_REJECTED : UCS_OK;  // a refused rendezvous is never fetched
   wire::Transfer t{};
-  Session* s = wire::read_header(header, header_length, &t) ? a->find_session(t.session) : nullptr;
+  Session* s = a->session_named(header, header_length, &t);
   if (!s) {
     WEFT_WARN(Subsys::rma, "kv: agent %s dropped a WRITE of %zu bytes from no known importer", a->name_.c_str(), length);
     return refuse;
@@ -301,7 +301,7 @@ int Agent::on_notify(void* arg, const void* header, size_t header_length, void* 
                      const void* param) {
   auto* a = static_cast<Agent*>(arg);
   wire::SessionOnly h{};
-  Session* s = wire::read_header(header, header_length, &h) ? a->find_session(h.session) : nullptr;
+  Session* s = a->session_named(header, header_length, &h);
   if (!s || rendezvous(param) || length > WEFT_KV_MAX_NOTIFICATION) {
     WEFT_WARN(Subsys::rma, "kv: agent %s dropped a notification (%zu bytes) from %s", a->name_.c_str(), length,
               s ? s->name.c_str() : "no known importer");
@@ -318,7 +318,7 @@ int Agent::on_notify(void* arg, const void* header, size_t header_length, void* 
 int Agent::on_bye(void* arg, const void* header, size_t header_length, void*, size_t, const void*) {
   auto* a = static_cast<Agent*>(arg);
   wire::SessionOnly h{};
-  if (wire::read_header(header, header_length, &h) && a->find_session(h.session))
+  if (a->session_named(header, header_length, &h))
     a->deferred_.push_back([a, id = h.session] { a->drop_session(id, "it forgot this agent"); });
   return UCS_OK;
 }

@@ -136,8 +136,7 @@ int Agent::on_done(void* arg, const void* header, size_t header_length, void* da
                    const void* param) {
   auto* a = static_cast<Agent*>(arg);
   wire::Done d{};
-  Request* q = wire::read_header(header, header_length, &d) ? a->find_request(d.request) : nullptr;
-  if (q) q->on_done(d, reason_text(data, length, param));
+  if (Request* q = a->request_named(header, header_length, &d)) q->on_done(d, reason_text(data, length, param));
   return UCS_OK;
 }
 
@@ -145,7 +144,7 @@ int Agent::on_read_data(void* arg, const void* header, size_t header_length, voi
                         const void* param) {
   auto* a = static_cast<Agent*>(arg);
   wire::ReadData h{};
-  Request* q = wire::read_header(header, header_length, &h) ? a->find_request(h.request) : nullptr;
+  Request* q = a->request_named(header, header_length, &h);
   if (!q) {
     WEFT_WARN(Subsys::rma, "kv: agent %s dropped %zu bytes of READ data for no request of its own", a->name_.c_str(),
               length);

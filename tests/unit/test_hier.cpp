@@ -72,15 +72,15 @@ bool run(Collective coll, const Placement& pl, const std::vector<CollArgs>& args
   for (int r = 0; r < p; ++r) {
     Comm c = sim::comm_of(r, p);
     c.nodes = pl.nodes;
-    if (!alg->supports(args[size_t(r)], c)) {
+    if (!alg->supports(args[size_t(r)], bare_context(c))) {
       EXPECT_EQ(r, 0) << "ranks disagree on support: " << where(pl);
       return false;
     }
     // Every rank must estimate alike, or they would choose different algorithms.
-    const double us = alg->estimate_us(args[size_t(r)], c, model());
+    const double us = alg->estimate_us(args[size_t(r)], bare_context(c), model());
     if (r == 0) estimate = us;
     EXPECT_EQ(us, estimate) << where(pl) << " rank " << r;
-    s.push_back(alg->build(args[size_t(r)], c));
+    s.push_back(alg->build(args[size_t(r)], bare_context(c)));
   }
   EXPECT_EQ(sim::run_all(s), "") << collective_name(coll) << " " << where(pl);
   return true;
@@ -92,9 +92,9 @@ TEST(Hier, NotOnOneNode) {
     const Algorithm* alg = find_algorithm(coll, "hier");
     ASSERT_NE(alg, nullptr);
     CollArgs a{coll};
-    EXPECT_FALSE(alg->supports(a, c));  // no node ids
+    EXPECT_FALSE(alg->supports(a, bare_context(c)));  // no node ids
     c.nodes.assign(4, 3);
-    EXPECT_FALSE(alg->supports(a, c));  // one node
+    EXPECT_FALSE(alg->supports(a, bare_context(c)));  // one node
     c.nodes.clear();
   }
 }

@@ -67,7 +67,7 @@ TEST(HierSelect, PcieSwitchTopologyPicksHierarchicalAllreduceForLargeMessages) {
   for (int rank = 0; rank < 4; ++rank) {
     const Comm c = ranks_on_gpus(t, rank);
     for (size_t bytes : {size_t(16) << 20, size_t(256) << 20}) {
-      const coll::Algorithm* chosen = coll::lowest_estimate(allreduce_of(bytes), c, m);
+      const coll::Algorithm* chosen = coll::lowest_estimate(allreduce_of(bytes), coll::bare_context(c), m);
       ASSERT_NE(chosen, nullptr);
       EXPECT_EQ(std::string(chosen->name).rfind("hier", 0), 0u)
           << bytes << " bytes at rank " << rank << ": " << chosen->name;
@@ -85,7 +85,8 @@ TEST(HierSelect, OneIslandOffersNoHierarchy) {
   t.links.push_back({1, 2, "nvlink", 4});
   ASSERT_EQ(t.gpu_islands().size(), 1u);
   const Comm c = ranks_on_gpus(t, 0);
-  const coll::Algorithm* chosen = coll::lowest_estimate(allreduce_of(size_t(64) << 20), c, levels_of(t));
+  const coll::Algorithm* chosen =
+      coll::lowest_estimate(allreduce_of(size_t(64) << 20), coll::bare_context(c), levels_of(t));
   ASSERT_NE(chosen, nullptr);
   EXPECT_NE(std::string(chosen->name).rfind("hier", 0), 0u) << chosen->name;
 }

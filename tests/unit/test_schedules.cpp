@@ -89,7 +89,7 @@ namespace {
 std::shared_ptr<Schedule> build_with(Collective coll, const char* name, const CollArgs& a, int rank, int p) {
   const Algorithm* alg = find_algorithm(coll, name);
   EXPECT_NE(alg, nullptr) << name;
-  return alg->build(a, comm_of(rank, p));
+  return alg->build(a, bare_context(comm_of(rank, p)));
 }
 // Equal blocks, laid out in rank order (or in reverse).
 std::vector<Block> blocks_of(int p, size_t bytes, bool reversed) {
@@ -128,8 +128,8 @@ TEST(Schedules, RecursiveDoublingAllgatherMergesAdjacentBlocks) {
   EXPECT_EQ(s->count(Step::send), 1u + 2u + 4u);
   EXPECT_EQ(s->count(Step::recv), 1u + 2u + 4u);
   const Algorithm* alg = find_algorithm(Collective::allgather, "recursive_doubling");
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 6)));
-  EXPECT_TRUE(alg->supports(a, comm_of(0, 16)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 6))));
+  EXPECT_TRUE(alg->supports(a, bare_context(comm_of(0, 16))));
 }
 
 TEST(Schedules, BruckAllgatherTakesCeilLog2RoundsForAnySize) {
@@ -159,7 +159,7 @@ TEST(Schedules, BruckAllgatherTakesCeilLog2RoundsForAnySize) {
   CollArgs v;
   v.coll = Collective::allgather;
   v.uniform = false;
-  EXPECT_FALSE(find_algorithm(Collective::allgather, "bruck")->supports(v, comm_of(0, 4)));
+  EXPECT_FALSE(find_algorithm(Collective::allgather, "bruck")->supports(v, bare_context(comm_of(0, 4))));
 }
 
 TEST(Schedules, BruckAlltoallPacksHalfTheBlocksPerRound) {
@@ -219,9 +219,9 @@ TEST(Schedules, BinomialGatherAndScatterUseEachRankOnce) {
   CollArgs v;
   v.coll = Collective::gather;
   v.uniform = false;
-  EXPECT_FALSE(find_algorithm(Collective::gather, "binomial")->supports(v, comm_of(0, 4)));
+  EXPECT_FALSE(find_algorithm(Collective::gather, "binomial")->supports(v, bare_context(comm_of(0, 4))));
   v.coll = Collective::scatter;
-  EXPECT_FALSE(find_algorithm(Collective::scatter, "binomial")->supports(v, comm_of(0, 4)));
+  EXPECT_FALSE(find_algorithm(Collective::scatter, "binomial")->supports(v, bare_context(comm_of(0, 4))));
 }
 
 TEST(Schedules, RecursiveHalvingReduceScatterHalvesTheData) {
@@ -242,9 +242,9 @@ TEST(Schedules, RecursiveHalvingReduceScatterHalvesTheData) {
     EXPECT_EQ(largest_message(*s), 4u * 10 * 4);  // half of the vector first
   }
   const Algorithm* alg = find_algorithm(Collective::reduce_scatter, "recursive_halving");
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 6)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 6))));
   a.red.commutative = false;
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 8)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 8))));
 }
 
 TEST(Schedules, ReduceScattervReducesToRankZeroThenScatters) {
@@ -259,11 +259,11 @@ TEST(Schedules, ReduceScattervReducesToRankZeroThenScatters) {
   a.red.commutative = false;
   a.bytes = in.size() * 4;
   const Algorithm* alg = find_algorithm(Collective::reduce_scatter, "reduce_scatterv");
-  EXPECT_TRUE(alg->supports(a, comm_of(0, 4)));
-  auto zero = alg->build(a, comm_of(0, 4));
+  EXPECT_TRUE(alg->supports(a, bare_context(comm_of(0, 4))));
+  auto zero = alg->build(a, bare_context(comm_of(0, 4)));
   EXPECT_EQ(zero->count(Step::recv), 2u);  // the binomial reduce
   EXPECT_EQ(zero->count(Step::send), 3u);  // a segment to every other rank
-  auto three = alg->build(a, comm_of(3, 4));
+  auto three = alg->build(a, bare_context(comm_of(3, 4)));
   EXPECT_EQ(three->count(Step::send), 1u);
   EXPECT_EQ(three->count(Step::recv), 1u);
   EXPECT_EQ(three->reduction().commutative, false);
@@ -404,12 +404,12 @@ TEST(Schedules, RabenseifnerReduceHalvesThenGathersToTheRoot) {
   const Algorithm* alg = find_algorithm(Collective::reduce, "rabenseifner");
   ASSERT_NE(alg, nullptr);
   CollArgs a = reduction_args(Collective::reduce, buf.data(), 64, red);
-  EXPECT_TRUE(alg->supports(a, comm_of(0, 12)));
+  EXPECT_TRUE(alg->supports(a, bare_context(comm_of(0, 12))));
   a.count = 7;  // fewer elements than the 8 ranks left after folding
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 12)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 12))));
   a.count = 64;
   a.red.commutative = false;
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 12)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 12))));
 }
 
 TEST(Schedules, RabenseifnerAllreduceHalvesThenDoubles) {
@@ -436,10 +436,10 @@ TEST(Schedules, RabenseifnerAllreduceHalvesThenDoubles) {
   const Algorithm* alg = find_algorithm(Collective::allreduce, "rabenseifner");
   ASSERT_NE(alg, nullptr);
   CollArgs a = reduction_args(Collective::allreduce, buf.data(), 4, red);
-  EXPECT_TRUE(alg->supports(a, comm_of(0, 7)));
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 8)));
+  EXPECT_TRUE(alg->supports(a, bare_context(comm_of(0, 7))));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 8))));
   a.red.commutative = false;
-  EXPECT_FALSE(alg->supports(a, comm_of(0, 4)));
+  EXPECT_FALSE(alg->supports(a, bare_context(comm_of(0, 4))));
 }
 
 TEST(Schedules, ReduceBcastAllreduceRunsTheBinomialReduceThenBcast) {
@@ -456,5 +456,5 @@ TEST(Schedules, ReduceBcastAllreduceRunsTheBinomialReduceThenBcast) {
   EXPECT_EQ(three->count(Step::recv), 1u);
   const Algorithm* alg = find_algorithm(Collective::allreduce, "reduce_bcast");
   ASSERT_NE(alg, nullptr);
-  EXPECT_TRUE(alg->supports(reduction_args(Collective::allreduce, buf.data(), 1, red), comm_of(0, 5)));
+  EXPECT_TRUE(alg->supports(reduction_args(Collective::allreduce, buf.data(), 1, red), bare_context(comm_of(0, 5))));
 }
