@@ -4,7 +4,6 @@
 // (MPI_I*) and persistent (MPI_*_init) from one planning function.
 #include "coll_call.h"
 
-#include "datatype_api.h"
 
 namespace weft::mpi {
 
@@ -16,7 +15,8 @@ int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c) {
   return MPI_SUCCESS;
 }
 
-int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request) {
+int check_coll_call(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request, Comm** c) {
+  if (int rc = check_coll_comm(fn, comm, c); rc != MPI_SUCCESS) return rc;
   if (mode != CollMode::blocking && !request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   return MPI_SUCCESS;
 }
@@ -68,8 +68,7 @@ namespace {
 
 int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  int rc = check_coll_comm(fn, comm, &c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc != MPI_SUCCESS) return rc;
   return CollCall(fn, comm, c, mode).run(coll::Description{coll::Collective::barrier}, request);
 }
@@ -78,8 +77,7 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
                MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   const Datatype* d;
-  int rc = check_coll_comm(fn, comm, &c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
   if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, dt, &d, "datatype");
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
@@ -116,8 +114,7 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
                    int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   const bool rooted = kind == coll::Collective::reduce;
-  int rc = check_coll_comm(fn, comm, &c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
   if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
@@ -141,8 +138,7 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
                         const int* recvcounts, int recvcount, MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  int rc = check_coll_comm(fn, comm, &c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size;
   if (!block && !recvcounts) return raise(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");

@@ -37,7 +37,8 @@ class CollCall {
 
 // Argument checks shared by the bindings: MPI_SUCCESS or the raised error code.
 int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
-int check_coll_request(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request);
+// A collective's start: comm valid (*c), and a request argument where the mode needs one.
+int check_coll_call(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request, Comm** c);
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 

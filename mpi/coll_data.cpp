@@ -2,7 +2,7 @@
 // Scatter(v), Allgather(v), Alltoall(v,w) and the neighbourhood collectives, each blocking,
 // non-blocking and persistent from one planning function (see coll_call.h).
 #include "coll_call.h"
-#include "datatype_api.h"
+#include "runtime/typemap.h"
 
 namespace weft::mpi {
 
@@ -56,16 +56,10 @@ int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side*
     }
     if (s.byte_displs) out->byte_displs.push_back(ptrdiff_t(s.byte_displs[r]));
     if (s.int_byte_displs) out->byte_displs.push_back(ptrdiff_t(s.int_byte_displs[r]));
-    if (count && !s.buf && d->predefined && packed_size(d, size_t(count)))
+    if (count && !s.buf && d->predefined && type_packed_size(d, size_t(count)))
       return raise(comm, MPI_ERR_BUFFER, fn, "NULL %sbuf with a non-zero count", s.what);
   }
   return MPI_SUCCESS;
-}
-
-int start_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* request, Comm** c) {
-  int rc = check_coll_comm(fn, comm, c);
-  if (rc == MPI_SUCCESS) rc = check_coll_request(fn, comm, mode, request);
-  return rc;
 }
 
 // Gather(v), Scatter(v) (at root), Allgather(v) and Alltoall(v,w). The root's side of a rooted
@@ -76,7 +70,7 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
               int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   const bool rooted = kind == Collective::gather || kind == Collective::scatter;
-  int rc = start_call(fn, mode, comm, request, &c);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size, me = c->rank;
@@ -96,8 +90,8 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
   if (rc == MPI_SUCCESS && !scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc != MPI_SUCCESS) return rc;
   if (kind == Collective::allgather && !d.send.in_place) {
-    const size_t sent = packed_size(d.send.type, size_t(send.count));
-    const size_t held = packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[me] : recv.count));
+    const size_t sent = type_packed_size(d.send.type, size_t(send.count));
+    const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[me] : recv.count));
     if (sent != held)
       return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", me,
                    sent, held);
@@ -112,22 +106,10 @@ int neighbours(const char* fn, MPI_Comm comm, const Comm& c, std::vector<int>* s
   if (!e->topo) return raise(comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no process topology");
   const Topology& t = *e->topo;
   *cartesian = t.kind == MPI_CART;
-  sources->clear();
-  dests->clear();
   if (t.kind == MPI_CART) {
-    for (int d = 0; d < int(t.dims.size()); ++d) {
-      int minus, plus;
-      int rc = PMPI_Cart_shift(comm, d, 1, &minus, &plus);
-      if (rc != MPI_SUCCESS) return rc;
-      for (int r : {minus, plus}) {
-        sources->push_back(r == MPI_PROC_NULL ? -1 : r);
-        dests->push_back(r == MPI_PROC_NULL ? -1 : r);
-      }
-    }
+    cart_neighbors(t, c.rank, sources, dests);
   } else if (t.kind == MPI_GRAPH) {
-    const int begin = c.rank ? t.index[size_t(c.rank) - 1] : 0, end = t.index[size_t(c.rank)];
-    sources->assign(t.edges.begin() + begin, t.edges.begin() + end);
-    *dests = *sources;
+    graph_neighbors(t.index, t.edges, c.rank, sources, dests);
   } else {
     *sources = t.sources;
     *dests = t.dests;
@@ -139,7 +121,7 @@ int neighbours(const char* fn, MPI_Comm comm, const Comm& c, std::vector<int>* s
 int neighbor_call(const char* fn, CollMode mode, Collective kind, const SideSpec& send,
                   const SideSpec& recv, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  int rc = start_call(fn, mode, comm, request, &c);
+  int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc != MPI_SUCCESS) return rc;
   if (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid in neighbourhood collectives");

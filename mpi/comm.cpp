@@ -138,9 +138,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Comm_idup", "request is NULL");
   int rc = dup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm);
   if (rc != MPI_SUCCESS) return rc;
-  Request* r = g_state->requests.alloc(RequestKind::coll);
-  r->complete = true;
-  *request = request_handle(r);
+  *request = request_handle(completed_request(g_state->requests, RequestKind::coll, RequestStatus{}));
   return MPI_SUCCESS;
 }
 

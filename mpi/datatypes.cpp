@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "datatype_api.h"
 #include "runtime/type_constructors.h"
+#include "runtime/typemap.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -351,7 +351,7 @@ int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, co
   if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
   if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
   if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %d", size_arg, size);
-  const size_t bytes = packed_size(d, size_t(count));
+  const size_t bytes = type_packed_size(d, size_t(count));
   if (*position < 0 || size_t(*position) + bytes > size_t(size))
     return packing ? raise(comm, MPI_ERR_TRUNCATE, fn,
                            "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')",
@@ -360,8 +360,8 @@ int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, co
                            "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
                            bytes, *position, size);
   if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
-  if (packing) pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position);
-  else unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count));
+  if (packing) type_pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position, 0, SIZE_MAX);
+  else type_unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count), 0);
   *position += int(bytes);
   return MPI_SUCCESS;
 }
@@ -650,7 +650,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)
   const Datatype* d = lookup_datatype(datatype);
   if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(datatype));
   if (!size) return raise(comm, MPI_ERR_ARG, fn, "size is NULL");
-  size_t bytes = packed_size(d, size_t(incount));
+  size_t bytes = type_packed_size(d, size_t(incount));
   if (bytes > size_t(INT_MAX))
     return raise(comm, MPI_ERR_COUNT, fn, "packed size %zu does not fit in an int", bytes);
   *size = int(bytes);
@@ -665,8 +665,9 @@ int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Cou
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status or count is NULL");
   const Datatype* d;
   if (int rc = query_type(fn, datatype, &d)) return rc;
-  long long n = weft::mpi::count_basic_elements(d, status_bytes(status));
-  *count = n < 0 ? MPI_UNDEFINED : MPI_Count(n);
+  bool exact = true;
+  const size_t n = count_basic_elements(d, status_bytes(status), &exact);
+  *count = exact ? MPI_Count(n) : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 

@@ -1,17 +1,14 @@
 // MPI_Init / MPI_Finalize and the environment queries.
 #include <pthread.h>
-#include <time.h>
 #include <ucp/api/ucp_version.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
-#include "runtime/staging.h"
-#include "coll/gpu/gpu_coll.h"
-#include "coll/offload/offload.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
 
@@ -22,25 +19,10 @@ bool g_initialized = false, g_finalized = false;
 
 namespace {
 
-double now_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-// Requests the user freed while in flight are released once their operation completes.
-int reap_orphans(void* ctx) {
-  auto* st = static_cast<State*>(ctx);
-  if (st->orphans.empty()) [[likely]] return 0;
-  return release_orphans(st->requests, &st->orphans);
-}
-
 std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int handle_value, const char* name,
                                            bool self) {
   auto e = std::make_unique<CommEntry>();
-  e->comm = predefined_comm(b, context, self);
-  e->comm.name = name;
-  e->comm.handle = handle_value;
+  e->comm = predefined_comm(b, context, self, name, handle_value);
   e->comm.errhandler = MPI_ERRORS_ARE_FATAL;
   return e;
 }
@@ -58,17 +40,12 @@ int do_init(int required, int* provided, const char* fn) {
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
                  g_finalized ? "finalized" : "initialized");
   auto state = std::make_unique<State>();
-  state->wtime_origin = now_seconds();
+  state->wtime_origin = monotonic_seconds();
   state->main_thread = (unsigned long)pthread_self();
 
-  // The process's settings, read from the environment once (a KV agent made before MPI_Init may
-  // have read them first); checked here, where a malformed value fails the init.
-  state->config = process_config();
-  Status s = state->config.check();
-  if (s != Status::ok) return init_failure(fn, s);
-  const Config& cfg = state->config;
   CpuSet cpus;
-  if (s = start_process(cfg, state->progress, &state->boot, &cpus); s != Status::ok) return init_failure(fn, s);
+  Status s = coll::open_runtime(state.get(), &cpus);
+  if (s != Status::ok) return init_failure(fn, s);
   Bootstrap& boot = *state->boot;
 
   // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
@@ -80,24 +57,19 @@ int do_init(int required, int* provided, const char* fn) {
   }
   state->thread_level = level;
 
-  s = start_transport(cfg, boot, state->progress, state->requests, cpus, &state->node_topology, &state->transport);
-  if (s != Status::ok) return init_failure(fn, s);
-
-  staging_set_cache_limit(cfg.size("WEFT_STAGING_CACHE"));
-  state->progress.add_poller(reap_orphans, state.get());
-  state->progress.add_poller(coll::Calls::poll, &state->coll_calls);
+  if (s = coll::start_runtime(state.get(), cpus); s != Status::ok) return init_failure(fn, s);
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
   // on free pairs (comm.cpp).
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
   state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
   init_context_ids(*state);
-  s = coll::configure(cfg, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
+  s = coll::configure(state->config, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
   if (s != Status::ok) return init_failure(fn, s);
 
   g_state = state.release();
   g_initialized = true;
   if (provided) *provided = level;
-  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (now_seconds() - g_state->wtime_origin) * 1e3);
+  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (monotonic_seconds() - g_state->wtime_origin) * 1e3);
   return MPI_SUCCESS;
 }
 
@@ -144,16 +116,7 @@ int PMPI_Finalized(int* flag) {
 
 int PMPI_Finalize(void) {
   WEFT_REQUIRE_INIT("MPI_Finalize");
-  State& st = *g_state;
-  finish_process(*st.boot, *st.transport, st.bsend.pending);
-  std::vector<void*> window_memory;
-  release_windows(&window_memory);  // registrations must go before UCX does
-  st.transport.reset();
-  for (void* p : window_memory) free(p);
-  release_device_resources();  // the transport is gone: no staged transfer is in flight
-  coll::gpu::release_all();  // after the barrier: no peer reads any workspace any more
-  coll::offload::unload();    // every leader has finished its offloaded operations
-  const Status s = st.boot->finalize();
+  const Status s = coll::finish_runtime(*g_state, release_windows);
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");
   log_shutdown();
@@ -186,14 +149,10 @@ int PMPI_Is_thread_main(int* flag) {
 }
 
 double PMPI_Wtime(void) {
-  return now_seconds() - (g_state ? g_state->wtime_origin : 0.0);
+  return monotonic_seconds() - (g_state ? g_state->wtime_origin : 0.0);
 }
 
-double PMPI_Wtick(void) {
-  timespec res;
-  clock_getres(CLOCK_MONOTONIC, &res);
-  return double(res.tv_sec) + double(res.tv_nsec) * 1e-9;
-}
+double PMPI_Wtick(void) { return monotonic_tick(); }
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
   if (!name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");

@@ -1,7 +1,6 @@
 // User-defined reduction operations and the lookup of every op for the collectives.
 #include <climits>
 
-#include "datatype_api.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -47,15 +46,10 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
   coll::Reduction red;
   if (const UserOp* u = lookup_user_op(op)) {
     // The user's function sees elements in the datatype's own layout.
-    if (!lay.contiguous && count > 0)
+    if (!fit_user_reduction(call_user_op, call, u->commute, &red, &lay))
       return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                    "user-defined operations on non-contiguous datatypes are not supported yet");
     *call = UserOpCall{u, dt, d};
-    red.user = call_user_op;
-    red.user_ctx = call;
-    red.commutative = u->commute;
-    red.elem_size = size_t(d->extent);
-    lay.reduce_count = count;
   } else {
     ReduceOp rop;
     if (!lookup_builtin_op(op, &rop))

@@ -1,7 +1,6 @@
 // Point-to-point bindings: validate, call the point-to-point engine (pt2pt/p2p.h), map errors.
 #include <cstring>
 
-#include "datatype_api.h"
 #include "pt2pt/p2p.h"
 #include "pt2pt/tag.h"
 #include "state.h"
@@ -11,14 +10,6 @@ static_assert(weft::kBsendOverhead == MPI_BSEND_OVERHEAD);
 namespace weft::mpi {
 
 namespace {
-
-// The status of an operation on MPI_PROC_NULL.
-RequestStatus proc_null_status() {
-  RequestStatus rs;
-  rs.source = MPI_PROC_NULL;
-  rs.tag = MPI_ANY_TAG;
-  return rs;
-}
 
 int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MPI_Comm comm, Message* m) {
   Comm* c = lookup_comm(comm);
@@ -114,14 +105,9 @@ int do_immediate(const char* fn, bool receive, const void* buf, int count, MPI_D
     *request = request_handle(completed_request(g_state->requests, kind, proc_null_status()));
     return MPI_SUCCESS;
   }
-  Request* r = g_state->requests.alloc(kind);
-  r->owner = comm;
-  Transport& t = *g_state->transport;
-  Status s = receive ? irecv(t, m, const_cast<void*>(buf), r) : isend(t, m, buf, mode, r);
-  if (s != Status::ok) [[unlikely]] {
-    g_state->requests.release(r);
-    return raise_status(comm, s, fn);
-  }
+  Request* r;
+  Status s = post_immediate(*g_state->transport, g_state->requests, m, const_cast<void*>(buf), receive, mode, comm, &r);
+  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   *request = request_handle(r);
   return MPI_SUCCESS;
 }
@@ -169,12 +155,8 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   if (kind == PersistentKind::bsend) copy_out_of_device(&m);
-  Request* r = g_state->requests.alloc(kind == PersistentKind::recv ? RequestKind::recv : RequestKind::send);
-  r->persistent = true;
-  r->owner = comm;
-  r->complete = true;  // inactive until started
-  r->start = persistent_start(*g_state->transport, m, buf, kind, &g_state->bsend, proc_null_status());
-  *request = request_handle(r);
+  *request = request_handle(persistent_request(*g_state->transport, g_state->requests, m, buf, kind, &g_state->bsend,
+                                               proc_null_status(), comm));
   return MPI_SUCCESS;
 }
 
@@ -188,7 +170,7 @@ void fill_status(MPI_Status* st, const RequestStatus& rs) {
   st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
 }
 
-void set_status_proc_null(MPI_Status* st) { fill_status(st, RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}); }
+void set_status_proc_null(MPI_Status* st) { fill_status(st, proc_null_status()); }
 
 void set_status_empty(MPI_Status* st) { fill_status(st, RequestStatus{MPI_ANY_SOURCE, MPI_ANY_TAG, 0}); }
 

@@ -2,9 +2,10 @@
 // bindings over pt2pt/completion.h and pt2pt/p2p.h.
 #include <cstring>
 
-#include "datatype_api.h"
 #include "pt2pt/completion.h"
+#include "pt2pt/process_setup.h"
 #include "pt2pt/tag.h"
+#include "runtime/typemap.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -96,22 +97,6 @@ int retire_all(int count, MPI_Request reqs[], const RequestSet& active, MPI_Stat
   return MPI_SUCCESS;
 }
 
-// Completes the ones that are done among the active, writing their indices.
-int collect_some(int count, MPI_Request reqs[], const RequestSet& active, int* outcount, int indices[],
-                 MPI_Status* statuses) {
-  int n = 0;
-  bool failed = false;
-  for (int i = 0; i < count; ++i) {
-    Request* r = active[size_t(i)];
-    if (!r || !r->complete) continue;
-    failed |= retire_in_set(&reqs[i], r, status_at(statuses, n));
-    indices[n++] = i;
-  }
-  *outcount = n;
-  if (failed) return raise(MPI_COMM_NULL, MPI_ERR_IN_STATUS, "MPI_Waitsome/Testsome", "a request failed; see the statuses");
-  return MPI_SUCCESS;
-}
-
 // The probe family. flag == nullptr: block until a match (or the source dies); message !=
 // nullptr: take the matched message out of matching (MPI_Mprobe / MPI_Improbe).
 int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
@@ -129,18 +114,16 @@ int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
     set_status_proc_null(status);
     return MPI_SUCCESS;
   }
-  Message m;
-  m.comm = c;
-  set_recv_tag(&m, source, source == MPI_ANY_SOURCE, tag, tag == MPI_ANY_TAG);
-  MatchInfo info;
-  void* msg = nullptr;
-  const bool found = probe(*g_state->transport, *c, source == MPI_ANY_SOURCE ? -1 : source, m.tag, m.mask,
-                           message != nullptr, flag == nullptr, &info, &msg);
+  RequestStatus rs;
+  Request* matched = nullptr;
+  const bool found = probe_message(*g_state->transport, g_state->requests, *c, comm,
+                                   source == MPI_ANY_SOURCE ? -1 : source, tag == MPI_ANY_TAG ? -1 : tag,
+                                   flag == nullptr, &rs, message ? &matched : nullptr);
   if (flag) *flag = found;
   else if (!found) return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s", error_detail().c_str());
   if (found) {
-    if (message) *message = request_handle(matched_message(g_state->requests, msg, info, comm));
-    fill_status(status, RequestStatus{info.source, info.tag, info.bytes});
+    if (message) *message = request_handle(matched);
+    fill_status(status, rs);
   }
   return MPI_SUCCESS;
 }
@@ -173,12 +156,13 @@ int some_of(const char* fn, bool wait, int incount, MPI_Request reqs[], int* out
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  if (!wait) poll_once(*g_state->transport, active.data(), active.size(), failure_scope);
-  for (;;) {
-    int rc = collect_some(incount, reqs, active, outcount, indices, statuses);
-    if (*outcount > 0 || rc != MPI_SUCCESS || !wait) return rc;
-    wait_for_any(*g_state->transport, active.data(), active.size(), failure_scope);
-  }
+  const int n = some_complete(*g_state->transport, active, failure_scope, wait, indices);
+  bool failed = false;
+  for (int k = 0; k < n; ++k)
+    failed |= retire_in_set(&reqs[indices[k]], active[size_t(indices[k])], status_at(statuses, k));
+  *outcount = n;
+  if (failed) return raise(MPI_COMM_NULL, MPI_ERR_IN_STATUS, "MPI_Waitsome/Testsome", "a request failed; see the statuses");
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -273,13 +257,7 @@ int PMPI_Request_free(MPI_Request* request) {
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_free", "request is MPI_REQUEST_NULL");
   Request* r = lookup_request(*request);
   if (!r) return bad_request("MPI_Request_free", *request);
-  bool in_flight = !r->complete && (!r->persistent || r->active);
-  if (in_flight) {
-    r->user_freed = true;
-    g_state->orphans.push_back(r);
-  } else {
-    g_state->requests.release(r);
-  }
+  free_request(g_state->requests, &g_state->orphans, r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
 }
@@ -329,10 +307,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
   const Datatype* d;
   if (int rc = check_datatype(MPI_COMM_NULL, fn, dt, &d)) return rc;
   if (*message == MPI_MESSAGE_NO_PROC) {
-    RequestStatus null_status;
-    null_status.source = MPI_PROC_NULL;
-    null_status.tag = MPI_ANY_TAG;
-    *request = request_handle(completed_request(g_state->requests, RequestKind::recv, null_status));
+    *request = request_handle(completed_request(g_state->requests, RequestKind::recv, proc_null_status()));
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
   }
@@ -365,7 +340,7 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype dt, int* count) {
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
   const Datatype* d = lookup_datatype(dt);
   if (!d) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype 0x%x", unsigned(dt));
-  long long n = count_elements(d, status_bytes(status));  // packed bytes per element
+  long long n = type_count_elements(d, status_bytes(status));  // packed bytes per element
   *count = n < 0 || n > INT32_MAX ? MPI_UNDEFINED : int(n);
   return MPI_SUCCESS;
 }

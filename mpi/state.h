@@ -14,6 +14,7 @@
 
 #include "coll/call.h"
 #include "coll/coll.h"
+#include "coll/runtime.h"
 #include "coll/schedule.h"
 #include "coll/settings.h"
 #include "pmix/bootstrap.h"
@@ -80,14 +81,8 @@ struct UserOp {
   bool commute = true;
 };
 
-struct State {
-  Config config;
-  std::unique_ptr<Bootstrap> boot;
-  Progress progress;
-  RequestPool requests;
-  std::unique_ptr<Transport> transport;
-  // The node's topology: read at init only when WEFT_TOPO_FILE or WEFT_TOPO_DUMP asks for it.
-  std::shared_ptr<const topo::NodeTopology> node_topology;
+// The process's runtime (coll/runtime.h) and the MPI objects behind its handles.
+struct State : coll::Runtime {
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
   HandleTable<InfoEntries> infos{2};
@@ -95,12 +90,7 @@ struct State {
   HandleTable<UserOp> ops{1};
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
-  std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
-  // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
-  coll::Calls coll_calls;
-  BufferedSends bsend;
   int thread_level = MPI_THREAD_SINGLE;
-  coll::Settings coll_settings;  // coll/'s settings, read at init (coll::configure)
   double wtime_origin = 0;
   unsigned long main_thread = 0;
 };
@@ -150,6 +140,11 @@ void init_context_ids(State& st);
 int copy_attributes(MPI_Comm from, MPI_Comm to);
 int delete_all_attributes(MPI_Comm comm);
 const Datatype* lookup_datatype(MPI_Datatype h);
+// Validates a datatype argument of a communication call: valid handle and committed
+// (MPI_ERR_TYPE otherwise, raised on comm with a message naming `arg`). MPI_SUCCESS or the
+// error code.
+int check_datatype(MPI_Comm comm, const char* fn, MPI_Datatype h, const Datatype** out,
+                   const char* arg = "datatype");
 Request* lookup_request(MPI_Request h);
 inline MPI_Request request_handle(const Request* r) {
   return handle::make(handle::direct, handle::request, r->index);
@@ -184,6 +179,13 @@ inline void copy_string(std::string_view s, int max, char* out, int* resultlen) 
 void fill_status(MPI_Status* st, const RequestStatus& rs);
 void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
+// The status of an operation on MPI_PROC_NULL.
+inline RequestStatus proc_null_status() { return RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}; }
+// The byte count an MPI_Status carries (count_lo, and count_hi_and_cancelled above its
+// cancelled bit).
+inline size_t status_bytes(const MPI_Status* st) {
+  return size_t(uint32_t(st->count_lo)) | (size_t(uint32_t(st->count_hi_and_cancelled) >> 1) << 32);
+}
 
 coll::CollContext coll_context(const Comm& c);
 // Failure is contagious within a communicator: MPIX_ERR_PROC_FAILED (raised, naming the rank)

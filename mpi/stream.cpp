@@ -18,11 +18,11 @@
 
 #include "coll/gpu/stream_exec.h"
 #include "coll_call.h"
-#include "datatype_api.h"
 #include "pt2pt/stream_comm.h"
 #include "pt2pt/tag.h"
 #include "runtime/hex.h"
 #include "runtime/memkind.h"
+#include "runtime/typemap.h"
 #include "state.h"
 
 #define WEFT_PMPIX_ALIAS(name) _Pragma(WEFT_STR_(weak MPIX_##name = PMPIX_##name))
@@ -359,10 +359,10 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
         if (rc == MPI_SUCCESS && !in_place) rc = check_count(fn, comm, sendcount, "sendcount");
         if (rc == MPI_SUCCESS && !in_place) rc = check_datatype(comm, fn, sendtype, &sd, "sendtype");
         if (rc != MPI_SUCCESS) return rc;
-        const size_t bytes = packed_size(rd, size_t(recvcount));
-        if (!in_place && packed_size(sd, size_t(sendcount)) != bytes)
+        const size_t bytes = type_packed_size(rd, size_t(recvcount));
+        if (!in_place && type_packed_size(sd, size_t(sendcount)) != bytes)
           return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", c.rank,
-                       packed_size(sd, size_t(sendcount)), bytes);
+                       type_packed_size(sd, size_t(sendcount)), bytes);
         if (bytes > 0 && ((!recvbuf && rd->predefined) || (!in_place && !sendbuf && sd->predefined)))
           return raise(comm, MPI_ERR_BUFFER, fn, "NULL %s with a non-zero count", recvbuf ? "sendbuf" : "recvbuf");
         const coll::gpu::StreamCall call =

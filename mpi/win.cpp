@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "coll_call.h"
-#include "datatype_api.h"
 #include "rma/mpi_window.h"
 #include "runtime/log.h"
 #include "state.h"
@@ -114,8 +113,7 @@ int buffer_arg(const char* fn, const WinEntry& e, const void* buf, int count, MP
 // born complete; it needs a passive-target epoch.
 int finish_request(int rc, const WinEntry& e, MPI_Request* request) {
   if (rc != MPI_SUCCESS) return rc;
-  Request* r = g_state->requests.alloc(RequestKind::coll);
-  r->complete = true;
+  Request* r = completed_request(g_state->requests, RequestKind::coll, RequestStatus{});
   r->owner = e.comm;
   *request = request_handle(r);
   return MPI_SUCCESS;

@@ -78,6 +78,17 @@ int any_complete(Transport& t, const RequestSet& set, FailureScope scope, bool b
   return i;
 }
 
+int some_complete(Transport& t, const RequestSet& set, FailureScope scope, bool blocking, int* positions) {
+  if (!blocking) poll_once(t, set.data(), set.size(), scope);
+  for (;;) {
+    int n = 0;
+    for (size_t i = 0; i < set.size(); ++i)
+      if (set[i] && set[i]->complete) positions[n++] = int(i);
+    if (n > 0 || !blocking) return n;
+    wait_for_any(t, set.data(), set.size(), scope);
+  }
+}
+
 bool retire_request(RequestPool& pool, Request* r, RequestStatus* out) {
   run_finish(r);
   *out = r->status;
@@ -108,6 +119,18 @@ bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask,
     return found || member_lost(t, c, source);
   });
   return found;
+}
+
+bool probe_message(Transport& t, RequestPool& pool, const Comm& c, int owner, int source, int tag, bool blocking,
+                   RequestStatus* status, Request** message) {
+  const uint64_t bits = tag::make(c.pt2pt_context(), source < 0 ? 0u : uint32_t(source), tag < 0 ? 0u : uint32_t(tag));
+  MatchInfo info;
+  void* msg = nullptr;
+  if (!probe(t, c, source, bits, tag::recv_mask(source < 0, tag < 0), message != nullptr, blocking, &info, &msg))
+    return false;
+  if (message) *message = matched_message(pool, msg, info, owner);
+  *status = RequestStatus{info.source, info.tag, info.bytes};
+  return true;
 }
 
 }  // namespace weft

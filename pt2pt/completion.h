@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "pt2pt/comm.h"
+#include "pt2pt/tag.h"
 #include "pt2pt/transport.h"
 #include "runtime/request.h"
 
@@ -55,6 +56,9 @@ void wait_all(Transport& t, const RequestSet& set, FailureScope scope);
 // The position of a complete request of the set, or -1. blocking: waits for one (or a failure);
 // else one look first (poll_once).
 int any_complete(Transport& t, const RequestSet& set, FailureScope scope, bool blocking);
+// The positions of the complete requests of the set, in order, into `positions`; their number.
+// blocking: waits until there is one (or a failure fails one); else one look first (poll_once).
+int some_complete(Transport& t, const RequestSet& set, FailureScope scope, bool blocking, int* positions);
 // Ends a completed request for its user: runs its finish step and copies its status to *out;
 // a persistent request becomes inactive, another goes back to the pool (true: its handle is
 // now void).
@@ -69,5 +73,12 @@ bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask,
 // A message taken out of matching (probe with remove) as a receive request that holds the
 // transport's handle and the match, owned by the communicator handle `owner`.
 Request* matched_message(RequestPool& pool, void* message, const MatchInfo& info, int owner);
+
+// The probe family (MPI_Probe, MPI_Iprobe, MPI_Mprobe, MPI_Improbe) on c: a message from
+// `source` (a rank of c, -1 for any) with `tag` (-1 for any); *status gets its source, tag and
+// size. message: the match is taken out of matching as a receive request owned by `owner`
+// (matched_message). blocking and the result as for probe.
+bool probe_message(Transport& t, RequestPool& pool, const Comm& c, int owner, int source, int tag, bool blocking,
+                   RequestStatus* status, Request** message);
 
 }  // namespace weft

@@ -194,6 +194,19 @@ Status irecv(Transport& t, const Message& m, void* buf, Request* r) {
   return t.irecv(target, m.bytes, source_of(m), m.tag, m.mask, r);
 }
 
+Status post_immediate(Transport& t, RequestPool& pool, const Message& m, void* buf, bool receive, SendMode mode,
+                      int owner, Request** out) {
+  Request* r = pool.alloc(receive ? RequestKind::recv : RequestKind::send);
+  r->owner = owner;
+  const Status s = receive ? irecv(t, m, buf, r) : isend(t, m, buf, mode, r);
+  if (s != Status::ok) [[unlikely]] {
+    pool.release(r);
+    return s;
+  }
+  *out = r;
+  return Status::ok;
+}
+
 Status mrecv(Transport& t, Message m, void* buf, Request* r) {
   if (m.on_device) {
     m.device_direct = t.device_direct(-1);
@@ -308,6 +321,16 @@ std::function<Status(Request&)> persistent_start(Transport& t, const Message& m,
     q.device_buffer = m.device_direct;
     return tp->isend(data, m.bytes, m.peer, m.tag, mode, &q);
   };
+}
+
+Request* persistent_request(Transport& t, RequestPool& pool, const Message& m, void* buf, PersistentKind kind,
+                            BufferedSends* b, const RequestStatus& null_status, int owner) {
+  Request* r = pool.alloc(kind == PersistentKind::recv ? RequestKind::recv : RequestKind::send);
+  r->persistent = true;
+  r->owner = owner;
+  r->complete = true;  // inactive until started
+  r->start = persistent_start(t, m, buf, kind, b, null_status);
+  return r;
 }
 
 }  // namespace weft

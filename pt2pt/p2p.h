@@ -82,6 +82,10 @@ Status send(Transport& t, const Message& m, const void* buf, SendMode mode);
 Status isend(Transport& t, const Message& m, const void* buf, SendMode mode, Request* r);
 Status recv(Transport& t, const Message& m, void* buf, RequestStatus* out);
 Status irecv(Transport& t, const Message& m, void* buf, Request* r);
+// MPI_Isend and its modes, or MPI_Irecv (receive): a request from pool, owned by the
+// communicator handle `owner`, posted into *out; when posting fails it goes back to the pool.
+Status post_immediate(Transport& t, RequestPool& pool, const Message& m, void* buf, bool receive, SendMode mode,
+                      int owner, Request** out);
 // Receives the message matched by a probe (Transport::probe with remove) that r holds (its
 // transport handle) into buf. Device memory takes CUDA IPC or the pipeline over UCX where the
 // transport has them, else the host and a copy.
@@ -111,5 +115,9 @@ enum class PersistentKind { send, ssend, bsend, recv };
 // while the request exists.
 std::function<Status(Request&)> persistent_start(Transport& t, const Message& m, void* buf, PersistentKind kind,
                                                  BufferedSends* b, const RequestStatus& null_status);
+// A persistent request (MPI_Send_init and friends) from pool with that start function, owned by
+// the communicator handle `owner`, inactive until started.
+Request* persistent_request(Transport& t, RequestPool& pool, const Message& m, void* buf, PersistentKind kind,
+                            BufferedSends* b, const RequestStatus& null_status, int owner);
 
 }  // namespace weft

@@ -84,9 +84,11 @@ TransportOptions transport_options(const Config& cfg, const Bootstrap& boot) {
   return topts;
 }
 
-Comm predefined_comm(Bootstrap& b, uint32_t context, bool self) {
+Comm predefined_comm(Bootstrap& b, uint32_t context, bool self, const char* name, int handle) {
   Comm c;
   c.context_id = context;
+  c.name = name;
+  c.handle = handle;
   c.rank = self ? 0 : b.rank();
   c.size = self ? 1 : b.size();
   if (self) c.world_ranks = {b.rank()};
@@ -179,6 +181,16 @@ int release_orphans(RequestPool& pool, std::vector<Request*>* orphans) {
     }
   }
   return released;
+}
+
+void free_request(RequestPool& pool, std::vector<Request*>* orphans, Request* r) {
+  const bool in_flight = !r->complete && (!r->persistent || r->active);
+  if (in_flight) {
+    r->user_freed = true;
+    orphans->push_back(r);
+  } else {
+    pool.release(r);
+  }
 }
 
 }  // namespace weft

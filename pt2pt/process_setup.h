@@ -32,8 +32,9 @@ void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& min
 
 TransportOptions transport_options(const Config& cfg, const Bootstrap& boot);
 
-// The view of MPI_COMM_WORLD (self false) or MPI_COMM_SELF on context pair `context`.
-Comm predefined_comm(Bootstrap& boot, uint32_t context, bool self);
+// The view of MPI_COMM_WORLD (self false) or MPI_COMM_SELF on context pair `context`, with its
+// name and MPI handle.
+Comm predefined_comm(Bootstrap& boot, uint32_t context, bool self, const char* name, int handle);
 // The node id of each job rank (empty if the bootstrap cannot tell).
 std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ranks);
 
@@ -62,5 +63,8 @@ std::vector<std::pair<std::string, std::string>> process_info(const Bootstrap& b
 // Releases the requests of *orphans (freed by the user while in flight) that have completed,
 // running their finish step first (a freed receive still delivers its data); how many.
 int release_orphans(RequestPool& pool, std::vector<Request*>* orphans);
+// A request its user frees (MPI_Request_free): released at once when no operation is in flight
+// (complete, or an inactive persistent request), else marked and kept in *orphans.
+void free_request(RequestPool& pool, std::vector<Request*>* orphans, Request* r);
 
 }  // namespace weft

@@ -55,6 +55,27 @@ void cart_shift(const CartGrid& g, int rank, int direction, int disp, int* sourc
   *source = cart_rank(g, coords.data());
 }
 
+void cart_neighbors(const CartGrid& g, int rank, std::vector<int>* sources, std::vector<int>* dests) {
+  sources->clear();
+  dests->clear();
+  for (int d = 0; d < int(g.dims.size()); ++d) {
+    int minus, plus;
+    cart_shift(g, rank, d, 1, &minus, &plus);
+    for (int r : {minus, plus}) {
+      sources->push_back(r);
+      dests->push_back(r);
+    }
+  }
+}
+
+void graph_neighbors(const std::vector<int>& index, const std::vector<int>& edges, int rank,
+                     std::vector<int>* sources, std::vector<int>* dests) {
+  int begin, end;
+  graph_neighbor_range(index, rank, &begin, &end);
+  sources->assign(edges.begin() + begin, edges.begin() + end);
+  *dests = *sources;
+}
+
 CartGrid cart_sub(const CartGrid& g, int rank, const int* remain, int* color, int* key) {
   std::vector<int> coords(g.dims.size());
   cart_coords(g, rank, coords.data());

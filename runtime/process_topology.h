@@ -44,4 +44,11 @@ inline void graph_neighbor_range(const std::vector<int>& index, int rank, int* b
   *end = index[size_t(rank)];
 }
 
+// The neighbours of `rank` in the order of the neighbourhood collectives. In a grid: for each
+// dimension the rank one step before, then the one after (-1 past the edge of a non-periodic
+// dimension), as sources and as destinations alike. In a graph: its edges, both ways.
+void cart_neighbors(const CartGrid& g, int rank, std::vector<int>* sources, std::vector<int>* dests);
+void graph_neighbors(const std::vector<int>& index, const std::vector<int>& edges, int rank,
+                     std::vector<int>* sources, std::vector<int>* dests);
+
 }  // namespace weft

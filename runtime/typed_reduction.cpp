@@ -31,6 +31,17 @@ ReductionFit fit_reduction(ReduceOp op, Reduction* red, ReductionLayout* lay) {
   return ReductionFit::ok;
 }
 
+bool fit_user_reduction(Status (*fn)(const void* ctx, const void* in, void* inout, size_t count), const void* ctx,
+                        bool commutative, Reduction* red, ReductionLayout* lay) {
+  if (!lay->contiguous && lay->count > 0) return false;
+  red->user = fn;
+  red->user_ctx = ctx;
+  red->commutative = commutative;
+  red->elem_size = size_t(lay->type->extent);
+  lay->reduce_count = lay->count;
+  return true;
+}
+
 Status reduce_typed(const Reduction& red, const ReductionLayout& lay, const void* in, void* inout) {
   if (lay.contiguous)
     return red.apply(static_cast<const char*>(in) + lay.offset, static_cast<char*>(inout) + lay.offset,

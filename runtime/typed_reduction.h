@@ -31,6 +31,12 @@ enum class ReductionFit : uint8_t { ok, mixed_type, undefined };
 // on ok, red->op and lay->reduce_count, for lay->count elements of lay->type.
 ReductionFit fit_reduction(ReduceOp op, Reduction* red, ReductionLayout* lay);
 
+// A user function (fn, called with ctx) on lay->count elements of lay->type in the type's own
+// layout, an extent apart: sets red's function, commutativity and elem_size and
+// lay->reduce_count. false, nothing set, for a non-contiguous layout of a non-zero count.
+bool fit_user_reduction(Status (*fn)(const void* ctx, const void* in, void* inout, size_t count), const void* ctx,
+                        bool commutative, Reduction* red, ReductionLayout* lay);
+
 // inout = in (op) inout over the layout's elements in the user's buffers: in place for a
 // contiguous layout, else on packed copies whose result is unpacked into inout.
 Status reduce_typed(const Reduction& red, const ReductionLayout& lay, const void* in, void* inout);

@@ -9,6 +9,10 @@
 //
 // Packed form: the elements' data in typemap order, no gaps. Predefined types pack as their
 // extent (the (value, index) pairs keep their padding), the same bytes they travel as.
+// Communication sends `count` elements as type_packed_size(t, count) bytes: straight from
+// buf + offset when type_is_contiguous, else through a staging buffer (type_pack on send,
+// type_unpack on completion of a receive); an operation holds type_retain from posting to
+// completion, so MPI_Type_free meanwhile is safe.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -71,6 +75,12 @@ size_t type_pack(const Datatype* t, const void* src, size_t count, void* dst, si
 // part of the next one. Returns the bytes consumed.
 size_t type_unpack(const Datatype* t, const void* src, size_t len, void* dst, size_t count, size_t offset);
 
+// Whole elements in `bytes` packed bytes (MPI_Get_count), or -1 (MPI_UNDEFINED) if the bytes
+// end inside an element.
+inline long long type_count_elements(const Datatype* t, size_t bytes) {
+  if (t->packed == 0) return 0;
+  return bytes % t->packed ? -1 : (long long)(bytes / t->packed);
+}
 // Basic elements in the first `bytes` packed bytes of a sequence of elements (MPI_Get_elements):
 // a partly received element counts the basic elements it fully holds. *exact (if given) tells
 // whether `bytes` ends on a basic element's boundary (MPI_Get_elements answers MPI_UNDEFINED if not).
