@@ -118,6 +118,10 @@ class Call {
   // The described call, laid out and planned, or a blocking call identical to an earlier one
   // (same buffers, counts, datatypes, op and root) given that call's plan (describe.cpp).
   Status plan(const Description& d);
+  // A blocking call identical to an earlier one (same buffers, counts, datatype objects,
+  // predefined op handle and root) given that call's plan; d's reduction need not be set up, as
+  // the earlier call's was valid. False: plan(d) it.
+  bool reused(const Description& d);
 
   // Runs the planned call to completion (blocking), or starts it as r (non-blocking).
   Status run();

@@ -56,11 +56,16 @@ CollArgs reduction_args(const Description& d, const void* in, void* out) {
   return a;
 }
 
+PlanKey key_of(const Description& d) {
+  return PlanKey{int(d.kind), d.send.buf, d.recv.buf, d.send.count, d.recv.count, d.send.type, d.recv.type, d.op, d.root};
+}
+
 }  // namespace
 
+bool Call::reused(const Description& d) { return cacheable(d) && reuse(key_of(d)); }
+
 Status Call::plan(const Description& d) {
-  const PlanKey key{int(d.kind), d.send.buf,  d.recv.buf, d.send.count, d.recv.count,
-                    d.send.type, d.recv.type, d.op,       d.root};
+  const PlanKey key = key_of(d);
   const PlanKey* kept = cacheable(d) ? &key : nullptr;
   if (reduces(d.kind)) {
     // Nothing to reduce: completes at once in every mode.

@@ -122,14 +122,19 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
   if (in_place && !need_recv) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   CollCall call(fn, comm, c, mode);
   coll::Description desc{kind};
-  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &desc)) != MPI_SUCCESS) return rc;
-  if (count > 0 && desc.recv.type->predefined && (!(in_place ? recvbuf : sendbuf) || (need_recv && !recvbuf)))
-    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", size_t(count));
   desc.send.buf = sendbuf;
   desc.send.in_place = in_place;
   desc.recv.buf = recvbuf;
   desc.send.count = desc.recv.count = count;
+  desc.op = op;
   desc.root = root;
+  // An identical earlier call was valid (its datatype object and predefined op are the same):
+  // its plan again, without setting the reduction up anew.
+  desc.send.type = desc.recv.type = lookup_datatype(dt);
+  if (count > 0 && desc.send.type && call.reused(desc, request, &rc)) return rc;
+  if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &desc)) != MPI_SUCCESS) return rc;
+  if (count > 0 && desc.recv.type->predefined && (!(in_place ? recvbuf : sendbuf) || (need_recv && !recvbuf)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", size_t(count));
   return call.run(desc, request);
 }
 

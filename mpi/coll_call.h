@@ -24,6 +24,13 @@ class CollCall {
   // reused) and run; *request receives the request of a non-blocking or persistent one.
   // MPI_SUCCESS or the raised error.
   int run(const coll::Description& d, MPI_Request* request);
+  // A blocking call identical to an earlier one run with that call's plan (coll::Call::reused):
+  // true, *rc its result.
+  bool reused(const coll::Description& d, MPI_Request* request, int* rc) {
+    if (!call_.reused(d)) return false;
+    *rc = execute(request);
+    return true;
+  }
 
  private:
   int execute(MPI_Request* request);
