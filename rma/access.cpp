@@ -59,6 +59,7 @@ Outcome MpiWindow::check_access(int target, int64_t disp, ptrdiff_t lo, ptrdiff_
                   "no access epoch to rank %d is open (MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all "
                   "first)",
                   target);
+  if (!passive && fence_epoch_) fence_used_ = true;
   const bool dynamic = flavor_ == Flavor::dynamic;
   // The first byte touched: an offset into the window, or (dynamic) an address.
   const __int128 first = (dynamic ? __int128(disp) : __int128(disp) * window_->peer_disp_unit(target)) + lo;

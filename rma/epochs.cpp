@@ -14,6 +14,7 @@ Outcome MpiWindow::fence(bool next_epoch) {
   // next one (and before local stores to the window are read remotely).
   WEFT_TRY(barrier());
   fence_epoch_ = next_epoch;
+  fence_used_ = false;
   return Status::ok;
 }
 
@@ -84,10 +85,12 @@ Outcome MpiWindow::lock(int target, LockType type) {
   if (Outcome o = check_rank(target); !o.ok()) return o;
   if (lock_all_ || window_->locked(target) != LockType::none)
     return refuse(Breach::sync, "rank %d is already locked by this rank", target);
-  if (fence_epoch_) return refuse(Breach::sync, "inside a fence epoch");
+  if (fence_epoch_ && fence_used_) return refuse(Breach::sync, "inside a fence epoch (an access followed the fence)");
   if (access_open_ && access_to_[size_t(target)])
     return refuse(Breach::sync, "rank %d is in this rank's MPI_Win_start group", target);
-  return window_->lock(target, type);
+  WEFT_TRY(window_->lock(target, type));
+  fence_epoch_ = false;  // the fence's epoch never began
+  return Status::ok;
 }
 
 Outcome MpiWindow::unlock(int target) {
@@ -99,7 +102,7 @@ Outcome MpiWindow::unlock(int target) {
 }
 
 Outcome MpiWindow::lock_all() {
-  if (lock_all_ || fence_epoch_ || access_open_) return refuse(Breach::sync, "an epoch is open");
+  if (lock_all_ || (fence_epoch_ && fence_used_) || access_open_) return refuse(Breach::sync, "an epoch is open");
   for (int q = 0; q < size(); ++q)
     if (window_->locked(q) != LockType::none) return refuse(Breach::sync, "rank %d is locked by this rank", q);
   for (int q = 0; q < size(); ++q)
@@ -111,6 +114,7 @@ Outcome MpiWindow::lock_all() {
       return s;
     }
   lock_all_ = true;
+  fence_epoch_ = false;  // the fence's epoch never began
   return Status::ok;
 }
 

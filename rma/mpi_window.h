@@ -152,6 +152,9 @@ class MpiWindow {
   std::unique_ptr<Window> window_;
   std::shared_ptr<coll::Schedule> barrier_;  // planned on the first fence or close
   bool fence_epoch_ = false;  // between fences (not after MPI_MODE_NOSUCCEED)
+  // An access since the last fence: only then has its epoch begun, so a lock may follow a
+  // fence that no access followed (and closes that fence epoch).
+  mutable bool fence_used_ = false;
   bool lock_all_ = false;
   // General active target: the targets of the open access epoch (start), and the number of
   // origins of the open exposure epoch (post).
