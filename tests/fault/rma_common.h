@@ -72,6 +72,9 @@ static inline void survivors_split(int rank, int dead) {
 }
 
 /* The survivors meet before exiting, so none leaves while another may still need its progress.
+ * The first to finish the meeting still lingers, driving progress, before it returns: the
+ * programs exit without MPI_Finalize (a peer is gone), an exit takes the messages it has not
+ * flushed with it, and a survivor still in the meeting counts that exit as a failure.
  * Returns whether every survivor was ok. */
 static inline int survivors_meet(int rank, int size, int dead, int ok) {
   int all = 0;
@@ -83,6 +86,9 @@ static inline int survivors_meet(int rank, int size, int dead, int ok) {
     return 0;
   }
   if (ok && !all) printf("rank %d: another survivor reported a failure\n", rank);
+  const double until = MPI_Wtime() + 0.5;
+  int flag = 0;
+  while (MPI_Wtime() < until) (void)MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, survivors_comm, &flag, MPI_STATUS_IGNORE);
   return all;
 }
 
