@@ -16,7 +16,7 @@ Usage:
       [--dirs basic,pt2pt,...] [--max-np 8] [--timeout 60] [--jobs 2] [--only REGEX]
       [--mpirun "mpirun --oversubscribe --bind-to none"] [--env K=V ...]
 
-Writes OUT/results.tsv (dir, test, np, arguments, status, seconds) and OUT/logs/*.log, and
+Writes OUT/results.tsv (dir, test, np, arguments, status, seconds, environment) and OUT/logs/*.log, and
 prints a per-directory summary. Status is pass, fail, timeout or build.
 """
 import argparse
@@ -262,7 +262,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
             for entry, status, seconds, log in pool.map(suite.run_one, entries):
                 directory, name, np, args, _, _ = entry
-                row = [directory, name, str(np), " ".join(args), status, "%.1f" % seconds]
+                row = [directory, name, str(np), " ".join(args), status, "%.1f" % seconds,
+                       " ".join(entry[4])]
                 table.write("\t".join(row) + "\n")
                 table.flush()
                 results.append((directory, status))
