@@ -101,6 +101,7 @@ int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count,
     auto lasting = std::make_shared<UserOpCall>(user);
     desc->red.user_ctx = lasting.get();
     call.keep(lasting);
+    call.keep(coll::hold_type(user.type));  // the function's datatype, which may be freed first
   }
   desc->reduce_count = lay.reduce_count;
   desc->op = op;

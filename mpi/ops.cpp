@@ -27,12 +27,17 @@ Status call_user_op(const void* ctx, const void* in, void* inout, size_t count) 
   while (count > 0) {
     int n = count > size_t(INT_MAX) ? INT_MAX : int(count);
     MPI_Datatype dt = call->datatype;
-    call->op->fn(const_cast<void*>(in), inout, &n, &dt);
+    call->op.fn(const_cast<void*>(in), inout, &n, &dt);
     in = static_cast<const char*>(in) + size_t(n) * extent;
     inout = static_cast<char*>(inout) + size_t(n) * extent;
     count -= size_t(n);
   }
   return Status::ok;
+}
+
+// The same on packed elements of a non-contiguous datatype, which the function sees unpacked.
+Status call_user_op_packed(const void* ctx, const void* in, void* inout, size_t count) {
+  return reduce_unpacked(call_user_op, ctx, static_cast<const UserOpCall*>(ctx)->type, in, inout, count);
 }
 
 }  // namespace
@@ -46,10 +51,8 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
   coll::Reduction red;
   if (const UserOp* u = lookup_user_op(op)) {
     // The user's function sees elements in the datatype's own layout.
-    if (!fit_user_reduction(call_user_op, call, u->commute, &red, &lay))
-      return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                   "user-defined operations on non-contiguous datatypes are not supported yet");
-    *call = UserOpCall{u, dt, d};
+    fit_user_reduction(call_user_op, call_user_op_packed, call, u->commute, &red, &lay);
+    *call = UserOpCall{*u, dt, d};
   } else {
     ReduceOp rop;
     if (!lookup_builtin_op(op, &rop))

@@ -119,9 +119,10 @@ const UserOp* lookup_user_op(MPI_Op h);
 // A predefined operation's ReduceOp (MPI_REPLACE and MPI_NO_OP included); false otherwise.
 bool lookup_builtin_op(MPI_Op op, ReduceOp* out);
 
-// The arguments a user reduction function needs, kept alive for the collective's duration.
+// The arguments a user reduction function needs, kept alive for the collective's duration: the
+// operation by value, as MPI_Op_free may free its handle before a pending call completes.
 struct UserOpCall {
-  const UserOp* op = nullptr;
+  UserOp op;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   const Datatype* type = nullptr;
 };

@@ -1,5 +1,7 @@
 #include "runtime/typed_reduction.h"
 
+#include <algorithm>
+
 #include "runtime/staging.h"
 #include "runtime/typemap.h"
 
@@ -31,15 +33,31 @@ ReductionFit fit_reduction(ReduceOp op, Reduction* red, ReductionLayout* lay) {
   return ReductionFit::ok;
 }
 
-bool fit_user_reduction(Status (*fn)(const void* ctx, const void* in, void* inout, size_t count), const void* ctx,
-                        bool commutative, Reduction* red, ReductionLayout* lay) {
-  if (!lay->contiguous && lay->count > 0) return false;
-  red->user = fn;
+void fit_user_reduction(UserReduceFn fn, UserReduceFn packed_fn, const void* ctx, bool commutative,
+                        Reduction* red, ReductionLayout* lay) {
+  red->user = lay->contiguous ? fn : packed_fn;
   red->user_ctx = ctx;
   red->commutative = commutative;
-  red->elem_size = size_t(lay->type->extent);
+  red->elem_size = lay->contiguous ? size_t(lay->type->extent) : lay->type->packed;
   lay->reduce_count = lay->count;
-  return true;
+}
+
+Status reduce_unpacked(UserReduceFn fn, const void* ctx, const Datatype* t, const void* in, void* inout,
+                       size_t count) {
+  if (count == 0) return Status::ok;
+  // The bytes `count` elements touch, relative to their buffer (a negative extent runs down).
+  const ptrdiff_t last = ptrdiff_t(count - 1) * t->extent;
+  const ptrdiff_t low = t->true_lb + std::min<ptrdiff_t>(0, last);
+  const ptrdiff_t high = t->true_lb + t->true_extent + std::max<ptrdiff_t>(0, last);
+  const size_t span = size_t(high - low), bytes = t->packed * count;
+  StagingBuffer a = staging_buffer(span), b = staging_buffer(span);
+  char* in_base = a.get() - low;
+  char* inout_base = b.get() - low;
+  type_unpack(t, in, bytes, in_base, count, 0);
+  type_unpack(t, inout, bytes, inout_base, count, 0);
+  Status s = fn(ctx, in_base, inout_base, count);
+  if (s == Status::ok) type_pack(t, inout_base, count, inout, 0, bytes);
+  return s;
 }
 
 Status reduce_typed(const Reduction& red, const ReductionLayout& lay, const void* in, void* inout) {

@@ -31,11 +31,20 @@ enum class ReductionFit : uint8_t { ok, mixed_type, undefined };
 // on ok, red->op and lay->reduce_count, for lay->count elements of lay->type.
 ReductionFit fit_reduction(ReduceOp op, Reduction* red, ReductionLayout* lay);
 
-// A user function (fn, called with ctx) on lay->count elements of lay->type in the type's own
-// layout, an extent apart: sets red's function, commutativity and elem_size and
-// lay->reduce_count. false, nothing set, for a non-contiguous layout of a non-zero count.
-bool fit_user_reduction(Status (*fn)(const void* ctx, const void* in, void* inout, size_t count), const void* ctx,
-                        bool commutative, Reduction* red, ReductionLayout* lay);
+// A user reduction function: inout = in (op) inout over `count` elements, called with ctx.
+using UserReduceFn = Status (*)(const void* ctx, const void* in, void* inout, size_t count);
+
+// A user function on lay->count elements of lay->type: sets red's function, commutativity and
+// elem_size and lay->reduce_count. A contiguous layout is reduced in the type's own layout, an
+// extent apart (fn); a non-contiguous one on its packed form, a packed element apart, through
+// packed_fn, which must see its elements in the type's layout again (reduce_unpacked).
+void fit_user_reduction(UserReduceFn fn, UserReduceFn packed_fn, const void* ctx, bool commutative,
+                        Reduction* red, ReductionLayout* lay);
+
+// fn (called with ctx) on `count` packed elements of t: `in` and `inout` are unpacked into
+// scratch in the type's own layout, fn reduces there, and the result is packed into inout.
+Status reduce_unpacked(UserReduceFn fn, const void* ctx, const Datatype* t, const void* in, void* inout,
+                       size_t count);
 
 // inout = in (op) inout over the layout's elements in the user's buffers: in place for a
 // contiguous layout, else on packed copies whose result is unpacked into inout.
