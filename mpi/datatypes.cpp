@@ -359,7 +359,10 @@ int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, co
                    : raise(comm, MPI_ERR_TRUNCATE, fn,
                            "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
                            bytes, *position, size);
-  if (bytes && (!outbuf || !inbuf)) return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  // The user's side may be MPI_BOTTOM (NULL) under a derived type of absolute addresses.
+  const bool typed_null = !(packing ? inbuf : outbuf), packed_null = !(packing ? outbuf : inbuf);
+  if (bytes && (packed_null || (typed_null && d->predefined)))
+    return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
   if (packing) type_pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position, 0, SIZE_MAX);
   else type_unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count), 0);
   *position += int(bytes);
