@@ -5,11 +5,12 @@ The suite's sources stay outside this project: point --suite at a test/mpi folde
 release. Each directory's testlist (or testlist.in) names a program, its process count and
 options; each program is built from the sources its Makefile.am gives (default NAME.c) with the
 compiler wrapper under test, linked with the suite's own support code, and run under mpirun with
-a time limit. A run passes when the launcher exits 0 and some output line is "No Errors"; the
-testlist's resultTest option changes that as the suite's own runner does (TestStatus: a non-zero
-exit is expected; TestStatusNoErrors: both "No Errors" and a non-zero exit; TestErrFatal: a
-non-zero exit). basic/ has no testlist: its programs run at the counts BASIC_PROGRAMS gives and
-pass on a zero exit.
+a time limit (and MPIEXEC_TIMEOUT set to the testlist's timeLimit, where it gives one). A run
+passes when the launcher exits 0 and some output line is "No Errors" ("No errors" too, as for
+the suite's own runner); the testlist's resultTest option changes that as the suite's own runner
+does (TestStatus: a non-zero exit is expected; TestStatusNoErrors: both "No Errors" and a
+non-zero exit; TestErrFatal: a non-zero exit). basic/ has no testlist: its programs run at the
+counts BASIC_PROGRAMS gives and pass on a zero exit.
 
 Usage:
   scripts/mpich_suite.py --suite /path/to/test/mpi --out /tmp/conf [--mpicc mpicc]
@@ -110,12 +111,12 @@ def read_testlist(directory, max_np):
         yield name, np, args, env, options
 
 
-def run_command(cmd, log, timeout, env=None):
+def run_command(cmd, log, timeout, env=None, cwd=None):
     start = time.time()
     with open(log, "ab") as out:
         try:
             proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout,
-                                  env=env, start_new_session=True)
+                                  env=env, cwd=cwd, start_new_session=True)
             return proc.returncode, time.time() - start
         except subprocess.TimeoutExpired:
             return None, time.time() - start
@@ -130,6 +131,8 @@ class Suite:
         self.logs = os.path.join(self.out, "logs")
         os.makedirs(self.support, exist_ok=True)
         os.makedirs(self.logs, exist_ok=True)
+        self.run_dir = os.path.join(self.out, "run")
+        os.makedirs(self.run_dir, exist_ok=True)
         self.cflags = ["-O1", "-w", "-I" + self.support, "-I" + os.path.join(self.root, "include"),
                        "-I" + os.path.join(self.root, "dtpools", "include")]
 
@@ -186,14 +189,11 @@ class Suite:
         return (binary if ok else None), log
 
     def run_one(self, entry):
-        directory, name, np, args, env, options = entry
+        directory, name, np, args, env, options, label = entry
         binary, build_log = self.build_program(directory, name)
-        label = "%s.%s.np%d%s" % (directory, name, np,
-                                  ("." + "_".join(re.sub(r"[^A-Za-z0-9]", "", a) for a in args))
-                                  if args else "")
         if binary is None:
             return entry, "build", 0.0, build_log
-        log = os.path.join(self.logs, label[:180] + ".log")
+        log = os.path.join(self.logs, label + ".log")
         if os.path.exists(log):
             os.remove(log)
         run_env = dict(os.environ)
@@ -203,12 +203,16 @@ class Suite:
         limit = self.opts.timeout
         if "timeLimit" in options and options["timeLimit"].isdigit():
             limit = max(limit, min(int(options["timeLimit"]), self.opts.max_timeout))
+            # The launcher ends a run past its testlist's limit, as under the suite's own
+            # runner (init/timeout expects it to).
+            run_env["MPIEXEC_TIMEOUT"] = options["timeLimit"]
         cmd = shlex.split(self.opts.mpirun) + ["-np", str(np), binary] + args
-        rc, seconds = run_command(cmd, log, limit, run_env)
+        # Programs that write files (adapt.out, Netpipe.out) write them under OUT/run.
+        rc, seconds = run_command(cmd, log, limit, run_env, self.run_dir)
         if rc is None:
             return entry, "timeout", seconds, log
         text = open(log, encoding="utf-8", errors="replace").read()
-        no_errors = re.search(r"^\s*No Errors\s*$", text, re.M) is not None
+        no_errors = re.search(r"^\s*No [Ee]rrors\s*$", text, re.M) is not None
         kind = options.get("resultTest", "")
         if kind == "TestStatus" or kind == "TestErrFatal":
             passed = rc != 0
@@ -221,13 +225,23 @@ class Suite:
         return entry, ("pass" if passed else "fail"), seconds, log
 
     def entries(self):
+        """Yields (directory, name, np, args, env, options, label); label names the run's log,
+        with a number added where a testlist repeats a run with other environment variables."""
         only = re.compile(self.opts.only) if self.opts.only else None
+        seen = {}
         for directory in self.opts.dirs.split(","):
             for name, np, args, env, options in read_testlist(
                     os.path.join(self.root, directory), self.opts.max_np):
                 if only and not only.search("%s/%s" % (directory, name)):
                     continue
-                yield directory, name, np, args, env, options
+                label = "%s.%s.np%d%s" % (directory, name, np,
+                                          ("." + "_".join(re.sub(r"[^A-Za-z0-9]", "", a) for a in args))
+                                          if args else "")
+                label = label[:170]
+                seen[label] = seen.get(label, 0) + 1
+                if seen[label] > 1:
+                    label += ".%d" % seen[label]
+                yield directory, name, np, args, env, options, label
 
 
 def main():
@@ -261,7 +275,7 @@ def main():
     with open(os.path.join(suite.out, "results.tsv"), "w") as table:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
             for entry, status, seconds, log in pool.map(suite.run_one, entries):
-                directory, name, np, args, _, _ = entry
+                directory, name, np, args = entry[:4]
                 row = [directory, name, str(np), " ".join(args), status, "%.1f" % seconds,
                        " ".join(entry[4])]
                 table.write("\t".join(row) + "\n")
