@@ -103,6 +103,17 @@ static void check_mixed(const struct mix *buf, int n, int ranks, const char *wha
     }
 }
 
+/* MPI_<name>(args) blocking, or MPI_<iname>(args, &req) and its wait. */
+#define BOTH(name, iname, ...)                                           \
+    do {                                                                 \
+        if (nonblocking) {                                               \
+            MPI_OK(MPI_##iname(__VA_ARGS__, &req));                      \
+            MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));                   \
+        } else {                                                         \
+            MPI_OK(MPI_##name(__VA_ARGS__));                             \
+        }                                                                \
+    } while (0)
+
 static void run_affine(MPI_Op op, int n, int nonblocking)
 {
     unsigned *in = malloc(sizeof(unsigned) * 3 * (size_t)n * (size_t)t_size);
@@ -115,67 +126,37 @@ static void run_affine(MPI_Op op, int n, int nonblocking)
         fill_affine(in, n, t_rank);
         clear_affine(out, n);
         snprintf(what, sizeof what, "%s Reduce (root %d, %d elements)", form, root, n);
-        if (nonblocking) {
-            MPI_OK(MPI_Ireduce(in, out, n, affine, op, root, MPI_COMM_WORLD, &req));
-            MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        } else {
-            MPI_OK(MPI_Reduce(in, out, n, affine, op, root, MPI_COMM_WORLD));
-        }
+        BOTH(Reduce, Ireduce, in, out, n, affine, op, root, MPI_COMM_WORLD);
         if (t_rank == root) check_affine(out, n, 0, t_size - 1, what);
     }
 
     fill_affine(in, n, t_rank);
     clear_affine(out, n);
     snprintf(what, sizeof what, "%s Allreduce (%d elements)", form, n);
-    if (nonblocking) {
-        MPI_OK(MPI_Iallreduce(in, out, n, affine, op, MPI_COMM_WORLD, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    } else {
-        MPI_OK(MPI_Allreduce(in, out, n, affine, op, MPI_COMM_WORLD));
-    }
+    BOTH(Allreduce, Iallreduce, in, out, n, affine, op, MPI_COMM_WORLD);
     check_affine(out, n, 0, t_size - 1, what);
 
     fill_affine(out, n, t_rank);
     snprintf(what, sizeof what, "%s Allreduce in place (%d elements)", form, n);
-    if (nonblocking) {
-        MPI_OK(MPI_Iallreduce(MPI_IN_PLACE, out, n, affine, op, MPI_COMM_WORLD, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    } else {
-        MPI_OK(MPI_Allreduce(MPI_IN_PLACE, out, n, affine, op, MPI_COMM_WORLD));
-    }
+    BOTH(Allreduce, Iallreduce, MPI_IN_PLACE, out, n, affine, op, MPI_COMM_WORLD);
     check_affine(out, n, 0, t_size - 1, what);
 
     fill_affine(in, n, t_rank);
     clear_affine(out, n);
     snprintf(what, sizeof what, "%s Scan (%d elements)", form, n);
-    if (nonblocking) {
-        MPI_OK(MPI_Iscan(in, out, n, affine, op, MPI_COMM_WORLD, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    } else {
-        MPI_OK(MPI_Scan(in, out, n, affine, op, MPI_COMM_WORLD));
-    }
+    BOTH(Scan, Iscan, in, out, n, affine, op, MPI_COMM_WORLD);
     check_affine(out, n, 0, t_rank, what);
 
     clear_affine(out, n);
     snprintf(what, sizeof what, "%s Exscan (%d elements)", form, n);
-    if (nonblocking) {
-        MPI_OK(MPI_Iexscan(in, out, n, affine, op, MPI_COMM_WORLD, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    } else {
-        MPI_OK(MPI_Exscan(in, out, n, affine, op, MPI_COMM_WORLD));
-    }
+    BOTH(Exscan, Iexscan, in, out, n, affine, op, MPI_COMM_WORLD);
     if (t_rank > 0) check_affine(out, n, 0, t_rank - 1, what);
 
     /* Reduce_scatter_block: n elements per rank out of n * size. */
     for (int r = 0; r < t_size; r++) fill_affine(in + 3 * (size_t)n * (size_t)r, n, t_rank);
     clear_affine(out, n);
     snprintf(what, sizeof what, "%s Reduce_scatter_block (%d elements)", form, n);
-    if (nonblocking) {
-        MPI_OK(MPI_Ireduce_scatter_block(in, out, n, affine, op, MPI_COMM_WORLD, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    } else {
-        MPI_OK(MPI_Reduce_scatter_block(in, out, n, affine, op, MPI_COMM_WORLD));
-    }
+    BOTH(Reduce_scatter_block, Ireduce_scatter_block, in, out, n, affine, op, MPI_COMM_WORLD);
     check_affine(out, n, 0, t_size - 1, what);
     free(in);
     free(out);
