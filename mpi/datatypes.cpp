@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -292,17 +293,32 @@ int do_struct(const char* fn, int count, const int* bl, const MPI_Aint* disps, c
   WEFT_REQUIRE_INIT(fn);
   if (int rc = check_blocks(fn, count, bl, disps)) return rc;
   if (int rc = check_array(fn, count, types, "array_of_types")) return rc;
-  std::vector<const Datatype*> ts(static_cast<size_t>(count));
+  std::vector<const Datatype*> ts;
+  // MPI-1's bound markers (MPI_LB, MPI_UB) set the new type's bounds; the other entries make it.
+  std::vector<int> marked_bl;
+  std::vector<MPI_Aint> marked_disps;
+  std::optional<MPI_Aint> lb, ub;
   for (int i = 0; i < count; ++i) {
-    ts[size_t(i)] = lookup_datatype(types[i]);
-    if (!ts[size_t(i)]) {
+    if (types[i] == MPI_LB || types[i] == MPI_UB) {
+      std::optional<MPI_Aint>& bound = types[i] == MPI_LB ? lb : ub;
+      bound = !bound ? disps[i] : types[i] == MPI_LB ? std::min(*bound, disps[i]) : std::max(*bound, disps[i]);
+      continue;
+    }
+    const Datatype* t = lookup_datatype(types[i]);
+    if (!t) {
       char arg[48];
       snprintf(arg, sizeof arg, "array_of_types[%d]", i);
       return bad_type(fn, types[i], arg);
     }
+    ts.push_back(t);
+    marked_bl.push_back(bl[i]);
+    marked_disps.push_back(disps[i]);
   }
   if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
-  return publish(make_struct(count, bl, disps, ts.data()), newtype);
+  if (!lb && !ub) return publish(make_struct(count, bl, disps, ts.data()), newtype);
+  return publish(make_struct_marked(int(ts.size()), marked_bl.data(), marked_disps.data(), ts.data(),
+                                    lb ? &*lb : nullptr, ub ? &*ub : nullptr),
+                 newtype);
 }
 
 // The extent queries: (lb, extent) or (true_lb, true_extent), as MPI_Aint or MPI_Count.

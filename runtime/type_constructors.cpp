@@ -87,6 +87,15 @@ Datatype* make_resized(const Datatype* old, ptrdiff_t lb, ptrdiff_t extent) {
   return record(type_resized(old, lb, extent), Combiner::resized, {}, {lb, extent});
 }
 
+Datatype* make_struct_marked(int count, const int* blocklengths, const ptrdiff_t* displacements,
+                             const Datatype* const* types, const ptrdiff_t* lb, const ptrdiff_t* ub) {
+  Datatype* inner = make_struct(count, blocklengths, displacements, types);
+  const ptrdiff_t low = lb ? *lb : inner->lb, high = ub ? *ub : inner->lb + inner->extent;
+  Datatype* d = make_resized(inner, low, high - low);
+  type_release(inner);  // d holds its own reference
+  return d;
+}
+
 Datatype* make_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
                         int order_value, bool fortran_order, const Datatype* old) {
   std::vector<size_t> sz(sizes, sizes + ndims), sub(subsizes, subsizes + ndims), st(starts, starts + ndims);

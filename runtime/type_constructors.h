@@ -23,6 +23,12 @@ Datatype* make_hindexed_block(int count, int blocklength, const ptrdiff_t* displ
 Datatype* make_struct(int count, const int* blocklengths, const ptrdiff_t* displacements,
                       const Datatype* const* types);
 Datatype* make_resized(const Datatype* old, ptrdiff_t lb, ptrdiff_t extent);
+// MPI-1's struct with MPI_LB and MPI_UB markers, the markers given apart (lb: the lowest LB
+// displacement, ub: the highest UB one; nullptr where there is none): the struct of the other
+// entries, resized to the markers' bounds (its own bound where a marker is missing). Its
+// envelope is the resize's.
+Datatype* make_struct_marked(int count, const int* blocklengths, const ptrdiff_t* displacements,
+                             const Datatype* const* types, const ptrdiff_t* lb, const ptrdiff_t* ub);
 // order_value: the MPI order constant, recorded as given; fortran_order: dimension 0 varies
 // fastest.
 Datatype* make_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
