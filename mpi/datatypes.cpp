@@ -632,9 +632,10 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   const Datatype* d = lookup_datatype(datatype);
-  if (!d) return bad_type("MPI_Type_get_name", datatype, "datatype");
+  const bool marker = datatype == MPI_LB || datatype == MPI_UB;  // named, though no datatype
+  if (!d && !marker) return bad_type("MPI_Type_get_name", datatype, "datatype");
   if (!type_name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_name", "type_name or resultlen is NULL");
-  copy_string(d->name, MPI_MAX_OBJECT_NAME, type_name, resultlen);
+  copy_string(d ? d->name : datatype == MPI_LB ? "MPI_LB" : "MPI_UB", MPI_MAX_OBJECT_NAME, type_name, resultlen);
   return MPI_SUCCESS;
 }
 

@@ -1,8 +1,8 @@
 /* MPI-1's bound markers MPI_LB and MPI_UB in a struct: they set the type's lower and upper
  * bounds (the lowest LB, the highest UB; the other entries' own bound where one is missing),
  * carry no data, and make the stride of a contiguous type of it; the bounds may give a negative
- * extent. Data sent with such a type lands at the marked stride on the next rank. Other
- * constructors still refuse the markers. */
+ * extent. Data sent with such a type lands at the marked stride on the next rank. The markers
+ * keep their names; other constructors still refuse them. */
 #include "common.h"
 
 static void check_bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint extent, MPI_Aint true_lb,
@@ -75,6 +75,14 @@ int main(int argc, char **argv)
         const unsigned char expected = data ? (unsigned char)(left * 40 + i) : 0xee;
         if (in[i] != expected) FAIL("byte %d is 0x%x, expected 0x%x", i, in[i], expected);
     }
+
+    /* The markers keep their names. */
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0;
+    MPI_OK(MPI_Type_get_name(MPI_LB, name, &len));
+    CHECK(strcmp(name, "MPI_LB") == 0 && len == 6, "MPI_LB is named '%s' (%d)", name, len);
+    MPI_OK(MPI_Type_get_name(MPI_UB, name, &len));
+    CHECK(strcmp(name, "MPI_UB") == 0 && len == 6, "MPI_UB is named '%s' (%d)", name, len);
 
     /* Other constructors take no marker. */
     MPI_Datatype v;
