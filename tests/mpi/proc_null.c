@@ -1,8 +1,8 @@
 /* Point-to-point with MPI_PROC_NULL: blocking, immediate and combined calls complete at once
  * with the status of MPI_PROC_NULL (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0), also when
  * they name no datatype (MPI_DATATYPE_NULL with a count of 0), while a count of 1 of
- * MPI_DATATYPE_NULL stays an error. A message between real neighbours afterwards checks that
- * nothing of them was left behind. */
+ * MPI_DATATYPE_NULL stays an error. A null request completes with the empty status. A message
+ * between real neighbours afterwards checks that nothing of them was left behind. */
 #include "common.h"
 
 static void check_null_status(const MPI_Status *st, const char *what)
@@ -46,6 +46,27 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Sendrecv(NULL, 0, dt, MPI_PROC_NULL, 1, NULL, 0, dt, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
         snprintf(what, sizeof what, "Sendrecv of 0 %s", name);
         check_null_status(&st, what);
+    }
+
+    /* A null request completes at once with the empty status: MPI_ANY_SOURCE, MPI_ANY_TAG, no
+     * data and MPI_SUCCESS. */
+    for (int call = 0; call < 3; call++) {
+        static const char *names[] = {"Request_get_status", "Test", "Wait"};
+        MPI_Request null = MPI_REQUEST_NULL;
+        int flag = 0, count = -1;
+        memset(&st, 0x5a, sizeof st);
+        if (call == 0) MPI_OK(MPI_Request_get_status(null, &flag, &st));
+        else if (call == 1) MPI_OK(MPI_Test(&null, &flag, &st));
+        else {
+            MPI_OK(MPI_Wait(&null, &st));
+            flag = 1;
+        }
+        CHECK(flag, "%s of MPI_REQUEST_NULL: flag false", names[call]);
+        CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && st.MPI_ERROR == MPI_SUCCESS,
+              "%s of MPI_REQUEST_NULL: source %d tag %d error %d", names[call], st.MPI_SOURCE, st.MPI_TAG,
+              st.MPI_ERROR);
+        MPI_OK(MPI_Get_count(&st, MPI_INT, &count));
+        CHECK_EQ_INT(count, 0, names[call]);
     }
 
     /* A count of 1 needs a datatype, MPI_PROC_NULL or not. */
