@@ -113,6 +113,16 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
   }
 }
 
+// Logs message and hands code to comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL or
+// a freed communicator); returns code.
+int deliver(MPI_Comm comm, int code, const std::string& message) {
+  WEFT_INFO(Subsys::core, "%s", message.c_str());
+  Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
+  if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
+  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
+  return code;
+}
+
 }  // namespace
 
 int last_used_error_code() { return codes().last_used(); }
@@ -153,12 +163,7 @@ int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...) 
   vsnprintf(detail, sizeof(detail), fmt, ap);
   va_end(ap);
   std::string message = std::string(fn) + ": " + detail;
-  WEFT_INFO(Subsys::core, "%s", message.c_str());
-  int code = make_error_code(error_class, message);
-  Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
-  if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
-  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
-  return code;
+  return deliver(comm, make_error_code(error_class, message), message);
 }
 
 void retain_errhandler(MPI_Errhandler eh) {
@@ -169,6 +174,13 @@ void release_errhandler(MPI_Errhandler eh) {
   if (handle::kind_of(eh) != handle::direct) return;
   auto& e = g_state->errhandlers[handle::index_of(eh)];
   if (e && --e->refs == 0) e.reset();
+}
+
+int raise_code(MPI_Comm comm, int code, const char* fn) {
+  std::string message;
+  int cls = 0;
+  if (!codes().decode(code, &cls, &message) || message.empty()) message = "error code " + std::to_string(code);
+  return deliver(comm, code, std::string(fn) + ": " + message);
 }
 
 int raise_status(MPI_Comm comm, Status s, const char* fn) {

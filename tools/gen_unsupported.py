@@ -49,7 +49,6 @@ UNSUPPORTED = """
 
     Comm_spawn Comm_get_parent Intercomm_create Intercomm_merge
     Open_port Close_port Comm_accept Comm_connect Comm_disconnect
-    Grequest_start Grequest_complete
 """.split()
 
 # Defined in unsupported.cpp but implemented (as a no-op), so not in the unsupported table.
