@@ -42,7 +42,6 @@ int unsupported(MPI_Comm comm, const char* fn) {
   X(Close_port, MPI_COMM_NULL, (const char*)) \
   X(Comm_accept, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
   X(Comm_connect, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
-  X(Comm_disconnect, MPI_COMM_NULL, (MPI_Comm*)) \
 
 #define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \
   int PMPI_##name params {                               \

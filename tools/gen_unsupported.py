@@ -48,7 +48,7 @@ UNSUPPORTED = """
     Type_match_size
 
     Comm_spawn Comm_get_parent Intercomm_create Intercomm_merge
-    Open_port Close_port Comm_accept Comm_connect Comm_disconnect
+    Open_port Close_port Comm_accept Comm_connect
 """.split()
 
 # Defined in unsupported.cpp but implemented (as a no-op), so not in the unsupported table.
