@@ -10,7 +10,7 @@ namespace weft::mpi {
 
 namespace {
 
-constexpr int kFirstUserClass = 128, kLastUserClass = 255;
+constexpr int kMaxUserClasses = 4096;
 
 const char* predefined_class_string(int c) {
   switch (c) {
@@ -87,7 +87,7 @@ const char* predefined_class_string(int c) {
 }
 
 ErrorCodes& codes() {
-  static ErrorCodes c(predefined_class_string, kFirstUserClass, kLastUserClass, MPIX_ERR_NOREQ);
+  static ErrorCodes c(predefined_class_string, MPI_ERR_LASTCODE, kMaxUserClasses);
   return c;
 }
 
@@ -226,7 +226,6 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   if (!codes().decode(errorcode, &c, &msg))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d",
                  errorcode);
-  if (msg.empty()) msg = "user-defined error class " + std::to_string(c);
   copy_string(msg, MPI_MAX_ERROR_STRING, string, resultlen);
   return MPI_SUCCESS;
 }
@@ -237,7 +236,7 @@ int PMPI_Add_error_class(int* errorclass) {
   const int c = codes().add_class();
   if (c < 0)
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_class", "no more error classes (limit %d)",
-                 kLastUserClass - kFirstUserClass + 1);
+                 kMaxUserClasses);
   *errorclass = c;
   return MPI_SUCCESS;
 }
