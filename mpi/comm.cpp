@@ -289,7 +289,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_get_info", comm, &e)) return rc;
   if (!info_used) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
-  uint32_t idx = g_state->infos.add(std::make_unique<InfoEntries>(e->info));
+  uint32_t idx = info_table().add(std::make_unique<InfoEntries>(e->info));
   *info_used = handle::make(handle::direct, handle::info, idx);
   return MPI_SUCCESS;
 }

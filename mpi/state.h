@@ -81,11 +81,15 @@ struct UserOp {
   bool commute = true;
 };
 
+// The info objects (info.cpp): MPI_Info calls are allowed before MPI_Init and after
+// MPI_Finalize, so the table lives as long as the process; [0] and [1] are reserved.
+HandleTable<InfoEntries>& info_table();
+
 // The process's runtime (coll/runtime.h) and the MPI objects behind its handles.
 struct State : coll::Runtime {
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
-  HandleTable<InfoEntries> infos{2};
+  HandleTable<InfoEntries>& infos = info_table();
   Attributes attributes;  // the keys of MPI keyval handles (index part) and their values
   HandleTable<UserOp> ops{1};
   ContextIds context_ids{};
