@@ -20,6 +20,8 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   }
   if (count < 0) [[unlikely]]
     return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
+  // An empty message needs no datatype: MPI_DATATYPE_NULL is accepted with count 0.
+  if (dt == MPI_DATATYPE_NULL && count == 0) dt = MPI_BYTE;
   const Datatype* type;
   if (int rc = check_datatype(comm, fn, dt, &type)) [[unlikely]] return rc;
   switch (describe_message(c, type, size_t(count), buf, m)) {
