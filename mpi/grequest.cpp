@@ -33,7 +33,6 @@ const Callbacks* callbacks_of(const Request* r) {
 int grequest_status(Request* r, MPI_Status* status) {
   MPI_Status st;
   set_status_empty(&st);
-  st.MPI_ERROR = MPI_SUCCESS;
   const Callbacks* cb = callbacks_of(r);
   const int rc = cb && cb->query ? cb->query(cb->extra_state, &st) : MPI_SUCCESS;
   if (status != MPI_STATUS_IGNORE) {

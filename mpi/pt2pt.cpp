@@ -174,7 +174,10 @@ void fill_status(MPI_Status* st, const RequestStatus& rs) {
 
 void set_status_proc_null(MPI_Status* st) { fill_status(st, proc_null_status()); }
 
-void set_status_empty(MPI_Status* st) { fill_status(st, RequestStatus{MPI_ANY_SOURCE, MPI_ANY_TAG, 0}); }
+void set_status_empty(MPI_Status* st) {
+  fill_status(st, RequestStatus{MPI_ANY_SOURCE, MPI_ANY_TAG, 0});
+  if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+}
 
 }  // namespace weft::mpi
 

@@ -101,7 +101,6 @@ int retire_all(int count, MPI_Request reqs[], const RequestSet& active, MPI_Stat
       failed |= retire_in_set(&reqs[i], r, st);
     } else {
       set_status_empty(st);
-      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
     }
   }
   if (failed) return raise(MPI_COMM_NULL, MPI_ERR_IN_STATUS, "multiple completion", "a request failed; see the statuses");

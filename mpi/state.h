@@ -184,7 +184,8 @@ inline void copy_string(std::string_view s, int max, char* out, int* resultlen) 
 
 // Fills an MPI_Status from a completed request's status.
 void fill_status(MPI_Status* st, const RequestStatus& rs);
-void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG
+// Null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG, no bytes, MPI_SUCCESS.
+void set_status_empty(MPI_Status* st);
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 // The status of an operation on MPI_PROC_NULL.
 inline RequestStatus proc_null_status() { return RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}; }

@@ -1,7 +1,8 @@
 /* Generalized requests: MPI_Grequest_start / MPI_Grequest_complete with the completion calls
  * (wait, test, their any/some/all forms, MPI_Request_get_status), MPI_Cancel and
  * MPI_Request_free; the query function fills the status, the free function runs once, and the
- * error codes the callbacks return reach the caller. Mixed with point-to-point requests. */
+ * error codes the callbacks return reach the caller. Mixed with point-to-point requests. The
+ * empty status of MPI_REQUEST_NULL. */
 #include "common.h"
 
 typedef struct {
@@ -73,6 +74,13 @@ static void test_single(void)
     MPI_Request req;
     MPI_Status st;
     int flag = -1;
+
+    /* MPI_REQUEST_NULL: complete, with an empty status (MPI_ERROR included). */
+    memset(&st, 0x5a, sizeof st);
+    MPI_OK(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st));
+    CHECK(flag == 1 && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && st.MPI_ERROR == MPI_SUCCESS,
+          "MPI_Request_get_status(MPI_REQUEST_NULL): flag %d source %d tag %d error %d", flag, st.MPI_SOURCE,
+          st.MPI_TAG, st.MPI_ERROR);
 
     op_init(&op, 11, 40);
     start(&op, &req);
