@@ -114,7 +114,11 @@ int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) 
     InfoEntries* ie = lookup_info(info);
     if (ie) ne->info = *ie;
   }
-  return copy_attributes(comm, *newcomm);
+  if (rc = copy_attributes(comm, *newcomm); rc != MPI_SUCCESS) {
+    (void)PMPI_Comm_free(newcomm);  // deletes what was copied before the failing copy
+    *newcomm = MPI_COMM_NULL;
+  }
+  return rc;
 }
 
 // MPI_Comm_free and MPI_Comm_disconnect (wait: for the communicator's pending operations).

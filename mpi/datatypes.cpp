@@ -487,7 +487,16 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
   if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  return publish(make_dup(old), newtype);
+  MPI_Datatype dup;
+  if (int rc = publish(make_dup(old), &dup)) return rc;
+  if (int rc = copy_type_attributes(oldtype, dup); rc != MPI_SUCCESS) {
+    (void)delete_type_attributes(dup);  // the values copied before the failing one
+    derived().release(handle::index_of(dup) - kFirstDerived);
+    *newtype = MPI_DATATYPE_NULL;
+    return rc;
+  }
+  *newtype = dup;
+  return MPI_SUCCESS;
 }
 
 int PMPI_Type_commit(MPI_Datatype* datatype) {
@@ -509,6 +518,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
   if (d->predefined)
     return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "cannot free predefined datatype %s (argument 'datatype')",
                  d->name.c_str());
+  if (int rc = delete_type_attributes(*datatype); rc != MPI_SUCCESS) return rc;
   derived().release(handle::index_of(*datatype) - kFirstDerived);  // operations in flight hold their own
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
@@ -615,6 +625,29 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
+// The predefined type of a class and size (the first of its class that has the size).
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  const char* fn = "MPI_Type_match_size";
+  WEFT_REQUIRE_INIT(fn);
+  if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
+  static const std::vector<MPI_Datatype> kReal{MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+  static const std::vector<MPI_Datatype> kInteger{MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG};
+  static const std::vector<MPI_Datatype> kComplex{MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+                                                  MPI_C_LONG_DOUBLE_COMPLEX};
+  const std::vector<MPI_Datatype>* types = typeclass == MPI_TYPECLASS_REAL      ? &kReal
+                                           : typeclass == MPI_TYPECLASS_INTEGER ? &kInteger
+                                           : typeclass == MPI_TYPECLASS_COMPLEX ? &kComplex
+                                                                                : nullptr;
+  if (!types) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "invalid type class %d (argument 'typeclass')", typeclass);
+  for (MPI_Datatype t : *types) {
+    if (lookup_datatype(t)->size == size_t(size)) {
+      *datatype = t;
+      return MPI_SUCCESS;
+    }
+  }
+  return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "no predefined type of class %d has size %d", typeclass, size);
+}
+
 // ---- Addresses ----
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
@@ -693,5 +726,5 @@ WEFT_PMPI_ALIASES(Type_contiguous, Type_vector, Type_hvector, Type_create_hvecto
                   Type_create_subarray, Type_dup, Type_commit, Type_free, Type_size, Type_size_x,
                   Type_get_extent, Type_get_extent_x, Type_get_true_extent, Type_get_true_extent_x,
                   Type_extent, Type_lb, Type_ub, Type_get_envelope, Type_get_contents,
-                  Type_set_name, Type_get_name, Get_address, Address, Aint_add, Aint_diff, Pack,
+                  Type_set_name, Type_get_name, Type_match_size, Get_address, Address, Aint_add, Aint_diff, Pack,
                   Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x)

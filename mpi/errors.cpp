@@ -5,6 +5,7 @@
 #include "runtime/error_codes.h"
 #include "runtime/log.h"
 #include "state.h"
+#include "window_entry.h"
 
 namespace weft::mpi {
 
@@ -104,11 +105,12 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
   }
   if (handle::kind_of(eh) == handle::direct && g_state) {
     uint32_t idx = handle::index_of(eh);
-    if (idx < g_state->errhandlers.size() && g_state->errhandlers[idx] &&
-        g_state->errhandlers[idx]->fn) {
-      MPI_Comm c = comm_handle;
+    const Errhandler* h = idx < g_state->errhandlers.size() ? g_state->errhandlers[idx].get() : nullptr;
+    if (h && h->fn) {
+      // A window's handler is set on the window's communicator, and called with the window.
+      MPI_Comm c = h->for_windows ? window_of_comm(comm_handle) : comm_handle;
       int err = code;
-      g_state->errhandlers[idx]->fn(&c, &err);
+      h->fn(&c, &err);
     }
   }
 }
@@ -207,6 +209,50 @@ int not_initialized(const char* fn) {
 using namespace weft;
 using namespace weft::mpi;
 
+namespace {
+
+int create_errhandler(const char* fn, MPI_Comm_errhandler_function* function, bool for_windows,
+                      MPI_Errhandler* errhandler) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!function || !errhandler) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "function or errhandler is NULL");
+  auto eh = std::make_unique<Errhandler>();
+  eh->fn = function;
+  eh->for_windows = for_windows;
+  g_state->errhandlers.push_back(std::move(eh));
+  *errhandler = handle::make(handle::direct, handle::errhandler, uint32_t(g_state->errhandlers.size() - 1));
+  return MPI_SUCCESS;
+}
+
+// A predefined handler, or a live one made for this kind of object.
+bool valid_errhandler(MPI_Errhandler eh, bool for_windows) {
+  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
+  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
+  uint32_t idx = handle::index_of(eh);
+  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] &&
+         g_state->errhandlers[idx]->for_windows == for_windows;
+}
+
+// MPI_Comm_set_errhandler and MPI_Win_set_errhandler: the handler of c (a window's: its
+// communicator's) becomes eh.
+int set_errhandler(const char* fn, MPI_Comm comm, Comm* c, MPI_Errhandler eh, bool for_windows) {
+  if (!valid_errhandler(eh, for_windows))
+    return raise(comm, MPI_ERR_ARG, fn, "invalid errhandler 0x%x%s", unsigned(eh),
+                 for_windows ? " (not made by MPI_Win_create_errhandler)" : "");
+  retain_errhandler(eh);
+  release_errhandler(c->errhandler);
+  c->errhandler = eh;
+  return MPI_SUCCESS;
+}
+
+void call_errhandler(Comm* c, MPI_Comm comm, int errorcode) {
+  int cls = 0;
+  std::string msg;
+  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
+  invoke_handler(c, comm, errorcode, msg);
+}
+
+}  // namespace
+
 extern "C" {
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
@@ -226,6 +272,7 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   if (!codes().decode(errorcode, &c, &msg))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d",
                  errorcode);
+  // An added class or code without a string (MPI_Add_error_string) has the empty one.
   copy_string(msg, MPI_MAX_ERROR_STRING, string, resultlen);
   return MPI_SUCCESS;
 }
@@ -263,32 +310,13 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
 }
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
-  WEFT_REQUIRE_INIT("MPI_Comm_create_errhandler");
-  if (!fn || !errhandler)
-    return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function or errhandler is NULL");
-  auto eh = std::make_unique<Errhandler>();
-  eh->fn = fn;
-  g_state->errhandlers.push_back(std::move(eh));
-  *errhandler = handle::make(handle::direct, handle::errhandler,
-                             uint32_t(g_state->errhandlers.size() - 1));
-  return MPI_SUCCESS;
-}
-
-static bool valid_errhandler(MPI_Errhandler eh) {
-  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
-  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
-  uint32_t idx = handle::index_of(eh);
-  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] != nullptr;
+  return create_errhandler("MPI_Comm_create_errhandler", fn, false, errhandler);
 }
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_set_errhandler", comm, &c)) return rc;
-  if (!valid_errhandler(errhandler))
-    return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid errhandler 0x%x", unsigned(errhandler));
-  retain_errhandler(errhandler);
-  c->errhandler = errhandler;
-  return MPI_SUCCESS;
+  return set_errhandler("MPI_Comm_set_errhandler", comm, c, errhandler, false);
 }
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
@@ -303,16 +331,37 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_call_errhandler", comm, &c)) return rc;
-  int cls = 0;
-  std::string msg;
-  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
-  invoke_handler(c, comm, errorcode, msg);
+  call_errhandler(c, comm, errorcode);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  return create_errhandler("MPI_Win_create_errhandler", reinterpret_cast<MPI_Comm_errhandler_function*>(fn), true,
+                           errhandler);
+}
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  WinEntry* e;
+  if (int rc = check_win("MPI_Win_set_errhandler", win, &e)) return rc;
+  return set_errhandler("MPI_Win_set_errhandler", e->comm, lookup_comm(e->comm), errhandler, true);
+}
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  WinEntry* e;
+  if (int rc = check_win("MPI_Win_get_errhandler", win, &e)) return rc;
+  return PMPI_Comm_get_errhandler(e->comm, errhandler);
+}
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  WinEntry* e;
+  if (int rc = check_win("MPI_Win_call_errhandler", win, &e)) return rc;
+  call_errhandler(lookup_comm(e->comm), e->comm, errorcode);
   return MPI_SUCCESS;
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   WEFT_REQUIRE_INIT("MPI_Errhandler_free");
-  if (!errhandler || !valid_errhandler(*errhandler))
+  if (!errhandler || (!valid_errhandler(*errhandler, false) && !valid_errhandler(*errhandler, true)))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
   release_errhandler(*errhandler);
   *errhandler = MPI_ERRHANDLER_NULL;
@@ -335,4 +384,5 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
 WEFT_PMPI_ALIASES(Error_class, Error_string, Add_error_class, Add_error_code, Add_error_string,
                   Comm_create_errhandler, Comm_set_errhandler, Comm_get_errhandler,
                   Comm_call_errhandler, Errhandler_free, Errhandler_create, Errhandler_set,
-                  Errhandler_get)
+                  Errhandler_get, Win_create_errhandler, Win_set_errhandler, Win_get_errhandler,
+                  Win_call_errhandler)

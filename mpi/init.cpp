@@ -116,6 +116,11 @@ int PMPI_Finalized(int* flag) {
 
 int PMPI_Finalize(void) {
   WEFT_REQUIRE_INIT("MPI_Finalize");
+  // Before anything goes: the attributes of MPI_COMM_SELF, the last set first (programs hang
+  // actions at finalize on them), then those of MPI_COMM_WORLD.
+  for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD}) {
+    if (int rc = delete_all_attributes(c); rc != MPI_SUCCESS) return rc;
+  }
   const Status s = coll::finish_runtime(*g_state, release_windows);
   g_finalized = true;
   WEFT_INFO(Subsys::init, "finalized");
@@ -132,6 +137,14 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
   fflush(stderr);
   if (g_state && g_state->boot) g_state->boot->abort(errorcode, "MPI_Abort");
   _exit(errorcode == 0 ? 1 : errorcode);
+}
+
+// weft starts no processes (MPI_Comm_spawn is not supported), so no job has a parent.
+int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  WEFT_REQUIRE_INIT("MPI_Comm_get_parent");
+  if (!parent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
+  *parent = MPI_COMM_NULL;
+  return MPI_SUCCESS;
 }
 
 int PMPI_Query_thread(int* provided) {
@@ -234,7 +247,7 @@ int* const MPI_WEIGHTS_EMPTY = &weft_weights_empty_sentinel;
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Init, Init_thread, Initialized, Finalized, Finalize, Abort, Query_thread,
+WEFT_PMPI_ALIASES(Init, Init_thread, Initialized, Finalized, Finalize, Abort, Comm_get_parent, Query_thread,
                   Is_thread_main, Wtime, Wtick, Get_processor_name, Get_version,
                   Get_library_version, Comm_rank, Comm_size, Comm_get_name, Comm_set_name)
 

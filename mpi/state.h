@@ -51,8 +51,9 @@ inline constexpr uint32_t index_of(int h) { return uint32_t(h) & kIndexMask; }
 }  // namespace handle
 
 struct Errhandler {
-  MPI_Comm_errhandler_function* fn = nullptr;
+  MPI_Comm_errhandler_function* fn = nullptr;  // a window's (for_windows) is called with the window
   int refs = 1;
+  bool for_windows = false;  // made by MPI_Win_create_errhandler
 };
 
 // A group: an ordered set of job ranks.
@@ -140,9 +141,12 @@ InfoEntries* lookup_info(MPI_Info h);  // MPI_INFO_ENV included (read-only by co
 int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                         std::shared_ptr<const Topology> topo, MPI_Comm* out);
 void init_context_ids(State& st);
-// Attribute copy on MPI_Comm_dup, delete on free.
+// Attribute copy on MPI_Comm_dup, delete on free (and on MPI_COMM_SELF first in MPI_Finalize).
 int copy_attributes(MPI_Comm from, MPI_Comm to);
 int delete_all_attributes(MPI_Comm comm);
+// The same for datatypes: copy on MPI_Type_dup, delete on MPI_Type_free.
+int copy_type_attributes(MPI_Datatype from, MPI_Datatype to);
+int delete_type_attributes(MPI_Datatype type);
 const Datatype* lookup_datatype(MPI_Datatype h);
 // Validates a datatype argument of a communication call: valid handle and committed
 // (MPI_ERR_TYPE otherwise, raised on comm with a message naming `arg`). MPI_SUCCESS or the

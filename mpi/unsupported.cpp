@@ -16,26 +16,7 @@ int unsupported(MPI_Comm comm, const char* fn) {
 
 // Each routine: X(name, the communicator its error is raised on, parameters).
 #define WEFT_UNSUPPORTED_ROUTINES(X) \
-  X(Win_create_keyval, MPI_COMM_NULL, (MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function*, \
-    int*, void*)) \
-  X(Win_free_keyval, MPI_COMM_NULL, (int*)) \
-  X(Win_set_attr, MPI_COMM_NULL, (MPI_Win, int, void*)) \
-  X(Win_delete_attr, MPI_COMM_NULL, (MPI_Win, int)) \
-  X(Win_set_info, MPI_COMM_NULL, (MPI_Win, MPI_Info)) \
-  X(Win_get_info, MPI_COMM_NULL, (MPI_Win, MPI_Info*)) \
-  X(Win_create_errhandler, MPI_COMM_NULL, (MPI_Win_errhandler_function*, MPI_Errhandler*)) \
-  X(Win_set_errhandler, MPI_COMM_NULL, (MPI_Win, MPI_Errhandler)) \
-  X(Win_get_errhandler, MPI_COMM_NULL, (MPI_Win, MPI_Errhandler*)) \
-  X(Win_call_errhandler, MPI_COMM_NULL, (MPI_Win, int)) \
-  X(Type_create_keyval, MPI_COMM_NULL, (MPI_Type_copy_attr_function*, \
-    MPI_Type_delete_attr_function*, int*, void*)) \
-  X(Type_free_keyval, MPI_COMM_NULL, (int*)) \
-  X(Type_set_attr, MPI_COMM_NULL, (MPI_Datatype, int, void*)) \
-  X(Type_get_attr, MPI_COMM_NULL, (MPI_Datatype, int, void*, int*)) \
-  X(Type_delete_attr, MPI_COMM_NULL, (MPI_Datatype, int)) \
-  X(Type_match_size, MPI_COMM_NULL, (int, int, MPI_Datatype*)) \
   X(Comm_spawn, comm, (const char*, char*[], int, MPI_Info, int, MPI_Comm comm, MPI_Comm*, int[])) \
-  X(Comm_get_parent, MPI_COMM_NULL, (MPI_Comm*)) \
   X(Intercomm_create, local_comm, (MPI_Comm local_comm, int, MPI_Comm, int, int, MPI_Comm*)) \
   X(Intercomm_merge, intercomm, (MPI_Comm intercomm, int, MPI_Comm*)) \
   X(Open_port, MPI_COMM_NULL, (MPI_Info, char*)) \

@@ -2,10 +2,11 @@
 // (rma/mpi_window.h), which makes windows, moves the bytes and keeps the epochs. Here: the
 // argument checks, the translation of handles (windows, communicators, groups, datatypes,
 // operations) and of rma/'s outcomes to MPI error classes. Errors go to the window's
-// communicator (a duplicate of the creating one, with its error handler). Not supported yet
-// (MPI_ERR_UNSUPPORTED_OPERATION, or not declared here and so in unsupported.cpp): window
-// attributes of the user's, info and error handlers of windows, device memory attached to a
-// dynamic window, compare-and-swap on types over 8 bytes and derived datatypes.
+// communicator (a duplicate of the creating one), whose error handler is the window's: the
+// creating communicator's at first, then MPI_Win_set_errhandler's (errors.cpp). The user's
+// attributes of windows are in attr.cpp. Not supported yet (MPI_ERR_UNSUPPORTED_OPERATION):
+// device memory attached to a dynamic window, compare-and-swap on types over 8 bytes and
+// derived datatypes.
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -13,9 +14,8 @@
 #include <vector>
 
 #include "coll_call.h"
-#include "rma/mpi_window.h"
 #include "runtime/log.h"
-#include "state.h"
+#include "window_entry.h"
 
 namespace weft::mpi {
 
@@ -23,32 +23,12 @@ namespace {
 
 static_assert(MPI_PROC_NULL == rma::kNoRank, "MPI_PROC_NULL is rma's rank of no target");
 
-struct WinEntry {
-  MPI_Comm comm = MPI_COMM_NULL;  // the window's own duplicate of the creating communicator
-  std::unique_ptr<rma::MpiWindow> win;
-  std::string name;
-  // The predefined attributes, whose addresses MPI_Win_get_attr hands out.
-  MPI_Aint size = 0;
-  int disp_unit = 1, flavor = MPI_WIN_FLAVOR_CREATE, model = MPI_WIN_UNIFIED;
-};
-
 HandleTable<WinEntry>& wins() {
   static HandleTable<WinEntry>* t = new HandleTable<WinEntry>(1);  // never destroyed: handles outlive statics
   return *t;
 }
 
-WinEntry* lookup_win(MPI_Win w) {
-  if (handle::kind_of(w) != handle::direct || handle::obj_of(w) != handle::win) return nullptr;
-  return wins().get(handle::index_of(w));
-}
-
-// Every binding of a window starts here (the initialisation check included).
-int check_win(const char* fn, MPI_Win w, WinEntry** out) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
-  *out = lookup_win(w);
-  if (!*out) return raise(MPI_COMM_NULL, MPI_ERR_WIN, fn, "invalid window 0x%x (argument 'win')", unsigned(w));
-  return MPI_SUCCESS;
-}
+MPI_Win win_handle(uint32_t index) { return handle::make(handle::direct, handle::win, index); }
 
 // The MPI error of an outcome of rma/ (MPI_SUCCESS for none), raised on comm.
 int rc_of(MPI_Comm comm, rma::Outcome o, const char* fn) {
@@ -69,7 +49,7 @@ int on_win(const char* fn, MPI_Win win, Call&& call) {
 // Creates a window over a duplicate of comm (its own communicator); *baseptr (if given) gets
 // its memory.
 int make_window(const char* fn, MPI_Comm comm, rma::Flavor flavor, void* base, MPI_Aint size, int disp_unit,
-                void* baseptr, MPI_Win* win) {
+                MPI_Info info, void* baseptr, MPI_Win* win) {
   if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
   Comm* c;
   if (int rc = check_coll_comm(fn, comm, &c); rc != MPI_SUCCESS) return rc;
@@ -80,7 +60,11 @@ int make_window(const char* fn, MPI_Comm comm, rma::Flavor flavor, void* base, M
     return raise(comm, MPI_ERR_DISP, fn, "displacement unit %d must be positive (argument 'disp_unit')", disp_unit);
   if (size > 0 && !base && flavor == rma::Flavor::create)
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL base for a window of %lld bytes", (long long)size);
+  const InfoEntries* hints = info == MPI_INFO_NULL ? nullptr : lookup_info(info);
+  if (info != MPI_INFO_NULL && !hints)
+    return raise(comm, MPI_ERR_INFO, fn, "invalid info 0x%x (argument 'info')", unsigned(info));
   auto e = std::make_unique<WinEntry>();
+  if (hints) e->info = *hints;
   if (int rc = PMPI_Comm_dup(comm, &e->comm); rc != MPI_SUCCESS) return rc;
   rma::Outcome o =
       rma::MpiWindow::create(coll_context(*lookup_comm(e->comm)), flavor, base, size_t(size), disp_unit, &e->win);
@@ -97,7 +81,7 @@ int make_window(const char* fn, MPI_Comm comm, rma::Flavor flavor, void* base, M
     void* mem = e->win->base();
     memcpy(baseptr, &mem, sizeof mem);
   }
-  *win = handle::make(handle::direct, handle::win, wins().add(std::move(e)));
+  *win = win_handle(wins().add(std::move(e)));
   return MPI_SUCCESS;
 }
 
@@ -205,6 +189,26 @@ void free_entry(uint32_t index) {
 
 }  // namespace
 
+WinEntry* lookup_win(MPI_Win w) {
+  if (handle::kind_of(w) != handle::direct || handle::obj_of(w) != handle::win) return nullptr;
+  return wins().get(handle::index_of(w));
+}
+
+int check_win(const char* fn, MPI_Win w, WinEntry** out) {
+  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  *out = lookup_win(w);
+  if (!*out) return raise(MPI_COMM_NULL, MPI_ERR_WIN, fn, "invalid window 0x%x (argument 'win')", unsigned(w));
+  return MPI_SUCCESS;
+}
+
+MPI_Win window_of_comm(MPI_Comm comm) {
+  HandleTable<WinEntry>& t = wins();
+  for (uint32_t i = 0; i < t.slots(); ++i) {
+    if (const WinEntry* e = t.get(i); e && e->comm == comm) return win_handle(i);
+  }
+  return MPI_WIN_NULL;
+}
+
 void release_windows(std::vector<void*>* memory) {
   HandleTable<WinEntry>& t = wins();
   size_t left = 0;
@@ -227,20 +231,22 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, MPI_Win* win) {
-  return make_window("MPI_Win_create", comm, rma::Flavor::create, base, size, disp_unit, nullptr, win);
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return make_window("MPI_Win_create", comm, rma::Flavor::create, base, size, disp_unit, info, nullptr, win);
 }
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
-  return make_window("MPI_Win_allocate", comm, rma::Flavor::allocate, nullptr, size, disp_unit, baseptr, win);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return make_window("MPI_Win_allocate", comm, rma::Flavor::allocate, nullptr, size, disp_unit, info, baseptr, win);
 }
 
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
-  return make_window("MPI_Win_allocate_shared", comm, rma::Flavor::shared, nullptr, size, disp_unit, baseptr, win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                             MPI_Win* win) {
+  return make_window("MPI_Win_allocate_shared", comm, rma::Flavor::shared, nullptr, size, disp_unit, info, baseptr,
+                     win);
 }
 
-int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {
-  return make_window("MPI_Win_create_dynamic", comm, rma::Flavor::dynamic, nullptr, 0, 1, nullptr, win);
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return make_window("MPI_Win_create_dynamic", comm, rma::Flavor::dynamic, nullptr, 0, 1, info, nullptr, win);
 }
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
@@ -275,30 +281,12 @@ int PMPI_Win_detach(MPI_Win win, const void* base) {
 int PMPI_Win_free(MPI_Win* win) {
   WEFT_REQUIRE_INIT("MPI_Win_free");
   if (!win) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Win_free", "win is NULL");
+  if (WinEntry* e = lookup_win(*win)) {
+    if (int rc = delete_window_attributes(*win, *e); rc != MPI_SUCCESS) return rc;
+  }
   if (int rc = on_win("MPI_Win_free", *win, [](WinEntry& e) { return e.win->close(); }); rc != MPI_SUCCESS) return rc;
   free_entry(handle::index_of(*win));
   *win = MPI_WIN_NULL;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Win_get_attr(MPI_Win win, int keyval, void* value, int* flag) {
-  const char* fn = "MPI_Win_get_attr";
-  WinEntry* e;
-  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
-  if (!value || !flag) return raise(e->comm, MPI_ERR_ARG, fn, "NULL attribute_val or flag");
-  void* p = nullptr;
-  switch (keyval) {
-    case MPI_WIN_BASE: p = e->win->base(); break;
-    case MPI_WIN_SIZE: p = &e->size; break;
-    case MPI_WIN_DISP_UNIT: p = &e->disp_unit; break;
-    case MPI_WIN_CREATE_FLAVOR: p = &e->flavor; break;
-    case MPI_WIN_MODEL: p = &e->model; break;
-    default:
-      return raise(e->comm, MPI_ERR_KEYVAL, fn, "keyval %d: only the predefined window attributes are supported yet",
-                   keyval);
-  }
-  memcpy(value, &p, sizeof p);
-  *flag = 1;
   return MPI_SUCCESS;
 }
 
@@ -315,6 +303,31 @@ int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
   if (int rc = check_win("MPI_Win_get_name", win, &e); rc != MPI_SUCCESS) return rc;
   if (!name || !len) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_get_name", "NULL name or resultlen");
   copy_string(e->name, MPI_MAX_OBJECT_NAME, name, len);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  WinEntry* e;
+  if (int rc = check_win("MPI_Win_set_info", win, &e); rc != MPI_SUCCESS) return rc;
+  const InfoEntries* hints = lookup_info(info);
+  if (!hints) return raise(e->comm, MPI_ERR_INFO, "MPI_Win_set_info", "invalid info 0x%x (argument 'info')", unsigned(info));
+  for (const auto& [key, value] : *hints) e->info.set(key, value);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+  WinEntry* e;
+  if (int rc = check_win("MPI_Win_get_info", win, &e); rc != MPI_SUCCESS) return rc;
+  if (!info_used) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_get_info", "info_used is NULL");
+  // The hints weft knows, at the values it works with unless given, then the others given.
+  auto used = std::make_unique<InfoEntries>(std::vector<InfoEntries::Entry>{
+      {"no_locks", "false"},
+      {"accumulate_ordering", "rar,raw,war,waw"},
+      {"accumulate_ops", "same_op_no_op"},
+      {"same_size", "false"},
+      {"same_disp_unit", "false"}});
+  for (const auto& [key, value] : e->info) used->set(key, value);
+  *info_used = handle::make(handle::direct, handle::info, g_state->infos.add(std::move(used)));
   return MPI_SUCCESS;
 }
 
@@ -439,8 +452,8 @@ int PMPI_Win_sync(MPI_Win win) {
 }  // extern "C"
 
 WEFT_PMPI_ALIASES(Win_create, Win_allocate, Win_allocate_shared, Win_create_dynamic, Win_shared_query,
-                  Win_attach, Win_detach, Win_free, Win_get_attr, Win_set_name, Win_get_name, Win_get_group, Put,
-                  Get, Rput, Rget, Accumulate, Raccumulate, Get_accumulate, Rget_accumulate, Fetch_and_op,
+                  Win_attach, Win_detach, Win_free, Win_set_name, Win_get_name, Win_set_info, Win_get_info,
+                  Win_get_group, Put, Get, Rput, Rget, Accumulate, Raccumulate, Get_accumulate, Rget_accumulate, Fetch_and_op,
                   Compare_and_swap, Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test, Win_lock,
                   Win_unlock, Win_lock_all, Win_unlock_all, Win_flush, Win_flush_local, Win_flush_all,
                   Win_flush_local_all, Win_sync)

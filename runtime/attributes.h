@@ -1,12 +1,13 @@
-// Attributes: values users hang on objects (communicators now; windows and datatypes follow the
-// same rules) under keys they create, each key with a copy and a delete callback. The runtime
-// keeps the keys, each object's values and the rules: a value replaced or removed is deleted
-// first, duplication copies through the copy callback, freeing an object deletes its values in
-// key order, and a freed key lives on while values use it. It never calls a user function
+// Attributes: values users hang on objects (communicators, windows, datatypes) under keys they
+// create, each key with a copy and a delete callback. The runtime keeps the keys, each object's
+// values and the rules: a value replaced or removed is deleted first (a failing delete keeps
+// it), duplication copies through the copy callback, freeing an object deletes its values
+// last-set first, and a freed key lives on while values use it. It never calls a user function
 // itself: the callbacks are opaque values that the binding's adapter turns back into calls.
 #pragma once
 #include <cstdint>
-#include <map>
+#include <utility>
+#include <vector>
 
 #include "runtime/handles.h"
 
@@ -34,7 +35,7 @@ struct AttrAdapter {
   int (*del)(const AttrCallbacks& cb, uint32_t key, intptr_t object, void* value);
 };
 
-// One object's attributes: key -> value, walked in key order.
+// One object's attributes: (key, value) in the order the keys were first set.
 class AttributeSet {
  public:
   bool empty() const { return values_.empty(); }
@@ -42,7 +43,10 @@ class AttributeSet {
 
  private:
   friend class Attributes;
-  std::map<uint32_t, void*> values_;
+  using Values = std::vector<std::pair<uint32_t, void*>>;
+  Values::iterator find(uint32_t key);
+  Values::const_iterator find(uint32_t key) const;
+  Values values_;
 };
 
 // The keys of a process and the operations on attribute sets. Key 0 is never a key.
@@ -51,27 +55,29 @@ class Attributes {
   uint32_t create_key(AttrObject kind, const AttrCallbacks& cb);
   // Whether key names a key of this kind (a freed one still used by values included).
   bool is_key(uint32_t key, AttrObject kind) const;
-  // Drops the creator's reference: the key goes once no value uses it.
-  void free_key(uint32_t key) { release(key); }
+  // Drops the creator's reference: the key goes once no value uses it. Freeing it again while
+  // values keep it changes nothing (a delete callback may free the key it is called for).
+  void free_key(uint32_t key);
   size_t keys() const { return keys_.live() - 1; }  // slot 0 is reserved
 
   // Sets key's value on s; a value it replaces is deleted first (an error keeps it).
   int set(AttributeSet& s, uint32_t key, void* value, const AttrAdapter& a, intptr_t object);
   bool get(const AttributeSet& s, uint32_t key, void** value) const;
-  // Removes key's value (there must be one) and deletes it.
+  // Deletes key's value (there must be one) and removes it; an error keeps it.
   int remove(AttributeSet& s, uint32_t key, const AttrAdapter& a, intptr_t object);
   // Duplication: every value of `from` whose key copies and whose copy callback keeps it goes
-  // to `to`. Stops at the first error.
+  // to `to`, in the order of `from`. Stops at the first error.
   int copy_all(const AttributeSet& from, intptr_t from_object, AttributeSet& to, const AttrAdapter& a);
-  // Freeing the object: removes and deletes every value in key order; stops at the first error
-  // (the values not reached stay).
+  // Freeing the object: deletes and removes every value, the last set first; stops at the
+  // first error (that value and the ones not reached stay).
   int clear(AttributeSet& s, const AttrAdapter& a, intptr_t object);
 
  private:
   struct Key {
     AttrObject kind;
     AttrCallbacks cb;
-    int refs = 1;  // the creator's, plus one per value set with it
+    int refs = 1;        // the creator's (until freed), plus one per value set with it
+    bool freed = false;  // the creator's reference is gone
   };
   int call_delete(uint32_t key, void* value, const AttrAdapter& a, intptr_t object) const;
   void release(uint32_t key);

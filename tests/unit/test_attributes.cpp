@@ -95,9 +95,11 @@ TEST_F(AttributesTest, ErrorsOfDeleteCallbacksComeBackAndKeepTheValue) {
   void* out = nullptr;
   ASSERT_TRUE(attrs.get(s, k, &out));
   EXPECT_EQ(out, v(1));
-  // remove takes the value away even when its delete callback fails.
+  // A failing delete callback keeps the value on remove too.
   EXPECT_EQ(attrs.remove(s, k, kAdapter, 0), 5);
-  EXPECT_FALSE(attrs.get(s, k, &out));
+  ASSERT_TRUE(attrs.get(s, k, &out));
+  EXPECT_EQ(out, v(1));
+  EXPECT_EQ(s.size(), 1u);
 }
 
 TEST_F(AttributesTest, CopyOnDuplicationFollowsEachKeysCallback) {
@@ -109,8 +111,8 @@ TEST_F(AttributesTest, CopyOnDuplicationFollowsEachKeysCallback) {
   ASSERT_EQ(attrs.set(from, declines, v(2), kAdapter, 1), 0);
   ASSERT_EQ(attrs.set(from, plus, v(1), kAdapter, 1), 0);
   ASSERT_EQ(attrs.copy_all(from, 1, to, kAdapter), 0);
-  // In key order, and no call for the key without a copy callback.
-  EXPECT_EQ(g_calls, (std::vector<std::string>{call("copy", plus, 1, v(1)), call("copy", declines, 1, v(2))}));
+  // In the order of setting, and no call for the key without a copy callback.
+  EXPECT_EQ(g_calls, (std::vector<std::string>{call("copy", declines, 1, v(2)), call("copy", plus, 1, v(1))}));
   EXPECT_EQ(to.size(), 1u);
   void* out = nullptr;
   ASSERT_TRUE(attrs.get(to, plus, &out));
@@ -131,7 +133,7 @@ TEST_F(AttributesTest, CopyErrorStopsTheDuplication) {
   EXPECT_TRUE(to.empty());
 }
 
-TEST_F(AttributesTest, ClearDeletesEachValueOnceInKeyOrder) {
+TEST_F(AttributesTest, ClearDeletesEachValueOnceLastSetFirst) {
   uint32_t k[3];
   for (auto& key : k) key = attrs.create_key(AttrObject::comm, callbacks(copy_plus_1000, delete_ok));
   AttributeSet s;
@@ -139,7 +141,7 @@ TEST_F(AttributesTest, ClearDeletesEachValueOnceInKeyOrder) {
   ASSERT_EQ(attrs.set(s, k[0], v(10), kAdapter, 9), 0);
   ASSERT_EQ(attrs.set(s, k[1], v(20), kAdapter, 9), 0);
   ASSERT_EQ(attrs.clear(s, kAdapter, 9), 0);
-  EXPECT_EQ(g_calls, (std::vector<std::string>{call("delete", k[0], 9, v(10)), call("delete", k[1], 9, v(20)),
+  EXPECT_EQ(g_calls, (std::vector<std::string>{call("delete", k[1], 9, v(20)), call("delete", k[0], 9, v(10)),
                                                call("delete", k[2], 9, v(30))}));
   EXPECT_TRUE(s.empty());
   ASSERT_EQ(attrs.clear(s, kAdapter, 9), 0);
@@ -153,10 +155,46 @@ TEST_F(AttributesTest, ClearStopsAtTheFirstFailingDelete) {
   AttributeSet s;
   for (uint32_t key : {a, b, c}) ASSERT_EQ(attrs.set(s, key, v(key), kAdapter, 0), 0);
   EXPECT_EQ(attrs.clear(s, kAdapter, 0), 5);
-  EXPECT_EQ(g_calls, (std::vector<std::string>{call("delete", a, 0, v(a)), call("delete", b, 0, v(b))}));
+  EXPECT_EQ(g_calls, (std::vector<std::string>{call("delete", c, 0, v(c)), call("delete", b, 0, v(b))}));
   void* out = nullptr;
-  EXPECT_TRUE(attrs.get(s, c, &out));
-  EXPECT_EQ(s.size(), 1u);
+  EXPECT_FALSE(attrs.get(s, c, &out));
+  EXPECT_TRUE(attrs.get(s, b, &out));  // its delete failed: it stays
+  EXPECT_TRUE(attrs.get(s, a, &out));
+  EXPECT_EQ(s.size(), 2u);
+}
+
+TEST_F(AttributesTest, CopyKeepsTheOrderOfSetting) {
+  uint32_t k[3];
+  for (auto& key : k) key = attrs.create_key(AttrObject::datatype, callbacks(copy_plus_1000, delete_ok));
+  AttributeSet from, to;
+  ASSERT_EQ(attrs.set(from, k[1], v(1), kAdapter, 4), 0);
+  ASSERT_EQ(attrs.set(from, k[2], v(2), kAdapter, 4), 0);
+  ASSERT_EQ(attrs.set(from, k[0], v(3), kAdapter, 4), 0);
+  ASSERT_EQ(attrs.copy_all(from, 4, to, kAdapter), 0);
+  EXPECT_EQ(g_calls, (std::vector<std::string>{call("copy", k[1], 4, v(1)), call("copy", k[2], 4, v(2)),
+                                               call("copy", k[0], 4, v(3))}));
+  g_calls.clear();
+  ASSERT_EQ(attrs.clear(to, kAdapter, 5), 0);
+  EXPECT_EQ(g_calls, (std::vector<std::string>{call("delete", k[0], 5, v(1003)), call("delete", k[2], 5, v(1002)),
+                                               call("delete", k[1], 5, v(1001))}));
+}
+
+TEST_F(AttributesTest, FreeingAKeyAgainWhileValuesUseItChangesNothing) {
+  const uint32_t k = attrs.create_key(AttrObject::win, callbacks(nullptr, delete_ok));
+  AttributeSet one, two;
+  ASSERT_EQ(attrs.set(one, k, v(1), kAdapter, 1), 0);
+  ASSERT_EQ(attrs.set(two, k, v(2), kAdapter, 2), 0);
+  attrs.free_key(k);
+  attrs.free_key(k);  // the creator's reference goes once only
+  attrs.free_key(k);
+  ASSERT_EQ(attrs.clear(one, kAdapter, 1), 0);
+  EXPECT_TRUE(attrs.is_key(k, AttrObject::win));  // two still uses it
+  void* out = nullptr;
+  ASSERT_TRUE(attrs.get(two, k, &out));
+  EXPECT_EQ(out, v(2));
+  ASSERT_EQ(attrs.clear(two, kAdapter, 2), 0);
+  EXPECT_FALSE(attrs.is_key(k, AttrObject::win));
+  EXPECT_EQ(attrs.keys(), 0u);
 }
 
 TEST_F(AttributesTest, FreedKeyLivesWhileValuesUseIt) {
