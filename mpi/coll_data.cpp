@@ -56,7 +56,9 @@ int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side*
     }
     if (s.byte_displs) out->byte_displs.push_back(ptrdiff_t(s.byte_displs[r]));
     if (s.int_byte_displs) out->byte_displs.push_back(ptrdiff_t(s.int_byte_displs[r]));
-    if (count && !s.buf && d->predefined && type_packed_size(d, size_t(count)))
+    // MPI_BOTTOM (NULL) with a byte displacement is an absolute address (w forms).
+    const bool absolute = !out->byte_displs.empty() && out->byte_displs.back() != 0;
+    if (count && !s.buf && !absolute && d->predefined && type_packed_size(d, size_t(count)))
       return raise(comm, MPI_ERR_BUFFER, fn, "NULL %sbuf with a non-zero count", s.what);
   }
   return MPI_SUCCESS;

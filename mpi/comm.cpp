@@ -5,6 +5,7 @@
 #include "coll/agreements.h"
 #include "coll/comm_state.h"
 #include "coll_call.h"
+#include "pt2pt/completion.h"
 #include "pt2pt/stream_comm.h"
 #include "runtime/log.h"
 #include "runtime/rank_set.h"
@@ -120,6 +121,26 @@ int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) 
   return rc;
 }
 
+// MPI_Comm_free and MPI_Comm_disconnect (wait: for the communicator's pending operations).
+int free_comm(const char* fn, MPI_Comm* comm, bool wait) {
+  if (!comm) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "comm is NULL");
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+    return raise(*comm, MPI_ERR_COMM, fn, "predefined communicators cannot be freed");
+  CommEntry* e = lookup_comm_entry(*comm);
+  if (!e) return bad_comm(fn, *comm);
+  // MPI_Comm_disconnect: the communicator's pending operations complete first.
+  if (wait) wait_owned(*g_state->transport, g_state->requests, *comm, &e->comm);
+  int rc = delete_all_attributes(*comm);
+  if (rc != MPI_SUCCESS) return rc;
+  release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
+  coll::release(e->comm);         // its plans, choices and what its collectives made
+  g_state->context_ids.set(e->comm.context_id / 2, true);
+  release_errhandler(e->comm.errhandler);
+  g_state->comms.remove(handle::index_of(*comm));
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -216,20 +237,12 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 
 int PMPI_Comm_free(MPI_Comm* comm) {
   WEFT_REQUIRE_INIT("MPI_Comm_free");
-  if (!comm) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
-  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-    return raise(*comm, MPI_ERR_COMM, "MPI_Comm_free", "predefined communicators cannot be freed");
-  CommEntry* e = lookup_comm_entry(*comm);
-  if (!e) return bad_comm("MPI_Comm_free", *comm);
-  int rc = delete_all_attributes(*comm);
-  if (rc != MPI_SUCCESS) return rc;
-  release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
-  coll::release(e->comm);         // its plans, choices and what its collectives made
-  g_state->context_ids.set(e->comm.context_id / 2, true);
-  release_errhandler(e->comm.errhandler);
-  g_state->comms.remove(handle::index_of(*comm));
-  *comm = MPI_COMM_NULL;
-  return MPI_SUCCESS;
+  return free_comm("MPI_Comm_free", comm, false);
+}
+
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+  WEFT_REQUIRE_INIT("MPI_Comm_disconnect");
+  return free_comm("MPI_Comm_disconnect", comm, true);
 }
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
@@ -280,7 +293,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_get_info", comm, &e)) return rc;
   if (!info_used) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
-  uint32_t idx = g_state->infos.add(std::make_unique<InfoEntries>(e->info));
+  uint32_t idx = info_table().add(std::make_unique<InfoEntries>(e->info));
   *info_used = handle::make(handle::direct, handle::info, idx);
   return MPI_SUCCESS;
 }
@@ -288,5 +301,5 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 }  // extern "C"
 
 WEFT_PMPI_ALIASES(Comm_dup, Comm_dup_with_info, Comm_idup, Comm_split, Comm_split_type, Comm_create,
-                  Comm_create_group, Comm_free, Comm_compare, Comm_test_inter, Comm_remote_size,
+                  Comm_create_group, Comm_free, Comm_disconnect, Comm_compare, Comm_test_inter, Comm_remote_size,
                   Comm_remote_group, Comm_set_info, Comm_get_info)

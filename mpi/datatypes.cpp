@@ -74,7 +74,7 @@ const Builtin kBuiltins[] = {
     {MPI_UINT32_T, "MPI_UINT32_T", BasicType::u32, 4},
     {MPI_UINT64_T, "MPI_UINT64_T", BasicType::u64, 8},
     {MPI_C_BOOL, "MPI_C_BOOL", BasicType::c_bool, 1},
-    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", BasicType::cf32, sizeof(std::complex<float>)},
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", BasicType::cf32, sizeof(std::complex<float>)},
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", BasicType::cf64, sizeof(std::complex<double>)},
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", BasicType::cf80,
      sizeof(std::complex<long double>)},
@@ -375,10 +375,13 @@ int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, co
                    : raise(comm, MPI_ERR_TRUNCATE, fn,
                            "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
                            bytes, *position, size);
-  // The user's side may be MPI_BOTTOM (NULL) under a derived type of absolute addresses.
-  const bool typed_null = !(packing ? inbuf : outbuf), packed_null = !(packing ? outbuf : inbuf);
-  if (bytes && (packed_null || (typed_null && d->predefined)))
-    return raise(comm, MPI_ERR_BUFFER, fn, "inbuf or outbuf is NULL");
+  // The typed side may be MPI_BOTTOM (NULL) under a derived type of absolute addresses; the
+  // packed side may not.
+  const void* typed = packing ? inbuf : outbuf;
+  if (bytes && !(packing ? outbuf : inbuf))
+    return raise(comm, MPI_ERR_BUFFER, fn, "%s is NULL", packing ? "outbuf" : "inbuf");
+  if (bytes && !typed && d->predefined)
+    return raise(comm, MPI_ERR_BUFFER, fn, "%s is NULL", packing ? "inbuf" : "outbuf");
   if (packing) type_pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position, 0, SIZE_MAX);
   else type_unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count), 0);
   *position += int(bytes);

@@ -11,7 +11,7 @@ namespace weft::mpi {
 
 namespace {
 
-constexpr int kFirstUserClass = 128, kLastUserClass = 255;
+constexpr int kMaxUserClasses = 4096;
 
 const char* predefined_class_string(int c) {
   switch (c) {
@@ -88,7 +88,7 @@ const char* predefined_class_string(int c) {
 }
 
 ErrorCodes& codes() {
-  static ErrorCodes c(predefined_class_string, kFirstUserClass, kLastUserClass, MPIX_ERR_NOREQ);
+  static ErrorCodes c(predefined_class_string, MPI_ERR_LASTCODE, kMaxUserClasses);
   return c;
 }
 
@@ -113,6 +113,16 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
       h->fn(&c, &err);
     }
   }
+}
+
+// Logs message and hands code to comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL or
+// a freed communicator); returns code.
+int deliver(MPI_Comm comm, int code, const std::string& message) {
+  WEFT_INFO(Subsys::core, "%s", message.c_str());
+  Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
+  if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
+  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
+  return code;
 }
 
 }  // namespace
@@ -155,12 +165,7 @@ int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...) 
   vsnprintf(detail, sizeof(detail), fmt, ap);
   va_end(ap);
   std::string message = std::string(fn) + ": " + detail;
-  WEFT_INFO(Subsys::core, "%s", message.c_str());
-  int code = make_error_code(error_class, message);
-  Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
-  if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
-  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
-  return code;
+  return deliver(comm, make_error_code(error_class, message), message);
 }
 
 void retain_errhandler(MPI_Errhandler eh) {
@@ -171,6 +176,13 @@ void release_errhandler(MPI_Errhandler eh) {
   if (handle::kind_of(eh) != handle::direct) return;
   auto& e = g_state->errhandlers[handle::index_of(eh)];
   if (e && --e->refs == 0) e.reset();
+}
+
+int raise_code(MPI_Comm comm, int code, const char* fn) {
+  std::string message;
+  int cls = 0;
+  if (!codes().decode(code, &cls, &message) || message.empty()) message = "error code " + std::to_string(code);
+  return deliver(comm, code, std::string(fn) + ": " + message);
 }
 
 int raise_status(MPI_Comm comm, Status s, const char* fn) {
@@ -271,7 +283,7 @@ int PMPI_Add_error_class(int* errorclass) {
   const int c = codes().add_class();
   if (c < 0)
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Add_error_class", "no more error classes (limit %d)",
-                 kLastUserClass - kFirstUserClass + 1);
+                 kMaxUserClasses);
   *errorclass = c;
   return MPI_SUCCESS;
 }

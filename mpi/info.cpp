@@ -5,6 +5,11 @@
 
 namespace weft::mpi {
 
+HandleTable<InfoEntries>& info_table() {
+  static HandleTable<InfoEntries> table{2};
+  return table;
+}
+
 namespace {
 InfoEntries& env_info() {
   static InfoEntries env;
@@ -18,9 +23,10 @@ InfoEntries& env_info() {
 }  // namespace
 
 InfoEntries* lookup_info(MPI_Info h) {
-  if (!g_state) return nullptr;
   if (h == MPI_INFO_ENV) return &env_info();
-  return lookup_direct(&State::infos, h, handle::info, 2);
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::info) return nullptr;
+  const uint32_t idx = handle::index_of(h);
+  return idx >= 2 ? info_table().get(idx) : nullptr;
 }
 
 }  // namespace weft::mpi
@@ -49,9 +55,9 @@ void copy_out(const std::string& v, int valuelen, char* out) {
   out[n] = '\0';
 }
 
-// A binding's start: MPI initialised and info valid (and not MPI_INFO_ENV if it is to change).
+// A binding's start: info valid (and not MPI_INFO_ENV if it is to change). MPI need not be
+// initialised (MPI 4.0).
 int info_of(const char* fn, MPI_Info info, InfoEntries** e, bool change = false) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
   *e = lookup_info(info);
   if (!*e || (change && info == MPI_INFO_ENV)) return bad_info(fn, info);
   return MPI_SUCCESS;
@@ -75,9 +81,8 @@ int info_query(const char* fn, MPI_Info info, InfoEntries** e, bool outputs, con
 extern "C" {
 
 int PMPI_Info_create(MPI_Info* info) {
-  WEFT_REQUIRE_INIT("MPI_Info_create");
   if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
-  *info = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>()));
+  *info = handle::make(handle::direct, handle::info, info_table().add(std::make_unique<InfoEntries>()));
   return MPI_SUCCESS;
 }
 
@@ -146,15 +151,14 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_dup", info, &e, newinfo, "newinfo")) return rc;
-  *newinfo = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>(*e)));
+  *newinfo = handle::make(handle::direct, handle::info, info_table().add(std::make_unique<InfoEntries>(*e)));
   return MPI_SUCCESS;
 }
 
 int PMPI_Info_free(MPI_Info* info) {
-  WEFT_REQUIRE_INIT("MPI_Info_free");
   if (!info || !lookup_info(*info) || *info == MPI_INFO_ENV)
     return bad_info("MPI_Info_free", info ? *info : MPI_INFO_NULL);
-  g_state->infos.remove(handle::index_of(*info));
+  info_table().remove(handle::index_of(*info));
   *info = MPI_INFO_NULL;
   return MPI_SUCCESS;
 }

@@ -32,6 +32,12 @@ Status complete_into(MPI_Request* h, Request* r, MPI_Status* st) {
 
 // One request to the user: its error raised on its communicator.
 int retire(MPI_Request* h, Request* r, MPI_Status* status) {
+  if (r->kind == RequestKind::generalized) {
+    const int code = grequest_retire(h, r, status);
+    if (code == MPI_SUCCESS) return MPI_SUCCESS;
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = code;
+    return raise_code(MPI_COMM_NULL, code, "request completion");
+  }
   const int owner = r->owner;
   Status err = complete_into(h, r, status);
   if (err != Status::ok) {
@@ -44,6 +50,11 @@ int retire(MPI_Request* h, Request* r, MPI_Status* status) {
 
 // One request of a set: its error in its status only. True if it failed.
 bool retire_in_set(MPI_Request* h, Request* r, MPI_Status* st) {
+  if (r->kind == RequestKind::generalized) {
+    const int code = grequest_retire(h, r, st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = code;
+    return code != MPI_SUCCESS;
+  }
   Status err = complete_into(h, r, st);
   if (st != MPI_STATUS_IGNORE)
     st->MPI_ERROR = err == Status::ok ? MPI_SUCCESS : make_error_code(error_class_of(err), error_detail());
@@ -90,7 +101,6 @@ int retire_all(int count, MPI_Request reqs[], const RequestSet& active, MPI_Stat
       failed |= retire_in_set(&reqs[i], r, st);
     } else {
       set_status_empty(st);
-      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
     }
   }
   if (failed) return raise(MPI_COMM_NULL, MPI_ERR_IN_STATUS, "multiple completion", "a request failed; see the statuses");
@@ -244,10 +254,13 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   if (is_inert(request, r)) return inert_done(status, flag);
   if (!r->complete) poll_once(*g_state->transport, &r, 1, failure_scope);
   *flag = r->complete;
-  if (r->complete) {
-    run_finish(r);  // the data is the user's once the status says complete
-    fill_status(status, r->status);
+  if (!r->complete) return MPI_SUCCESS;
+  if (r->kind == RequestKind::generalized) {
+    const int code = grequest_status(r, status);
+    return code == MPI_SUCCESS ? code : raise_code(MPI_COMM_NULL, code, "MPI_Request_get_status");
   }
+  run_finish(r);  // the data is the user's once the status says complete
+  fill_status(status, r->status);
   return MPI_SUCCESS;
 }
 
@@ -257,6 +270,16 @@ int PMPI_Request_free(MPI_Request* request) {
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_free", "request is MPI_REQUEST_NULL");
   Request* r = lookup_request(*request);
   if (!r) return bad_request("MPI_Request_free", *request);
+  if (r->kind == RequestKind::generalized) {
+    // An incomplete one goes when MPI_Grequest_complete is called.
+    *request = MPI_REQUEST_NULL;
+    if (!r->complete) {
+      r->user_freed = true;
+      return MPI_SUCCESS;
+    }
+    const int code = grequest_free(r);
+    return code == MPI_SUCCESS ? code : raise_code(MPI_COMM_NULL, code, "MPI_Request_free");
+  }
   free_request(g_state->requests, &g_state->orphans, r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
@@ -267,6 +290,10 @@ int PMPI_Cancel(MPI_Request* request) {
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is NULL");
   Request* r = lookup_request(*request);
   if (!r) return bad_request("MPI_Cancel", *request);
+  if (r->kind == RequestKind::generalized) {
+    const int code = grequest_cancel(r);
+    return code == MPI_SUCCESS ? code : raise_code(MPI_COMM_NULL, code, "MPI_Cancel");
+  }
   // Sends cannot be recalled once handed to UCX: the standard lets cancellation of a send fail
   // (MPI_Test_cancelled then reports false). Receives are cancelled if still unmatched.
   if (r->kind == RequestKind::recv && !r->complete) {

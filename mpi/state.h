@@ -82,11 +82,15 @@ struct UserOp {
   bool commute = true;
 };
 
+// The info objects (info.cpp): MPI_Info calls are allowed before MPI_Init and after
+// MPI_Finalize, so the table lives as long as the process; [0] and [1] are reserved.
+HandleTable<InfoEntries>& info_table();
+
 // The process's runtime (coll/runtime.h) and the MPI objects behind its handles.
 struct State : coll::Runtime {
   HandleTable<CommEntry> comms{2};  // [0] world, [1] self, then user communicators
   HandleTable<Group> groups{1};     // [0] is reserved
-  HandleTable<InfoEntries> infos{2};
+  HandleTable<InfoEntries>& infos = info_table();
   Attributes attributes;  // the keys of MPI keyval handles (index part) and their values
   HandleTable<UserOp> ops{1};
   ContextIds context_ids{};
@@ -160,6 +164,9 @@ inline MPI_Request request_handle(const Request* r) {
 // returns the code for the binding to return.
 int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
+// An error code made elsewhere (a program's callback returned it): logged and handed to the
+// error handler as it is.
+int raise_code(MPI_Comm comm, int code, const char* fn);
 // An error reported by a lower layer: the detail message is the one recorded at detection.
 int raise_status(MPI_Comm comm, Status s, const char* fn);
 // MPI_ERR_BUFFER for a CUDA device buffer in a build without CUDA (MemKind::unsupported_device).
@@ -182,7 +189,8 @@ inline void copy_string(std::string_view s, int max, char* out, int* resultlen) 
 
 // Fills an MPI_Status from a completed request's status.
 void fill_status(MPI_Status* st, const RequestStatus& rs);
-void set_status_empty(MPI_Status* st);       // null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG
+// Null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG, no bytes, MPI_SUCCESS.
+void set_status_empty(MPI_Status* st);
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL
 // The status of an operation on MPI_PROC_NULL.
 inline RequestStatus proc_null_status() { return RequestStatus{MPI_PROC_NULL, MPI_ANY_TAG, 0}; }
@@ -198,6 +206,17 @@ coll::CollContext coll_context(const Comm& c);
 int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c);
 // The communicator whose failed members fail r (its owner), or null.
 inline const Comm* failure_scope(const Request* r) { return r->owner ? lookup_comm(r->owner) : nullptr; }
+
+// Generalized requests (grequest.cpp). The query function's status into *status (all but
+// MPI_ERROR; status may be MPI_STATUS_IGNORE); its code.
+int grequest_status(Request* r, MPI_Status* status);
+// The free function, then r goes back to the pool; the free function's code.
+int grequest_free(Request* r);
+// The cancel function, told whether r has completed; its code.
+int grequest_cancel(Request* r);
+// A completed generalized request to the user: grequest_status, then grequest_free and
+// *h = MPI_REQUEST_NULL; the first error code of the two callbacks.
+int grequest_retire(MPI_Request* h, Request* r, MPI_Status* status);
 // MPI_Finalize (win.cpp): releases every window left (never freed, or whose MPI_Win_free failed)
 // without a word to any peer: remote keys and registrations (before the transport goes, which
 // UCX requires), segments, their communicators. The memory of MPI_Win_allocate goes to

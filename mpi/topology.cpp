@@ -145,9 +145,12 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   int color, key;
   static_cast<CartGrid&>(*sub) = cart_sub(*t, lookup_comm(comm)->rank, remain_dims, &color, &key);
   sub->kind = MPI_CART;
+  // No dimension left: one zero-dimensional grid, on rank 0 of comm; MPI_COMM_NULL elsewhere.
+  const int rank = lookup_comm(comm)->rank;
+  if (sub->dims.empty()) color = rank == 0 ? 0 : MPI_UNDEFINED;
   MPI_Comm split;
   if (int rc = PMPI_Comm_split(comm, color, key, &split)) return rc;
-  lookup_comm_entry(split)->topo = sub;
+  if (split != MPI_COMM_NULL) lookup_comm_entry(split)->topo = sub;
   *newcomm = split;
   return MPI_SUCCESS;
 }

@@ -23,10 +23,6 @@ int unsupported(MPI_Comm comm, const char* fn) {
   X(Close_port, MPI_COMM_NULL, (const char*)) \
   X(Comm_accept, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
   X(Comm_connect, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
-  X(Comm_disconnect, MPI_COMM_NULL, (MPI_Comm*)) \
-  X(Grequest_start, MPI_COMM_NULL, (MPI_Grequest_query_function*, MPI_Grequest_free_function*, \
-    MPI_Grequest_cancel_function*, void*, MPI_Request*)) \
-  X(Grequest_complete, MPI_COMM_NULL, (MPI_Request)) \
 
 #define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \
   int PMPI_##name params {                               \

@@ -89,6 +89,14 @@ int some_complete(Transport& t, const RequestSet& set, FailureScope scope, bool 
   }
 }
 
+void wait_owned(Transport& t, const RequestPool& pool, int owner, const Comm* scope) {
+  for (uint32_t i = 0; i < pool.capacity(); ++i) {
+    if (!pool.is_live(i)) continue;
+    Request* r = pool.at(i);
+    if (r->owner == owner && !r->complete && (!r->persistent || r->active)) t.wait(r, scope);
+  }
+}
+
 bool retire_request(RequestPool& pool, Request* r, RequestStatus* out) {
   run_finish(r);
   *out = r->status;

@@ -59,6 +59,9 @@ int any_complete(Transport& t, const RequestSet& set, FailureScope scope, bool b
 // The positions of the complete requests of the set, in order, into `positions`; their number.
 // blocking: waits until there is one (or a failure fails one); else one look first (poll_once).
 int some_complete(Transport& t, const RequestSet& set, FailureScope scope, bool blocking, int* positions);
+// Waits until every pending request that `owner` (a communicator handle) owns has completed or
+// failed: the started ones; inactive persistent requests are not pending.
+void wait_owned(Transport& t, const RequestPool& pool, int owner, const Comm* scope);
 // Ends a completed request for its user: runs its finish step and copies its status to *out;
 // a persistent request becomes inactive, another goes back to the pool (true: its handle is
 // now void).

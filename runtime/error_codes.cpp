@@ -11,7 +11,7 @@ int ErrorCodes::make(int error_class, const std::string& message) {
   uint32_t slot = ring_next_;
   ring_next_ = (ring_next_ + 1) % kRingSize;
   ring_[slot] = Entry{error_class, message};
-  return int(((kRingBase + slot) << kClassBits) | uint32_t(error_class));
+  return int(((kRingBase + slot) << kClassBits) | (uint32_t(error_class) & 0xff));
 }
 
 bool ErrorCodes::is_class(int c) {
@@ -20,8 +20,10 @@ bool ErrorCodes::is_class(int c) {
 }
 
 bool ErrorCodes::is_class_locked(int c) const {
-  if (c >= 0 && c < first_user_) return predefined_(c) != nullptr;
-  return c >= first_user_ && c < first_user_ + int(class_strings_.size());
+  if (c < 0) return false;
+  if (c < (1 << kClassBits)) return predefined_(c) != nullptr;
+  const uint32_t u = uint32_t(c);
+  return (u & kDynamic) && !(u & kCodeBit) && (u & ~kDynamic) < class_strings_.size();
 }
 
 bool ErrorCodes::decode(int code, int* error_class, std::string* message) {
@@ -31,38 +33,35 @@ bool ErrorCodes::decode(int code, int* error_class, std::string* message) {
 
 bool ErrorCodes::decode_locked(int code, int* error_class, std::string* message) const {
   if (code < 0) return false;
-  if (code < (1 << kClassBits)) {
-    if (!is_class_locked(code)) return false;
+  const uint32_t u = uint32_t(code);
+  if (is_class_locked(code)) {
     *error_class = code;
-    if (message) {
-      if (code >= first_user_) *message = class_strings_[size_t(code - first_user_)];
-      else *message = predefined_(code);
-    }
+    if (message) *message = u & kDynamic ? class_strings_[u & ~kDynamic] : predefined_(code);
     return true;
   }
-  uint32_t slot = uint32_t(code) >> kClassBits;
-  const Entry* e = nullptr;
-  if (slot >= 1 && slot < kRingBase) {
-    if (slot - 1 >= codes_.size()) return false;
-    e = &codes_[slot - 1];
-  } else if (slot >= kRingBase && slot < kRingBase + kRingSize) {
-    e = &ring_[slot - kRingBase];
-  } else {
-    return false;
+  if (u & kDynamic) {
+    const uint32_t n = u & ~(kDynamic | kCodeBit);
+    if (!(u & kCodeBit) || n >= codes_.size()) return false;
+    *error_class = codes_[n].error_class;
+    if (message) *message = codes_[n].message;
+    return true;
   }
-  if ((code & ((1 << kClassBits) - 1)) != e->error_class) return false;
-  *error_class = e->error_class;
+  const uint32_t slot = u >> kClassBits;
+  if (slot < kRingBase || slot >= kRingBase + kRingSize) return false;
+  const Entry& e = ring_[slot - kRingBase];
+  if ((u & 0xff) != (uint32_t(e.error_class) & 0xff)) return false;
+  *error_class = e.error_class;
   if (message) {
-    if (!e->message.empty()) *message = e->message;
-    else decode_locked(e->error_class, error_class, message);
+    if (!e.message.empty()) *message = e.message;
+    else decode_locked(e.error_class, error_class, message);
   }
   return true;
 }
 
 int ErrorCodes::add_class() {
   std::lock_guard lock(mutex_);
-  int c = first_user_ + int(class_strings_.size());
-  if (c > last_user_) return -1;
+  if (int(class_strings_.size()) >= max_classes_) return -1;
+  const int c = int(kDynamic | uint32_t(class_strings_.size()));
   class_strings_.emplace_back();
   last_used_ = std::max(last_used_, c);
   return c;
@@ -70,25 +69,26 @@ int ErrorCodes::add_class() {
 
 int ErrorCodes::add_code(int error_class) {
   std::lock_guard lock(mutex_);
-  if (codes_.size() + 1 >= kRingBase) return -1;
+  if (codes_.size() >= kMaxCodes) return -1;
+  const int code = int(kDynamic | kCodeBit | uint32_t(codes_.size()));
   codes_.push_back(Entry{error_class, {}});
-  int code = int((uint32_t(codes_.size()) << kClassBits) | uint32_t(error_class));
   last_used_ = std::max(last_used_, code);
   return code;
 }
 
+std::string* ErrorCodes::added_string(int code) {
+  const uint32_t u = uint32_t(code);
+  if (code < 0 || !(u & kDynamic)) return nullptr;
+  const uint32_t n = u & ~(kDynamic | kCodeBit);
+  if (u & kCodeBit) return n < codes_.size() ? &codes_[n].message : nullptr;
+  return n < class_strings_.size() ? &class_strings_[n] : nullptr;
+}
+
 bool ErrorCodes::set_string(int code, const char* string) {
   std::lock_guard lock(mutex_);
-  if (code >= first_user_ && code < first_user_ + int(class_strings_.size())) {
-    class_strings_[size_t(code - first_user_)] = string;
-    return true;
-  }
-  uint32_t slot = uint32_t(code) >> kClassBits;
-  if (code > 0 && slot >= 1 && slot - 1 < codes_.size() && (code & 0xff) == codes_[slot - 1].error_class) {
-    codes_[slot - 1].message = string;
-    return true;
-  }
-  return false;
+  std::string* s = added_string(code);
+  if (s) *s = string;
+  return s != nullptr;
 }
 
 int ErrorCodes::last_used() {

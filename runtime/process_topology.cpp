@@ -2,8 +2,79 @@
 #include "runtime/process_topology.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 namespace weft {
+
+namespace {
+
+// The most balanced factorisation of n into k factors, non-increasing: the smallest spread
+// (largest factor minus smallest), then, among equal spreads, the largest smallest factor, the
+// largest second smallest, and so on. Factors are picked largest first from the divisors of n,
+// a branch dropped once its spread cannot beat the best found.
+class Factoriser {
+ public:
+  Factoriser(int n, int k) : k_(k), cur_(size_t(k)) {
+    for (int d = 1; int64_t(d) * d <= n; ++d)
+      if (n % d == 0) {
+        divs_.push_back(d);
+        if (d != n / d) divs_.push_back(n / d);
+      }
+    std::sort(divs_.begin(), divs_.end());
+    pick(n, 0, n);
+  }
+  const std::vector<int>& best() const { return best_; }
+
+ private:
+  // remaining^(1/slots) rounded down: the largest the smallest factor left can be.
+  static int root_floor(int remaining, int slots) {
+    int r = int(std::pow(double(remaining), 1.0 / slots));
+    while (r > 1 && power_above(r, slots, remaining)) --r;
+    while (!power_above(r + 1, slots, remaining)) ++r;
+    return r;
+  }
+  // d^slots > limit
+  static bool power_above(int d, int slots, int limit) {
+    int64_t p = 1;
+    for (int i = 0; i < slots; ++i)
+      if ((p *= d) > limit) return true;
+    return false;
+  }
+  bool better(int spread) const {
+    if (best_.empty() || spread != best_spread_) return best_.empty() || spread < best_spread_;
+    for (int i = k_ - 1; i >= 0; --i)
+      if (cur_[size_t(i)] != best_[size_t(i)]) return cur_[size_t(i)] > best_[size_t(i)];
+    return false;
+  }
+  void pick(int remaining, int slot, int max_factor) {
+    const int slots = k_ - slot;
+    if (slots == 1) {
+      if (remaining > max_factor) return;
+      cur_[size_t(slot)] = remaining;
+      const int spread = cur_[0] - remaining;
+      if (better(spread)) {
+        best_ = cur_;
+        best_spread_ = spread;
+      }
+      return;
+    }
+    const int low = root_floor(remaining, slots);  // the largest factor left is at least this
+    if (slot > 0 && !best_.empty() && cur_[0] - low > best_spread_) return;
+    for (int d : divs_) {
+      if (d > max_factor || d > remaining) break;
+      if (d < low || remaining % d != 0 || !power_above(d, slots, remaining - 1)) continue;  // d^slots >= remaining
+      cur_[size_t(slot)] = d;
+      pick(remaining / d, slot + 1, d);
+    }
+  }
+
+  int k_;
+  std::vector<int> divs_, cur_, best_;
+  int best_spread_ = 0;
+};
+
+}  // namespace
 
 void balanced_dims(int nnodes, int ndims, int* dims) {
   int fixed = 1, free_dims = 0;
@@ -12,19 +83,10 @@ void balanced_dims(int nnodes, int ndims, int* dims) {
     else ++free_dims;
   }
   if (free_dims == 0) return;
-  // Hand out prime factors, largest first, to the smallest dimension.
-  int rest = nnodes / fixed;
-  std::vector<int> factors;
-  for (int f = 2; (long)f * f <= rest; ++f)
-    while (rest % f == 0) { factors.push_back(f); rest /= f; }
-  if (rest > 1) factors.push_back(rest);
-  std::vector<int> out(size_t(free_dims), 1);
-  std::sort(factors.rbegin(), factors.rend());
-  for (int f : factors) *std::min_element(out.begin(), out.end()) *= f;
-  std::sort(out.rbegin(), out.rend());  // non-increasing, as the standard asks
+  const Factoriser f(nnodes / fixed, free_dims);
   size_t k = 0;
   for (int i = 0; i < ndims; ++i)
-    if (dims[i] == 0) dims[i] = out[k++];
+    if (dims[i] == 0) dims[i] = f.best()[k++];
 }
 
 void cart_coords(const CartGrid& g, int rank, int* coords) {
