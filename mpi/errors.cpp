@@ -91,13 +91,12 @@ ErrorCodes& codes() {
   return c;
 }
 
-void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::string& message) {
-  int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+// Invokes error handler eh for an error on the object `object` (described by `label`).
+void invoke_errhandler(MPI_Errhandler eh, int object, const char* label, int code, const std::string& message) {
   if (eh == MPI_ERRORS_RETURN) return;
   if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
     int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
-    fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank,
-            comm ? comm->label().c_str() : "MPI_COMM_WORLD", message.c_str());
+    fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank, label, message.c_str());
     fflush(stderr);
     if (g_state && g_state->boot) g_state->boot->abort(code & 0xff ? code & 0xff : 1, message.c_str());
     _exit(1);
@@ -106,9 +105,9 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
     uint32_t idx = handle::index_of(eh);
     if (idx < g_state->errhandlers.size() && g_state->errhandlers[idx] &&
         g_state->errhandlers[idx]->fn) {
-      MPI_Comm c = comm_handle;
+      int h = object;
       int err = code;
-      g_state->errhandlers[idx]->fn(&c, &err);
+      g_state->errhandlers[idx]->fn(&h, &err);
     }
   }
 }
@@ -152,13 +151,10 @@ int raise(MPI_Comm comm, int error_class, const char* fn, const char* fmt, ...) 
   va_start(ap, fmt);
   vsnprintf(detail, sizeof(detail), fmt, ap);
   va_end(ap);
-  std::string message = std::string(fn) + ": " + detail;
-  WEFT_INFO(Subsys::core, "%s", message.c_str());
-  int code = make_error_code(error_class, message);
   Comm* c = g_state ? lookup_comm(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm) : nullptr;
   if (!c && g_state) c = lookup_comm(MPI_COMM_WORLD);
-  invoke_handler(c, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code, message);
-  return code;
+  return raise_on(c ? c->errhandler : MPI_ERRORS_ARE_FATAL, comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm,
+                  c ? c->label().c_str() : "MPI_COMM_WORLD", error_class, fn, detail);
 }
 
 void retain_errhandler(MPI_Errhandler eh) {
@@ -169,6 +165,29 @@ void release_errhandler(MPI_Errhandler eh) {
   if (handle::kind_of(eh) != handle::direct) return;
   auto& e = g_state->errhandlers[handle::index_of(eh)];
   if (e && --e->refs == 0) e.reset();
+}
+
+bool valid_errhandler(MPI_Errhandler eh) {
+  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
+  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
+  uint32_t idx = handle::index_of(eh);
+  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] != nullptr;
+}
+
+int raise_on(MPI_Errhandler eh, int object, const char* label, int error_class, const char* fn,
+             const std::string& detail) {
+  std::string message = std::string(fn) + ": " + detail;
+  WEFT_INFO(Subsys::core, "%s", message.c_str());
+  int code = make_error_code(error_class, message);
+  invoke_errhandler(eh, object, label, code, message);
+  return code;
+}
+
+void call_errhandler(MPI_Errhandler eh, int object, const char* label, int errorcode) {
+  int cls = 0;
+  std::string msg;
+  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
+  invoke_errhandler(eh, object, label, errorcode, msg);
 }
 
 int raise_status(MPI_Comm comm, Status s, const char* fn) {
@@ -263,13 +282,6 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler
   return MPI_SUCCESS;
 }
 
-static bool valid_errhandler(MPI_Errhandler eh) {
-  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
-  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
-  uint32_t idx = handle::index_of(eh);
-  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] != nullptr;
-}
-
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_set_errhandler", comm, &c)) return rc;
@@ -292,10 +304,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_call_errhandler", comm, &c)) return rc;
-  int cls = 0;
-  std::string msg;
-  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
-  invoke_handler(c, comm, errorcode, msg);
+  call_errhandler(c->errhandler, comm, c->label().c_str(), errorcode);
   return MPI_SUCCESS;
 }
 

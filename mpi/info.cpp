@@ -50,8 +50,9 @@ void copy_out(const std::string& v, int valuelen, char* out) {
 }
 
 // A binding's start: MPI initialised and info valid (and not MPI_INFO_ENV if it is to change).
+// The info routines but MPI_INFO_ENV's work before initialisation too (MPI-4.0).
 int info_of(const char* fn, MPI_Info info, InfoEntries** e, bool change = false) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  if (!g_running && (info == MPI_INFO_ENV || !g_state || g_finalized)) [[unlikely]] return not_initialized(fn);
   *e = lookup_info(info);
   if (!*e || (change && info == MPI_INFO_ENV)) return bad_info(fn, info);
   return MPI_SUCCESS;
@@ -75,9 +76,9 @@ int info_query(const char* fn, MPI_Info info, InfoEntries** e, bool outputs, con
 extern "C" {
 
 int PMPI_Info_create(MPI_Info* info) {
-  WEFT_REQUIRE_INIT("MPI_Info_create");
+  if (!g_running && g_finalized) [[unlikely]] return not_initialized("MPI_Info_create");
   if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
-  *info = handle::make(handle::direct, handle::info, g_state->infos.add(std::make_unique<InfoEntries>()));
+  *info = handle::make(handle::direct, handle::info, handle_state().infos.add(std::make_unique<InfoEntries>()));
   return MPI_SUCCESS;
 }
 
@@ -151,7 +152,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
 }
 
 int PMPI_Info_free(MPI_Info* info) {
-  WEFT_REQUIRE_INIT("MPI_Info_free");
+  if (!g_running && (!g_state || g_finalized)) [[unlikely]] return not_initialized("MPI_Info_free");
   if (!info || !lookup_info(*info) || *info == MPI_INFO_ENV)
     return bad_info("MPI_Info_free", info ? *info : MPI_INFO_NULL);
   g_state->infos.remove(handle::index_of(*info));
