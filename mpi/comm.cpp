@@ -31,17 +31,22 @@ int wrap_comm(const char* fn, MPI_Comm parent, Status s, Comm view, bool member,
     *out = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
+  return register_new_comm(fn, std::move(view), lookup_comm(parent)->errhandler, out, std::move(topo));
+}
+
+}  // namespace
+
+int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
+                      std::shared_ptr<const Topology> topo) {
   auto e = std::make_unique<CommEntry>();
   e->comm = std::move(view);
-  e->comm.errhandler = lookup_comm(parent)->errhandler;
+  e->comm.errhandler = eh;
   retain_errhandler(e->comm.errhandler);
   e->topo = std::move(topo);
   WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, e->comm.size, e->comm.context_id);
   *out = register_comm(std::move(e));
   return MPI_SUCCESS;
 }
-
-}  // namespace
 
 void init_context_ids(State& st) {
   st.context_ids.reset(coll::kReservedPairs);
@@ -62,7 +67,7 @@ int bad_comm(const char* fn, MPI_Comm comm) {
 }  // namespace
 
 int comm_entry_of(const char* fn, MPI_Comm comm, CommEntry** out) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  if (!g_running) [[unlikely]] return not_initialized(fn);
   *out = lookup_comm_entry(comm);
   return *out ? MPI_SUCCESS : bad_comm(fn, comm);
 }

@@ -92,13 +92,12 @@ ErrorCodes& codes() {
   return c;
 }
 
-void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::string& message) {
-  int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+// Invokes error handler eh for an error on the object `object` (described by `label`).
+void invoke_errhandler(MPI_Errhandler eh, int object, const char* label, int code, const std::string& message) {
   if (eh == MPI_ERRORS_RETURN) return;
   if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
     int rank = g_state && g_state->boot ? g_state->boot->rank() : 0;
-    fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank,
-            comm ? comm->label().c_str() : "MPI_COMM_WORLD", message.c_str());
+    fprintf(stderr, "weft: rank %d: fatal error on %s: %s\n", rank, label, message.c_str());
     fflush(stderr);
     if (g_state && g_state->boot) g_state->boot->abort(code & 0xff ? code & 0xff : 1, message.c_str());
     _exit(1);
@@ -107,12 +106,24 @@ void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::strin
     uint32_t idx = handle::index_of(eh);
     const Errhandler* h = idx < g_state->errhandlers.size() ? g_state->errhandlers[idx].get() : nullptr;
     if (h && h->fn) {
-      // A window's handler is set on the window's communicator, and called with the window.
-      MPI_Comm c = h->for_windows ? window_of_comm(comm_handle) : comm_handle;
+      int target = object;
       int err = code;
-      h->fn(&c, &err);
+      h->fn(&target, &err);
     }
   }
+}
+
+// comm's handler (MPI_ERRORS_ARE_FATAL without one). A window's handler is set on the window's
+// communicator, and called with the window.
+void invoke_handler(Comm* comm, MPI_Comm comm_handle, int code, const std::string& message) {
+  int eh = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+  int object = comm_handle;
+  if (handle::kind_of(eh) == handle::direct && g_state) {
+    uint32_t idx = handle::index_of(eh);
+    const Errhandler* h = idx < g_state->errhandlers.size() ? g_state->errhandlers[idx].get() : nullptr;
+    if (h && h->for_windows) object = window_of_comm(comm_handle);
+  }
+  invoke_errhandler(eh, object, comm ? comm->label().c_str() : "MPI_COMM_WORLD", code, message);
 }
 
 // Logs message and hands code to comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL or
@@ -183,6 +194,29 @@ int raise_code(MPI_Comm comm, int code, const char* fn) {
   int cls = 0;
   if (!codes().decode(code, &cls, &message) || message.empty()) message = "error code " + std::to_string(code);
   return deliver(comm, code, std::string(fn) + ": " + message);
+}
+
+bool valid_errhandler(MPI_Errhandler eh) {
+  if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT) return true;
+  if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
+  uint32_t idx = handle::index_of(eh);
+  return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] != nullptr;
+}
+
+int raise_on(MPI_Errhandler eh, int object, const char* label, int error_class, const char* fn,
+             const std::string& detail) {
+  std::string message = std::string(fn) + ": " + detail;
+  WEFT_INFO(Subsys::core, "%s", message.c_str());
+  int code = make_error_code(error_class, message);
+  invoke_errhandler(eh, object, label, code, message);
+  return code;
+}
+
+void call_errhandler(MPI_Errhandler eh, int object, const char* label, int errorcode) {
+  int cls = 0;
+  std::string msg;
+  if (!codes().decode(errorcode, &cls, &msg)) msg = "error code " + std::to_string(errorcode);
+  invoke_errhandler(eh, object, label, errorcode, msg);
 }
 
 int raise_status(MPI_Comm comm, Status s, const char* fn) {

@@ -70,7 +70,7 @@ int expand_ranges(const char* fn, int n, int ranges[][3], int size, std::vector<
 
 // A binding's start: MPI initialised and the group valid.
 int group_of(const char* fn, MPI_Group group, Group** g, const char* arg = "group") {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  if (!g_running) [[unlikely]] return not_initialized(fn);
   *g = lookup_group(group);
   return *g ? MPI_SUCCESS : bad_group(fn, group, arg);
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/clock.h"
@@ -15,7 +16,7 @@
 namespace weft::mpi {
 
 State* g_state = nullptr;
-bool g_initialized = false, g_finalized = false;
+bool g_running = false, g_initialized = false, g_finalized = false;
 
 namespace {
 
@@ -35,45 +36,98 @@ int init_failure(const char* fn, Status s) {
   _exit(1);
 }
 
-int do_init(int required, int* provided, const char* fn) {
-  if (g_initialized || g_finalized)
-    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
-                 g_finalized ? "finalized" : "initialized");
-  auto state = std::make_unique<State>();
+// The one start of the runtime, whichever model comes first.
+void start(const char* fn, int required, bool world) {
+  // The objects made before the start (info objects) stay with the runtime. A state whose
+  // runtime MPI_Finalize tore down is left as it is: that runtime cannot start again.
+  std::unique_ptr<State> state(g_state && !g_state->boot ? g_state : new State);
+  g_state = nullptr;
   state->wtime_origin = monotonic_seconds();
   state->main_thread = (unsigned long)pthread_self();
 
   CpuSet cpus;
   Status s = coll::open_runtime(state.get(), &cpus);
-  if (s != Status::ok) return init_failure(fn, s);
+  if (s != Status::ok) init_failure(fn, s);
   Bootstrap& boot = *state->boot;
 
-  // MPI_THREAD_MULTIPLE is not supported yet: the request pool and handle tables are not
-  // thread-safe. The standard lets an implementation provide a lower level than required.
-  int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
-  if (level > MPI_THREAD_SERIALIZED) {
-    WEFT_INFO(Subsys::init, "MPI_THREAD_MULTIPLE requested: providing MPI_THREAD_SERIALIZED");
-    level = MPI_THREAD_SERIALIZED;
-  }
-  state->thread_level = level;
+  state->thread_level = world ? provided_level(required) : MPI_THREAD_SINGLE;
 
-  if (s = coll::start_runtime(state.get(), cpus); s != Status::ok) return init_failure(fn, s);
+  if (s = coll::start_runtime(state.get(), cpus); s != Status::ok) init_failure(fn, s);
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
   // on free pairs (comm.cpp).
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
   state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
   init_context_ids(*state);
   s = coll::configure(state->config, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
-  if (s != Status::ok) return init_failure(fn, s);
+  if (s != Status::ok) init_failure(fn, s);
 
   g_state = state.release();
-  g_initialized = true;
-  if (provided) *provided = level;
+  g_running = true;
   WEFT_INFO(Subsys::init, "initialised in %.1f ms", (monotonic_seconds() - g_state->wtime_origin) * 1e3);
+}
+
+int do_init(int required, int* provided, const char* fn) {
+  if (g_initialized || g_finalized)
+    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
+                 g_finalized ? "finalized" : "initialized");
+  open_runtime_for(fn, required, true);
+  g_initialized = true;
+  if (provided) *provided = g_state->thread_level;
   return MPI_SUCCESS;
 }
 
 }  // namespace
+
+State& handle_state() {
+  if (!g_state) g_state = new State;
+  return *g_state;
+}
+
+int provided_level(int required) {
+  int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+  if (level > MPI_THREAD_SERIALIZED) {
+    WEFT_INFO(Subsys::init, "MPI_THREAD_MULTIPLE requested: providing MPI_THREAD_SERIALIZED");
+    level = MPI_THREAD_SERIALIZED;
+  }
+  return level;
+}
+
+void open_runtime_for(const char* fn, int required, bool world) {
+  if (!g_running) start(fn, required, world);
+  else if (world) g_state->thread_level = provided_level(required);  // MPI_Query_thread's answer
+  if (world) g_state->world_open = true;
+  else ++g_state->open_sessions;
+}
+
+namespace {
+
+int teardown(const char* fn) {
+  const Status s = coll::finish_runtime(*g_state, release_windows);
+  g_running = false;
+  WEFT_INFO(Subsys::init, "finalized");
+  log_shutdown();
+  if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, fn);
+  return MPI_SUCCESS;
+}
+
+// At exit, a runtime that only sessions held, all of them finalized.
+void teardown_at_exit() {
+  if (g_running && !g_state->world_open && g_state->open_sessions == 0) (void)teardown("MPI_Session_finalize");
+}
+
+}  // namespace
+
+int close_runtime_for(const char* fn, bool world) {
+  if (world) g_state->world_open = false;
+  else --g_state->open_sessions;
+  if (g_state->world_open || g_state->open_sessions > 0) return MPI_SUCCESS;
+  if (world) return teardown(fn);
+  // The last session: the runtime stays up until the process exits, so that a session may be
+  // made again (the PMIx client cannot be initialised again once finalized).
+  static bool at_exit = false;
+  if (!at_exit) at_exit = atexit(teardown_at_exit) == 0;
+  return MPI_SUCCESS;
+}
 
 Request* lookup_request(MPI_Request h) {
   if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::request) return nullptr;
@@ -115,18 +169,14 @@ int PMPI_Finalized(int* flag) {
 }
 
 int PMPI_Finalize(void) {
-  WEFT_REQUIRE_INIT("MPI_Finalize");
+  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized("MPI_Finalize");
   // Before anything goes: the attributes of MPI_COMM_SELF, the last set first (programs hang
   // actions at finalize on them), then those of MPI_COMM_WORLD.
   for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD}) {
     if (int rc = delete_all_attributes(c); rc != MPI_SUCCESS) return rc;
   }
-  const Status s = coll::finish_runtime(*g_state, release_windows);
   g_finalized = true;
-  WEFT_INFO(Subsys::init, "finalized");
-  log_shutdown();
-  if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, "MPI_Finalize");
-  return MPI_SUCCESS;
+  return close_runtime_for("MPI_Finalize", true);
 }
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {

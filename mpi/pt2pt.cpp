@@ -1,4 +1,5 @@
 // Point-to-point bindings: validate, call the point-to-point engine (pt2pt/p2p.h), map errors.
+#include <climits>
 #include <cstring>
 
 #include "pt2pt/p2p.h"
@@ -162,6 +163,45 @@ int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int p
   return MPI_SUCCESS;
 }
 
+// MPI_Psend_init and MPI_Precv_init: `partitions` partitions of `count` elements each.
+int make_partitioned(const char* fn, void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int peer_rank,
+                     int tag, MPI_Comm comm, MPI_Info info, bool receive, MPI_Request* request) {
+  WEFT_REQUIRE_INIT(fn);
+  if (partitions < 1) return raise(comm, MPI_ERR_ARG, fn, "invalid partitions %d (at least 1)", partitions);
+  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument 'count')", long(count));
+  if (count > INT_MAX / partitions)
+    return raise(comm, MPI_ERR_COUNT, fn, "%d partitions of %ld elements: more than INT_MAX in all", partitions,
+                 long(count));
+  if (receive && (peer_rank == MPI_ANY_SOURCE || tag == MPI_ANY_TAG))
+    return raise(comm, receive && peer_rank == MPI_ANY_SOURCE ? MPI_ERR_RANK : MPI_ERR_TAG, fn,
+                 "a partitioned receive takes no wildcard source or tag");
+  const int total = int(count) * partitions;
+  Message m;
+  int rc = receive ? check_recv(fn, buf, total, dt, peer_rank, tag, comm, &m)
+                   : check_send(fn, buf, total, dt, peer_rank, tag, comm, &m);
+  if (rc != MPI_SUCCESS) return rc;
+  if (info != MPI_INFO_NULL && !lookup_info(info)) return raise(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", unsigned(info));
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  *request = request_handle(partitioned_request(*g_state->transport, g_state->requests, g_state->partitioned, m, buf,
+                                                partitions, peer_rank, tag, receive, proc_null_status(), comm));
+  return MPI_SUCCESS;
+}
+
+// The partitioned request behind h, or the error raised.
+int partitioned_of(const char* fn, MPI_Request h, Request** out) {
+  WEFT_REQUIRE_INIT(fn);
+  Request* r = lookup_request(h);
+  if (!r || !g_state->partitioned.state_of(*r))
+    return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "not a partitioned request (0x%x)", unsigned(h));
+  *out = r;
+  return MPI_SUCCESS;
+}
+
+int ready(const char* fn, Request* r, int partition) {
+  if (Status s = mark_ready(g_state->partitioned, *r, partition); s != Status::ok) return raise_status(r->owner, s, fn);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 void fill_status(MPI_Status* st, const RequestStatus& rs) {
@@ -301,6 +341,52 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype dt, int source, int tag, M
                          request);
 }
 
+int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return make_partitioned("MPI_Psend_init", const_cast<void*>(buf), partitions, count, dt, dest, tag, comm, info,
+                          false, request);
+}
+
+int PMPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return make_partitioned("MPI_Precv_init", buf, partitions, count, dt, source, tag, comm, info, true, request);
+}
+
+int PMPI_Pready(int partition, MPI_Request request) {
+  Request* r;
+  if (int rc = partitioned_of("MPI_Pready", request, &r)) return rc;
+  return ready("MPI_Pready", r, partition);
+}
+
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
+  Request* r;
+  if (int rc = partitioned_of("MPI_Pready_range", request, &r)) return rc;
+  for (int p = partition_low; p <= partition_high; ++p)
+    if (int rc = ready("MPI_Pready_range", r, p)) return rc;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Pready_list(int length, int partitions[], MPI_Request request) {
+  Request* r;
+  if (int rc = partitioned_of("MPI_Pready_list", request, &r)) return rc;
+  if (length > 0 && !partitions)
+    return raise(r->owner, MPI_ERR_ARG, "MPI_Pready_list", "array_of_partitions is NULL");
+  for (int i = 0; i < length; ++i)
+    if (int rc = ready("MPI_Pready_list", r, partitions[i])) return rc;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
+  Request* r;
+  if (int rc = partitioned_of("MPI_Parrived", request, &r)) return rc;
+  if (!flag) return raise(r->owner, MPI_ERR_ARG, "MPI_Parrived", "flag is NULL");
+  bool arrived = false;
+  if (Status s = partition_arrived(g_state->partitioned, *g_state->transport, *r, partition, &arrived); s != Status::ok)
+    return raise_status(r->owner, s, "MPI_Parrived");
+  *flag = arrived;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Start(MPI_Request* request) {
   WEFT_REQUIRE_INIT("MPI_Start");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Start", "request is NULL");
@@ -330,4 +416,5 @@ int PMPI_Startall(int count, MPI_Request requests[]) {
 
 WEFT_PMPI_ALIASES(Send, Ssend, Rsend, Bsend, Isend, Issend, Irsend, Ibsend, Buffer_attach,
                   Buffer_detach, Recv, Irecv, Sendrecv, Sendrecv_replace, Send_init, Ssend_init,
-                  Rsend_init, Bsend_init, Recv_init, Start, Startall)
+                  Rsend_init, Bsend_init, Recv_init, Start, Startall, Psend_init, Precv_init, Pready,
+                  Pready_range, Pready_list, Parrived)

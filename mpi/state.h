@@ -21,6 +21,7 @@
 #include "pt2pt/comm.h"
 #include "pt2pt/communicators.h"
 #include "pt2pt/p2p.h"
+#include "pt2pt/partitioned.h"
 #include "pt2pt/process_setup.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
@@ -41,7 +42,7 @@ namespace handle {
 inline constexpr uint32_t kKindShift = 30, kObjShift = 26, kIndexMask = (1u << 26) - 1;
 enum Kind : uint32_t { invalid = 0, builtin = 1, direct = 2, indirect = 3 };
 enum Obj : uint32_t { comm = 0x1, group = 0x2, datatype = 0x3, errhandler = 0x5, op = 0x6,
-                      info = 0x7, win = 0x8, keyval = 0x9, request = 0xb };
+                      info = 0x7, win = 0x8, keyval = 0x9, request = 0xb, session = 0xe };
 inline constexpr int make(Kind k, Obj o, uint32_t index) {
   return int((uint32_t(k) << kKindShift) | (uint32_t(o) << kObjShift) | (index & kIndexMask));
 }
@@ -85,6 +86,11 @@ struct UserOp {
 // The info objects (info.cpp): MPI_Info calls are allowed before MPI_Init and after
 // MPI_Finalize, so the table lives as long as the process; [0] and [1] are reserved.
 HandleTable<InfoEntries>& info_table();
+// A session (MPI_Session_init): its error handler and the info it was made with.
+struct SessionEntry {
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  InfoEntries info;
+};
 
 // The process's runtime (coll/runtime.h) and the MPI objects behind its handles.
 struct State : coll::Runtime {
@@ -93,15 +99,24 @@ struct State : coll::Runtime {
   HandleTable<InfoEntries>& infos = info_table();
   Attributes attributes;  // the keys of MPI keyval handles (index part) and their values
   HandleTable<UserOp> ops{1};
+  HandleTable<SessionEntry> sessions{1};  // [0] is reserved
+  PartitionedChannels partitioned;        // the pairs of partitioned requests made so far
   ContextIds context_ids{};
   std::vector<std::unique_ptr<Errhandler>> errhandlers;  // user errhandlers, by index
   int thread_level = MPI_THREAD_SINGLE;
   double wtime_origin = 0;
   unsigned long main_thread = 0;
+  // Who holds the runtime: the world model (between MPI_Init and MPI_Finalize) and the open
+  // sessions. The last of them to finish tears it down.
+  bool world_open = false;
+  int open_sessions = 0;
 };
 
+// g_state: the runtime and the objects behind the handles, from the first MPI_Init or
+// MPI_Session_init; g_running: whether the runtime is up (between that call and the last
+// finalize); g_initialized and g_finalized: the world model's MPI_Init and MPI_Finalize.
 extern State* g_state;
-extern bool g_initialized, g_finalized;
+extern bool g_running, g_initialized, g_finalized;
 
 // The object behind a direct handle of type `obj` in `table`, whose first `first` slots are the
 // predefined objects (looked up by their handles); nullptr otherwise or before MPI_Init.
@@ -142,6 +157,36 @@ InfoEntries* lookup_info(MPI_Info h);  // MPI_INFO_ENV included (read-only by co
 int create_communicator(const char* fn, MPI_Comm parent, const std::vector<int>& world_ranks,
                         std::shared_ptr<const Topology> topo, MPI_Comm* out);
 void init_context_ids(State& st);
+// The runtime for MPI_Init (world true) or MPI_Session_init: started by the first of them,
+// shared by the others; `required` is the thread level asked for (the level provided is
+// g_state->thread_level). Fatal if the start fails.
+void open_runtime_for(const char* fn, int required, bool world);
+// MPI_Finalize (world true) or MPI_Session_finalize: the runtime is torn down when the last of
+// its holders finishes: at once for MPI_Finalize, at the process's exit for a session (a new
+// session or MPI_Init may take it up again until then). MPI_SUCCESS or the teardown's error
+// code.
+int close_runtime_for(const char* fn, bool world);
+// The thread level provided for `required`: up to MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE is
+// not supported yet: the request pool and handle tables are not thread-safe; the standard lets
+// an implementation provide a lower level than required).
+int provided_level(int required);
+// The state behind the handles, made bare (no runtime) when a routine that MPI allows before
+// initialisation, such as MPI_Info_create, comes first; the runtime's start takes it over.
+State& handle_state();
+SessionEntry* lookup_session(MPI_Session h);
+// A valid error handler argument: predefined or a live user handler.
+bool valid_errhandler(MPI_Errhandler eh);
+// An error raised on an object that is no communicator (a session, or a call that takes its
+// error handler as an argument): the message logged and carried by the code, handler eh
+// invoked with the object's handle; returns the code.
+int raise_on(MPI_Errhandler eh, int object, const char* label, int error_class, const char* fn,
+             const std::string& detail);
+// MPI_*_call_errhandler: invokes eh with errorcode for the object (its message, if the code
+// carries one).
+void call_errhandler(MPI_Errhandler eh, int object, const char* label, int errorcode);
+// A communicator made by coll (view: this rank's, a member) in a new handle with error handler eh.
+int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
+                      std::shared_ptr<const Topology> topo = nullptr);
 // Attribute copy on MPI_Comm_dup, delete on free (and on MPI_COMM_SELF first in MPI_Finalize).
 int copy_attributes(MPI_Comm from, MPI_Comm to);
 int delete_all_attributes(MPI_Comm comm);
@@ -242,7 +287,7 @@ void release_windows(std::vector<void*>* memory);
 // Every binding but the init/query family starts with this check.
 #define WEFT_REQUIRE_INIT(fn)                                                            \
   do {                                                                                   \
-    if (!::weft::mpi::g_initialized || ::weft::mpi::g_finalized) [[unlikely]]            \
+    if (!::weft::mpi::g_running) [[unlikely]]                                            \
       return ::weft::mpi::not_initialized(fn);                                           \
   } while (0)
 

@@ -50,7 +50,7 @@ int on_win(const char* fn, MPI_Win win, Call&& call) {
 // its memory.
 int make_window(const char* fn, MPI_Comm comm, rma::Flavor flavor, void* base, MPI_Aint size, int disp_unit,
                 MPI_Info info, void* baseptr, MPI_Win* win) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  if (!g_running) [[unlikely]] return not_initialized(fn);
   Comm* c;
   if (int rc = check_coll_comm(fn, comm, &c); rc != MPI_SUCCESS) return rc;
   if (!win || (flavor != rma::Flavor::create && flavor != rma::Flavor::dynamic && !baseptr))
@@ -195,7 +195,7 @@ WinEntry* lookup_win(MPI_Win w) {
 }
 
 int check_win(const char* fn, MPI_Win w, WinEntry** out) {
-  if (!g_initialized || g_finalized) [[unlikely]] return not_initialized(fn);
+  if (!g_running) [[unlikely]] return not_initialized(fn);
   *out = lookup_win(w);
   if (!*out) return raise(MPI_COMM_NULL, MPI_ERR_WIN, fn, "invalid window 0x%x (argument 'win')", unsigned(w));
   return MPI_SUCCESS;

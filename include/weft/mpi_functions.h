@@ -97,6 +97,29 @@ WEFT_MPI_FUNCTION(int, Get_processor_name, (char *name, int *resultlen))
 WEFT_MPI_FUNCTION(int, Get_version, (int *version, int *subversion))
 WEFT_MPI_FUNCTION(int, Get_library_version, (char *version, int *resultlen))
 
+/* -- Sessions (MPI-4.0) -- */
+WEFT_MPI_FUNCTION(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
+                                      MPI_Session *session))
+WEFT_MPI_FUNCTION(int, Session_finalize, (MPI_Session *session))
+WEFT_MPI_FUNCTION(int, Session_get_num_psets, (MPI_Session session, MPI_Info info,
+                                               int *npset_names))
+WEFT_MPI_FUNCTION(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,
+                                              int *pset_len, char *pset_name))
+WEFT_MPI_FUNCTION(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+WEFT_MPI_FUNCTION(int, Session_get_pset_info, (MPI_Session session, const char *pset_name,
+                                               MPI_Info *info))
+WEFT_MPI_FUNCTION(int, Group_from_session_pset, (MPI_Session session, const char *pset_name,
+                                                 MPI_Group *newgroup))
+WEFT_MPI_FUNCTION(int, Comm_create_from_group, (MPI_Group group, const char *stringtag,
+                                                MPI_Info info, MPI_Errhandler errhandler,
+                                                MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Session_create_errhandler,
+                  (MPI_Session_errhandler_function *session_errhandler_fn,
+                   MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler))
+WEFT_MPI_FUNCTION(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, Session_call_errhandler, (MPI_Session session, int errorcode))
+
 /* -- Communicator queries and names -- */
 WEFT_MPI_FUNCTION(int, Comm_rank, (MPI_Comm comm, int *rank))
 WEFT_MPI_FUNCTION(int, Comm_size, (MPI_Comm comm, int *size))
@@ -224,6 +247,19 @@ WEFT_MPI_FUNCTION(int, Bsend_init, (WEFT_SEND_PARAMS, MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Recv_init, (WEFT_RECV_PARAMS, MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Start, (MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Startall, (int count, MPI_Request array_of_requests[]))
+
+/* -- Partitioned point-to-point (MPI-4.0) -- */
+WEFT_MPI_FUNCTION(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
+                                    MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Precv_init, (void *buf, int partitions, MPI_Count count,
+                                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Pready, (int partition, MPI_Request request))
+WEFT_MPI_FUNCTION(int, Pready_range, (int partition_low, int partition_high, MPI_Request request))
+WEFT_MPI_FUNCTION(int, Pready_list, (int length, int array_of_partitions[],
+                                     MPI_Request request))
+WEFT_MPI_FUNCTION(int, Parrived, (MPI_Request request, int partition, int *flag))
 
 /* -- Request completion, cancellation and release -- */
 WEFT_MPI_FUNCTION(int, Wait, (MPI_Request *request, MPI_Status *status))

@@ -1,0 +1,237 @@
+// Sessions (MPI-4.0): MPI_Session_init and MPI_Session_finalize share the runtime with the world
+// model (init.cpp: the first start brings it up, the last finish tears it down); the process
+// sets (pt2pt/psets.h), their groups and info; the sessions' error handlers; and
+// MPI_Comm_create_from_group, whose members agree a context pair among themselves.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "coll/agreements.h"
+#include "pt2pt/psets.h"
+#include "state.h"
+
+namespace weft::mpi {
+
+SessionEntry* lookup_session(MPI_Session h) { return lookup_direct(&State::sessions, h, handle::session, 1); }
+
+namespace {
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+// The level named by the info value "thread_level" (MPI_THREAD_SINGLE when absent or unknown).
+int level_of(const InfoEntries* info) {
+  const std::string* v = info ? info->find("thread_level") : nullptr;
+  if (!v) return MPI_THREAD_SINGLE;
+  for (int l : {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE})
+    if (*v == level_name(l)) return l;
+  return MPI_THREAD_SINGLE;
+}
+
+// A binding's start: the runtime up and the session valid; else the error code (MPI_ERR_SESSION
+// raised on MPI_COMM_WORLD's handler, as there is no valid session to take it).
+int session_of(const char* fn, MPI_Session session, SessionEntry** out) {
+  if (!g_running) [[unlikely]] return not_initialized(fn);
+  *out = lookup_session(session);
+  if (*out) return MPI_SUCCESS;
+  return raise(MPI_COMM_NULL, MPI_ERR_SESSION, fn, "invalid session 0x%x (argument 'session')", unsigned(session));
+}
+
+int session_error(MPI_Session session, const SessionEntry& s, int error_class, const char* fn, const std::string& d) {
+  return raise_on(s.errhandler, session, "a session", error_class, fn, d);
+}
+
+// session_of for a query, whose output argument `name` (out) must not be NULL.
+int query_of(const char* fn, MPI_Session session, const void* out, const char* name, SessionEntry** s) {
+  if (int rc = session_of(fn, session, s)) return rc;
+  if (out) return MPI_SUCCESS;
+  return session_error(session, **s, MPI_ERR_ARG, fn, std::string(name) + " is NULL");
+}
+
+MPI_Info new_info(InfoEntries entries) {
+  return handle::make(handle::direct, handle::info, info_table().add(std::make_unique<InfoEntries>(std::move(entries))));
+}
+
+// The members of the process set named `name`, or the error raised on the session.
+int pset_of(const char* fn, MPI_Session session, const SessionEntry& s, const char* name, std::vector<int>* members) {
+  if (!name) return session_error(session, s, MPI_ERR_ARG, fn, "pset_name is NULL");
+  if (pset_members(name, g_state->boot->rank(), g_state->boot->size(), members)) return MPI_SUCCESS;
+  return session_error(session, s, MPI_ERR_ARG, fn, std::string("no process set named \"") + name + "\"");
+}
+
+}  // namespace
+
+}  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
+
+extern "C" {
+
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
+  const char* fn = "MPI_Session_init";
+  // The arguments are checked once the runtime is up (their handles live there); a failure
+  // gives the runtime back.
+  open_runtime_for(fn, MPI_THREAD_SINGLE, false);
+  auto fail = [&](int cls, const std::string& d) {
+    const int code = raise_on(valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
+                              "MPI_SESSION_NULL", cls, fn, d);
+    close_runtime_for(fn, false);
+    return code;
+  };
+  if (!valid_errhandler(errhandler)) return fail(MPI_ERR_ARG, "invalid errhandler");
+  const InfoEntries* ie = info == MPI_INFO_NULL ? nullptr : lookup_info(info);
+  if (info != MPI_INFO_NULL && !ie) return fail(MPI_ERR_INFO, "invalid info");
+  if (!session) return fail(MPI_ERR_ARG, "session is NULL");
+  auto e = std::make_unique<SessionEntry>();
+  retain_errhandler(errhandler);
+  e->errhandler = errhandler;
+  if (ie) e->info = *ie;
+  // The level provided: what was asked for, up to the runtime's.
+  e->info.set("thread_level", level_name(provided_level(level_of(ie))));
+  *session = handle::make(handle::direct, handle::session, g_state->sessions.add(std::move(e)));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_finalize(MPI_Session* session) {
+  const char* fn = "MPI_Session_finalize";
+  if (!session) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "session is NULL");
+  SessionEntry* s;
+  if (int rc = session_of(fn, *session, &s)) return rc;
+  release_errhandler(s->errhandler);
+  g_state->sessions.remove(handle::index_of(*session));
+  *session = MPI_SESSION_NULL;
+  return close_runtime_for(fn, false);
+}
+
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info, int* npset_names) {
+  const char* fn = "MPI_Session_get_num_psets";
+  SessionEntry* s;
+  if (int rc = query_of(fn, session, npset_names, "npset_names", &s)) return rc;
+  *npset_names = kProcessSets;
+  return MPI_SUCCESS;
+}
+
+// *pset_len 0: only the length the name needs (with its NUL) comes back; else the name, cut to
+// *pset_len - 1 characters, and that length.
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info, int n, int* pset_len, char* pset_name) {
+  const char* fn = "MPI_Session_get_nth_pset";
+  SessionEntry* s;
+  if (int rc = session_of(fn, session, &s)) return rc;
+  if (n < 0 || n >= kProcessSets)
+    return session_error(session, *s, MPI_ERR_ARG, fn,
+                         "invalid n " + std::to_string(n) + " (valid 0.." + std::to_string(kProcessSets - 1) + ")");
+  if (!pset_len) return session_error(session, *s, MPI_ERR_ARG, fn, "pset_len is NULL");
+  const std::string_view name = weft::pset_name(n);
+  if (*pset_len > 0) {
+    if (!pset_name) return session_error(session, *s, MPI_ERR_ARG, fn, "pset_name is NULL");
+    int len = 0;
+    copy_string(name, *pset_len, pset_name, &len);
+  }
+  *pset_len = int(name.size()) + 1;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
+  const char* fn = "MPI_Session_get_info";
+  SessionEntry* s;
+  if (int rc = query_of(fn, session, info_used, "info_used", &s)) return rc;
+  *info_used = new_info(s->info);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char* name, MPI_Info* info) {
+  const char* fn = "MPI_Session_get_pset_info";
+  SessionEntry* s;
+  if (int rc = query_of(fn, session, info, "info", &s)) return rc;
+  std::vector<int> members;
+  if (int rc = pset_of(fn, session, *s, name, &members)) return rc;
+  InfoEntries entries;
+  entries.set("mpi_size", std::to_string(members.size()));
+  *info = new_info(std::move(entries));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Group_from_session_pset(MPI_Session session, const char* name, MPI_Group* newgroup) {
+  const char* fn = "MPI_Group_from_session_pset";
+  SessionEntry* s;
+  if (int rc = query_of(fn, session, newgroup, "newgroup", &s)) return rc;
+  auto g = std::make_unique<Group>();
+  if (int rc = pset_of(fn, session, *s, name, &g->world_ranks)) return rc;
+  *newgroup = handle::make(handle::direct, handle::group, g_state->groups.add(std::move(g)));
+  return MPI_SUCCESS;
+}
+
+// Every member calls it with the same stringtag; they agree a context pair among themselves, as
+// MPI_Comm_create_group's members do, over a view of MPI_COMM_WORLD.
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm* newcomm) {
+  const char* fn = "MPI_Comm_create_from_group";
+  WEFT_REQUIRE_INIT(fn);
+  const MPI_Errhandler eh = valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
+  auto fail = [&](int cls, const std::string& d) { return raise_on(eh, MPI_COMM_NULL, "MPI_COMM_NULL", cls, fn, d); };
+  if (!valid_errhandler(errhandler)) return fail(MPI_ERR_ARG, "invalid errhandler");
+  const Group* g = lookup_group(group);
+  if (!g || group == MPI_GROUP_EMPTY) return fail(MPI_ERR_GROUP, "invalid group (argument 'group')");
+  if (!stringtag) return fail(MPI_ERR_ARG, "stringtag is NULL");
+  if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
+    return fail(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1");
+  if (info != MPI_INFO_NULL && !lookup_info(info)) return fail(MPI_ERR_INFO, "invalid info");
+  if (!newcomm) return fail(MPI_ERR_ARG, "newcomm is NULL");
+  const Comm& world = *lookup_comm(MPI_COMM_WORLD);
+  if (std::find(g->world_ranks.begin(), g->world_ranks.end(), world.rank) == g->world_ranks.end())
+    return fail(MPI_ERR_GROUP, "this process is not in the group");
+  Comm view;
+  const Status st = coll::make_comm_among(coll_context(world), &g_state->context_ids, g->world_ranks, &view);
+  if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
+  if (int rc = register_new_comm(fn, std::move(view), errhandler, newcomm)) return rc;
+  if (info != MPI_INFO_NULL) lookup_comm_entry(*newcomm)->info = *lookup_info(info);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  // The handler is called as a communicator's is: its first argument points to the handle.
+  return PMPI_Comm_create_errhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(fn), errhandler);
+}
+
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {
+  const char* fn = "MPI_Session_set_errhandler";
+  SessionEntry* s;
+  if (int rc = session_of(fn, session, &s)) return rc;
+  if (!valid_errhandler(errhandler))
+    return session_error(session, *s, MPI_ERR_ARG, fn, "invalid errhandler");
+  retain_errhandler(errhandler);
+  release_errhandler(s->errhandler);
+  s->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler) {
+  const char* fn = "MPI_Session_get_errhandler";
+  SessionEntry* s;
+  if (int rc = query_of(fn, session, errhandler, "errhandler", &s)) return rc;
+  retain_errhandler(s->errhandler);
+  *errhandler = s->errhandler;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
+  const char* fn = "MPI_Session_call_errhandler";
+  SessionEntry* s;
+  if (int rc = session_of(fn, session, &s)) return rc;
+  call_errhandler(s->errhandler, session, "a session", errorcode);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+WEFT_PMPI_ALIASES(Session_init, Session_finalize, Session_get_num_psets, Session_get_nth_pset, Session_get_info,
+                  Session_get_pset_info, Group_from_session_pset, Comm_create_from_group,
+                  Session_create_errhandler, Session_set_errhandler, Session_get_errhandler,
+                  Session_call_errhandler)
