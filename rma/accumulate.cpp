@@ -48,6 +48,13 @@ bool remote_atomics(const Location& at) { return !at.direct && !at.device && !at
 // The one predefined type a datatype is made of (none if mixed).
 BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
 
+// The result of a Get_accumulate read into `out`: unpacked where it was read into a copy.
+Status finish_result(const Buffer& result, const char* out, const std::vector<char>& out_tmp, size_t bytes) {
+  if (out && !out_tmp.empty())
+    (void)type_unpack(result.type, out_tmp.data(), bytes, const_cast<void*>(result.buf), result.count, 0);
+  return Status::ok;
+}
+
 }  // namespace
 
 Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const Target& t, ReduceOp rop,
@@ -109,6 +116,20 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   Transport::RmaAtomic aop;
   const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomics(at) && integer_word(b) &&
                           atomic_for(rop, &aop);
+  if (rop == ReduceOp::no_op && out && !out_device) {
+    // A read only: no element can be seen half updated by one access of 1-byte elements, nor
+    // by one atomic read of one aligned 4- or 8-byte element, so the mutex is not needed.
+    const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) : at.addr;
+    if (esz == 1 && !at.device) {
+      WEFT_TRY(copy_runs(*window_, target, at, runs, lo, out, false));
+      return finish_result(result, out, out_tmp, bytes);
+    }
+    if (bytes == esz && (esz == 4 || esz == 8) && addr % esz == 0 && !at.device && !at.via_mutex && !at.staged) {
+      const uint64_t zero = 0;
+      WEFT_TRY(window_->atomic(target, at, 0, Transport::RmaAtomic::add, &zero, out, esz));
+      return finish_result(result, out, out_tmp, bytes);
+    }
+  }
   Status s = window_->mutex_lock(target);
   if (s == Status::ok && at.direct && !at.device) {
     // Memory this process maps (its own, a node peer's in a segment): reduced in place.
@@ -139,9 +160,7 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
   if (s == Status::ok && out_device) s = memkind_copy(out_device, out, bytes);
   WEFT_TRY(s);
-  if (out && !out_device && !out_tmp.empty())
-    (void)type_unpack(result.type, out_tmp.data(), bytes, const_cast<void*>(result.buf), result.count, 0);
-  return Status::ok;
+  return out_device ? Status::ok : finish_result(result, out, out_tmp, bytes);
 }
 
 // Under the target's accumulate mutex, as accumulates: one UCX compare-and-swap on 4- and 8-byte

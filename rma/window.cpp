@@ -408,8 +408,11 @@ Status Window::flush(int target) {
   if (target < 0)
     for (size_t q = 0; q < peers_.size(); ++q)
       if (peers_[q].unflushed > 0) WEFT_TRY(on_target(int(q), staged_flush(int(q))));
-  // Puts by cross-memory attach are complete on return as well (atomics are fetching).
-  auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0 || p.staged; };
+  // Puts by cross-memory attach are complete on return as well (atomics are fetching), and so
+  // are all accesses to the own window (made here directly, in every flavor).
+  auto complete_on_return = [&](const Peer& p) {
+    return p.direct != nullptr || p.cma_pid != 0 || p.staged || &p == &peers_[size_t(rank_)];
+  };
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
                   : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);
