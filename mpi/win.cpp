@@ -252,7 +252,9 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
   const char* fn = "MPI_Win_shared_query";
   WinEntry* e;
-  if (int rc = check_flavored(fn, win, rma::Flavor::shared, &e); rc != MPI_SUCCESS) return rc;
+  if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
+  if (e->win->flavor() == rma::Flavor::dynamic)
+    return raise(e->comm, MPI_ERR_RMA_FLAVOR, fn, "the window was made by MPI_Win_create_dynamic (it has no memory)");
   if (!size || !disp_unit || !baseptr) return raise(e->comm, MPI_ERR_ARG, fn, "NULL size, disp_unit or baseptr");
   size_t bytes = 0;
   void* base = nullptr;

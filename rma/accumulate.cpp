@@ -1,18 +1,16 @@
-// Accumulates and compare-and-swap on an MPI window, and the atomic each takes. Accumulate
-// (no result), Get_accumulate and Fetch_and_op (result: the old values) go element by element
-// in the target datatype's runs, each element atomic at the target:
-// - 1-, 2-, 4- and 8-byte elements: one remote atomic where UCX has it (sum, band, bor, bxor,
-//   replace and no_op on 4- and 8-byte integers), else compare-and-swap on the word holding
-//   the element (Window::update_element) with the host reduction applied in between;
-// - larger elements (long double, 16-byte complex, pairs over 8 bytes): under the target's
-//   accumulate mutex (a control word taken with compare-and-swap), read, reduced and written
-//   back whole. Every accumulate on such a type takes it, so they exclude each other; the
-//   user's locks are untouched (a shared lock_all would block the exclusive lock word);
-// - a window in GPU device memory: every accumulate takes the mutex, whatever its type (the
-//   range is copied to host memory, reduced there and copied back; one round trip through
-//   the mutex and two copies per call, slow but atomic per element between accumulates);
-// - a target every rank maps with its mutex (an allocated window on one node): the whole range
-//   is reduced in place under the mutex.
+// Accumulates and compare-and-swap on an MPI window. Accumulate (no result), Get_accumulate,
+// Fetch_and_op and Compare_and_swap all take the target's accumulate mutex (a control word taken
+// with compare-and-swap), so that they exclude each other whatever their types, sizes and
+// windows' memory; the user's locks are untouched (a shared lock_all would block the exclusive
+// lock word). Under the mutex:
+// - memory this process maps (its own window, a node peer's part of a segment): the range is
+//   reduced in place;
+// - one 4- or 8-byte integer element whose op UCX has (sum, band, bor, bxor, replace; cswap):
+//   one remote atomic;
+// - else (any predefined type, 1-byte elements of a 1-byte window included): the whole range
+//   read with one access per run of the target datatype, reduced here and written back (a
+//   replace without result is only written); GPU device windows copy it through host memory.
+// The mutex is given back after a flush, so the next holder reads what this one wrote.
 // Device origin, result and compare buffers are copied through host memory.
 #include <cstring>
 
@@ -43,14 +41,30 @@ bool integer_word(BasicType t) {
   return t == BasicType::i32 || t == BasicType::u32 || t == BasicType::i64 || t == BasicType::u64;
 }
 
+// Whether one element at `at` may be updated with one remote atomic: memory of another process
+// reached through UCX (not mapped here, nor GPU device memory, nor through requests).
+bool remote_atomics(const Location& at) { return !at.direct && !at.device && !at.via_mutex && !at.staged; }
+
 // The one predefined type a datatype is made of (none if mixed).
 BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
+
+// The result of a Get_accumulate read into `out`: unpacked where it was read into a copy.
+Status finish_result(const Buffer& result, const char* out, const std::vector<char>& out_tmp, size_t bytes) {
+  if (out && !out_tmp.empty())
+    (void)type_unpack(result.type, out_tmp.data(), bytes, const_cast<void*>(result.buf), result.count, 0);
+  return Status::ok;
+}
 
 }  // namespace
 
 Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const Target& t, ReduceOp rop,
                               Epochs epochs) {
   const Datatype* td = t.type;
+  if (type_packed_size(td, t.count) == 0 && (!origin.type || type_packed_size(origin.type, origin.count) == 0) &&
+      (!result.type || type_packed_size(result.type, result.count) == 0)) {
+    Location at;  // nothing moves: only the epoch is checked, whatever the types
+    return check_access(t.rank, t.disp, 0, 0, &at, epochs);
+  }
   const BasicType b = element_type(td);
   if (b == BasicType::none)
     return refuse(Status::invalid_type, "accumulate needs a target datatype made of one predefined type");
@@ -99,11 +113,26 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
     out = out_tmp.data();
   }
   const int target = t.rank;
-  Status s = Status::ok;
-  if (at.direct && window_->control_mapped()) {
-    // Every rank maps the target and its mutex (an allocated window on one node): the whole
-    // range is reduced in place under the mutex, which every accumulate to it takes.
-    s = window_->mutex_lock(target);
+  Transport::RmaAtomic aop;
+  const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomics(at) && integer_word(b) &&
+                          atomic_for(rop, &aop);
+  if (rop == ReduceOp::no_op && out && !out_device) {
+    // A read only: no element can be seen half updated by one access of 1-byte elements, nor
+    // by one atomic read of one aligned 4- or 8-byte element, so the mutex is not needed.
+    const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) : at.addr;
+    if (esz == 1 && !at.device) {
+      WEFT_TRY(copy_runs(*window_, target, at, runs, lo, out, false));
+      return finish_result(result, out, out_tmp, bytes);
+    }
+    if (bytes == esz && (esz == 4 || esz == 8) && addr % esz == 0 && !at.device && !at.via_mutex && !at.staged) {
+      const uint64_t zero = 0;
+      WEFT_TRY(window_->atomic(target, at, 0, Transport::RmaAtomic::add, &zero, out, esz));
+      return finish_result(result, out, out_tmp, bytes);
+    }
+  }
+  Status s = window_->mutex_lock(target);
+  if (s == Status::ok && at.direct && !at.device) {
+    // Memory this process maps (its own, a node peer's in a segment): reduced in place.
     size_t k = 0;
     for (const Run& r : runs) {
       if (s != Status::ok) break;
@@ -112,45 +141,30 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
       if (rop != ReduceOp::no_op) s = reduce_local(rop, b, in + k, to, r.bytes / esz);
       k += r.bytes;
     }
-    if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
-  } else if (!at.via_mutex && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
-    Transport::RmaAtomic aop;
-    const bool native = integer_word(b) && atomic_for(rop, &aop);
-    const uint64_t zero = 0;
-    size_t k = 0;
-    for (const Run& r : runs)
-      for (size_t i = 0; i < r.bytes / esz && s == Status::ok; ++i, k += esz) {
-        const uint64_t off = uint64_t(r.disp - lo) + i * esz;
-        const char* value = rop == ReduceOp::no_op ? reinterpret_cast<const char*>(&zero) : in + k;
-        uint64_t old = 0;
-        s = native ? window_->atomic(target, at, off, aop, value, &old, esz)
-                   : window_->update_element(
-                         target, at, off, esz, [&](void* element) { (void)reduce_local(rop, b, value, element, 1); },
-                         &old);
-        if (out) memcpy(out + k, &old, esz);
-      }
-  } else {
+  } else if (s == Status::ok && one_atomic) {
+    uint64_t old = 0;
+    s = window_->atomic(target, at, 0, aop, in, &old, esz);
+    if (s == Status::ok && out) memcpy(out, &old, esz);
+  } else if (s == Status::ok && !out && rop == ReduceOp::replace) {
+    s = copy_runs(*window_, target, at, runs, lo, const_cast<char*>(in), true);
+  } else if (s == Status::ok) {
+    // One read of the whole range, the reduction here, one write back.
     std::vector<char> cur(bytes);
-    s = window_->mutex_lock(target);
-    if (s == Status::ok) s = copy_runs(*window_, target, at, runs, lo, cur.data(), false);
+    s = copy_runs(*window_, target, at, runs, lo, cur.data(), false);
     if (s == Status::ok && out) memcpy(out, cur.data(), bytes);
     if (s == Status::ok && rop != ReduceOp::no_op) {
       s = reduce_local(rop, b, in, cur.data(), bytes / esz);
       if (s == Status::ok) s = copy_runs(*window_, target, at, runs, lo, cur.data(), true);
     }
-    if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
   }
+  if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
   if (s == Status::ok && out_device) s = memkind_copy(out_device, out, bytes);
   WEFT_TRY(s);
-  if (out && !out_device && !out_tmp.empty())
-    (void)type_unpack(result.type, out_tmp.data(), bytes, const_cast<void*>(result.buf), result.count, 0);
-  return Status::ok;
+  return out_device ? Status::ok : finish_result(result, out, out_tmp, bytes);
 }
 
-// One UCX compare-and-swap on 4- and 8-byte integers; on other 1-, 2-, 4- and 8-byte types
-// the compare-and-swap loop on the word holding the element (as accumulate does); on a device
-// window, or a target every rank maps with its mutex, a read and a conditional write under the
-// target's accumulate mutex.
+// Under the target's accumulate mutex, as accumulates: one UCX compare-and-swap on 4- and 8-byte
+// integers of memory reached through UCX, else a read and a conditional write.
 Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, void* result, const Datatype* d,
                                     int target, int64_t disp) {
   const size_t elem = d->predefined ? basic_type_size(d->basic) : 0;
@@ -177,25 +191,15 @@ Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, voi
   origin = bufs[0];
   compare = bufs[1];
   uint64_t io = 0;
-  Status s;
-  if (at.via_mutex || (at.direct && window_->control_mapped())) {  // as accumulate does there
-    s = window_->mutex_lock(target);
-    if (s == Status::ok) {
-      s = window_->get(target, at, 0, &io, elem);
-      if (s == Status::ok && memcmp(&io, compare, elem) == 0) s = window_->put(target, at, 0, origin, elem);
-      if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
-    }
-  } else if (integer_word(d->basic)) {
+  Status s = window_->mutex_lock(target);
+  if (s == Status::ok && remote_atomics(at) && integer_word(d->basic)) {
     memcpy(&io, compare, elem);
     s = window_->atomic(target, at, 0, Transport::RmaAtomic::cswap, origin, &io, elem);
-  } else {
-    s = window_->update_element(
-        target, at, 0, elem,
-        [&](void* element) {
-          if (memcmp(element, compare, elem) == 0) memcpy(element, origin, elem);
-        },
-        &io);
+  } else if (s == Status::ok) {
+    s = window_->get(target, at, 0, &io, elem);
+    if (s == Status::ok && memcmp(&io, compare, elem) == 0) s = window_->put(target, at, 0, origin, elem);
   }
+  if (Status u = window_->mutex_unlock(target); s == Status::ok) s = u;
   if (s == Status::ok && on_device[2]) s = memkind_copy(result, &io, elem);
   WEFT_TRY(s);
   if (!on_device[2]) memcpy(result, &io, elem);

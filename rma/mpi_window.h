@@ -94,7 +94,8 @@ class MpiWindow {
   void* base() const { return base_; }
   Flavor flavor() const { return flavor_; }
   int size() const { return window_->size(); }  // ranks
-  // Shared windows: rank's part (kNoRank: the lowest rank with memory), as mapped here.
+  // rank's part (kNoRank: the lowest rank with memory), as mapped here: every part of a shared
+  // window; of others, the own part and those of node peers in one segment (else size 0, null).
   Outcome shared_query(int rank, size_t* size, int* disp_unit, void** base) const;
   // Dynamic windows.
   Outcome attach(void* base, size_t size);

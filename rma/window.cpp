@@ -226,25 +226,38 @@ Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bo
                       p.cma_pid, p.staged, p.device || p.serves};
     return Status::ok;
   }
-  // Dynamic: disp is an address of the target's; a region attached there must hold the range.
+  // Dynamic: disp is an address of the target's; a region attached there must hold the range,
+  // or run on into regions attached right after it (Window::copy splits the access there).
   auto lookup = [&]() -> bool {
-    if (target == rank_) {
-      for (const Local& l : attached_) {
-        const uint64_t b = uint64_t(reinterpret_cast<uintptr_t>(l.base));
-        if (disp >= b && disp - b <= l.size && bytes <= l.size - (disp - b)) {
-          *out = Location{disp, nullptr, reinterpret_cast<char*>(uintptr_t(disp)), b, b + l.size};
-          out->via_mutex = serves_;
-          return true;
+    const uint64_t end = disp + bytes;
+    bool first = true;
+    for (uint64_t at = disp; first || at < end; first = false) {
+      bool hit = false;
+      if (target == rank_) {
+        for (const Local& l : attached_) {
+          const uint64_t b = uint64_t(reinterpret_cast<uintptr_t>(l.base));
+          if (at >= b && (at - b < l.size || (bytes == 0 && at - b == l.size))) {
+            if (first) {
+              *out = Location{disp, nullptr, reinterpret_cast<char*>(uintptr_t(disp)), b, b + l.size};
+              out->via_mutex = serves_;
+            }
+            at = b + l.size;
+            hit = true;
+            break;
+          }
         }
+      } else {
+        for (const Region& r : p.regions)
+          if (at >= r.base && (at - r.base < r.size || (bytes == 0 && at - r.base == r.size))) {
+            if (first) *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size, false, p.cma_pid, p.staged, p.serves};
+            at = r.base + r.size;
+            hit = true;
+            break;
+          }
       }
-      return false;
+      if (!hit) return false;
     }
-    for (const Region& r : p.regions)
-      if (disp >= r.base && disp - r.base <= r.size && bytes <= r.size - (disp - r.base)) {
-        *out = Location{disp, r.rkey, nullptr, r.base, r.base + r.size, false, p.cma_pid, p.staged, p.serves};
-        return true;
-      }
-    return false;
+    return true;
   };
   *found = lookup();
   if (*found || target == rank_) return Status::ok;
@@ -301,6 +314,22 @@ Status Window::device_at(int target, const Location& at, uint64_t off, char** ou
 
 // Put (write) and get: one copy between `local` and byte `off` from a located place.
 Status Window::copy(int target, const Location& at, uint64_t off, void* local, size_t bytes, bool write) {
+  if (flavor_ == Flavor::dynamic && bytes > 0 && at.addr + off + bytes > at.hi) {
+    // Past the end of its region, into the ones attached after it (locate found them): each
+    // region's part on its own.
+    char* buf = static_cast<char*>(local);
+    for (uint64_t a = at.addr + off, end = a + bytes; a < end;) {
+      Location piece;
+      bool found = false;
+      WEFT_TRY(locate(target, a, 1, &piece, &found));
+      if (!found || piece.hi <= a) return Status::internal;
+      const size_t n = size_t(std::min(end, piece.hi) - a);
+      WEFT_TRY(copy(target, piece, 0, buf, n, write));
+      buf += n;
+      a += n;
+    }
+    return Status::ok;
+  }
   if (at.staged)
     return write ? staged_put(target, at.addr + off, local, bytes, at.device)
                  : staged_get(target, at.addr + off, local, bytes, at.device);
@@ -337,34 +366,6 @@ Status Window::atomic_at(void* at, Transport::RmaAtomic op, const void* value, v
   return Status::ok;
 }
 
-Status Window::update_element(int target, const Location& at, uint64_t off, size_t size,
-                              const std::function<void(void* element)>& update, void* old) {
-  const size_t word = size == 8 ? 8 : 4;
-  const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) + off : at.addr + off;
-  const uint64_t shift = addr & (word - 1);
-  // The whole word must lie in the registered region (the element does, checked before).
-  if ((size != 1 && size != 2 && size != 4 && size != 8) || addr % size != 0 ||
-      at.addr + off - shift < at.lo || at.addr + off - shift + word > at.hi) {
-    set_error_detail("an atomic update of a " + std::to_string(size) +
-                     "-byte element needs 1, 2, 4 or 8 bytes, aligned, in a whole 4- or 8-byte word of the window");
-    return Status::not_supported;
-  }
-  const uint64_t w = off - shift;
-  const uint64_t zero = 0;
-  uint64_t cur = 0;
-  WEFT_TRY(atomic(target, at, w, Transport::RmaAtomic::add, &zero, &cur, word));  // an atomic read
-  for (;;) {
-    uint64_t next = cur;
-    update(reinterpret_cast<char*>(&next) + shift);  // little-endian: byte `shift` of the word
-    if (next == cur) break;
-    uint64_t seen = cur;
-    WEFT_TRY(atomic(target, at, w, Transport::RmaAtomic::cswap, &next, &seen, word));
-    if (seen == cur) break;
-    cur = seen;  // another update came in between: apply this one to its result
-  }
-  if (old) memcpy(old, reinterpret_cast<const char*>(&cur) + shift, size);
-  return Status::ok;
-}
 
 // Failure checks (peer_alive, inline): the bootstrap's flags, set by the launcher's termination
 // events and by its poll of this host's processes, which reads the clock once every 256 calls
@@ -407,8 +408,11 @@ Status Window::flush(int target) {
   if (target < 0)
     for (size_t q = 0; q < peers_.size(); ++q)
       if (peers_[q].unflushed > 0) WEFT_TRY(on_target(int(q), staged_flush(int(q))));
-  // Puts by cross-memory attach are complete on return as well (atomics are fetching).
-  auto complete_on_return = [](const Peer& p) { return p.direct != nullptr || p.cma_pid != 0 || p.staged; };
+  // Puts by cross-memory attach are complete on return as well (atomics are fetching), and so
+  // are all accesses to the own window (made here directly, in every flavor).
+  auto complete_on_return = [&](const Peer& p) {
+    return p.direct != nullptr || p.cma_pid != 0 || p.staged || &p == &peers_[size_t(rank_)];
+  };
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
                   : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);

@@ -4,7 +4,7 @@
 // get, fetching atomics on 4- and 8-byte words, and flush. The control block holds the lock
 // word (exclusive: compare-and-swap from 0 to a mark naming the holder; shared: one bit per
 // holder, or a count with a slot per holder; control.h), the counters of general
-// active target synchronisation (pscw.cpp), the mutex of accumulates without a word atomic and,
+// active target synchronisation (pscw.cpp), the mutex every accumulate takes and,
 // in dynamic windows, the directory of attached regions (dynamic.cpp). Memory this process
 // maps (its own, and its node peers' in a shared window, shared.cpp) is accessed with the
 // CPU's loads, stores and atomics. A window in CUDA device memory publishes the CUDA IPC
@@ -16,7 +16,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,7 +55,7 @@ struct Location {
   bool device = false;
   int pid = 0;  // host memory of a process on this node: reached by cross-memory attach at addr
   bool staged = false;     // puts and gets go to the target as requests it applies (staged.cpp)
-  bool via_mutex = false;  // every accumulate on this window takes the target's mutex (no atomics)
+  bool via_mutex = false;  // no remote atomics on this memory (accumulates read and write it)
 };
 
 class Window {
@@ -118,12 +117,6 @@ class Window {
   // the compare value on entry). Not on device windows (their accumulates take the mutex).
   Status atomic(int target, const Location& at, uint64_t off, Transport::RmaAtomic op, const void* value,
                 void* result, size_t size);
-  // Applies `update` to one element of `size` bytes (1, 2, 4 or 8, aligned to its size)
-  // atomically: the aligned 4- or 8-byte word holding it is read, updated in a copy and put
-  // back with compare-and-swap, again until no other update came in between. *old (may be
-  // null) gets the element's value before the update.
-  Status update_element(int target, const Location& at, uint64_t off, size_t size,
-                        const std::function<void(void* element)>& update, void* old);
   // Synchronisation fails with Status::peer_failed, naming the rank, once a rank it depends on
   // is known dead (the target; for -1 and fences every rank; for a lock, a dead holder too):
   // accesses to mapped memory cannot fail by themselves, so the failure shows here.
@@ -131,7 +124,7 @@ class Window {
   Status lock(int target, LockType type);
   // Releases the lock even where the flush before it failed (except on a dead target).
   Status unlock(int target);
-  // The target's accumulate mutex, held around accumulates on elements no word atomic covers.
+  // The target's accumulate mutex, held around every accumulate and compare-and-swap.
   Status mutex_lock(int target);
   Status mutex_unlock(int target);
   // Failed ranks (the bootstrap's flags, after its throttled poll of this host's processes):

@@ -226,15 +226,18 @@ void MpiWindow::release(std::vector<void*>* memory) {
 
 Outcome MpiWindow::shared_query(int rank, size_t* size, int* disp_unit, void** base) const {
   int q = rank;
-  if (rank == kNoRank) {  // the lowest rank with memory
+  if (rank == kNoRank) {  // the lowest rank with memory mapped here
     q = 0;
-    while (q + 1 < this->size() && window_->peer_size(q) == 0) ++q;
+    while (q + 1 < this->size() && (window_->peer_size(q) == 0 || !window_->mapped(q))) ++q;
   } else if (rank < 0 || rank >= this->size()) {
     return refuse(Status::invalid_rank, "invalid rank %d (argument 'rank')", rank);
   }
-  *size = size_t(window_->peer_size(q));
+  // Created and allocated windows (MPI-4.0): memory this process does not map is size 0 and
+  // a null base, as MPI_Alloc_mem of 0 bytes gives; so is a part of 0 bytes.
+  char* mapped = window_->peer_size(q) > 0 ? window_->mapped(q) : nullptr;
+  *size = mapped ? size_t(window_->peer_size(q)) : 0;
   *disp_unit = window_->peer_disp_unit(q);
-  *base = window_->mapped(q);
+  *base = mapped;
   return Status::ok;
 }
 
