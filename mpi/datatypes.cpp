@@ -197,8 +197,8 @@ int check_old(const char* fn, MPI_Datatype old, MPI_Datatype* newtype, const Dat
   return MPI_SUCCESS;
 }
 
-int check_count(const char* fn, int count, const char* arg = "count") {
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, arg);
+int check_count(const char* fn, MPI_Count count, const char* arg = "count") {
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %ld (argument '%s')", long(count), arg);
   return MPI_SUCCESS;
 }
 
@@ -389,6 +389,14 @@ int pack_size(const char* fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm
   return MPI_SUCCESS;
 }
 
+int contiguous(const char* fn, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  return publish(make_contiguous(count, old), newtype);
+}
+
 }  // namespace
 
 extern "C" {
@@ -396,12 +404,11 @@ extern "C" {
 // ---- Constructors ----
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  const char* fn = "MPI_Type_contiguous";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  return publish(make_contiguous(count, old), newtype);
+  return contiguous("MPI_Type_contiguous", count, oldtype, newtype);
+}
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return contiguous("MPI_Type_contiguous_c", count, oldtype, newtype);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
@@ -718,4 +725,4 @@ WEFT_PMPI_ALIASES(Type_contiguous, Type_vector, Type_hvector, Type_create_hvecto
                   Type_extent, Type_lb, Type_ub, Type_get_envelope, Type_get_contents,
                   Type_set_name, Type_get_name, Get_address, Address, Aint_add, Aint_diff, Pack,
                   Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x, Pack_c,
-                  Unpack_c, Pack_size_c)
+                  Unpack_c, Pack_size_c, Type_contiguous_c)

@@ -80,12 +80,6 @@ extern "C" {
 
 // ---- Datatype constructors ----
 
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  int n = 0;
-  if (int rc = narrow("MPI_Type_contiguous_c", count, "count", &n)) return rc;
-  return PMPI_Type_contiguous(n, oldtype, newtype);
-}
-
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype* newtype) {
   const char* fn = "MPI_Type_vector_c";
@@ -240,7 +234,7 @@ int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message*
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Type_contiguous_c, Type_vector_c, Type_create_hvector_c, Type_indexed_c, Type_create_hindexed_c,
+WEFT_PMPI_ALIASES(Type_vector_c, Type_create_hvector_c, Type_indexed_c, Type_create_hindexed_c,
                   Type_create_indexed_block_c, Type_create_hindexed_block_c, Type_create_struct_c,
                   Type_create_subarray_c, Type_create_resized_c, Type_size_c, Type_get_extent_c,
                   Type_get_true_extent_c, Type_get_envelope_c, Type_get_contents_c, Get_count_c, Get_elements_c,

@@ -219,10 +219,18 @@ static void datatypes(void)
     CHECK_EQ_INT(back[14], 14, "Unpack_c");
     CHECK_EQ_INT(back[13], 0, "Unpack_c leaves the rest");
     MPI_OK(MPI_Type_free(&a));
-    /* Beyond what a constructor takes. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    expect_class(MPI_Type_contiguous_c((MPI_Count)INT_MAX + 1, MPI_INT, &a), MPI_ERR_COUNT,
-                 "oversized Type_contiguous_c");
+    /* A contiguous type larger than an int counts: its size only in the _c and _x queries. */
+    const MPI_Count big = (MPI_Count)3 << 30;
+    MPI_OK(MPI_Type_contiguous_c(big, MPI_CHAR, &a));
+    MPI_OK(MPI_Type_size_c(a, &size));
+    CHECK_EQ_INT(size, big, "Type_contiguous_c size beyond an int");
+    int isize = 0;
+    MPI_OK(MPI_Type_size(a, &isize));
+    CHECK_EQ_INT(isize, MPI_UNDEFINED, "Type_size of a type beyond an int");
+    MPI_OK(MPI_Type_free(&a));
+    /* Beyond what a vector constructor takes. */
+    expect_class(MPI_Type_vector_c((MPI_Count)INT_MAX + 1, 1, 1, MPI_INT, &a), MPI_ERR_COUNT,
+                 "oversized Type_vector_c");
 }
 
 int main(int argc, char **argv)
