@@ -73,7 +73,6 @@ int count_query(const char* fn, const MPI_Status* status, MPI_Datatype dt, MPI_C
 
 }  // namespace weft::mpi
 
-using namespace weft;
 using namespace weft::mpi;
 
 extern "C" {

@@ -36,7 +36,6 @@ int fit_disp_unit(const char* fn, MPI_Aint disp_unit, int* out) {
 
 }  // namespace weft::mpi
 
-using namespace weft;
 using namespace weft::mpi;
 
 extern "C" {

@@ -123,7 +123,6 @@ int isendrecv_replace(const char* fn, void* buf, MPI_Count count, MPI_Datatype d
 
 }  // namespace weft::mpi
 
-using namespace weft;
 using namespace weft::mpi;
 
 extern "C" {

@@ -14,7 +14,8 @@
  * defines all three macros, and includes <mpi.h> first if they expand to
  * anything that needs the MPI types.  tools/gen_unsupported.py parses the
  * list after the C preprocessor and tests/tools/check_link_all.sh expands it
- * to names: keep it to comments, these macros and the shared pieces below.
+ * to names: keep it to comments, these macros and the shared pieces below (and the
+ * include of its large-count part, weft/mpi_functions_large.h).
  *
  * What several routines share is written once, in macros the list defines
  * first and undefines at its end: the parameters of a send of any mode, of
@@ -27,10 +28,12 @@
   MPI_Comm comm
 #define WEFT_RECV_PARAMS void *buf, int count, MPI_Datatype datatype, int source, int tag, \
   MPI_Comm comm
-#define WEFT_SEND_PARAMS_C const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
-  int tag, MPI_Comm comm
-#define WEFT_RECV_PARAMS_C void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, \
-  MPI_Comm comm
+/* A send-receive's parameters (and in place: one buffer), with counts of type Count. */
+#define WEFT_SENDRECV_PARAMS(Count) const void *sendbuf, Count sendcount, \
+  MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, Count recvcount, \
+  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm
+#define WEFT_SENDRECV_REPLACE_PARAMS(Count) void *buf, Count count, MPI_Datatype datatype, \
+  int dest, int sendtag, int source, int recvtag, MPI_Comm comm
 
 /* The collectives' parameters, named after the first routine that takes them: ALLREDUCE's are
  * Scan's and Exscan's too, GATHER's Scatter's, ALLGATHER's Alltoall's and their neighbourhood
@@ -66,38 +69,6 @@
 #define WEFT_REDUCE_SCATTER_BLOCK_PARAMS const void *sendbuf, void *recvbuf, int recvcount, \
   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
 
-/* The large-count (_c) forms' parameters: MPI_Count counts, MPI_Aint displacements. */
-#define WEFT_BCAST_PARAMS_C void *buffer, MPI_Count count, MPI_Datatype datatype, int root, \
-  MPI_Comm comm
-#define WEFT_REDUCE_PARAMS_C const void *sendbuf, void *recvbuf, MPI_Count count, \
-  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
-#define WEFT_ALLREDUCE_PARAMS_C const void *sendbuf, void *recvbuf, MPI_Count count, \
-  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
-#define WEFT_GATHER_PARAMS_C const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
-  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
-#define WEFT_GATHERV_PARAMS_C const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
-  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,  \
-  int root, MPI_Comm comm
-#define WEFT_SCATTERV_PARAMS_C const void *sendbuf, const MPI_Count sendcounts[],              \
-  const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,          \
-  MPI_Datatype recvtype, int root, MPI_Comm comm
-#define WEFT_ALLGATHER_PARAMS_C const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
-  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm
-#define WEFT_ALLGATHERV_PARAMS_C const void *sendbuf, MPI_Count sendcount,                     \
-  MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], \
-  MPI_Datatype recvtype, MPI_Comm comm
-#define WEFT_ALLTOALLV_PARAMS_C const void *sendbuf, const MPI_Count sendcounts[],             \
-  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], \
-  const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm
-#define WEFT_ALLTOALLW_PARAMS_C const void *sendbuf, const MPI_Count sendcounts[],             \
-  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,                      \
-  const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],       \
-  MPI_Comm comm
-#define WEFT_REDUCE_SCATTER_PARAMS_C const void *sendbuf, void *recvbuf,                       \
-  const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
-#define WEFT_REDUCE_SCATTER_BLOCK_PARAMS_C const void *sendbuf, void *recvbuf,                 \
-  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
-
 /* A collective in its three forms: WEFT_COLLECTIVE(X, IX, params) declares X (params), the
  * nonblocking IX (params, MPI_Request *request) and the persistent X_init (params,
  * MPI_Info info, MPI_Request *request). */
@@ -106,11 +77,15 @@
   WEFT_MPI_FUNCTION(int, iname, (params, MPI_Request *request))               \
   WEFT_MPI_FUNCTION(int, name##_init, (params, MPI_Info info, MPI_Request *request))
 
-/* The same three forms in their large-count variants, named X_c, IX_c and X_init_c. */
-#define WEFT_COLLECTIVE_C(name, iname, params)                                \
-  WEFT_MPI_FUNCTION(int, name##_c, (params))                                  \
-  WEFT_MPI_FUNCTION(int, iname##_c, (params, MPI_Request *request))           \
-  WEFT_MPI_FUNCTION(int, name##_init_c, (params, MPI_Info info, MPI_Request *request))
+/* The block-indexed datatype constructors with counts of type Count and displacements of
+ * type Displ (in extents) and HDispl (in bytes), named with the suffix c (_c: large-count). */
+#define WEFT_BLOCK_INDEXED(c, Count, Displ, HDispl)                                       \
+  WEFT_MPI_FUNCTION(int, Type_create_indexed_block##c,                                    \
+                    (Count count, Count blocklength, const Displ array_of_displacements[], \
+                     MPI_Datatype oldtype, MPI_Datatype *newtype))                         \
+  WEFT_MPI_FUNCTION(int, Type_create_hindexed_block##c,                                   \
+                    (Count count, Count blocklength, const HDispl array_of_displacements[], \
+                     MPI_Datatype oldtype, MPI_Datatype *newtype))
 
 /* The five attribute routines of a kind of object (communicators, windows, datatypes):
  * WEFT_ATTR_ROUTINES(Kind, handle parameter) declares Kind_create_keyval,
@@ -241,19 +216,10 @@ WEFT_MPI_FUNCTION(int, Ssend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Rsend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Bsend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Recv, (WEFT_RECV_PARAMS, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  int dest, int sendtag, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                                  MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
-                                          int sendtag, int source, int recvtag, MPI_Comm comm,
-                                          MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   int dest, int sendtag, void *recvbuf, int recvcount,
-                                   MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                                   MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
-                                           int sendtag, int source, int recvtag, MPI_Comm comm,
+WEFT_MPI_FUNCTION(int, Sendrecv, (WEFT_SENDRECV_PARAMS(int), MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Sendrecv_replace, (WEFT_SENDRECV_REPLACE_PARAMS(int), MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Isendrecv, (WEFT_SENDRECV_PARAMS(int), MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Isendrecv_replace, (WEFT_SENDRECV_REPLACE_PARAMS(int),
                                            MPI_Request *request))
 
 /* -- Buffered-mode send buffer -- */
@@ -320,107 +286,6 @@ WEFT_MPI_FUNCTION(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype 
 WEFT_MPI_FUNCTION(int, Status_set_cancelled, (MPI_Status *status, int flag))
 WEFT_MPI_FUNCTION(int, Test_cancelled, (const MPI_Status *status, int *flag))
 
-/* -- Point-to-point, large-count (MPI-4 _c) forms: MPI_Count counts -- */
-WEFT_MPI_FUNCTION(int, Send_c, (WEFT_SEND_PARAMS_C))
-WEFT_MPI_FUNCTION(int, Ssend_c, (WEFT_SEND_PARAMS_C))
-WEFT_MPI_FUNCTION(int, Rsend_c, (WEFT_SEND_PARAMS_C))
-WEFT_MPI_FUNCTION(int, Bsend_c, (WEFT_SEND_PARAMS_C))
-WEFT_MPI_FUNCTION(int, Recv_c, (WEFT_RECV_PARAMS_C, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Isend_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Issend_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Irsend_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ibsend_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Irecv_c, (WEFT_RECV_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Send_init_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Ssend_init_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Rsend_init_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Bsend_init_c, (WEFT_SEND_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Recv_init_c, (WEFT_RECV_PARAMS_C, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Sendrecv_c, (const void *sendbuf, MPI_Count sendcount,
-                                    MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                                    MPI_Count recvcount, MPI_Datatype recvtype, int source,
-                                    int recvtag, MPI_Comm comm, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Sendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
-                                            int dest, int sendtag, int source, int recvtag,
-                                            MPI_Comm comm, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Isendrecv_c, (const void *sendbuf, MPI_Count sendcount,
-                                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                                     MPI_Count recvcount, MPI_Datatype recvtype, int source,
-                                     int recvtag, MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Isendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
-                                             int dest, int sendtag, int source, int recvtag,
-                                             MPI_Comm comm, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Buffer_attach_c, (void *buffer, MPI_Count size))
-WEFT_MPI_FUNCTION(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
-
-/* -- Matched receives, status and datatypes, large-count (MPI-4 _c) forms -- */
-WEFT_MPI_FUNCTION(int, Mrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
-                                 MPI_Message *message, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Imrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
-                                  MPI_Message *message, MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype,
-                                     MPI_Count *count))
-WEFT_MPI_FUNCTION(int, Get_elements_c, (const MPI_Status *status, MPI_Datatype datatype,
-                                        MPI_Count *count))
-WEFT_MPI_FUNCTION(int, Status_set_elements_c, (MPI_Status *status, MPI_Datatype datatype,
-                                               MPI_Count count))
-WEFT_MPI_FUNCTION(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
-WEFT_MPI_FUNCTION(int, Type_get_extent_c, (MPI_Datatype datatype, MPI_Count *lb,
-                                           MPI_Count *extent))
-WEFT_MPI_FUNCTION(int, Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count *true_lb,
-                                                MPI_Count *true_extent))
-WEFT_MPI_FUNCTION(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers,
-                                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
-                                             MPI_Count *num_datatypes, int *combiner))
-WEFT_MPI_FUNCTION(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers,
-                                             MPI_Count max_addresses, MPI_Count max_large_counts,
-                                             MPI_Count max_datatypes, int array_of_integers[],
-                                             MPI_Aint array_of_addresses[],
-                                             MPI_Count array_of_large_counts[],
-                                             MPI_Datatype array_of_datatypes[]))
-WEFT_MPI_FUNCTION(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype,
-                                           MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                                       MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength,
-                                               MPI_Count stride, MPI_Datatype oldtype,
-                                               MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                        const MPI_Count array_of_displacements[],
-                                        MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_hindexed_c, (MPI_Count count,
-                                                const MPI_Count array_of_blocklengths[],
-                                                const MPI_Count array_of_displacements[],
-                                                MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_indexed_block_c, (MPI_Count count, MPI_Count blocklength,
-                                                     const MPI_Count array_of_displacements[],
-                                                     MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_hindexed_block_c, (MPI_Count count, MPI_Count blocklength,
-                                                      const MPI_Count array_of_displacements[],
-                                                      MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_struct_c, (MPI_Count count,
-                                              const MPI_Count array_of_blocklengths[],
-                                              const MPI_Count array_of_displacements[],
-                                              const MPI_Datatype array_of_types[],
-                                              MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_subarray_c, (int ndims, const MPI_Count array_of_sizes[],
-                                                const MPI_Count array_of_subsizes[],
-                                                const MPI_Count array_of_starts[], int order,
-                                                MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
-                                               MPI_Count extent, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
-                                void *outbuf, MPI_Count outsize, MPI_Count *position,
-                                MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Unpack_c, (const void *inbuf, MPI_Count insize, MPI_Count *position,
-                                  void *outbuf, MPI_Count outcount, MPI_Datatype datatype,
-                                  MPI_Comm comm))
-WEFT_MPI_FUNCTION(int, Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
-                                     MPI_Count *size))
-WEFT_MPI_FUNCTION(int, Op_create_c, (MPI_User_function_c *user_fn, int commute, MPI_Op *op))
-WEFT_MPI_FUNCTION(int, Reduce_local_c, (const void *inbuf, void *inoutbuf, MPI_Count count,
-                                        MPI_Datatype datatype, MPI_Op op))
-
 /* -- Datatype queries -- */
 WEFT_MPI_FUNCTION(int, Type_size, (MPI_Datatype datatype, int *size))
 WEFT_MPI_FUNCTION(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
@@ -442,12 +307,7 @@ WEFT_MPI_FUNCTION(int, Type_hindexed, (int count, int array_of_blocklengths[],
 WEFT_MPI_FUNCTION(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
                                               const MPI_Aint array_of_displacements[],
                                               MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_indexed_block, (int count, int blocklength,
-                                                   const int array_of_displacements[],
-                                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_hindexed_block, (int count, int blocklength,
-                                                    const MPI_Aint array_of_displacements[],
-                                                    MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_BLOCK_INDEXED(, int, int, MPI_Aint)
 WEFT_MPI_FUNCTION(int, Type_create_struct, (int count, const int array_of_blocklengths[],
                                             const MPI_Aint array_of_displacements[],
                                             const MPI_Datatype array_of_types[],
@@ -588,35 +448,16 @@ WEFT_COLLECTIVE(Reduce_scatter_block, Ireduce_scatter_block, WEFT_REDUCE_SCATTER
 WEFT_COLLECTIVE(Scan, Iscan, WEFT_ALLREDUCE_PARAMS)
 WEFT_COLLECTIVE(Exscan, Iexscan, WEFT_ALLREDUCE_PARAMS)
 
-/* -- Neighbourhood collectives -- */
-WEFT_COLLECTIVE(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS)
-WEFT_COLLECTIVE(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_NEIGHBOR_ALLTOALLW_PARAMS)
-
-/* -- Collectives, large-count (MPI-4 _c) forms -- */
-WEFT_COLLECTIVE_C(Bcast, Ibcast, WEFT_BCAST_PARAMS_C)
-WEFT_COLLECTIVE_C(Reduce, Ireduce, WEFT_REDUCE_PARAMS_C)
-WEFT_COLLECTIVE_C(Allreduce, Iallreduce, WEFT_ALLREDUCE_PARAMS_C)
-WEFT_COLLECTIVE_C(Gather, Igather, WEFT_GATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Gatherv, Igatherv, WEFT_GATHERV_PARAMS_C)
-WEFT_COLLECTIVE_C(Scatter, Iscatter, WEFT_GATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Scatterv, Iscatterv, WEFT_SCATTERV_PARAMS_C)
-WEFT_COLLECTIVE_C(Allgather, Iallgather, WEFT_ALLGATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Allgatherv, Iallgatherv, WEFT_ALLGATHERV_PARAMS_C)
-WEFT_COLLECTIVE_C(Alltoall, Ialltoall, WEFT_ALLGATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Alltoallv, Ialltoallv, WEFT_ALLTOALLV_PARAMS_C)
-WEFT_COLLECTIVE_C(Alltoallw, Ialltoallw, WEFT_ALLTOALLW_PARAMS_C)
-WEFT_COLLECTIVE_C(Reduce_scatter, Ireduce_scatter, WEFT_REDUCE_SCATTER_PARAMS_C)
-WEFT_COLLECTIVE_C(Reduce_scatter_block, Ireduce_scatter_block, WEFT_REDUCE_SCATTER_BLOCK_PARAMS_C)
-WEFT_COLLECTIVE_C(Scan, Iscan, WEFT_ALLREDUCE_PARAMS_C)
-WEFT_COLLECTIVE_C(Exscan, Iexscan, WEFT_ALLREDUCE_PARAMS_C)
-WEFT_COLLECTIVE_C(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS_C)
-WEFT_COLLECTIVE_C(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS_C)
-WEFT_COLLECTIVE_C(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS_C)
-WEFT_COLLECTIVE_C(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_ALLTOALLW_PARAMS_C)
+/* -- Neighbourhood collectives: WEFT_NEIGHBOR_COLLECTIVES(FORMS, c, wparams) declares the five
+ * through FORMS (WEFT_COLLECTIVE, or WEFT_COLLECTIVE_C with c _C), with the parameters of the
+ * collective each is named after (suffix c) and Neighbor_alltoallw's WEFT_<w>. -- */
+#define WEFT_NEIGHBOR_COLLECTIVES(FORMS, c, w)                                     \
+  FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS##c)         \
+  FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS##c)      \
+  FORMS(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS##c)           \
+  FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS##c)         \
+  FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_##w)
+WEFT_NEIGHBOR_COLLECTIVES(WEFT_COLLECTIVE, , NEIGHBOR_ALLTOALLW_PARAMS)
 
 /* Some routines from here down to MPI_Pcontrol are declared so that
  * programs link and run up to their first use: until weft implements
@@ -690,51 +531,6 @@ WEFT_MPI_FUNCTION(int, Rget_accumulate, (const void *origin_addr, int origin_cou
                                          int target_rank, MPI_Aint target_disp, int target_count,
                                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                                          MPI_Request *request))
-
-/* -- One-sided, large-count (MPI-4 _c) forms -- */
-WEFT_MPI_FUNCTION(int, Win_create_c, (void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                                      MPI_Comm comm, MPI_Win *win))
-WEFT_MPI_FUNCTION(int, Win_allocate_c, (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                                        MPI_Comm comm, void *baseptr, MPI_Win *win))
-WEFT_MPI_FUNCTION(int, Win_allocate_shared_c, (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                                               MPI_Comm comm, void *baseptr, MPI_Win *win))
-WEFT_MPI_FUNCTION(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint *size,
-                                            MPI_Aint *disp_unit, void *baseptr))
-WEFT_MPI_FUNCTION(int, Put_c, (const void *origin_addr, MPI_Count origin_count,
-                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                               MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win))
-WEFT_MPI_FUNCTION(int, Get_c, (void *origin_addr, MPI_Count origin_count,
-                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                               MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win))
-WEFT_MPI_FUNCTION(int, Accumulate_c, (const void *origin_addr, MPI_Count origin_count,
-                                      MPI_Datatype origin_datatype, int target_rank,
-                                      MPI_Aint target_disp, MPI_Count target_count,
-                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
-WEFT_MPI_FUNCTION(int, Get_accumulate_c, (const void *origin_addr, MPI_Count origin_count,
-                                          MPI_Datatype origin_datatype, void *result_addr,
-                                          MPI_Count result_count, MPI_Datatype result_datatype,
-                                          int target_rank, MPI_Aint target_disp,
-                                          MPI_Count target_count, MPI_Datatype target_datatype,
-                                          MPI_Op op, MPI_Win win))
-WEFT_MPI_FUNCTION(int, Rput_c, (const void *origin_addr, MPI_Count origin_count,
-                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-                                MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Rget_c, (void *origin_addr, MPI_Count origin_count,
-                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-                                MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Raccumulate_c, (const void *origin_addr, MPI_Count origin_count,
-                                       MPI_Datatype origin_datatype, int target_rank,
-                                       MPI_Aint target_disp, MPI_Count target_count,
-                                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                                       MPI_Request *request))
-WEFT_MPI_FUNCTION(int, Rget_accumulate_c, (const void *origin_addr, MPI_Count origin_count,
-                                           MPI_Datatype origin_datatype, void *result_addr,
-                                           MPI_Count result_count, MPI_Datatype result_datatype,
-                                           int target_rank, MPI_Aint target_disp,
-                                           MPI_Count target_count, MPI_Datatype target_datatype,
-                                           MPI_Op op, MPI_Win win, MPI_Request *request))
 
 /* -- One-sided: synchronisation -- */
 WEFT_MPI_FUNCTION(int, Win_fence, (int assert, MPI_Win win))
@@ -812,24 +608,16 @@ WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (WEFT_BCAST_PARAMS))
 WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (WEFT_ALLGATHER_PARAMS))
 WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK_PARAMS))
 
+/* The MPI-4 large-count (_c) forms, listed apart; they use the shared pieces above. */
+#include "mpi_functions_large.h"
+
 #undef WEFT_SEND_PARAMS
 #undef WEFT_RECV_PARAMS
-#undef WEFT_SEND_PARAMS_C
-#undef WEFT_RECV_PARAMS_C
+#undef WEFT_SENDRECV_PARAMS
+#undef WEFT_SENDRECV_REPLACE_PARAMS
 #undef WEFT_COLLECTIVE
-#undef WEFT_COLLECTIVE_C
-#undef WEFT_BCAST_PARAMS_C
-#undef WEFT_REDUCE_PARAMS_C
-#undef WEFT_ALLREDUCE_PARAMS_C
-#undef WEFT_GATHER_PARAMS_C
-#undef WEFT_GATHERV_PARAMS_C
-#undef WEFT_SCATTERV_PARAMS_C
-#undef WEFT_ALLGATHER_PARAMS_C
-#undef WEFT_ALLGATHERV_PARAMS_C
-#undef WEFT_ALLTOALLV_PARAMS_C
-#undef WEFT_ALLTOALLW_PARAMS_C
-#undef WEFT_REDUCE_SCATTER_PARAMS_C
-#undef WEFT_REDUCE_SCATTER_BLOCK_PARAMS_C
+#undef WEFT_BLOCK_INDEXED
+#undef WEFT_NEIGHBOR_COLLECTIVES
 #undef WEFT_ATTR_ROUTINES
 #undef WEFT_BCAST_PARAMS
 #undef WEFT_REDUCE_PARAMS
