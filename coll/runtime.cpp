@@ -32,6 +32,7 @@ Status start_runtime(Runtime* rt, const CpuSet& cpus) {
   if (s != Status::ok) return s;
   staging_set_cache_limit(rt->config.size("WEFT_STAGING_CACHE"));
   rt->progress.add_poller(reap_orphans, rt);
+  rt->progress.add_poller(RequestPairs::poll, &rt->request_pairs);
   rt->progress.add_poller(Calls::poll, &rt->coll_calls);
   return Status::ok;
 }

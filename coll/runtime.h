@@ -12,6 +12,7 @@
 #include "pmix/bootstrap.h"
 #include "pt2pt/p2p.h"
 #include "pt2pt/process_setup.h"
+#include "pt2pt/request_pair.h"
 #include "pt2pt/transport.h"
 #include "runtime/config.h"
 #include "runtime/progress.h"
@@ -32,6 +33,7 @@ struct Runtime {
   // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
   Calls coll_calls;
   BufferedSends bsend;
+  RequestPairs request_pairs;  // MPI_Isendrecv(_replace) in flight (advanced by a poller)
   Settings coll_settings;  // coll/'s settings, read at init (configure)
 };
 
@@ -40,7 +42,7 @@ struct Runtime {
 // start_process (this rank's CPUs in *cpus).
 Status open_runtime(Runtime* rt, CpuSet* cpus);
 // The next ones: start_transport, the staging cache's limit, and the pollers of the progress
-// engine (requests freed while in flight, collectives in flight).
+// engine (requests freed while in flight, send-receive pairs and collectives in flight).
 Status start_runtime(Runtime* rt, const CpuSet& cpus);
 // MPI_Finalize's steps, in order: finish_process; release_before_transport, which hands memory
 // to free once the transport is gone (registrations must go before UCX does); the transport, then

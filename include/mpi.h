@@ -39,6 +39,12 @@ extern "C" {
 #define WEFT         1
 #define WEFT_VERSION "0.1.0"
 
+/* The MPICH release whose ABI weft implements, as implementations of the MPICH ABI report it
+ * (MPICH_NUMVERSION: major * 10000000 + minor * 100000 + revision * 1000 + 300 for a
+ * release). */
+#define MPICH_VERSION    "4.0.2"
+#define MPICH_NUMVERSION 40002300
+
 /* ======================================================================
  * Basic types
  *

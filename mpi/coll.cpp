@@ -27,8 +27,11 @@ int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
   return MPI_SUCCESS;
 }
 
-int check_count(const char* fn, MPI_Comm comm, int count, const char* arg) {
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, arg);
+int check_count(const char* fn, MPI_Comm comm, MPI_Count count, const char* arg) {
+  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument '%s')", long(count), arg);
+  if (count > INT32_MAX)
+    return raise(comm, MPI_ERR_COUNT, fn, "count %ld (argument '%s') exceeds the largest a collective takes (%d)",
+                 long(count), arg, INT32_MAX);
   return MPI_SUCCESS;
 }
 
@@ -73,7 +76,7 @@ int barrier_call(const char* fn, CollMode mode, MPI_Comm comm, MPI_Request* requ
   return CollCall(fn, comm, c, mode).run(coll::Description{coll::Collective::barrier}, request);
 }
 
-int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datatype dt, int root,
+int bcast_call(const char* fn, CollMode mode, void* buffer, MPI_Count count, MPI_Datatype dt, int root,
                MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   const Datatype* d;
@@ -82,7 +85,7 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, int count, MPI_Datat
   if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, dt, &d, "datatype");
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
-  if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
+  if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %ld", long(count));
   coll::Description desc{coll::Collective::bcast};
   desc.send = desc.recv = coll::Side{.buf = buffer, .count = count, .type = d};
   desc.root = root;
@@ -112,7 +115,7 @@ int setup_reduction(const char* fn, MPI_Comm comm, CollCall& call, size_t count,
 // Reduce (kind reduce, at root), Allreduce, Scan, Exscan (root 0): `count` elements in, `count`
 // elements out (Reduce: at the root).
 int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const void* sendbuf, void* recvbuf,
-                   int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+                   MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   const bool rooted = kind == coll::Collective::reduce;
   int rc = check_coll_call(fn, comm, mode, request, &c);
@@ -141,19 +144,20 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
 
 // Reduce_scatter (recvcounts) and Reduce_scatter_block (`block`: recvcount for every rank).
 int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* sendbuf, void* recvbuf,
-                        const int* recvcounts, int recvcount, MPI_Datatype dt, MPI_Op op,
+                        Counts recvcounts, MPI_Count recvcount, MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc != MPI_SUCCESS) return rc;
   const int p = c->size;
   if (!block && !recvcounts) return raise(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
-  if (block && recvcount < 0) return check_count(fn, comm, recvcount, "recvcount");
+  if (block && (rc = check_count(fn, comm, recvcount, "recvcount")) != MPI_SUCCESS) return rc;
   coll::Description desc{coll::Collective::reduce_scatter};
   size_t total = 0;
   for (int q = 0; q < p; ++q) {
-    const int n = block ? recvcount : recvcounts[q];
-    if (n < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d for rank %d (argument 'recvcounts')", n, q);
+    const MPI_Count n = block ? recvcount : recvcounts[size_t(q)];
+    if (n < 0)
+      return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld for rank %d (argument 'recvcounts')", long(n), q);
     desc.counts.push_back(size_t(n));
     total += size_t(n);
   }
@@ -178,27 +182,33 @@ using namespace weft;
 using namespace weft::mpi;
 using weft::coll::Collective;
 
-#define WEFT_REDUCTION_PARAMS \
-  (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+// Bcast and the reducing collectives with counts of type Count, in the forms FORMS makes
+// (WEFT_COLL_FORMS, or WEFT_COLL_FORMS_C for the large-count forms).
+#define WEFT_REDUCTION_PARAMS(Count) \
+  (const void* sendbuf, void* recvbuf, Count count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 #define WEFT_REDUCTION_ARGS(kind) (kind, sendbuf, recvbuf, count, dt, op, 0, comm)
+#define WEFT_COUNTED_COLLECTIVES(FORMS, Count)                                                                   \
+  FORMS(Bcast, Ibcast, (void* buffer, Count count, MPI_Datatype dt, int root, MPI_Comm comm), bcast_call,       \
+        (buffer, count, dt, root, comm))                                                                         \
+  FORMS(Reduce, Ireduce,                                                                                         \
+        (const void* sendbuf, void* recvbuf, Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm), \
+        reduction_call, (Collective::reduce, sendbuf, recvbuf, count, dt, op, root, comm))                       \
+  FORMS(Allreduce, Iallreduce, WEFT_REDUCTION_PARAMS(Count), reduction_call,                                    \
+        WEFT_REDUCTION_ARGS(Collective::allreduce))                                                              \
+  FORMS(Scan, Iscan, WEFT_REDUCTION_PARAMS(Count), reduction_call, WEFT_REDUCTION_ARGS(Collective::scan))       \
+  FORMS(Exscan, Iexscan, WEFT_REDUCTION_PARAMS(Count), reduction_call, WEFT_REDUCTION_ARGS(Collective::exscan))  \
+  FORMS(Reduce_scatter, Ireduce_scatter,                                                                         \
+        (const void* sendbuf, void* recvbuf, const Count recvcounts[], MPI_Datatype dt, MPI_Op op,               \
+         MPI_Comm comm),                                                                                         \
+        reduce_scatter_call, (false, sendbuf, recvbuf, recvcounts, 0, dt, op, comm))                             \
+  FORMS(Reduce_scatter_block, Ireduce_scatter_block,                                                             \
+        (const void* sendbuf, void* recvbuf, Count recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),        \
+        reduce_scatter_call, (true, sendbuf, recvbuf, nullptr, recvcount, dt, op, comm))
 
 WEFT_COLL_FORMS(Barrier, Ibarrier, (MPI_Comm comm), barrier_call, (comm))
-WEFT_COLL_FORMS(Bcast, Ibcast, (void* buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm), bcast_call,
-                (buffer, count, dt, root, comm))
-WEFT_COLL_FORMS(Reduce, Ireduce,
-                (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
-                reduction_call, (Collective::reduce, sendbuf, recvbuf, count, dt, op, root, comm))
-WEFT_COLL_FORMS(Allreduce, Iallreduce, WEFT_REDUCTION_PARAMS, reduction_call,
-                WEFT_REDUCTION_ARGS(Collective::allreduce))
-WEFT_COLL_FORMS(Scan, Iscan, WEFT_REDUCTION_PARAMS, reduction_call, WEFT_REDUCTION_ARGS(Collective::scan))
-WEFT_COLL_FORMS(Exscan, Iexscan, WEFT_REDUCTION_PARAMS, reduction_call,
-                WEFT_REDUCTION_ARGS(Collective::exscan))
-WEFT_COLL_FORMS(Reduce_scatter, Ireduce_scatter,
-                (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
-                reduce_scatter_call, (false, sendbuf, recvbuf, recvcounts, 0, dt, op, comm))
-WEFT_COLL_FORMS(Reduce_scatter_block, Ireduce_scatter_block,
-                (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
-                reduce_scatter_call, (true, sendbuf, recvbuf, nullptr, recvcount, dt, op, comm))
+WEFT_COUNTED_COLLECTIVES(WEFT_COLL_FORMS, int)
+WEFT_COUNTED_COLLECTIVES(WEFT_COLL_FORMS_C, MPI_Count)
 
+#undef WEFT_COUNTED_COLLECTIVES
 #undef WEFT_REDUCTION_PARAMS
 #undef WEFT_REDUCTION_ARGS

@@ -3,6 +3,7 @@
 // the runs in flight), with the errors it returns raised on the communicator, and the request
 // handle of a non-blocking or persistent call.
 #pragma once
+#include <cstddef>
 #include <memory>
 
 #include "coll/call.h"
@@ -47,28 +48,48 @@ int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
 // A collective's start: comm valid (*c), and a request argument where the mode needs one.
 int check_coll_call(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request, Comm** c);
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
-int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
+// A count >= 0 that coll takes (it keeps counts in an int: a larger one is MPI_ERR_COUNT).
+int check_count(const char* fn, MPI_Comm comm, MPI_Count count, const char* arg);
+
+// An array of counts or displacements as a binding gives it: int, or MPI_Count (counts) and
+// MPI_Aint (displacements) in the large-count (_c) forms.
+template <class Wide>
+struct WideArray {
+  const int* narrow = nullptr;
+  const Wide* wide = nullptr;
+  WideArray() = default;
+  WideArray(const int* p) : narrow(p) {}  // NOLINT: either kind converts implicitly
+  WideArray(const Wide* p) : wide(p) {}   // NOLINT
+  WideArray(std::nullptr_t) {}            // NOLINT
+  explicit operator bool() const { return narrow || wide; }
+  MPI_Count operator[](size_t k) const { return narrow ? MPI_Count(narrow[k]) : MPI_Count(wide[k]); }
+};
+using Counts = WideArray<MPI_Count>;
+using Displs = WideArray<MPI_Aint>;
 
 }  // namespace weft::mpi
 
 // The three forms of a collective binding from one list of the blocking form's parameters:
 // PMPI_<B> (blocking), PMPI_<I> (non-blocking) and PMPI_<B>_init (persistent, its MPI_Info
 // unused), each one call of impl(fn, mode, args..., request), and their weak MPI_ aliases.
-// params and args are parenthesised lists.
+// params and args are parenthesised lists. WEFT_COLL_FORMS_C makes the large-count forms
+// PMPI_<B>_c, PMPI_<I>_c and PMPI_<B>_init_c the same way.
 #define WEFT_COLL_UNPAREN_(...) __VA_ARGS__
-#define WEFT_COLL_FORMS(B, I, params, impl, args)                                                       \
-  int PMPI_##B(WEFT_COLL_UNPAREN_ params) {                                                             \
-    WEFT_REQUIRE_INIT("MPI_" #B);                                                                      \
-    return impl("MPI_" #B, ::weft::mpi::CollMode::blocking, WEFT_COLL_UNPAREN_ args, nullptr);         \
-  }                                                                                                     \
-  int PMPI_##I(WEFT_COLL_UNPAREN_ params, MPI_Request* request) {                                       \
-    WEFT_REQUIRE_INIT("MPI_" #I);                                                                      \
-    return impl("MPI_" #I, ::weft::mpi::CollMode::nonblocking, WEFT_COLL_UNPAREN_ args, request);      \
-  }                                                                                                     \
-  int PMPI_##B##_init(WEFT_COLL_UNPAREN_ params, MPI_Info, MPI_Request* request) {                      \
-    WEFT_REQUIRE_INIT("MPI_" #B "_init");                                                              \
-    return impl("MPI_" #B "_init", ::weft::mpi::CollMode::persistent, WEFT_COLL_UNPAREN_ args, request); \
-  }                                                                                                     \
-  WEFT_PMPI_ALIAS(B)                                                                                    \
-  WEFT_PMPI_ALIAS(I)                                                                                    \
-  WEFT_PMPI_ALIAS(B##_init)
+#define WEFT_COLL_FORMS(B, I, params, impl, args) WEFT_COLL_FORMS_(B, I, , params, impl, args)
+#define WEFT_COLL_FORMS_C(B, I, params, impl, args) WEFT_COLL_FORMS_(B, I, _c, params, impl, args)
+#define WEFT_COLL_FORMS_(B, I, c, params, impl, args)                                                        \
+  int PMPI_##B##c(WEFT_COLL_UNPAREN_ params) {                                                               \
+    WEFT_REQUIRE_INIT("MPI_" #B #c);                                                                         \
+    return impl("MPI_" #B #c, ::weft::mpi::CollMode::blocking, WEFT_COLL_UNPAREN_ args, nullptr);            \
+  }                                                                                                          \
+  int PMPI_##I##c(WEFT_COLL_UNPAREN_ params, MPI_Request* request) {                                         \
+    WEFT_REQUIRE_INIT("MPI_" #I #c);                                                                         \
+    return impl("MPI_" #I #c, ::weft::mpi::CollMode::nonblocking, WEFT_COLL_UNPAREN_ args, request);         \
+  }                                                                                                          \
+  int PMPI_##B##_init##c(WEFT_COLL_UNPAREN_ params, MPI_Info, MPI_Request* request) {                        \
+    WEFT_REQUIRE_INIT("MPI_" #B "_init" #c);                                                                 \
+    return impl("MPI_" #B "_init" #c, ::weft::mpi::CollMode::persistent, WEFT_COLL_UNPAREN_ args, request);  \
+  }                                                                                                          \
+  WEFT_PMPI_ALIAS(B##c)                                                                                      \
+  WEFT_PMPI_ALIAS(I##c)                                                                                      \
+  WEFT_PMPI_ALIAS(B##_init##c)

@@ -14,9 +14,9 @@ using coll::Collective;
 // elements (v forms), or counts, byte displacements and one type per rank (w forms).
 struct SideSpec {
   const void* buf = nullptr;
-  int count = 0;
-  const int* counts = nullptr;
-  const int* displs = nullptr;      // in extents of `type`
+  MPI_Count count = 0;
+  Counts counts{};
+  Displs displs{};                  // in extents of `type`
   const MPI_Aint* byte_displs = nullptr;
   const int* int_byte_displs = nullptr;  // Alltoallw: int byte displacements
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -24,17 +24,20 @@ struct SideSpec {
   const char* what = "send";        // "send" or "recv", for messages
   bool per_rank = false;            // a v or w form (its arrays may be NULL where not significant)
   bool per_rank_types = false;      // a w form: one datatype per rank
+  // The counts of a large-count form as coll takes them (int), while the call is planned.
+  mutable std::vector<int> narrowed{};
 };
 
 // Side s of a call as coll takes it, checked for n blocks (n < 0: not used at this rank, not
 // checked; its buffer, count and datatype still key the plan).
 int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side* out) {
   *out = coll::Side{.buf = s.buf, .in_place = s.buf == MPI_IN_PLACE, .count = s.count,
-                    .type = lookup_datatype(s.type), .per_rank = s.per_rank, .counts = s.counts,
-                    .displs = s.displs};
+                    .type = lookup_datatype(s.type), .per_rank = s.per_rank, .counts = s.counts.narrow,
+                    .displs = s.displs.narrow};
   if (n < 0) return MPI_SUCCESS;
   if (!s.per_rank && s.count < 0)
-    return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d", s.what, s.count);
+    return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %ld", s.what, long(s.count));
+  if (!s.per_rank && s.count > INT32_MAX) return check_count(fn, comm, s.count, s.what[0] == 's' ? "sendcount" : "recvcount");
   if (s.per_rank && n > 0) {
     if (!s.counts) return raise(comm, MPI_ERR_ARG, fn, "%scounts is NULL", s.what);
     if (!s.displs && !s.byte_displs && !s.int_byte_displs)
@@ -46,8 +49,10 @@ int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side*
     if (rc != MPI_SUCCESS) return rc;
   }
   for (int r = 0; r < n; ++r) {
-    const int count = s.per_rank ? s.counts[r] : s.count;
-    if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %d for rank %d", s.what, count, r);
+    const MPI_Count count = s.per_rank ? s.counts[size_t(r)] : s.count;
+    if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative %scount %ld for rank %d", s.what, long(count), r);
+    if (count > INT32_MAX) return check_count(fn, comm, count, s.what[0] == 's' ? "sendcounts" : "recvcounts");
+    if (s.counts.wide) s.narrowed.push_back(int(count));
     const Datatype* d = out->type;
     if (s.types) {
       int rc = check_datatype(comm, fn, s.types[r], &d, s.what[0] == 's' ? "sendtypes" : "recvtypes");
@@ -56,11 +61,13 @@ int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side*
     }
     if (s.byte_displs) out->byte_displs.push_back(ptrdiff_t(s.byte_displs[r]));
     if (s.int_byte_displs) out->byte_displs.push_back(ptrdiff_t(s.int_byte_displs[r]));
+    if (s.displs.wide) out->byte_displs.push_back(ptrdiff_t(s.displs.wide[r]) * d->extent);
     // MPI_BOTTOM (NULL) with a byte displacement is an absolute address (w forms).
-    const bool absolute = !out->byte_displs.empty() && out->byte_displs.back() != 0;
+    const bool absolute = (s.byte_displs || s.int_byte_displs) && out->byte_displs.back() != 0;
     if (count && !s.buf && !absolute && d->predefined && type_packed_size(d, size_t(count)))
       return raise(comm, MPI_ERR_BUFFER, fn, "NULL %sbuf with a non-zero count", s.what);
   }
+  if (s.counts.wide) out->counts = s.narrowed.data();
   return MPI_SUCCESS;
 }
 
@@ -93,7 +100,7 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
   if (rc != MPI_SUCCESS) return rc;
   if (kind == Collective::allgather && !d.send.in_place) {
     const size_t sent = type_packed_size(d.send.type, size_t(send.count));
-    const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[me] : recv.count));
+    const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[size_t(me)] : recv.count));
     if (sent != held)
       return raise(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but its receive block holds %zu", me,
                    sent, held);
@@ -135,18 +142,25 @@ int neighbor_call(const char* fn, CollMode mode, Collective kind, const SideSpec
   return CollCall(fn, comm, c, mode).run(d, request);
 }
 
-SideSpec uniform_side(const void* buf, int count, MPI_Datatype type, const char* what) {
+SideSpec uniform_side(const void* buf, MPI_Count count, MPI_Datatype type, const char* what) {
   return SideSpec{.buf = buf, .count = count, .type = type, .what = what};
 }
 
-SideSpec v_side(const void* buf, const int* counts, const int* displs, MPI_Datatype type, const char* what) {
+SideSpec v_side(const void* buf, Counts counts, Displs displs, MPI_Datatype type, const char* what) {
   return SideSpec{.buf = buf, .counts = counts, .displs = displs, .type = type, .what = what, .per_rank = true};
 }
 
-SideSpec w_side(const void* buf, const int* counts, const int* int_displs, const MPI_Aint* aint_displs,
+SideSpec w_side(const void* buf, Counts counts, const int* int_displs, const MPI_Aint* aint_displs,
                 const MPI_Datatype* types, const char* what) {
   return SideSpec{.buf = buf, .counts = counts, .byte_displs = aint_displs, .int_byte_displs = int_displs,
                   .types = types, .what = what, .per_rank = true, .per_rank_types = true};
+}
+// Alltoallw's sides: int byte displacements, or MPI_Aint ones (the large-count form).
+SideSpec w_side(const void* buf, Counts counts, const int* displs, const MPI_Datatype* types, const char* what) {
+  return w_side(buf, counts, displs, nullptr, types, what);
+}
+SideSpec w_side(const void* buf, Counts counts, const MPI_Aint* displs, const MPI_Datatype* types, const char* what) {
+  return w_side(buf, counts, nullptr, displs, types, what);
 }
 
 }  // namespace
@@ -162,59 +176,70 @@ using weft::coll::Collective;
 #define WEFT_RECV_U uniform_side(recvbuf, recvcount, recvtype, "recv")
 #define WEFT_SEND_V v_side(sendbuf, sendcounts, sdispls, sendtype, "send")
 #define WEFT_RECV_V v_side(recvbuf, recvcounts, rdispls, recvtype, "recv")
-#define WEFT_PARAMS_U \
-  (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, \
+#define WEFT_PARAMS_U(Count) \
+  (const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount, MPI_Datatype recvtype, \
    MPI_Comm comm)
-#define WEFT_PARAMS_UV                                                                                      \
-  (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],     \
-   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-#define WEFT_PARAMS_V                                                                                       \
-  (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,  \
-   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-#define WEFT_PARAMS_W(displ)                                                                                    \
-  (const void* sendbuf, const int sendcounts[], const displ sdispls[], const MPI_Datatype sendtypes[],          \
-   void* recvbuf, const int recvcounts[], const displ rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+#define WEFT_PARAMS_UV(Count, Displ)                                                                      \
+  (const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, const Count recvcounts[], \
+   const Displ rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+#define WEFT_PARAMS_V(Count, Displ)                                                                             \
+  (const void* sendbuf, const Count sendcounts[], const Displ sdispls[], MPI_Datatype sendtype, void* recvbuf, \
+   const Count recvcounts[], const Displ rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+#define WEFT_PARAMS_W(Count, displ)                                                                             \
+  (const void* sendbuf, const Count sendcounts[], const displ sdispls[], const MPI_Datatype sendtypes[],        \
+   void* recvbuf, const Count recvcounts[], const displ rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 
-// Gather(v), Scatter(v)
-WEFT_COLL_FORMS(Gather, Igather,
-                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm),
-                data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_U, root, comm))
-WEFT_COLL_FORMS(Gatherv, Igatherv,
-                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                 const int rdispls[], MPI_Datatype recvtype, int root, MPI_Comm comm),
-                data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_V, root, comm))
-WEFT_COLL_FORMS(Scatter, Iscatter,
-                (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm),
-                data_call, (Collective::scatter, WEFT_SEND_U, WEFT_RECV_U, root, comm))
-WEFT_COLL_FORMS(Scatterv, Iscatterv,
-                (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                data_call, (Collective::scatter, WEFT_SEND_V, WEFT_RECV_U, root, comm))
+// Every collective that moves data without reducing it, with counts of type Count and
+// displacements (v forms) of type Displ, in the forms FORMS makes (WEFT_COLL_FORMS, or
+// WEFT_COLL_FORMS_C for the large-count forms); WDispl: Alltoallw's byte displacements.
+#define WEFT_DATA_COLLECTIVES(FORMS, Count, Displ, WDispl)                                                        \
+  FORMS(Gather, Igather,                                                                                          \
+        (const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount,             \
+         MPI_Datatype recvtype, int root, MPI_Comm comm),                                                         \
+        data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_U, root, comm))                                    \
+  FORMS(Gatherv, Igatherv,                                                                                        \
+        (const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, const Count recvcounts[],    \
+         const Displ rdispls[], MPI_Datatype recvtype, int root, MPI_Comm comm),                                  \
+        data_call, (Collective::gather, WEFT_SEND_U, WEFT_RECV_V, root, comm))                                    \
+  FORMS(Scatter, Iscatter,                                                                                        \
+        (const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount,             \
+         MPI_Datatype recvtype, int root, MPI_Comm comm),                                                         \
+        data_call, (Collective::scatter, WEFT_SEND_U, WEFT_RECV_U, root, comm))                                   \
+  FORMS(Scatterv, Iscatterv,                                                                                      \
+        (const void* sendbuf, const Count sendcounts[], const Displ sdispls[], MPI_Datatype sendtype,             \
+         void* recvbuf, Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),                         \
+        data_call, (Collective::scatter, WEFT_SEND_V, WEFT_RECV_U, root, comm))                                   \
+  FORMS(Allgather, Iallgather, WEFT_PARAMS_U(Count), data_call,                                                   \
+        (Collective::allgather, WEFT_SEND_U, WEFT_RECV_U, 0, comm))                                               \
+  FORMS(Allgatherv, Iallgatherv, WEFT_PARAMS_UV(Count, Displ), data_call,                                         \
+        (Collective::allgather, WEFT_SEND_U, WEFT_RECV_V, 0, comm))                                               \
+  FORMS(Alltoall, Ialltoall, WEFT_PARAMS_U(Count), data_call, (Collective::alltoall, WEFT_SEND_U, WEFT_RECV_U, 0, comm)) \
+  FORMS(Alltoallv, Ialltoallv, WEFT_PARAMS_V(Count, Displ), data_call,                                            \
+        (Collective::alltoall, WEFT_SEND_V, WEFT_RECV_V, 0, comm))                                                \
+  FORMS(Alltoallw, Ialltoallw, WEFT_PARAMS_W(Count, WDispl), data_call,                                           \
+        (Collective::alltoall, WEFT_SEND_W, WEFT_RECV_W, 0, comm))                                                \
+  FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_PARAMS_U(Count), neighbor_call,                             \
+        (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_U, comm))                                         \
+  FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_PARAMS_UV(Count, Displ), neighbor_call,                   \
+        (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_V, comm))                                         \
+  FORMS(Neighbor_alltoall, Ineighbor_alltoall, WEFT_PARAMS_U(Count), neighbor_call,                               \
+        (Collective::neighbor_alltoall, WEFT_SEND_U, WEFT_RECV_U, comm))                                          \
+  FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_PARAMS_V(Count, Displ), neighbor_call,                      \
+        (Collective::neighbor_alltoall, WEFT_SEND_V, WEFT_RECV_V, comm))                                          \
+  FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_PARAMS_W(Count, MPI_Aint), neighbor_call,                   \
+        (Collective::neighbor_alltoall, w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),         \
+         w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm))
 
-// Allgather(v), Alltoall(v,w)
-WEFT_COLL_FORMS(Allgather, Iallgather, WEFT_PARAMS_U, data_call, (Collective::allgather, WEFT_SEND_U, WEFT_RECV_U, 0, comm))
-WEFT_COLL_FORMS(Allgatherv, Iallgatherv, WEFT_PARAMS_UV, data_call, (Collective::allgather, WEFT_SEND_U, WEFT_RECV_V, 0, comm))
-WEFT_COLL_FORMS(Alltoall, Ialltoall, WEFT_PARAMS_U, data_call, (Collective::alltoall, WEFT_SEND_U, WEFT_RECV_U, 0, comm))
-WEFT_COLL_FORMS(Alltoallv, Ialltoallv, WEFT_PARAMS_V, data_call, (Collective::alltoall, WEFT_SEND_V, WEFT_RECV_V, 0, comm))
-WEFT_COLL_FORMS(Alltoallw, Ialltoallw, WEFT_PARAMS_W(int), data_call,
-                (Collective::alltoall, w_side(sendbuf, sendcounts, sdispls, nullptr, sendtypes, "send"),
-                 w_side(recvbuf, recvcounts, rdispls, nullptr, recvtypes, "recv"), 0, comm))
+// Alltoallw's sides: int byte displacements, or MPI_Aint ones in the large-count form.
+#define WEFT_SEND_W w_side(sendbuf, sendcounts, sdispls, sendtypes, "send")
+#define WEFT_RECV_W w_side(recvbuf, recvcounts, rdispls, recvtypes, "recv")
 
-// Neighbourhood collectives
-WEFT_COLL_FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_PARAMS_U, neighbor_call,
-                (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_U, comm))
-WEFT_COLL_FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_PARAMS_UV, neighbor_call,
-                (Collective::neighbor_allgather, WEFT_SEND_U, WEFT_RECV_V, comm))
-WEFT_COLL_FORMS(Neighbor_alltoall, Ineighbor_alltoall, WEFT_PARAMS_U, neighbor_call,
-                (Collective::neighbor_alltoall, WEFT_SEND_U, WEFT_RECV_U, comm))
-WEFT_COLL_FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_PARAMS_V, neighbor_call,
-                (Collective::neighbor_alltoall, WEFT_SEND_V, WEFT_RECV_V, comm))
-WEFT_COLL_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_PARAMS_W(MPI_Aint), neighbor_call,
-                (Collective::neighbor_alltoall, w_side(sendbuf, sendcounts, nullptr, sdispls, sendtypes, "send"),
-                 w_side(recvbuf, recvcounts, nullptr, rdispls, recvtypes, "recv"), comm))
+WEFT_DATA_COLLECTIVES(WEFT_COLL_FORMS, int, int, int)
+WEFT_DATA_COLLECTIVES(WEFT_COLL_FORMS_C, MPI_Count, MPI_Aint, MPI_Aint)
 
+#undef WEFT_DATA_COLLECTIVES
+#undef WEFT_SEND_W
+#undef WEFT_RECV_W
 #undef WEFT_SEND_U
 #undef WEFT_RECV_U
 #undef WEFT_SEND_V

@@ -162,14 +162,30 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm);
 }
 
+}  // extern "C"
+
+namespace {
+
 // The duplicate is made at once; the request completes immediately.
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  WEFT_REQUIRE_INIT("MPI_Comm_idup");
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Comm_idup", "request is NULL");
-  int rc = dup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm);
+int idup(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  int rc = dup_common(fn, comm, info, newcomm);
   if (rc != MPI_SUCCESS) return rc;
   *request = request_handle(completed_request(g_state->requests, RequestKind::coll, RequestStatus{}));
   return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return idup("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request);
+}
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  return idup("MPI_Comm_idup_with_info", comm, info, newcomm, request);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
@@ -305,6 +321,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Comm_dup, Comm_dup_with_info, Comm_idup, Comm_split, Comm_split_type, Comm_create,
-                  Comm_create_group, Comm_free, Comm_disconnect, Comm_compare, Comm_test_inter, Comm_remote_size,
+WEFT_PMPI_ALIASES(Comm_dup, Comm_dup_with_info, Comm_idup, Comm_idup_with_info, Comm_split, Comm_split_type,
+                  Comm_create, Comm_create_group, Comm_free, Comm_disconnect, Comm_compare, Comm_test_inter,
+                  Comm_remote_size,
                   Comm_remote_group, Comm_set_info, Comm_get_info)

@@ -198,8 +198,8 @@ int check_old(const char* fn, MPI_Datatype old, MPI_Datatype* newtype, const Dat
   return MPI_SUCCESS;
 }
 
-int check_count(const char* fn, int count, const char* arg = "count") {
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, arg);
+int check_count(const char* fn, MPI_Count count, const char* arg = "count") {
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %ld (argument '%s')", long(count), arg);
   return MPI_SUCCESS;
 }
 
@@ -356,25 +356,25 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype datatype, long
 
 // MPI_Pack (packing) and MPI_Unpack: `count` elements of the user's buffer to or from *position
 // of a packed buffer of `size` bytes, and *position past them.
-int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, void* outbuf,
-              int size, int* position, MPI_Comm comm) {
+int pack_call(const char* fn, bool packing, MPI_Count count, MPI_Datatype datatype, const void* inbuf, void* outbuf,
+              MPI_Count size, MPI_Count* position, MPI_Comm comm) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* d;
   const char* count_arg = packing ? "incount" : "outcount";
   const char* size_arg = packing ? "outsize" : "insize";
   if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
-  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument '%s')", count, count_arg);
+  if (count < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument '%s')", long(count), count_arg);
   if (int rc = check_datatype(comm, fn, datatype, &d)) return rc;
   if (!position) return raise(comm, MPI_ERR_ARG, fn, "position is NULL");
-  if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %d", size_arg, size);
+  if (size < 0) return raise(comm, MPI_ERR_ARG, fn, "negative %s %ld", size_arg, long(size));
   const size_t bytes = type_packed_size(d, size_t(count));
   if (*position < 0 || size_t(*position) + bytes > size_t(size))
     return packing ? raise(comm, MPI_ERR_TRUNCATE, fn,
-                           "%zu packed bytes at position %d do not fit in outsize %d (argument 'outsize')",
-                           bytes, *position, size)
+                           "%zu packed bytes at position %ld do not fit in outsize %ld (argument 'outsize')",
+                           bytes, long(*position), long(size))
                    : raise(comm, MPI_ERR_TRUNCATE, fn,
-                           "unpacking %zu bytes at position %d runs past insize %d (argument 'insize')",
-                           bytes, *position, size);
+                           "unpacking %zu bytes at position %ld runs past insize %ld (argument 'insize')",
+                           bytes, long(*position), long(size));
   // The typed side may be MPI_BOTTOM (NULL) under a derived type of absolute addresses; the
   // packed side may not.
   const void* typed = packing ? inbuf : outbuf;
@@ -384,8 +384,39 @@ int pack_call(const char* fn, bool packing, int count, MPI_Datatype datatype, co
     return raise(comm, MPI_ERR_BUFFER, fn, "%s is NULL", packing ? "inbuf" : "outbuf");
   if (packing) type_pack(d, inbuf, size_t(count), static_cast<char*>(outbuf) + *position, 0, SIZE_MAX);
   else type_unpack(d, static_cast<const char*>(inbuf) + *position, bytes, outbuf, size_t(count), 0);
-  *position += int(bytes);
+  *position += MPI_Count(bytes);
   return MPI_SUCCESS;
+}
+
+// pack_call with an int position (the MPI-3 forms): it stays below size, an int.
+int pack_call_int(const char* fn, bool packing, int count, MPI_Datatype datatype, const void* inbuf, void* outbuf,
+                  int size, int* position, MPI_Comm comm) {
+  MPI_Count at = position ? *position : 0;
+  int rc = pack_call(fn, packing, count, datatype, inbuf, outbuf, size, position ? &at : nullptr, comm);
+  if (rc == MPI_SUCCESS) *position = int(at);
+  return rc;
+}
+
+// MPI_Pack_size: *size gets the packed size of incount elements, at most max.
+int pack_size(const char* fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size, MPI_Count max) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
+  if (incount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument 'incount')", long(incount));
+  const Datatype* d = lookup_datatype(datatype);
+  if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(datatype));
+  if (!size) return raise(comm, MPI_ERR_ARG, fn, "size is NULL");
+  size_t bytes = type_packed_size(d, size_t(incount));
+  if (bytes > size_t(max)) return raise(comm, MPI_ERR_COUNT, fn, "packed size %zu does not fit in an int", bytes);
+  *size = MPI_Count(bytes);
+  return MPI_SUCCESS;
+}
+
+int contiguous(const char* fn, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_REQUIRE_INIT(fn);
+  const Datatype* old;
+  if (int rc = check_count(fn, count)) return rc;
+  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
+  return publish(make_contiguous(count, old), newtype);
 }
 
 }  // namespace
@@ -395,12 +426,11 @@ extern "C" {
 // ---- Constructors ----
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  const char* fn = "MPI_Type_contiguous";
-  WEFT_REQUIRE_INIT(fn);
-  const Datatype* old;
-  if (int rc = check_count(fn, count)) return rc;
-  if (int rc = check_old(fn, oldtype, newtype, &old)) return rc;
-  return publish(make_contiguous(count, old), newtype);
+  return contiguous("MPI_Type_contiguous", count, oldtype, newtype);
+}
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return contiguous("MPI_Type_contiguous_c", count, oldtype, newtype);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
@@ -690,27 +720,33 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
               MPI_Comm comm) {
-  return pack_call("MPI_Pack", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
+  return pack_call_int("MPI_Pack", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
 }
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm) {
-  return pack_call("MPI_Unpack", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
+  return pack_call_int("MPI_Unpack", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
+}
+
+int PMPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+                MPI_Count* position, MPI_Comm comm) {
+  return pack_call("MPI_Pack_c", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
+}
+
+int PMPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+                  MPI_Datatype datatype, MPI_Comm comm) {
+  return pack_call("MPI_Unpack_c", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
-  const char* fn = "MPI_Pack_size";
-  WEFT_REQUIRE_INIT(fn);
-  if (!lookup_comm(comm)) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator (argument 'comm')");
-  if (incount < 0) return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'incount')", incount);
-  const Datatype* d = lookup_datatype(datatype);
-  if (!d) return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'datatype')", unsigned(datatype));
-  if (!size) return raise(comm, MPI_ERR_ARG, fn, "size is NULL");
-  size_t bytes = type_packed_size(d, size_t(incount));
-  if (bytes > size_t(INT_MAX))
-    return raise(comm, MPI_ERR_COUNT, fn, "packed size %zu does not fit in an int", bytes);
-  *size = int(bytes);
-  return MPI_SUCCESS;
+  MPI_Count n = 0;
+  int rc = pack_size("MPI_Pack_size", incount, datatype, comm, size ? &n : nullptr, INT_MAX);
+  if (rc == MPI_SUCCESS) *size = int(n);
+  return rc;
+}
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size) {
+  return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, INT64_MAX);
 }
 
 // ---- Elements in a status ----
@@ -744,4 +780,5 @@ WEFT_PMPI_ALIASES(Type_contiguous, Type_vector, Type_hvector, Type_create_hvecto
                   Type_get_extent, Type_get_extent_x, Type_get_true_extent, Type_get_true_extent_x,
                   Type_extent, Type_lb, Type_ub, Type_get_envelope, Type_get_contents,
                   Type_set_name, Type_get_name, Type_match_size, Get_address, Address, Aint_add, Aint_diff, Pack,
-                  Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x)
+                  Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x, Pack_c,
+                  Unpack_c, Pack_size_c, Type_contiguous_c)

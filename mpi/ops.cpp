@@ -24,6 +24,12 @@ namespace {
 Status call_user_op(const void* ctx, const void* in, void* inout, size_t count) {
   const auto* call = static_cast<const UserOpCall*>(ctx);
   const size_t extent = size_t(call->type->extent);
+  if (call->op.fn_c) {
+    MPI_Count n = MPI_Count(count);
+    MPI_Datatype dt = call->datatype;
+    if (n > 0) call->op.fn_c(const_cast<void*>(in), inout, &n, &dt);
+    return Status::ok;
+  }
   while (count > 0) {
     int n = count > size_t(INT_MAX) ? INT_MAX : int(count);
     MPI_Datatype dt = call->datatype;
@@ -76,16 +82,44 @@ int make_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt, si
 using namespace weft;
 using namespace weft::mpi;
 
-extern "C" {
+namespace {
 
-int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
-  WEFT_REQUIRE_INIT("MPI_Op_create");
-  if (!user_fn || !op) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_create", "user_fn or op is NULL");
+int op_create(const char* fn, MPI_User_function* user_fn, MPI_User_function_c* user_fn_c, int commute, MPI_Op* op) {
+  WEFT_REQUIRE_INIT(fn);
+  if ((!user_fn && !user_fn_c) || !op) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "user_fn or op is NULL");
   auto u = std::make_unique<UserOp>();
   u->fn = user_fn;
+  u->fn_c = user_fn_c;
   u->commute = commute != 0;
   *op = handle::make(handle::direct, handle::op, g_state->ops.add(std::move(u)));
   return MPI_SUCCESS;
+}
+
+int reduce_local(const char* fn, const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op) {
+  WEFT_REQUIRE_INIT(fn);
+  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %ld", long(count));
+  UserOpCall call;
+  coll::Reduction red;
+  ReductionLayout lay;
+  int rc = make_reduction(fn, MPI_COMM_NULL, op, datatype, size_t(count), &call, &red, &lay);
+  if (rc != MPI_SUCCESS) return rc;
+  if (count > 0 && lay.type->predefined && (!inbuf || !inoutbuf))
+    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "NULL buffer with count %ld", long(count));
+  Status s = reduce_typed(red, lay, inbuf, inoutbuf);
+  return s == Status::ok ? MPI_SUCCESS : raise_status(MPI_COMM_NULL, s, fn);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  return op_create("MPI_Op_create", user_fn, nullptr, commute, op);
+}
+
+int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+  return op_create("MPI_Op_create_c", nullptr, user_fn, commute, op);
 }
 
 int PMPI_Op_free(MPI_Op* op) {
@@ -112,19 +146,13 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) {
 }
 
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
-  WEFT_REQUIRE_INIT("MPI_Reduce_local");
-  if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count %d", count);
-  UserOpCall call;
-  coll::Reduction red;
-  ReductionLayout lay;
-  int rc = make_reduction("MPI_Reduce_local", MPI_COMM_NULL, op, datatype, size_t(count), &call, &red, &lay);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count > 0 && lay.type->predefined && (!inbuf || !inoutbuf))
-    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Reduce_local", "NULL buffer with count %d", count);
-  Status s = reduce_typed(red, lay, inbuf, inoutbuf);
-  return s == Status::ok ? MPI_SUCCESS : raise_status(MPI_COMM_NULL, s, "MPI_Reduce_local");
+  return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
+
+int PMPI_Reduce_local_c(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) {
+  return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
 }
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Op_create, Op_free, Op_commutative, Reduce_local)
+WEFT_PMPI_ALIASES(Op_create, Op_free, Op_commutative, Reduce_local, Op_create_c, Reduce_local_c)

@@ -4,7 +4,7 @@
 
 #include "pt2pt/p2p.h"
 #include "pt2pt/tag.h"
-#include "state.h"
+#include "pt2pt_call.h"
 
 static_assert(weft::kBsendOverhead == MPI_BSEND_OVERHEAD);
 
@@ -12,7 +12,7 @@ namespace weft::mpi {
 
 namespace {
 
-int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MPI_Comm comm, Message* m) {
+int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, MPI_Comm comm, Message* m) {
   Comm* c = lookup_comm(comm);
   if (!c) [[unlikely]]
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
@@ -20,7 +20,7 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
     if (int rc = check_comm_alive(fn, comm, *c); rc != MPI_SUCCESS) return rc;
   }
   if (count < 0) [[unlikely]]
-    return raise(comm, MPI_ERR_COUNT, fn, "negative count %d (argument 'count')", count);
+    return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument 'count')", long(count));
   // No data: MPI_DATATYPE_NULL is accepted (a receive from MPI_PROC_NULL may name no type).
   if (count == 0 && dt == MPI_DATATYPE_NULL) [[unlikely]] dt = MPI_BYTE;
   const Datatype* type;
@@ -32,7 +32,7 @@ int check_common(const char* fn, const void* buf, int count, MPI_Datatype dt, MP
   }
   // MPI_BOTTOM (NULL) is a valid base for derived types with absolute displacements.
   if (!buf && m->bytes > 0 && type->predefined) [[unlikely]]
-    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d (argument 'buf')", count);
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %ld (argument 'buf')", long(count));
   return MPI_SUCCESS;
 }
 
@@ -44,7 +44,9 @@ int choose_path(const char* fn, MPI_Comm comm, Message* m) {
   return MPI_SUCCESS;
 }
 
-int check_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag,
+}  // namespace
+
+int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
                MPI_Comm comm, Message* m) {
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
@@ -64,7 +66,7 @@ int check_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
   return choose_path(fn, comm, m);
 }
 
-int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int source, int tag,
+int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
                MPI_Comm comm, Message* m) {
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
@@ -82,7 +84,7 @@ int check_recv(const char* fn, const void* buf, int count, MPI_Datatype dt, int 
   return choose_path(fn, comm, m);
 }
 
-int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest,
+int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
@@ -94,28 +96,39 @@ int do_blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   return MPI_SUCCESS;
 }
 
-// MPI_Isend and its modes (receive false), MPI_Irecv: a new request owned by comm.
-int do_immediate(const char* fn, bool receive, const void* buf, int count, MPI_Datatype dt, int peer, int tag,
-                 MPI_Comm comm, SendMode mode, MPI_Request* request) {
-  WEFT_REQUIRE_INIT(fn);
+int post_operation(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
+                   int tag, MPI_Comm comm, SendMode mode, Request** out) {
   Message m;
   int rc = receive ? check_recv(fn, buf, count, dt, peer, tag, comm, &m)
                    : check_send(fn, buf, count, dt, peer, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  if (!request) [[unlikely]] return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-  const RequestKind kind = receive ? RequestKind::recv : RequestKind::send;
-  if (m.peer == kNoPeer) {
-    *request = request_handle(completed_request(g_state->requests, kind, proc_null_status()));
-    return MPI_SUCCESS;
+  *out = nullptr;
+  if (m.peer == kNoPeer) return MPI_SUCCESS;
+  Status s = post_immediate(*g_state->transport, g_state->requests, m, const_cast<void*>(buf), receive, mode, comm, out);
+  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  return MPI_SUCCESS;
+}
+
+int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
+                 int tag, MPI_Comm comm, SendMode mode, MPI_Request* request) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!request) [[unlikely]] {
+    Message m;  // the arguments' errors first, as before the request
+    int rc = receive ? check_recv(fn, buf, count, dt, peer, tag, comm, &m)
+                     : check_send(fn, buf, count, dt, peer, tag, comm, &m);
+    return rc != MPI_SUCCESS ? rc : raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   }
   Request* r;
-  Status s = post_immediate(*g_state->transport, g_state->requests, m, const_cast<void*>(buf), receive, mode, comm, &r);
-  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  int rc = post_operation(fn, receive, buf, count, dt, peer, tag, comm, mode, &r);
+  if (rc != MPI_SUCCESS) [[unlikely]] return rc;
+  if (!r) r = completed_request(g_state->requests, receive ? RequestKind::recv : RequestKind::send, proc_null_status());
   *request = request_handle(r);
   return MPI_SUCCESS;
 }
 
-int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, int tag,
+namespace {
+
+int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
             MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
@@ -133,7 +146,7 @@ int do_recv(const char* fn, void* buf, int count, MPI_Datatype dt, int source, i
 }
 
 // Buffered send; immediate (MPI_Ibsend): *request is a request already complete.
-int do_bsend(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+int do_bsend(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
              bool immediate, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
@@ -149,7 +162,7 @@ int do_bsend(const char* fn, const void* buf, int count, MPI_Datatype dt, int de
   return MPI_SUCCESS;
 }
 
-int make_persistent(const char* fn, void* buf, int count, MPI_Datatype dt, int peer_rank, int tag,
+int make_persistent(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int peer_rank, int tag,
                     MPI_Comm comm, PersistentKind kind, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
@@ -227,118 +240,99 @@ using namespace weft::mpi;
 
 extern "C" {
 
-// The three forms of a send mode from one line: blocking, immediate and persistent. Ready mode
-// sends as standard: the matching receive is posted, so the semantics are the same.
-#define WEFT_SEND_FORMS(Blocking, Immediate, Persistent, mode, kind)                                        \
-  int PMPI_##Blocking(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {     \
-    return do_blocking_send("MPI_" #Blocking, buf, count, dt, dest, tag, comm, SendMode::mode);             \
-  }                                                                                                         \
-  int PMPI_##Immediate(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,      \
-                       MPI_Request* request) {                                                              \
-    return do_immediate("MPI_" #Immediate, false, buf, count, dt, dest, tag, comm, SendMode::mode, request); \
-  }                                                                                                         \
-  int PMPI_##Persistent(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,     \
-                        MPI_Request* request) {                                                             \
-    return make_persistent("MPI_" #Persistent, const_cast<void*>(buf), count, dt, dest, tag, comm,         \
-                           PersistentKind::kind, request);                                                  \
+// The three forms of a send mode from one line: blocking, immediate and persistent, with counts
+// of type Count and the names' suffix c (_c: the large-count forms). Ready mode sends as
+// standard: the matching receive is posted, so the semantics are the same.
+#define WEFT_SEND_FORMS(Blocking, Immediate, Persistent, mode, kind, Count, c)                                     \
+  int PMPI_##Blocking##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {      \
+    return do_blocking_send("MPI_" #Blocking #c, buf, count, dt, dest, tag, comm, SendMode::mode);               \
+  }                                                                                                               \
+  int PMPI_##Immediate##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,       \
+                          MPI_Request* request) {                                                                 \
+    return do_immediate("MPI_" #Immediate #c, false, buf, count, dt, dest, tag, comm, SendMode::mode, request);  \
+  }                                                                                                               \
+  int PMPI_##Persistent##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,      \
+                           MPI_Request* request) {                                                                \
+    return make_persistent("MPI_" #Persistent #c, const_cast<void*>(buf), count, dt, dest, tag, comm,            \
+                           PersistentKind::kind, request);                                                        \
   }
 
-WEFT_SEND_FORMS(Send, Isend, Send_init, standard, send)
-WEFT_SEND_FORMS(Ssend, Issend, Ssend_init, synchronous, ssend)
-WEFT_SEND_FORMS(Rsend, Irsend, Rsend_init, standard, send)
+// Every point-to-point binding that takes a count, for counts of type Count and the suffix c.
+#define WEFT_PT2PT_BINDINGS(Count, c)                                                                             \
+  WEFT_SEND_FORMS(Send, Isend, Send_init, standard, send, Count, c)                                               \
+  WEFT_SEND_FORMS(Ssend, Issend, Ssend_init, synchronous, ssend, Count, c)                                        \
+  WEFT_SEND_FORMS(Rsend, Irsend, Rsend_init, standard, send, Count, c)                                            \
+  int PMPI_Bsend##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {           \
+    return do_bsend("MPI_Bsend" #c, buf, count, dt, dest, tag, comm, false, nullptr);                            \
+  }                                                                                                               \
+  int PMPI_Ibsend##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,            \
+                     MPI_Request* request) {                                                                      \
+    return do_bsend("MPI_Ibsend" #c, buf, count, dt, dest, tag, comm, true, request);                            \
+  }                                                                                                               \
+  int PMPI_Bsend_init##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,        \
+                         MPI_Request* request) {                                                                  \
+    return make_persistent("MPI_Bsend_init" #c, const_cast<void*>(buf), count, dt, dest, tag, comm,              \
+                           PersistentKind::bsend, request);                                                       \
+  }                                                                                                               \
+  int PMPI_Recv##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,                  \
+                   MPI_Status* status) {                                                                          \
+    return do_recv("MPI_Recv" #c, buf, count, dt, source, tag, comm, status);                                    \
+  }                                                                                                               \
+  int PMPI_Irecv##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,                 \
+                    MPI_Request* request) {                                                                       \
+    return do_immediate("MPI_Irecv" #c, true, buf, count, dt, source, tag, comm, SendMode::standard, request);   \
+  }                                                                                                               \
+  int PMPI_Recv_init##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,             \
+                        MPI_Request* request) {                                                                   \
+    return make_persistent("MPI_Recv_init" #c, buf, count, dt, source, tag, comm, PersistentKind::recv, request); \
+  }
+
+WEFT_PT2PT_BINDINGS(int, )
+WEFT_PT2PT_BINDINGS(MPI_Count, _c)
+#undef WEFT_PT2PT_BINDINGS
 #undef WEFT_SEND_FORMS
 
-int PMPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return do_bsend("MPI_Bsend", buf, count, dt, dest, tag, comm, false, nullptr);
-}
+namespace {
 
-int PMPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
-  return do_bsend("MPI_Ibsend", buf, count, dt, dest, tag, comm, true, request);
-}
-
-int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request* request) {
-  return make_persistent("MPI_Bsend_init", const_cast<void*>(buf), count, dt, dest, tag, comm,
-                         PersistentKind::bsend, request);
-}
-
-int PMPI_Buffer_attach(void* buffer, int size) {
-  WEFT_REQUIRE_INIT("MPI_Buffer_attach");
-  if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "negative size %d", size);
-  if (!buffer && size > 0) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "NULL buffer");
+int buffer_attach(const char* fn, void* buffer, MPI_Count size) {
+  WEFT_REQUIRE_INIT(fn);
+  if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative size %ld", long(size));
+  if (!buffer && size > 0) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "NULL buffer");
   BufferedSends& b = g_state->bsend;
-  if (b.buffer) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+  if (b.buffer) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "a buffer is already attached");
   b.buffer = static_cast<char*>(buffer);
   b.capacity = size_t(size);
   return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_detach(void* buffer_addr, int* size) {
-  WEFT_REQUIRE_INIT("MPI_Buffer_detach");
-  if (!buffer_addr || !size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "buffer_addr or size is NULL");
+// The attached buffer's address and size (*size; false: it does not fit max, nothing detached).
+int buffer_detach(const char* fn, void* buffer_addr, MPI_Count* size, MPI_Count max) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!buffer_addr || !size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "buffer_addr or size is NULL");
   BufferedSends& b = g_state->bsend;
+  if (MPI_Count(b.capacity) > max)
+    return raise(MPI_COMM_NULL, MPI_ERR_VALUE_TOO_LARGE, fn, "the attached buffer's size %zu exceeds %ld", b.capacity,
+                 long(max));
   *static_cast<void**>(buffer_addr) = b.buffer;
-  *size = int(b.capacity);
+  *size = MPI_Count(b.capacity);
   detach(*g_state->transport, b);
   return MPI_SUCCESS;
 }
 
-int PMPI_Recv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-              MPI_Status* status) {
-  return do_recv("MPI_Recv", buf, count, dt, source, tag, comm, status);
+}  // namespace
+
+int PMPI_Buffer_attach(void* buffer, int size) { return buffer_attach("MPI_Buffer_attach", buffer, size); }
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) { return buffer_attach("MPI_Buffer_attach_c", buffer, size); }
+
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  MPI_Count n = 0;
+  int rc = buffer_detach("MPI_Buffer_detach", buffer_addr, size ? &n : nullptr, INT32_MAX);
+  if (rc == MPI_SUCCESS) *size = int(n);
+  return rc;
 }
 
-int PMPI_Irecv(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-               MPI_Request* request) {
-  return do_immediate("MPI_Irecv", true, buf, count, dt, source, tag, comm, SendMode::standard, request);
-}
-
-int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status* status) {
-  WEFT_REQUIRE_INIT("MPI_Sendrecv");
-  MPI_Request req;
-  int rc = do_immediate("MPI_Sendrecv", true, recvbuf, recvcount, recvtype, source, recvtag, comm, SendMode::standard, &req);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = do_blocking_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm,
-                        SendMode::standard);
-  if (rc != MPI_SUCCESS) {
-    PMPI_Cancel(&req);
-    PMPI_Request_free(&req);
-    return rc;
-  }
-  return PMPI_Wait(&req, status);
-}
-
-int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Status* status) {
-  const char* fn = "MPI_Sendrecv_replace";
-  WEFT_REQUIRE_INIT(fn);
-  Message m;
-  int rc = check_send(fn, buf, count, dt, dest, sendtag, comm, &m);
-  if (rc != MPI_SUCCESS) return rc;
-  // The outgoing data is copied (packed) first, so the receive can land in the same buffer.
-  StagingBuffer copy;
-  if (Status s = copy_message(&m, buf, &copy); s != Status::ok) return raise_status(comm, s, fn);
-  MPI_Request req;
-  rc = do_immediate(fn, true, buf, count, dt, source, recvtag, comm, SendMode::standard, &req);
-  if (rc != MPI_SUCCESS) return rc;
-  if (m.peer != kNoPeer) {
-    Status s = g_state->transport->send(copy.get(), m.bytes, m.peer, m.tag, SendMode::standard, m.comm);
-    if (s != Status::ok) {
-      PMPI_Cancel(&req);
-      PMPI_Request_free(&req);
-      return raise_status(comm, s, fn);
-    }
-  }
-  return PMPI_Wait(&req, status);
-}
-
-int PMPI_Recv_init(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                   MPI_Request* request) {
-  return make_persistent("MPI_Recv_init", buf, count, dt, source, tag, comm, PersistentKind::recv,
-                         request);
+int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
+  return buffer_detach("MPI_Buffer_detach_c", buffer_addr, size, INT64_MAX);
 }
 
 int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int dest, int tag,
@@ -415,6 +409,8 @@ int PMPI_Startall(int count, MPI_Request requests[]) {
 }  // extern "C"
 
 WEFT_PMPI_ALIASES(Send, Ssend, Rsend, Bsend, Isend, Issend, Irsend, Ibsend, Buffer_attach,
-                  Buffer_detach, Recv, Irecv, Sendrecv, Sendrecv_replace, Send_init, Ssend_init,
-                  Rsend_init, Bsend_init, Recv_init, Start, Startall, Psend_init, Precv_init, Pready,
-                  Pready_range, Pready_list, Parrived)
+                  Buffer_detach, Recv, Irecv, Send_init, Ssend_init, Rsend_init, Bsend_init, Recv_init,
+                  Start, Startall, Psend_init, Precv_init, Pready, Pready_range, Pready_list, Parrived)
+WEFT_PMPI_ALIASES(Send_c, Ssend_c, Rsend_c, Bsend_c, Isend_c, Issend_c, Irsend_c, Ibsend_c, Buffer_attach_c,
+                  Buffer_detach_c, Recv_c, Irecv_c, Send_init_c, Ssend_init_c, Rsend_init_c, Bsend_init_c,
+                  Recv_init_c)

@@ -80,6 +80,7 @@ struct CommEntry {
 
 struct UserOp {
   MPI_User_function* fn = nullptr;
+  MPI_User_function_c* fn_c = nullptr;  // MPI_Op_create_c: takes an MPI_Count count, in one call
   bool commute = true;
 };
 

@@ -34,7 +34,7 @@ std::vector<ptrdiff_t> in_bytes(int n, const int* displacements, const Datatype*
 
 }  // namespace
 
-Datatype* make_contiguous(int count, const Datatype* old) {
+Datatype* make_contiguous(int64_t count, const Datatype* old) {
   return record(type_contiguous(size_t(count), old), Combiner::contiguous, {count});
 }
 

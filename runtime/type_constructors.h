@@ -11,7 +11,7 @@
 
 namespace weft {
 
-Datatype* make_contiguous(int count, const Datatype* old);
+Datatype* make_contiguous(int64_t count, const Datatype* old);  // MPI_Type_contiguous(_c)
 Datatype* make_vector(int count, int blocklength, int stride, const Datatype* old);
 Datatype* make_hvector(int count, int blocklength, ptrdiff_t stride, const Datatype* old);
 Datatype* make_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old);

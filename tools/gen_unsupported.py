@@ -64,7 +64,9 @@ def expand_list(path):
     prelude = "".join(f"#define {m}(ret, name, params) {m}(ret, name, params)\n" for m in MACROS)
     cc = os.environ.get("CC") or "cc"
     try:
-        r = subprocess.run([cc, "-E", "-P", "-x", "c", "-"], input=prelude + open(path).read(),
+        # -I: the list includes its large-count part (mpi_functions_large.h) from its folder.
+        r = subprocess.run([cc, "-E", "-P", "-x", "c", "-I", os.path.dirname(path), "-"],
+                           input=prelude + open(path).read(),
                            capture_output=True, text=True)
     except OSError as e:
         sys.exit(f"gen_unsupported: cannot run the C preprocessor ({cc}): {e}")

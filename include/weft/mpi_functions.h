@@ -14,7 +14,8 @@
  * defines all three macros, and includes <mpi.h> first if they expand to
  * anything that needs the MPI types.  tools/gen_unsupported.py parses the
  * list after the C preprocessor and tests/tools/check_link_all.sh expands it
- * to names: keep it to comments, these macros and the shared pieces below.
+ * to names: keep it to comments, these macros and the shared pieces below (and the
+ * include of its large-count part, weft/mpi_functions_large.h).
  *
  * What several routines share is written once, in macros the list defines
  * first and undefines at its end: the parameters of a send of any mode, of
@@ -27,6 +28,12 @@
   MPI_Comm comm
 #define WEFT_RECV_PARAMS void *buf, int count, MPI_Datatype datatype, int source, int tag, \
   MPI_Comm comm
+/* A send-receive's parameters (and in place: one buffer), with counts of type Count. */
+#define WEFT_SENDRECV_PARAMS(Count) const void *sendbuf, Count sendcount, \
+  MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, Count recvcount, \
+  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm
+#define WEFT_SENDRECV_REPLACE_PARAMS(Count) void *buf, Count count, MPI_Datatype datatype, \
+  int dest, int sendtag, int source, int recvtag, MPI_Comm comm
 
 /* The collectives' parameters, named after the first routine that takes them: ALLREDUCE's are
  * Scan's and Exscan's too, GATHER's Scatter's, ALLGATHER's Alltoall's and their neighbourhood
@@ -69,6 +76,16 @@
   WEFT_MPI_FUNCTION(int, name, (params))                                      \
   WEFT_MPI_FUNCTION(int, iname, (params, MPI_Request *request))               \
   WEFT_MPI_FUNCTION(int, name##_init, (params, MPI_Info info, MPI_Request *request))
+
+/* The block-indexed datatype constructors with counts of type Count and displacements of
+ * type Displ (in extents) and HDispl (in bytes), named with the suffix c (_c: large-count). */
+#define WEFT_BLOCK_INDEXED(c, Count, Displ, HDispl)                                       \
+  WEFT_MPI_FUNCTION(int, Type_create_indexed_block##c,                                    \
+                    (Count count, Count blocklength, const Displ array_of_displacements[], \
+                     MPI_Datatype oldtype, MPI_Datatype *newtype))                         \
+  WEFT_MPI_FUNCTION(int, Type_create_hindexed_block##c,                                   \
+                    (Count count, Count blocklength, const HDispl array_of_displacements[], \
+                     MPI_Datatype oldtype, MPI_Datatype *newtype))
 
 /* The five attribute routines of a kind of object (communicators, windows, datatypes):
  * WEFT_ATTR_ROUTINES(Kind, handle parameter) declares Kind_create_keyval,
@@ -130,6 +147,8 @@ WEFT_MPI_FUNCTION(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
 WEFT_MPI_FUNCTION(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 WEFT_MPI_FUNCTION(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                             MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
 WEFT_MPI_FUNCTION(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
                                          MPI_Comm *newcomm))
@@ -220,13 +239,11 @@ WEFT_MPI_FUNCTION(int, Ssend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Rsend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Bsend, (WEFT_SEND_PARAMS))
 WEFT_MPI_FUNCTION(int, Recv, (WEFT_RECV_PARAMS, MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  int dest, int sendtag, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                                  MPI_Status *status))
-WEFT_MPI_FUNCTION(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
-                                          int sendtag, int source, int recvtag, MPI_Comm comm,
-                                          MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Sendrecv, (WEFT_SENDRECV_PARAMS(int), MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Sendrecv_replace, (WEFT_SENDRECV_REPLACE_PARAMS(int), MPI_Status *status))
+WEFT_MPI_FUNCTION(int, Isendrecv, (WEFT_SENDRECV_PARAMS(int), MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Isendrecv_replace, (WEFT_SENDRECV_REPLACE_PARAMS(int),
+                                           MPI_Request *request))
 
 /* -- Buffered-mode send buffer -- */
 WEFT_MPI_FUNCTION(int, Buffer_attach, (void *buffer, int size))
@@ -326,12 +343,7 @@ WEFT_MPI_FUNCTION(int, Type_hindexed, (int count, int array_of_blocklengths[],
 WEFT_MPI_FUNCTION(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
                                               const MPI_Aint array_of_displacements[],
                                               MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_indexed_block, (int count, int blocklength,
-                                                   const int array_of_displacements[],
-                                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
-WEFT_MPI_FUNCTION(int, Type_create_hindexed_block, (int count, int blocklength,
-                                                    const MPI_Aint array_of_displacements[],
-                                                    MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_BLOCK_INDEXED(, int, int, MPI_Aint)
 WEFT_MPI_FUNCTION(int, Type_create_struct, (int count, const int array_of_blocklengths[],
                                             const MPI_Aint array_of_displacements[],
                                             const MPI_Datatype array_of_types[],
@@ -380,6 +392,31 @@ WEFT_MPI_FUNCTION(int, Pack, (const void *inbuf, int incount, MPI_Datatype datat
 WEFT_MPI_FUNCTION(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf,
                                 int outcount, MPI_Datatype datatype, MPI_Comm comm))
 WEFT_MPI_FUNCTION(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+
+/* -- Fortran interoperability: statuses and parameterised types -- */
+WEFT_MPI_FUNCTION(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+WEFT_MPI_FUNCTION(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+WEFT_MPI_FUNCTION(int, Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_f90_integer, (int r, MPI_Datatype *newtype))
+
+/* -- Packing in the external32 representation -- */
+WEFT_MPI_FUNCTION(int, Pack_external, (const char *datarep, const void *inbuf, int incount,
+                                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                                       MPI_Aint *position))
+WEFT_MPI_FUNCTION(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize,
+                                         MPI_Aint *position, void *outbuf, int outcount,
+                                         MPI_Datatype datatype))
+WEFT_MPI_FUNCTION(int, Pack_external_size, (const char *datarep, int incount,
+                                            MPI_Datatype datatype, MPI_Aint *size))
+WEFT_MPI_FUNCTION(int, Pack_external_c, (const char *datarep, const void *inbuf,
+                                         MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                                         MPI_Count outsize, MPI_Count *position))
+WEFT_MPI_FUNCTION(int, Unpack_external_c, (const char datarep[], const void *inbuf,
+                                           MPI_Count insize, MPI_Count *position, void *outbuf,
+                                           MPI_Count outcount, MPI_Datatype datatype))
+WEFT_MPI_FUNCTION(int, Pack_external_size_c, (const char *datarep, MPI_Count incount,
+                                              MPI_Datatype datatype, MPI_Count *size))
 
 /* -- Error handlers -- */
 WEFT_MPI_FUNCTION(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn,
@@ -447,12 +484,16 @@ WEFT_COLLECTIVE(Reduce_scatter_block, Ireduce_scatter_block, WEFT_REDUCE_SCATTER
 WEFT_COLLECTIVE(Scan, Iscan, WEFT_ALLREDUCE_PARAMS)
 WEFT_COLLECTIVE(Exscan, Iexscan, WEFT_ALLREDUCE_PARAMS)
 
-/* -- Neighbourhood collectives -- */
-WEFT_COLLECTIVE(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS)
-WEFT_COLLECTIVE(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS)
-WEFT_COLLECTIVE(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_NEIGHBOR_ALLTOALLW_PARAMS)
+/* -- Neighbourhood collectives: WEFT_NEIGHBOR_COLLECTIVES(FORMS, c, wparams) declares the five
+ * through FORMS (WEFT_COLLECTIVE, or WEFT_COLLECTIVE_C with c _C), with the parameters of the
+ * collective each is named after (suffix c) and Neighbor_alltoallw's WEFT_<w>. -- */
+#define WEFT_NEIGHBOR_COLLECTIVES(FORMS, c, w)                                     \
+  FORMS(Neighbor_allgather, Ineighbor_allgather, WEFT_ALLGATHER_PARAMS##c)         \
+  FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, WEFT_ALLGATHERV_PARAMS##c)      \
+  FORMS(Neighbor_alltoall, Ineighbor_alltoall, WEFT_ALLGATHER_PARAMS##c)           \
+  FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, WEFT_ALLTOALLV_PARAMS##c)         \
+  FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, WEFT_##w)
+WEFT_NEIGHBOR_COLLECTIVES(WEFT_COLLECTIVE, , NEIGHBOR_ALLTOALLW_PARAMS)
 
 /* Some routines from here down to MPI_Pcontrol are declared so that
  * programs link and run up to their first use: until weft implements
@@ -603,9 +644,16 @@ WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (WEFT_BCAST_PARAMS))
 WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (WEFT_ALLGATHER_PARAMS))
 WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK_PARAMS))
 
+/* The MPI-4 large-count (_c) forms, listed apart; they use the shared pieces above. */
+#include "mpi_functions_large.h"
+
 #undef WEFT_SEND_PARAMS
 #undef WEFT_RECV_PARAMS
+#undef WEFT_SENDRECV_PARAMS
+#undef WEFT_SENDRECV_REPLACE_PARAMS
 #undef WEFT_COLLECTIVE
+#undef WEFT_BLOCK_INDEXED
+#undef WEFT_NEIGHBOR_COLLECTIVES
 #undef WEFT_ATTR_ROUTINES
 #undef WEFT_BCAST_PARAMS
 #undef WEFT_REDUCE_PARAMS
