@@ -47,6 +47,11 @@ int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
 // A collective's start: comm valid (*c), and a request argument where the mode needs one.
 int check_coll_call(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* request, Comm** c);
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
+// MPI_ERR_COMM on an intercommunicator (Scan, Exscan, the neighbourhood collectives).
+int check_inter(const char* fn, MPI_Comm comm, const Comm& c);
+// The root as coll takes it: on an intercommunicator, MPI_ROOT and MPI_PROC_NULL become
+// coll::kRootHere and coll::kRootElsewhere (coll/inter/inter.h).
+int coll_root(const Comm& c, int root);
 int check_count(const char* fn, MPI_Comm comm, int count, const char* arg);
 
 }  // namespace weft::mpi

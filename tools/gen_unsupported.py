@@ -47,7 +47,7 @@ UNSUPPORTED = """
     Type_create_keyval Type_free_keyval Type_set_attr Type_get_attr Type_delete_attr
     Type_match_size
 
-    Comm_spawn Comm_get_parent Intercomm_create Intercomm_merge
+    Comm_spawn Comm_get_parent
     Open_port Close_port Comm_accept Comm_connect Comm_disconnect
     Grequest_start Grequest_complete
 """.split()
