@@ -27,16 +27,15 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
   return Status::transport;
 }
 
-// This rank's view of world_ranks on `context`, with the members' nodes.
-Comm view(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks) {
+}  // namespace
+
+Comm view_with_nodes(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks) {
   Comm c = member_view(context, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
   Bootstrap& boot = ctx.transport->boot();
   c.single_node = std::all_of(world_ranks.begin(), world_ranks.end(), [&](int w) { return boot.is_local(w); });
   c.nodes = node_ids(boot, world_ranks);
   return c;
 }
-
-}  // namespace
 
 Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out,
                  bool* member) {
@@ -49,7 +48,7 @@ Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>
     ids->set(context / 2, true);  // not a member: the pair stays free here
     return Status::ok;
   }
-  *out = view(ctx, context, world_ranks);
+  *out = view_with_nodes(ctx, context, world_ranks);
   return Status::ok;
 }
 
@@ -60,7 +59,7 @@ Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vecto
   Status s = agree_context(context_on(ctx, temp), ids, &context);
   release(temp);  // what the agreement's collective made on the temporary communicator
   if (s != Status::ok) return s;
-  *out = view(ctx, context, world_ranks);
+  *out = view_with_nodes(ctx, context, world_ranks);
   return Status::ok;
 }
 

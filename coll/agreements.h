@@ -15,6 +15,9 @@ namespace weft::coll {
 // channel's (make_comm_among).
 inline constexpr uint32_t kReservedPairs = 3;
 
+// This rank's view of world_ranks (this rank one of them) on `context`, with the members' nodes
+// from the bootstrap.
+Comm view_with_nodes(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks);
 // A new communicator of world_ranks (ranks of ctx.comm), made by every rank of ctx.comm: they
 // take the lowest context pair free on all of them (an allreduce, bitwise and, of the masks in
 // *ids; the pair stays free at a rank outside world_ranks). *out: this rank's view, with the
@@ -30,6 +33,25 @@ Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vecto
 // as make_comm (a rank whose color is `undefined` is in none).
 Status split_comm(const CollContext& ctx, ContextIds* ids, int color, int key, int undefined, Comm* out,
                   bool* member);
+// Intercommunicators. Their agreements run among each group (collectives on the local group)
+// and between the two groups' leaders (point-to-point): every member of both groups takes the
+// lowest context pair free on all of them.
+// MPI_Intercomm_create, by every rank of the local group (ctx.comm); the leader (local_leader)
+// meets the remote group's leader (remote_leader, a rank of peer) on peer's point-to-point
+// context under `tag`.
+Status make_intercomm(const CollContext& ctx, ContextIds* ids, int local_leader, const Comm& peer, int remote_leader,
+                      int tag, Comm* out);
+// MPI_Intercomm_merge on the intercommunicator ctx.comm: the intracommunicator of both groups,
+// the group of the ranks that passed high = false first (merged_first).
+Status merge_intercomm(const CollContext& ctx, ContextIds* ids, bool high, Comm* out);
+// MPI_Comm_dup on the intercommunicator ctx.comm.
+Status dup_intercomm(const CollContext& ctx, ContextIds* ids, Comm* out);
+// MPI_Comm_split (and MPI_Comm_create, a split of two colours) on the intercommunicator
+// ctx.comm: the intercommunicator of this rank's colour in both groups, ordered by key then
+// rank; *member is false where the colour is `undefined` or empty in either group.
+Status split_intercomm(const CollContext& ctx, ContextIds* ids, int color, int key, int undefined, Comm* out,
+                       bool* member);
+
 // MPI_Dist_graph_create: every rank's (source, dest, weight) triples shared over ctx.comm (an
 // allreduce of the counts, then one of the table), and the edges that touch this rank kept in *g.
 Status share_edges(const CollContext& ctx, const std::vector<int64_t>& mine, DistGraph* g);

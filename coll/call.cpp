@@ -7,6 +7,7 @@
 
 #include "comm_state.h"
 #include "gpu/gpu_coll.h"
+#include "inter/inter.h"
 #include "hier/hierarchy.h"
 #include "offload/offload.h"
 #include "runtime/log.h"
@@ -247,8 +248,12 @@ Status Call::plan(const CollArgs& args, const PlanKey* key) {
   WEFT_TRY(error());
   std::shared_ptr<Schedule> inner;
   // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
-  if (!device_) WEFT_TRY(offload::prepare(ctx_, args));
-  WEFT_TRY(coll::plan(ctx_, args, &inner));
+  if (ctx_.comm.inter) {
+    WEFT_TRY(coll::plan_inter(ctx_, args, &inner));
+  } else {
+    if (!device_) WEFT_TRY(offload::prepare(ctx_, args));
+    WEFT_TRY(coll::plan(ctx_, args, &inner));
+  }
   if (pre_.empty() && post_.empty()) {
     for (auto& k : kept_) inner->keep(std::move(k));
     planned_ = std::move(inner);

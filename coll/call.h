@@ -164,6 +164,8 @@ class Call {
   Status plan_reduce(const Description& d, const PlanKey* key);
   Status plan_vector_reduction(const Description& d, const PlanKey* key);
   Status plan_reduce_scatter(const Description& d);
+  // Any call on an intercommunicator (coll/inter): blocks per remote rank, roots as in inter.h.
+  Status plan_inter(const Description& d);
 
   char* lay_out(const std::vector<Piece>& pieces, std::vector<Block>* blocks, bool is_input,
                 bool force_pack, int prepack);

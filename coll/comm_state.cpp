@@ -27,6 +27,7 @@ CommState* find_state(const Comm& c) {
 }
 
 void release(const Comm& c) {
+  if (c.local) release(*c.local);  // an intercommunicator's local group
   auto it = table().find(c.serial);
   if (it == table().end()) return;
   // Out of the table before it is destroyed: the hierarchy releases its node communicator.

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "call.h"
+#include "inter/inter.h"
 #include "runtime/typemap.h"
 
 namespace weft::coll {
@@ -77,6 +78,7 @@ Status Call::plan(const Description& d) {
       return error();
     }
   }
+  if (ctx_.comm.inter) return plan_inter(d);
   if (kept && reuse(key)) return Status::ok;
   switch (d.kind) {
     case Collective::barrier: return plan(CollArgs{Collective::barrier}, kept);
@@ -322,6 +324,77 @@ Status Call::plan_reduce_scatter(const Description& d) {
   CollArgs a = reduction_args(d, in, out);
   a.uniform = !d.recv.per_rank;
   a.counts = std::move(counts);
+  return plan(a);
+}
+
+// A call on an intercommunicator: blocks per remote rank; in a rooted call, the root's side at
+// the root (kRootHere), the other side in the other group (root >= 0), nothing elsewhere in the
+// root's group. In place is not defined on intercommunicators (the bindings refuse it).
+Status Call::plan_inter(const Description& d) {
+  const int p = ctx_.comm.peer_count();
+  const bool here = d.root == kRootHere, other = d.root >= 0;
+  CollArgs a{d.kind};
+  a.root = d.root;
+  a.uniform = !d.send.per_rank && !d.recv.per_rank;
+  std::vector<Block> one;
+  auto own_input = [&](const Side& s) {
+    a.send = input(pieces(s, 1), &one) + one[0].offset;
+    a.own_bytes = one[0].bytes;
+  };
+  switch (d.kind) {
+    case Collective::barrier: break;
+    case Collective::bcast:
+      if (here || other) {
+        const std::vector<Piece> piece{{d.recv.buf, size_t(d.recv.count), d.recv.type}};
+        a.recv = (here ? input(piece, &one) : output(piece, &one)) + one[0].offset;
+        a.bytes = one[0].bytes;
+      }
+      break;
+    case Collective::gather:
+      if (here) a.recv = output(pieces(d.recv, p), &a.recv_blocks);
+      else if (other) own_input(d.send);
+      break;
+    case Collective::scatter:
+      if (here) {
+        a.send = input(pieces(d.send, p), &a.send_blocks);
+      } else if (other) {
+        a.recv = output(pieces(d.recv, 1), &one) + one[0].offset;
+        a.own_bytes = one[0].bytes;
+      }
+      break;
+    case Collective::allgather:
+      own_input(d.send);
+      a.recv = output(pieces(d.recv, p), &a.recv_blocks);
+      break;
+    case Collective::alltoall:
+      a.send = input(pieces(d.send, p), &a.send_blocks);
+      a.recv = output(pieces(d.recv, p), &a.recv_blocks);
+      break;
+    case Collective::reduce:
+    case Collective::allreduce: {
+      const size_t count = size_t(d.recv.count);
+      const bool gives = d.kind == Collective::allreduce || other, takes = d.kind == Collective::allreduce || here;
+      const char* in = gives ? input({Piece{d.send.buf, count, d.recv.type}}, &one) + one[0].offset : nullptr;
+      std::vector<Block> out_blocks;
+      char* out = takes ? output({Piece{d.recv.buf, count, d.recv.type}}, &out_blocks) + out_blocks[0].offset : nullptr;
+      a = reduction_args(d, in, out);
+      a.root = d.root;
+      break;
+    }
+    case Collective::reduce_scatter: {
+      const size_t total = std::accumulate(d.counts.begin(), d.counts.end(), size_t(0));
+      const size_t per_element = total ? d.reduce_count / total : 0;
+      const char* in = input({Piece{d.send.buf, total, d.recv.type}}, &one) + one[0].offset;
+      std::vector<Block> out_blocks;
+      char* out = output({Piece{d.recv.buf, d.counts[size_t(ctx_.comm.rank)], d.recv.type}}, &out_blocks) +
+                  out_blocks[0].offset;
+      a = reduction_args(d, in, out);
+      for (size_t n : d.counts) a.counts.push_back(n * per_element);
+      break;
+    }
+    default:
+      break;  // plan_inter (inter.h) says which are not defined
+  }
   return plan(a);
 }
 

@@ -59,6 +59,13 @@ void Schedule::append_mapped(Schedule& other, const std::vector<int>& ranks) {
   append(other);
 }
 
+void Schedule::append_local(Schedule& other) {
+  for (auto& round : other.rounds_)
+    for (Step& st : round)
+      if (st.kind == Step::send || st.kind == Step::recv) st.peer = local_peer(st.peer);
+  append(other);
+}
+
 size_t Schedule::count(Step::Kind k) const {
   size_t n = 0;
   for (const auto& r : rounds_)
@@ -151,6 +158,19 @@ void reset(Request& r, RequestKind kind) {
   r.peer = -1;
   r.transport_handle = nullptr;
 }
+// Where a send or receive step goes: a rank of the communicator (of the remote group on an
+// intercommunicator), on its collective context, or a rank of an intercommunicator's local
+// group (local_peer), on the local group's context.
+struct Peer {
+  int rank;
+  int world_rank;
+  uint32_t context;
+};
+inline Peer peer_of(const Comm& c, int peer) {
+  if (peer >= 0) [[likely]] return {peer, c.peer_world_rank(peer), c.coll_context()};
+  const int r = local_rank_of(peer);
+  return {r, c.world_rank(r), c.local_context()};
+}
 }  // namespace
 
 Status ScheduleRun::post_round() {
@@ -170,15 +190,16 @@ Status ScheduleRun::post_round() {
     if (s.kind != Step::recv) continue;
     Request& r = requests_[i++];
     reset(r, RequestKind::recv);
-    WEFT_TRY(ctx_.transport->irecv(s.dst, s.bytes, c.world_rank(s.peer),
-                                  tag::make(c.coll_context(), uint32_t(s.peer), tag_), ~0ull, &r));
+    const Peer p = peer_of(c, s.peer);
+    WEFT_TRY(ctx_.transport->irecv(s.dst, s.bytes, p.world_rank, tag::make(p.context, uint32_t(p.rank), tag_), ~0ull,
+                                  &r));
   }
   for (const Step& s : rounds[round_]) {
     if (s.kind != Step::send) continue;
     Request& r = requests_[i++];
     reset(r, RequestKind::send);
-    WEFT_TRY(ctx_.transport->isend(s.src, s.bytes, c.world_rank(s.peer),
-                                  tag::make(c.coll_context(), uint32_t(c.rank), tag_),
+    const Peer p = peer_of(c, s.peer);
+    WEFT_TRY(ctx_.transport->isend(s.src, s.bytes, p.world_rank, tag::make(p.context, uint32_t(c.rank), tag_),
                                   SendMode::standard, &r));
   }
   return Status::ok;

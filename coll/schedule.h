@@ -12,10 +12,15 @@
 
 namespace weft::coll {
 
+// On an intercommunicator, a send or receive step's peer names a rank of the remote group;
+// local_peer(r) names rank r of the local group instead (steps among the local group).
+inline constexpr int local_peer(int r) { return -2 - r; }
+inline constexpr int local_rank_of(int peer) { return -2 - peer; }
+
 struct Step {
   enum Kind : uint8_t { send, recv, reduce, copy, call, poll, join };
   Kind kind;
-  int peer = -1;               // send / recv: communicator rank
+  int peer = -1;               // send / recv: communicator rank (or local_peer)
   const void* src = nullptr;   // send: data; reduce: `in`; copy: source
   void* dst = nullptr;         // recv: buffer; reduce: `inout`; copy: destination
   size_t bytes = 0;            // send / recv / copy
@@ -64,6 +69,9 @@ class Schedule {
   // The same, for a schedule built on a group of this communicator's ranks: its peers are
   // group ranks, translated through ranks[group rank] (compositions such as coll/hier).
   void append_mapped(Schedule& other, const std::vector<int>& ranks);
+  // The same for a schedule built on an intercommunicator's local group (Comm::local): its
+  // peers become local_peer ranks.
+  void append_local(Schedule& other);
   // Lanes: schedules that run alongside this one's rounds, each under a tag of its own (the
   // ones after the call's), so that their messages never match each other's; a pipeline runs
   // its fragments as lanes. Every rank must give a call as many lanes, in the same order.

@@ -2,6 +2,7 @@
 // raised, requests made) and the collectives that reduce (Reduce, Allreduce,
 // Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each blocking, non-blocking
 // (MPI_I*) and persistent (MPI_*_init) from one planning function.
+#include "coll/inter/inter.h"
 #include "coll_call.h"
 
 
@@ -21,7 +22,24 @@ int check_coll_call(const char* fn, MPI_Comm comm, CollMode mode, MPI_Request* r
   return MPI_SUCCESS;
 }
 
+int check_inter(const char* fn, MPI_Comm comm, const Comm& c) {
+  if (!c.inter) [[likely]] return MPI_SUCCESS;
+  return raise(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator: not defined on intercommunicators",
+               c.label().c_str());
+}
+
+int coll_root(const Comm& c, int root) {
+  if (!c.inter) [[likely]] return root;
+  return root == MPI_ROOT ? coll::kRootHere : root == MPI_PROC_NULL ? coll::kRootElsewhere : root;
+}
+
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
+  if (c.inter) {
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c.peer_count())) return MPI_SUCCESS;
+    return raise(comm, MPI_ERR_ROOT, fn,
+                 "invalid root %d (argument 'root'; MPI_ROOT, MPI_PROC_NULL or a rank of the %d of the remote group)",
+                 root, c.peer_count());
+  }
   if (root < 0 || root >= c.size)
     return raise(comm, MPI_ERR_ROOT, fn, "invalid root %d (argument 'root'; %s has %d ranks)", root, c.label().c_str(), c.size);
   return MPI_SUCCESS;
@@ -85,10 +103,11 @@ int bcast_call(const char* fn, CollMode mode, void* buffer, MPI_Count count, MPI
   if (rc == MPI_SUCCESS) rc = check_datatype(comm, fn, dt, &d, "datatype");
   if (rc == MPI_SUCCESS) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
-  if (!buffer && count && d->predefined) return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %ld", long(count));
+  if (!buffer && count && d->predefined && coll_root(*c, root) != coll::kRootElsewhere)
+    return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %ld", long(count));
   coll::Description desc{coll::Collective::bcast};
   desc.send = desc.recv = coll::Side{.buf = buffer, .count = count, .type = d};
-  desc.root = root;
+  desc.root = coll_root(*c, root);
   return CollCall(fn, comm, c, mode).run(desc, request);
 }
 
@@ -119,11 +138,17 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
   Comm* c;
   const bool rooted = kind == coll::Collective::reduce;
   int rc = check_coll_call(fn, comm, mode, request, &c);
+  if (rc == MPI_SUCCESS && (kind == coll::Collective::scan || kind == coll::Collective::exscan))
+    rc = check_inter(fn, comm, *c);
   if (rc == MPI_SUCCESS) rc = check_count(fn, comm, count, "count");
   if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
-  const bool in_place = sendbuf == MPI_IN_PLACE, need_recv = !rooted || c->rank == root;
-  if (in_place && !need_recv) return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  // On an intercommunicator, a Reduce's root only receives and the rest of its group does nothing.
+  const bool need_recv = !rooted || (c->inter ? root == MPI_ROOT : c->rank == root);
+  const bool need_send = !rooted || !c->inter || root >= 0;
+  if (in_place && (!need_recv || c->inter))
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root of an intracommunicator");
   CollCall call(fn, comm, c, mode);
   coll::Description desc{kind};
   desc.send.buf = sendbuf;
@@ -131,13 +156,14 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
   desc.recv.buf = recvbuf;
   desc.send.count = desc.recv.count = count;
   desc.op = op;
-  desc.root = root;
+  desc.root = coll_root(*c, root);
   // An identical earlier call was valid (its datatype object and predefined op are the same):
   // its plan again, without setting the reduction up anew.
   desc.send.type = desc.recv.type = lookup_datatype(dt);
   if (count > 0 && desc.send.type && call.reused(desc, request, &rc)) return rc;
   if ((rc = setup_reduction(fn, comm, call, size_t(count), dt, op, &desc)) != MPI_SUCCESS) return rc;
-  if (count > 0 && desc.recv.type->predefined && (!(in_place ? recvbuf : sendbuf) || (need_recv && !recvbuf)))
+  if (count > 0 && desc.recv.type->predefined &&
+      ((need_send && !(in_place ? recvbuf : sendbuf)) || (need_recv && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %zu", size_t(count));
   return call.run(desc, request);
 }
@@ -162,6 +188,8 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
     total += size_t(n);
   }
   const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && c->inter)
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid on an intercommunicator");
   CollCall call(fn, comm, c, mode);
   if ((rc = setup_reduction(fn, comm, call, total, dt, op, &desc)) != MPI_SUCCESS) return rc;
   const size_t mine = desc.counts[size_t(c->rank)];

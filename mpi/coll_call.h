@@ -66,6 +66,11 @@ struct WideArray {
 };
 using Counts = WideArray<MPI_Count>;
 using Displs = WideArray<MPI_Aint>;
+// MPI_ERR_COMM on an intercommunicator (Scan, Exscan, the neighbourhood collectives).
+int check_inter(const char* fn, MPI_Comm comm, const Comm& c);
+// The root as coll takes it: on an intercommunicator, MPI_ROOT and MPI_PROC_NULL become
+// coll::kRootHere and coll::kRootElsewhere (coll/inter/inter.h).
+int coll_root(const Comm& c, int root);
 
 }  // namespace weft::mpi
 

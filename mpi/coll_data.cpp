@@ -82,23 +82,29 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
   int rc = check_coll_call(fn, comm, mode, request, &c);
   if (rc == MPI_SUCCESS && rooted) rc = check_root(fn, comm, *c, root);
   if (rc != MPI_SUCCESS) return rc;
-  const int p = c->size, me = c->rank;
-  const bool is_root = me == root, scatter = kind == Collective::scatter;
+  // On an intercommunicator, blocks are per remote rank, and a rooted call's root is MPI_ROOT
+  // at the root, MPI_PROC_NULL in the rest of its group (which takes no part).
+  const int p = c->peer_count(), me = c->rank;
+  const bool is_root = c->inter ? root == MPI_ROOT : me == root, scatter = kind == Collective::scatter;
+  const bool idle = c->inter && rooted && root == MPI_PROC_NULL;
+  if (c->inter && (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE))
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid on an intercommunicator");
   if (rooted && (scatter ? recv : send).buf == MPI_IN_PLACE && !is_root)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
   // The blocks each side has at this rank; the root's side of a rooted call is checked first.
   const int all = rooted && !is_root ? -1 : p;
-  int send_blocks = kind == Collective::alltoall || scatter ? all : 1;
-  int recv_blocks = kind == Collective::gather || kind == Collective::allgather ? all : scatter ? 1 : p;
+  const int own = idle || (c->inter && is_root) ? -1 : 1;
+  int send_blocks = kind == Collective::alltoall || scatter ? all : own;
+  int recv_blocks = kind == Collective::gather || kind == Collective::allgather ? all : scatter ? own : p;
   if (scatter && recv.buf == MPI_IN_PLACE) recv_blocks = -1;
   if (!scatter && send.buf == MPI_IN_PLACE) send_blocks = -1;
   coll::Description d{kind};
-  d.root = rooted ? root : 0;
+  d.root = rooted ? coll_root(*c, root) : 0;
   if (scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc == MPI_SUCCESS) rc = side_of(fn, comm, recv, recv_blocks, &d.recv);
   if (rc == MPI_SUCCESS && !scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc != MPI_SUCCESS) return rc;
-  if (kind == Collective::allgather && !d.send.in_place) {
+  if (kind == Collective::allgather && !d.send.in_place && !c->inter) {
     const size_t sent = type_packed_size(d.send.type, size_t(send.count));
     const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[size_t(me)] : recv.count));
     if (sent != held)
@@ -131,6 +137,7 @@ int neighbor_call(const char* fn, CollMode mode, Collective kind, const SideSpec
                   const SideSpec& recv, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   int rc = check_coll_call(fn, comm, mode, request, &c);
+  if (rc == MPI_SUCCESS) rc = check_inter(fn, comm, *c);
   if (rc != MPI_SUCCESS) return rc;
   if (send.buf == MPI_IN_PLACE || recv.buf == MPI_IN_PLACE)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid in neighbourhood collectives");

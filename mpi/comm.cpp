@@ -7,6 +7,7 @@
 #include "coll_call.h"
 #include "pt2pt/completion.h"
 #include "pt2pt/stream_comm.h"
+#include "pt2pt/tag.h"
 #include "runtime/log.h"
 #include "runtime/rank_set.h"
 #include "state.h"
@@ -43,7 +44,11 @@ int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* ou
   e->comm.errhandler = eh;
   retain_errhandler(e->comm.errhandler);
   e->topo = std::move(topo);
-  WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, e->comm.size, e->comm.context_id);
+  if (e->comm.inter)
+    WEFT_INFO(Subsys::core, "%s: new intercommunicator of %d and %d ranks, context %u", fn, e->comm.size,
+              e->comm.peer_count(), e->comm.context_id);
+  else
+    WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, e->comm.size, e->comm.context_id);
   *out = register_comm(std::move(e));
   return MPI_SUCCESS;
 }
@@ -107,11 +112,23 @@ using namespace weft::mpi;
 namespace {
 
 
+int not_intra(const char* fn, MPI_Comm comm, const Comm& c) {
+  return raise(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator (an intracommunicator is required)",
+               c.label().c_str());
+}
+
 int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   CommEntry* e = lookup_comm_entry(comm);
   if (!e) return bad_comm(fn, comm);
   if (!newcomm) return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-  int rc = create_communicator(fn, comm, e->comm.world_ranks, e->topo, newcomm);
+  int rc;
+  if (e->comm.inter) {
+    Comm view;
+    Status s = coll::dup_intercomm(coll_context(e->comm), &g_state->context_ids, &view);
+    rc = wrap_comm(fn, comm, s, std::move(view), true, nullptr, newcomm);
+  } else {
+    rc = create_communicator(fn, comm, e->comm.world_ranks, e->topo, newcomm);
+  }
   if (rc != MPI_SUCCESS) return rc;
   CommEntry* ne = lookup_comm_entry(*newcomm);
   ne->info = e->info;
@@ -196,13 +213,17 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument 'color')", color);
   Comm view;
   bool member = false;
-  Status s = coll::split_comm(coll_context(*c), &g_state->context_ids, color, key, MPI_UNDEFINED, &view, &member);
+  Status s = c->inter ? coll::split_intercomm(coll_context(*c), &g_state->context_ids, color, key, MPI_UNDEFINED,
+                                              &view, &member)
+                      : coll::split_comm(coll_context(*c), &g_state->context_ids, color, key, MPI_UNDEFINED,
+                                         &view, &member);
   return wrap_comm("MPI_Comm_split", comm, s, std::move(view), member, nullptr, newcomm);
 }
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_split_type", comm, &c)) return rc;
+  if (c->inter) return not_intra("MPI_Comm_split_type", comm, *c);
   uint32_t node = 0;
   Status s = g_state->boot->node_of(c->world_rank(c->rank), &node);
   if (s != Status::ok) return raise_status(comm, s, "MPI_Comm_split_type");
@@ -236,12 +257,25 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   for (int w : g->world_ranks)
     if (std::find(c->world_ranks.begin(), c->world_ranks.end(), w) == c->world_ranks.end())
       return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "the group holds a process outside the communicator");
+  if (c->inter) {
+    // Each group names a subgroup of its own: a split into the members (keyed by their order
+    // in the group) and the rest.
+    const int me = c->world_rank(c->rank);
+    const auto at = std::find(g->world_ranks.begin(), g->world_ranks.end(), me);
+    const bool in = at != g->world_ranks.end();
+    Comm view;
+    bool member = false;
+    Status s = coll::split_intercomm(coll_context(*c), &g_state->context_ids, in ? 0 : MPI_UNDEFINED,
+                                     int(at - g->world_ranks.begin()), MPI_UNDEFINED, &view, &member);
+    return wrap_comm("MPI_Comm_create", comm, s, std::move(view), member, nullptr, newcomm);
+  }
   return create_communicator("MPI_Comm_create", comm, g->world_ranks, nullptr, newcomm);
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_create_group", comm, &c)) return rc;
+  if (c->inter) return not_intra("MPI_Comm_create_group", comm, *c);
   Group* g = lookup_group(group);
   if (!g) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "invalid group 0x%x", unsigned(group));
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_create_group", "newcomm is NULL");
@@ -274,31 +308,72 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   if (!b) return bad_comm("MPI_Comm_compare", comm2);
   if (!result) return raise(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
   if (comm1 == comm2) *result = MPI_IDENT;
+  else if (a->inter != b->inter) *result = MPI_UNEQUAL;
   else {
-    const SetMatch m = set_compare(a->world_ranks, b->world_ranks);
+    // Intercommunicators: both groups compared, the weaker answer wins.
+    SetMatch m = set_compare(a->world_ranks, b->world_ranks);
+    if (a->inter && m != SetMatch::unequal) {
+      const SetMatch r = set_compare(a->remote_world_ranks, b->remote_world_ranks);
+      if (r != SetMatch::identical) m = r;
+    }
     *result = m == SetMatch::identical ? MPI_CONGRUENT : m == SetMatch::similar ? MPI_SIMILAR : MPI_UNEQUAL;
   }
   return MPI_SUCCESS;
 }
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  WEFT_REQUIRE_INIT("MPI_Comm_test_inter");
-  if (!lookup_comm(comm)) return bad_comm("MPI_Comm_test_inter", comm);
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_test_inter", comm, &c)) return rc;
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-  *flag = 0;  // intercommunicators are not supported: every communicator is an intra one
+  *flag = c->inter;
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_remote_size(MPI_Comm comm, int*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_remote_size");
-  return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
-               "not an intercommunicator (intercommunicators are not supported yet)");
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_remote_size", comm, &c)) return rc;
+  if (!c->inter) return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "%s is not an intercommunicator", c->label().c_str());
+  if (!size) return raise(comm, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+  *size = c->peer_count();
+  return MPI_SUCCESS;
 }
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group*) {
-  WEFT_REQUIRE_INIT("MPI_Comm_remote_group");
-  return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
-               "not an intercommunicator (intercommunicators are not supported yet)");
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm* newintercomm) {
+  const char* fn = "MPI_Intercomm_create";
+  Comm* c;
+  if (int rc = comm_of(fn, local_comm, &c)) return rc;
+  if (c->inter) return not_intra(fn, local_comm, *c);
+  if (!newintercomm) return raise(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
+  if (local_leader < 0 || local_leader >= c->size)
+    return raise(local_comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'local_leader'; %s has %d ranks)",
+                 local_leader, c->label().c_str(), c->size);
+  if (tag < 0 || tag > tag::kMaxUserTag)
+    return raise(local_comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d)", tag, tag::kMaxUserTag);
+  Comm* peer = nullptr;
+  if (c->rank == local_leader) {  // peer_comm and remote_leader matter at the leader only
+    peer = lookup_comm(peer_comm);
+    if (!peer) return raise(local_comm, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'peer_comm')",
+                            unsigned(peer_comm));
+    if (remote_leader < 0 || remote_leader >= peer->peer_count())
+      return raise(local_comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'remote_leader'; %s has %d ranks)",
+                   remote_leader, peer->label().c_str(), peer->peer_count());
+  }
+  Comm view;
+  Status s = coll::make_intercomm(coll_context(*c), &g_state->context_ids, local_leader, peer ? *peer : *c,
+                                  remote_leader, tag, &view);
+  return wrap_comm(fn, local_comm, s, std::move(view), true, nullptr, newintercomm);
+}
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  const char* fn = "MPI_Intercomm_merge";
+  Comm* c;
+  if (int rc = comm_of(fn, intercomm, &c)) return rc;
+  if (!c->inter) return raise(intercomm, MPI_ERR_COMM, fn, "%s is not an intercommunicator", c->label().c_str());
+  if (!newintracomm) return raise(intercomm, MPI_ERR_ARG, fn, "newintracomm is NULL");
+  Comm view;
+  Status s = coll::merge_intercomm(coll_context(*c), &g_state->context_ids, high != 0, &view);
+  return wrap_comm(fn, intercomm, s, std::move(view), true, nullptr, newintracomm);
 }
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
@@ -323,5 +398,4 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 
 WEFT_PMPI_ALIASES(Comm_dup, Comm_dup_with_info, Comm_idup, Comm_idup_with_info, Comm_split, Comm_split_type,
                   Comm_create, Comm_create_group, Comm_free, Comm_disconnect, Comm_compare, Comm_test_inter,
-                  Comm_remote_size,
-                  Comm_remote_group, Comm_set_info, Comm_get_info)
+                  Comm_remote_size, Intercomm_create, Intercomm_merge, Comm_set_info, Comm_get_info)

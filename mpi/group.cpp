@@ -115,6 +115,14 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   return new_group(c->world_ranks, group);
 }
 
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  Comm* c;
+  if (int rc = comm_of("MPI_Comm_remote_group", comm, &c)) return rc;
+  if (!c->inter) return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "%s is not an intercommunicator", c->label().c_str());
+  if (!group) return raise(comm, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
+  return new_group(c->remote_world_ranks, group);
+}
+
 int PMPI_Group_size(MPI_Group group, int* size) {
   Group* g;
   if (int rc = group_of("MPI_Group_size", group, &g)) return rc;
@@ -209,6 +217,6 @@ int PMPI_Group_free(MPI_Group* group) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Comm_group, Group_size, Group_rank, Group_incl, Group_excl, Group_range_incl,
+WEFT_PMPI_ALIASES(Comm_group, Comm_remote_group, Group_size, Group_rank, Group_incl, Group_excl, Group_range_incl,
                   Group_range_excl, Group_union, Group_intersection, Group_difference,
                   Group_compare, Group_translate_ranks, Group_free)

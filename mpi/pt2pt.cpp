@@ -50,14 +50,14 @@ int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
                MPI_Comm comm, Message* m) {
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  const int size = m->comm->size;
+  const int size = m->comm->peer_count();
   if (dest == MPI_PROC_NULL) {
     m->peer = kNoPeer;
   } else if (dest < 0 || dest >= size) [[unlikely]] {
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'dest'; %s has %d ranks)",
                  dest, m->comm->label().c_str(), size);
   } else {
-    m->peer = m->comm->world_rank(dest);
+    m->peer = m->comm->peer_world_rank(dest);
   }
   if (tag < 0 || tag > tag::kMaxUserTag) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d)", tag,
@@ -70,13 +70,13 @@ int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
                MPI_Comm comm, Message* m) {
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
-  const int size = m->comm->size;
+  const int size = m->comm->peer_count();
   if (source == MPI_PROC_NULL) m->peer = kNoPeer;
   else if (source == MPI_ANY_SOURCE) m->peer = kAnyPeer;
   else if (source < 0 || source >= size) [[unlikely]]
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)",
                  source, m->comm->label().c_str(), size);
-  else m->peer = m->comm->world_rank(source);
+  else m->peer = m->comm->peer_world_rank(source);
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d or MPI_ANY_TAG)",
                  tag, tag::kMaxUserTag);

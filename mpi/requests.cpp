@@ -113,9 +113,9 @@ int probe_common(const char* fn, int source, int tag, MPI_Comm comm, int* flag,
                  MPI_Message* message, MPI_Status* status) {
   Comm* c = lookup_comm(comm);
   if (!c) return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
-  if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c->size))
+  if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c->peer_count()))
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)", source,
-                 c->label().c_str(), c->size);
+                 c->label().c_str(), c->peer_count());
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag))
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag')", tag);
   if (source == MPI_PROC_NULL) {

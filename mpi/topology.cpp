@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "coll/agreements.h"
+#include "coll_call.h"
 #include "state.h"
 
 using namespace weft;
@@ -63,6 +64,7 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
   const char* fn = "MPI_Cart_create";
   Comm* c;
   if (int rc = comm_of(fn, comm, &c)) return rc;
+  if (int rc = check_inter(fn, comm, *c)) return rc;
   if (ndims < 0) return raise(comm, MPI_ERR_DIMS, fn, "negative ndims %d", ndims);
   if (!comm_cart || (ndims > 0 && (!dims || !periods)))
     return raise(comm, MPI_ERR_ARG, fn, "dims, periods or comm_cart is NULL");
@@ -178,6 +180,7 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int indx[], const int edg
                       MPI_Comm* comm_graph) {
   Comm* c;
   if (int rc = comm_of("MPI_Graph_create", comm, &c)) return rc;
+  if (int rc = check_inter("MPI_Graph_create", comm, *c)) return rc;
   if (nnodes < 0 || nnodes > c->size)
     return raise(comm, MPI_ERR_ARG, "MPI_Graph_create", "nnodes %d outside 0..%d", nnodes, c->size);
   if (!comm_graph || (nnodes > 0 && (!indx || !edges)))
@@ -246,6 +249,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
                                     int, MPI_Comm* comm_dist_graph) {
   Comm* c;
   if (int rc = comm_of("MPI_Dist_graph_create_adjacent", comm, &c)) return rc;
+  if (int rc = check_inter("MPI_Dist_graph_create_adjacent", comm, *c)) return rc;
   if (indegree < 0 || outdegree < 0 || !comm_dist_graph)
     return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent", "negative degree or NULL comm_dist_graph");
   auto t = std::make_shared<Topology>();
@@ -271,6 +275,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
                            MPI_Comm* comm_dist_graph) {
   Comm* c;
   if (int rc = comm_of("MPI_Dist_graph_create", comm, &c)) return rc;
+  if (int rc = check_inter("MPI_Dist_graph_create", comm, *c)) return rc;
   if (n < 0 || !comm_dist_graph) return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_create", "negative n or NULL comm_dist_graph");
   const bool weighted = weights != MPI_UNWEIGHTED;
   std::vector<int64_t> mine;  // (source, dest, weight) triples

@@ -17,8 +17,6 @@ int unsupported(MPI_Comm comm, const char* fn) {
 // Each routine: X(name, the communicator its error is raised on, parameters).
 #define WEFT_UNSUPPORTED_ROUTINES(X) \
   X(Comm_spawn, comm, (const char*, char*[], int, MPI_Info, int, MPI_Comm comm, MPI_Comm*, int[])) \
-  X(Intercomm_create, local_comm, (MPI_Comm local_comm, int, MPI_Comm, int, int, MPI_Comm*)) \
-  X(Intercomm_merge, intercomm, (MPI_Comm intercomm, int, MPI_Comm*)) \
   X(Open_port, MPI_COMM_NULL, (MPI_Info, char*)) \
   X(Close_port, MPI_COMM_NULL, (const char*)) \
   X(Comm_accept, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \

@@ -53,6 +53,7 @@ int make_window(const char* fn, MPI_Comm comm, rma::Flavor flavor, void* base, M
   if (!g_running) [[unlikely]] return not_initialized(fn);
   Comm* c;
   if (int rc = check_coll_comm(fn, comm, &c); rc != MPI_SUCCESS) return rc;
+  if (int rc = check_inter(fn, comm, *c); rc != MPI_SUCCESS) return rc;
   if (!win || (flavor != rma::Flavor::create && flavor != rma::Flavor::dynamic && !baseptr))
     return raise(comm, MPI_ERR_ARG, fn, "%s is NULL", win ? "baseptr" : "win");
   if (size < 0) return raise(comm, MPI_ERR_SIZE, fn, "negative size %lld (argument 'size')", (long long)size);

@@ -1,6 +1,7 @@
 // A communicator as the transport and collective layers see it.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ struct Comm {
   mutable int failed_member = -1;
   mutable uint32_t failures_checked = 0;
 
+  // An intercommunicator: rank, size and world_ranks are the local group's; point-to-point
+  // ranks and the collectives' remote steps name the remote group (remote_world_ranks). Both
+  // groups share context_id; `local` is a view of the local group alone, on
+  // local_context(), for the steps among the local group.
+  bool inter = false;
+  std::vector<int> remote_world_ranks;
+  std::shared_ptr<Comm> local;
+
   // The name in logs and error messages: the one set (MPI_Comm_set_name, or a predefined
   // communicator's), else one made of the context id (MPI_Comm_get_name still returns "").
   std::string label() const { return name.empty() ? "communicator " + std::to_string(context_id) : name; }
@@ -41,6 +50,12 @@ struct Comm {
   uint32_t pt2pt_context() const { return context_id; }
   uint32_t coll_context() const { return context_id + 1; }
   int world_rank(int r) const { return world_ranks[size_t(r)]; }
+  // The ranks point-to-point names: the remote group's on an intercommunicator.
+  int peer_count() const { return inter ? int(remote_world_ranks.size()) : size; }
+  int peer_world_rank(int r) const { return inter ? remote_world_ranks[size_t(r)] : world_ranks[size_t(r)]; }
+  // Context ids above every pair's (kContextPairs * 2) belong to intercommunicators' local
+  // groups: local_context() and local_context() + 1 for the local group's own collectives.
+  uint32_t local_context() const { return (1u << 13) + context_id; }
 };
 
 }  // namespace weft

@@ -47,6 +47,21 @@ Comm member_view(uint32_t context, const std::vector<int>& world_ranks, int my_w
   return c;
 }
 
+Comm inter_view(uint32_t context, const std::vector<int>& local_world_ranks,
+                const std::vector<int>& remote_world_ranks, int my_world_rank) {
+  Comm c = member_view(context, local_world_ranks, my_world_rank);
+  c.inter = true;
+  c.remote_world_ranks = remote_world_ranks;
+  c.local = std::make_shared<Comm>(member_view(c.local_context(), local_world_ranks, my_world_rank));
+  return c;
+}
+
+bool merged_first(const std::vector<int>& local_world_ranks, bool local_high,
+                  const std::vector<int>& remote_world_ranks, bool remote_high) {
+  if (local_high != remote_high) return !local_high;
+  return local_world_ranks.front() < remote_world_ranks.front();
+}
+
 std::vector<int> split_members(const Comm& parent, const std::vector<int64_t>& table, int color) {
   std::vector<std::pair<int64_t, int>> order;  // (key, parent rank)
   for (int r = 0; r < parent.size; ++r)

@@ -25,6 +25,14 @@ struct ContextIds {
 // The view of a communicator of world_ranks on `context`, from the rank `my_world_rank` (one
 // of them: else rank is world_ranks.size()).
 Comm member_view(uint32_t context, const std::vector<int>& world_ranks, int my_world_rank);
+// The view of an intercommunicator on `context` from the rank my_world_rank of its local group
+// (local_world_ranks), with the view of the local group alone (Comm::local).
+Comm inter_view(uint32_t context, const std::vector<int>& local_world_ranks,
+                const std::vector<int>& remote_world_ranks, int my_world_rank);
+// MPI_Intercomm_merge's order: the group that passed high = false first; where both passed the
+// same, the group whose first member has the lower job rank.
+bool merged_first(const std::vector<int>& local_world_ranks, bool local_high,
+                  const std::vector<int>& remote_world_ranks, bool remote_high);
 // The members of `color`, ordered by key and then by parent rank, from the (color, key) pairs
 // of every rank of parent (table[2 r], table[2 r + 1]).
 std::vector<int> split_members(const Comm& parent, const std::vector<int64_t>& table, int color);

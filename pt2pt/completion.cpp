@@ -11,8 +11,8 @@ bool member_lost(Transport& t, const Comm& c, int source) {
   Bootstrap& b = t.boot();
   b.poll_local_liveness();
   if (b.failures_seen() == 0) return false;
-  if (source >= 0 && b.peer_failed(c.world_rank(source))) {
-    set_error_detail(Transport::failure_detail(&c, c.world_rank(source)) + " while being probed");
+  if (source >= 0 && b.peer_failed(c.peer_world_rank(source))) {
+    set_error_detail(Transport::failure_detail(&c, c.peer_world_rank(source)) + " while being probed");
     return true;
   }
   const int dead = t.failed_member(c);
