@@ -357,6 +357,12 @@ WEFT_MPI_FUNCTION(int, Type_create_subarray, (int ndims, const int array_of_size
                                               const int array_of_subsizes[],
                                               const int array_of_starts[], int order,
                                               MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_MPI_FUNCTION(int, Type_create_darray, (int size, int rank, int ndims,
+                                            const int array_of_gsizes[],
+                                            const int array_of_distribs[],
+                                            const int array_of_dargs[],
+                                            const int array_of_psizes[], int order,
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype))
 WEFT_MPI_FUNCTION(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 WEFT_MPI_FUNCTION(int, Type_commit, (MPI_Datatype *datatype))
 WEFT_MPI_FUNCTION(int, Type_free, (MPI_Datatype *datatype))
@@ -441,6 +447,7 @@ WEFT_MPI_FUNCTION(int, Add_error_string, (int errorcode, const char *string))
 
 /* -- Info objects -- */
 WEFT_MPI_FUNCTION(int, Info_create, (MPI_Info *info))
+WEFT_MPI_FUNCTION(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 WEFT_MPI_FUNCTION(int, Info_set, (MPI_Info info, const char *key, const char *value))
 WEFT_MPI_FUNCTION(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value,
                                   int *flag))
