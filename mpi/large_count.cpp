@@ -3,6 +3,19 @@
 // argument that does not is MPI_ERR_COUNT, never cut short) and calls the int form. The
 // point-to-point, collective, packing and reduction _c forms share their int forms' paths
 // (pt2pt.cpp, sendrecv.cpp, coll.cpp, coll_data.cpp, datatypes.cpp, ops.cpp).
+//
+// The datatype constructors keep their arguments as MPI_Type_get_contents returns them, in the
+// int array (num_large_counts is always 0), so their _c forms take what an int holds:
+//   - rejected above INT_MAX (or below INT_MIN): count, blocklength(s), the element-unit stride
+//     of MPI_Type_vector_c, the element-unit displacements of MPI_Type_indexed_c and
+//     MPI_Type_create_indexed_block_c, and the sizes, subsizes and starts of
+//     MPI_Type_create_subarray_c;
+//   - taken whole: byte strides and displacements (MPI_Type_create_hvector_c,
+//     MPI_Type_create_hindexed(_block)_c, MPI_Type_create_struct_c) and MPI_Type_create_resized_c's
+//     lb and extent, which are MPI_Aint-sized in both forms;
+//   - MPI_Type_contiguous_c takes any count (datatypes.cpp): a type's size, extent and packed
+//     size are 64-bit; its envelope has no large-count part, so MPI_Type_get_contents reports a
+//     count above INT_MAX cut to an int.
 #include <climits>
 #include <vector>
 
