@@ -1,6 +1,7 @@
 /* MPI_Info_create_env (MPI 4.0): the same object before MPI_Init, after it and after
  * MPI_Finalize; "command" and "argv" from the arguments given, "wdir" the working directory,
  * "host" the node's name. */
+#define _DEFAULT_SOURCE /* gethostname under -std=c11 */
 #include "common.h"
 
 #include <unistd.h>
