@@ -4,6 +4,7 @@
 // bytes the elements occupy (the guard bytes around them and the gaps between them stay as they
 // were), and for types whose every basic element is converted by byte order alone (no integer
 // resizing, no x87 long double), packing the result again gives back the same bytes.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -43,9 +44,14 @@ struct Types {
     const Datatype* with_long[3] = {&i64_long, &f80, &i32};
     add(type_struct(3, bl, disps, with_long), false);
     add(type_hvector(3, 2, -24, &f64), true);                 // negative stride
-    add(type_resized(type_hvector(2, 1, 12, &cf32), -8, 40), true);  // resized around a gap
+    Datatype* gapped = type_hvector(2, 1, 12, &cf32);
+    add(type_resized(gapped, -8, 40), true);  // resized around a gap
+    type_release(gapped);                     // the resized type holds its own reference
     const size_t sizes[2] = {4, 5}, subs[2] = {2, 3}, starts[2] = {1, 2};
     add(type_subarray(2, sizes, subs, starts, false, &int_int), true);
+  }
+  ~Types() {
+    for (const Case& c : cases) type_release(c.type);  // a no-op for the predefined ones
   }
   void add(Datatype* d, bool exact) {
     d->committed = true;
