@@ -86,7 +86,7 @@ Datatype* make_darray(size_t rank, const std::vector<DarrayDim>& dims, bool fort
       types.push_back(p.type);
     }
     Datatype* blocks = type_struct(parts.size(), counts.data(), disps.data(), types.data());
-    Datatype* dim = type_resized(blocks, inner->lb, ptrdiff_t(dims[i].gsize) * inner->extent);
+    Datatype* dim = type_resized(blocks, 0, ptrdiff_t(dims[i].gsize) * inner->extent);
     type_release(blocks);  // dim holds its own reference
     type_release(vector);
     type_release(inner);

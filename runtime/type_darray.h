@@ -20,7 +20,8 @@ struct DarrayDim {
 
 // The elements of oldtype that `rank` holds, in a grid of processes numbered in row-major order
 // (as MPI_Cart_create numbers them, whatever the array's order). fortran_order: dimension 0 of
-// the array varies fastest. Lower bound oldtype's, extent the whole global array's. Arguments
+// the array varies fastest. Lower bound 0 and extent the whole global array's, as a subarray's
+// (MPICH's too), whatever oldtype's lower bound. Arguments
 // are valid (the MPI layer checks them: the grid's size is the product of the psizes, a block
 // distribution's darg * psize covers gsize, a dimension not distributed has psize 1). `ints`:
 // the MPI arguments, recorded for MPI_Type_get_contents (combiner darray, one datatype: old).

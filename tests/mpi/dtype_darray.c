@@ -146,6 +146,28 @@ int main(int argc, char **argv)
     for (int i = t_rank; i < ncases; i += t_size)
         check_case(&cases[i], i);
 
+    /* An oldtype with a lower bound of its own: the darray's bounds are still 0 and the whole
+     * array, and element j of the array is the int at j * 8. */
+    {
+        MPI_Datatype slot, t2;
+        MPI_Aint lb, extent;
+        int gs6[1] = {6}, blk[1] = {MPI_DISTRIBUTE_BLOCK}, dflt[1] = {MPI_DISTRIBUTE_DFLT_DARG}, two[1] = {2};
+        int slots[12], got[4] = {0, 0, 0, 0}, pos = 0;
+        for (int i = 0; i < 12; i++)
+            slots[i] = i % 2 ? -1 : 100 + i / 2;
+        MPI_OK(MPI_Type_create_resized(MPI_INT, -4, 8, &slot));
+        MPI_OK(MPI_Type_create_darray(2, 1, 1, gs6, blk, dflt, two, MPI_ORDER_C, slot, &t2));
+        MPI_OK(MPI_Type_commit(&t2));
+        MPI_OK(MPI_Type_get_extent(t2, &lb, &extent));
+        CHECK(lb == 0 && extent == 48, "darray of a resized int: lb %ld extent %ld, expected 0 and 48", (long)lb,
+              (long)extent);
+        MPI_OK(MPI_Pack(slots, 1, t2, got, (int)sizeof got, &pos, MPI_COMM_SELF));
+        CHECK(pos == 12 && got[0] == 103 && got[1] == 104 && got[2] == 105,
+              "darray of a resized int packed %d bytes: %d %d %d", pos, got[0], got[1], got[2]);
+        MPI_OK(MPI_Type_free(&t2));
+        MPI_OK(MPI_Type_free(&slot));
+    }
+
     /* Arguments MPI does not allow. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Datatype t;
