@@ -238,17 +238,6 @@ int not_initialized(const char* fn) {
   _exit(1);
 }
 
-}  // namespace weft::mpi
-
-using namespace weft;
-using namespace weft::mpi;
-
-namespace {
-
-}  // namespace
-
-namespace weft::mpi {
-
 // Whether the runtime has never been started: the handle-only state (handle_state) serves the
 // calls MPI allows before initialisation.
 bool before_first_init() { return !g_running && (!g_state || !g_state->boot); }
@@ -267,6 +256,9 @@ int create_errhandler(const char* fn, MPI_Comm_errhandler_function* function, bo
 }
 
 }  // namespace weft::mpi
+
+using namespace weft;
+using namespace weft::mpi;
 
 namespace {
 
