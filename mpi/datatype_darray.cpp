@@ -68,7 +68,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
   if (procs != size)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "the product of array_of_psizes is not size %d", size);
   const Datatype* old = lookup_datatype(oldtype);
-  if (!old) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'oldtype')", unsigned(oldtype));
+  if (!old)
+    return raise(MPI_COMM_NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x (argument 'oldtype')", unsigned(oldtype));
   if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
   std::vector<int64_t> ints{size, rank, ndims};
   for (const int* a : {array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes})

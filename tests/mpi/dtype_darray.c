@@ -168,6 +168,32 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Type_free(&slot));
     }
 
+    /* The large-count form: the same type from MPI_Count global sizes; one that does not fit an
+     * int is refused (MPI_ERR_COUNT). */
+    {
+        MPI_Datatype a, b;
+        int gs2[2] = {9, 6}, dist2[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
+        int darg2[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps2[2] = {2, 3};
+        MPI_Count gsc[2] = {9, 6}, huge[2] = {(MPI_Count)1 << 33, 6};
+        int src[54], pa[54], pb[54], sa = 0, sb = 0;
+        for (int i = 0; i < 54; i++)
+            src[i] = 7 * i + 1;
+        MPI_OK(MPI_Type_create_darray(6, 4, 2, gs2, dist2, darg2, ps2, MPI_ORDER_FORTRAN, MPI_INT, &a));
+        MPI_OK(MPI_Type_create_darray_c(6, 4, 2, gsc, dist2, darg2, ps2, MPI_ORDER_FORTRAN, MPI_INT, &b));
+        MPI_OK(MPI_Type_commit(&a));
+        MPI_OK(MPI_Type_commit(&b));
+        MPI_OK(MPI_Pack(src, 1, a, pa, (int)sizeof pa, &sa, MPI_COMM_SELF));
+        MPI_OK(MPI_Pack(src, 1, b, pb, (int)sizeof pb, &sb, MPI_COMM_SELF));
+        CHECK(sa == sb && sa > 0 && memcmp(pa, pb, (size_t)sa) == 0,
+              "MPI_Type_create_darray_c packs %d bytes, the int form %d", sb, sa);
+        MPI_OK(MPI_Type_free(&a));
+        MPI_OK(MPI_Type_free(&b));
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int rc = MPI_Type_create_darray_c(6, 4, 2, huge, dist2, darg2, ps2, MPI_ORDER_C, MPI_INT, &b), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_COUNT, "a global size of 2^33 gave error class %d, expected MPI_ERR_COUNT", cls);
+    }
+
     /* Arguments MPI does not allow. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Datatype t;
