@@ -153,12 +153,12 @@ typedef struct MPI_Status {
 #define MPI_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001022)
 #define MPI_2DOUBLE_PRECISION   ((MPI_Datatype)0x4c001023)
 
-/* Fortran size-specific types (INTEGER*16 is not available) */
+/* Fortran size-specific types */
 #define MPI_INTEGER1            ((MPI_Datatype)0x4c00012d)
 #define MPI_INTEGER2            ((MPI_Datatype)0x4c00022f)
 #define MPI_INTEGER4            ((MPI_Datatype)0x4c000430)
 #define MPI_INTEGER8            ((MPI_Datatype)0x4c000831)
-#define MPI_INTEGER16           MPI_DATATYPE_NULL
+#define MPI_INTEGER16           ((MPI_Datatype)0x4c001032)
 #define MPI_REAL4               ((MPI_Datatype)0x4c000427)
 #define MPI_REAL8               ((MPI_Datatype)0x4c000829)
 #define MPI_REAL16              ((MPI_Datatype)0x4c00102b)

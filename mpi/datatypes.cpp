@@ -65,6 +65,7 @@ const Builtin kBuiltins[] = {
     {MPI_INTEGER2, "MPI_INTEGER2", BasicType::i16, 2},
     {MPI_INTEGER4, "MPI_INTEGER4", BasicType::i32, 4},
     {MPI_INTEGER8, "MPI_INTEGER8", BasicType::i64, 8},
+    {MPI_INTEGER16, "MPI_INTEGER16", BasicType::none, 16},  // no 16-byte integer reductions
     {MPI_INT8_T, "MPI_INT8_T", BasicType::i8, 1},
     {MPI_INT16_T, "MPI_INT16_T", BasicType::i16, 2},
     {MPI_INT32_T, "MPI_INT32_T", BasicType::i32, 4},
@@ -145,16 +146,19 @@ Datatype* lookup_mutable(MPI_Datatype h) {
   return nullptr;
 }
 
-// A new handle owning one reference to d (taken over from the caller).
-MPI_Datatype new_handle(Datatype* d) {
+}  // namespace
+
+MPI_Datatype new_datatype_handle(Datatype* d) {
   return handle::make(handle::direct, handle::datatype, kFirstDerived + derived().add(d));
 }
+
+namespace {
 
 // The handle of a datatype argument MPI_Type_get_contents returns: a predefined type's own
 // handle, else a new handle owning the reference the caller got (the caller frees it).
 MPI_Datatype handle_of(const Datatype* d) {
   Tables& t = tables();
-  if (!d->predefined) return new_handle(const_cast<Datatype*>(d));
+  if (!d->predefined) return new_datatype_handle(const_cast<Datatype*>(d));
   if (d >= &t.pairs[0] && d < &t.pairs[5]) return handle::make(handle::direct, handle::datatype, uint32_t(d - &t.pairs[0]));
   return t.handle_of[d - &t.by_index[0]];
 }
@@ -239,7 +243,7 @@ int check_blocks(const char* fn, int count, const int* bl, const void* displacem
 
 // A constructor's result: a new handle owning d's reference.
 int publish(Datatype* d, MPI_Datatype* newtype) {
-  *newtype = new_handle(d);
+  *newtype = new_datatype_handle(d);
   return MPI_SUCCESS;
 }
 
@@ -248,8 +252,9 @@ int combiner_value(Combiner c) {
       MPI_COMBINER_NAMED,          MPI_COMBINER_DUP,           MPI_COMBINER_CONTIGUOUS,     MPI_COMBINER_VECTOR,
       MPI_COMBINER_HVECTOR,        MPI_COMBINER_INDEXED,       MPI_COMBINER_HINDEXED,       MPI_COMBINER_INDEXED_BLOCK,
       MPI_COMBINER_HINDEXED_BLOCK, MPI_COMBINER_STRUCT,        MPI_COMBINER_SUBARRAY,       MPI_COMBINER_RESIZED,
-      MPI_COMBINER_HVECTOR_INTEGER, MPI_COMBINER_HINDEXED_INTEGER, MPI_COMBINER_STRUCT_INTEGER};
-  static_assert(std::size(kValue) == size_t(Combiner::struct_integer) + 1);
+      MPI_COMBINER_HVECTOR_INTEGER, MPI_COMBINER_HINDEXED_INTEGER, MPI_COMBINER_STRUCT_INTEGER,
+      MPI_COMBINER_DARRAY};
+  static_assert(std::size(kValue) == size_t(Combiner::darray) + 1);
   return kValue[size_t(c)];
 }
 

@@ -238,24 +238,29 @@ int not_initialized(const char* fn) {
   _exit(1);
 }
 
+// Whether the runtime has never been started: the handle-only state (handle_state) serves the
+// calls MPI allows before initialisation.
+bool before_first_init() { return !g_running && (!g_state || !g_state->boot); }
+
+int create_errhandler(const char* fn, MPI_Comm_errhandler_function* function, bool for_windows,
+                      MPI_Errhandler* errhandler, bool before_init) {
+  if (!(before_init && before_first_init())) WEFT_REQUIRE_INIT(fn);
+  if (!function || !errhandler) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "function or errhandler is NULL");
+  auto eh = std::make_unique<Errhandler>();
+  eh->fn = function;
+  eh->for_windows = for_windows;
+  State& state = handle_state();
+  state.errhandlers.push_back(std::move(eh));
+  *errhandler = handle::make(handle::direct, handle::errhandler, uint32_t(state.errhandlers.size() - 1));
+  return MPI_SUCCESS;
+}
+
 }  // namespace weft::mpi
 
 using namespace weft;
 using namespace weft::mpi;
 
 namespace {
-
-int create_errhandler(const char* fn, MPI_Comm_errhandler_function* function, bool for_windows,
-                      MPI_Errhandler* errhandler) {
-  WEFT_REQUIRE_INIT(fn);
-  if (!function || !errhandler) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "function or errhandler is NULL");
-  auto eh = std::make_unique<Errhandler>();
-  eh->fn = function;
-  eh->for_windows = for_windows;
-  g_state->errhandlers.push_back(std::move(eh));
-  *errhandler = handle::make(handle::direct, handle::errhandler, uint32_t(g_state->errhandlers.size() - 1));
-  return MPI_SUCCESS;
-}
 
 // A predefined handler, or a live one made for this kind of object.
 bool valid_errhandler(MPI_Errhandler eh, bool for_windows) {
@@ -394,7 +399,8 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  WEFT_REQUIRE_INIT("MPI_Errhandler_free");
+  if (!before_first_init()) WEFT_REQUIRE_INIT("MPI_Errhandler_free");  // MPI-4.0 allows it before
+  handle_state();
   if (!errhandler || (!valid_errhandler(*errhandler, false) && !valid_errhandler(*errhandler, true)))
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
   release_errhandler(*errhandler);

@@ -1,6 +1,7 @@
 // Info objects: ordered (key, value) string pairs; MPI_INFO_ENV describes this process.
 #include <cstring>
 
+#include "runtime/launch_env.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -86,6 +87,15 @@ int PMPI_Info_create(MPI_Info* info) {
   return MPI_SUCCESS;
 }
 
+// MPI 4.0: callable before MPI_Init and after MPI_Finalize; the keys that do not depend on
+// initialisation, so the object is the same at every point of the process's life.
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
+  auto entries = std::make_unique<InfoEntries>(launch_environment(argc, argv));
+  *info = handle::make(handle::direct, handle::info, info_table().add(std::move(entries)));
+  return MPI_SUCCESS;
+}
+
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_set", info, key, &e, true)) return rc;
@@ -165,5 +175,5 @@ int PMPI_Info_free(MPI_Info* info) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Info_create, Info_set, Info_get, Info_get_valuelen, Info_get_string,
+WEFT_PMPI_ALIASES(Info_create, Info_create_env, Info_set, Info_get, Info_get_valuelen, Info_get_string,
                   Info_get_nkeys, Info_get_nthkey, Info_delete, Info_dup, Info_free)

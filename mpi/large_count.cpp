@@ -3,6 +3,19 @@
 // argument that does not is MPI_ERR_COUNT, never cut short) and calls the int form. The
 // point-to-point, collective, packing and reduction _c forms share their int forms' paths
 // (pt2pt.cpp, sendrecv.cpp, coll.cpp, coll_data.cpp, datatypes.cpp, ops.cpp).
+//
+// The datatype constructors keep their arguments as MPI_Type_get_contents returns them, in the
+// int array (num_large_counts is always 0), so their _c forms take what an int holds:
+//   - rejected above INT_MAX (or below INT_MIN): count, blocklength(s), the element-unit stride
+//     of MPI_Type_vector_c, the element-unit displacements of MPI_Type_indexed_c and
+//     MPI_Type_create_indexed_block_c, the sizes, subsizes and starts of
+//     MPI_Type_create_subarray_c and the gsizes of MPI_Type_create_darray_c;
+//   - taken whole: byte strides and displacements (MPI_Type_create_hvector_c,
+//     MPI_Type_create_hindexed(_block)_c, MPI_Type_create_struct_c) and MPI_Type_create_resized_c's
+//     lb and extent, which are MPI_Aint-sized in both forms;
+//   - MPI_Type_contiguous_c takes any count (datatypes.cpp): a type's size, extent and packed
+//     size are 64-bit; its envelope has no large-count part, so MPI_Type_get_contents reports a
+//     count above INT_MAX cut to an int.
 #include <climits>
 #include <vector>
 
@@ -163,6 +176,16 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
                                    order, oldtype, newtype);
 }
 
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+                              int order, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  std::vector<int> gsizes;
+  if (int rc = narrow_array("MPI_Type_create_darray_c", array_of_gsizes, ndims, "array_of_gsizes", &gsizes))
+    return rc;
+  return PMPI_Type_create_darray(size, rank, ndims, data_or_null(array_of_gsizes, gsizes), array_of_distribs,
+                                 array_of_dargs, array_of_psizes, order, oldtype, newtype);
+}
+
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype) {
   return PMPI_Type_create_resized(oldtype, MPI_Aint(lb), MPI_Aint(extent), newtype);
 }
@@ -235,6 +258,6 @@ int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message*
 
 WEFT_PMPI_ALIASES(Type_vector_c, Type_create_hvector_c, Type_indexed_c, Type_create_hindexed_c,
                   Type_create_indexed_block_c, Type_create_hindexed_block_c, Type_create_struct_c,
-                  Type_create_subarray_c, Type_create_resized_c, Type_size_c, Type_get_extent_c,
+                  Type_create_subarray_c, Type_create_darray_c, Type_create_resized_c, Type_size_c, Type_get_extent_c,
                   Type_get_true_extent_c, Type_get_envelope_c, Type_get_contents_c, Get_count_c, Get_elements_c,
                   Status_set_elements_c, Imrecv_c, Mrecv_c)

@@ -247,7 +247,9 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* fn, MPI_Errhandler* errhandler) {
   // The handler is called as a communicator's is: its first argument points to the handle.
-  return PMPI_Comm_create_errhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(fn), errhandler);
+  // MPI-4.0 allows it before MPI_Session_init, which takes the handler.
+  return create_errhandler("MPI_Session_create_errhandler", reinterpret_cast<MPI_Comm_errhandler_function*>(fn),
+                           false, errhandler, true);
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {

@@ -177,6 +177,12 @@ State& handle_state();
 SessionEntry* lookup_session(MPI_Session h);
 // A valid error handler argument: predefined or a live user handler.
 bool valid_errhandler(MPI_Errhandler eh);
+// Whether the runtime has never been started (the calls MPI allows before initialisation).
+bool before_first_init();
+// A new user error handler; before_init: the call is one MPI allows before initialisation
+// (MPI_Session_create_errhandler).
+int create_errhandler(const char* fn, MPI_Comm_errhandler_function* function, bool for_windows,
+                      MPI_Errhandler* errhandler, bool before_init = false);
 // An error raised on an object that is no communicator (a session, or a call that takes its
 // error handler as an argument): the message logged and carried by the code, handler eh
 // invoked with the object's handle; returns the code.
@@ -195,6 +201,8 @@ int delete_all_attributes(MPI_Comm comm);
 int copy_type_attributes(MPI_Datatype from, MPI_Datatype to);
 int delete_type_attributes(MPI_Datatype type);
 const Datatype* lookup_datatype(MPI_Datatype h);
+// A new derived datatype handle owning one reference to d (taken over from the caller).
+MPI_Datatype new_datatype_handle(Datatype* d);
 // Validates a datatype argument of a communication call: valid handle and committed
 // (MPI_ERR_TYPE otherwise, raised on comm with a message naming `arg`). MPI_SUCCESS or the
 // error code.

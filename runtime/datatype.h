@@ -46,6 +46,7 @@ enum class Combiner : uint8_t {
   named, dup, contiguous, vector, hvector, indexed, hindexed, indexed_block, hindexed_block,
   struct_, subarray, resized,
   hvector_integer, hindexed_integer, struct_integer,  // deprecated MPI-1 constructors
+  darray,
 };
 
 struct TypeLoop;  // typemap.h

@@ -87,6 +87,14 @@
                     (Count count, Count blocklength, const HDispl array_of_displacements[], \
                      MPI_Datatype oldtype, MPI_Datatype *newtype))
 
+/* MPI_Type_create_darray with global sizes of type Count, named with the suffix c. */
+#define WEFT_DARRAY(c, Count)                                                                  \
+  WEFT_MPI_FUNCTION(int, Type_create_darray##c,                                               \
+                    (int size, int rank, int ndims, const Count array_of_gsizes[],            \
+                     const int array_of_distribs[], const int array_of_dargs[],               \
+                     const int array_of_psizes[], int order, MPI_Datatype oldtype,            \
+                     MPI_Datatype *newtype))
+
 /* The five attribute routines of a kind of object (communicators, windows, datatypes):
  * WEFT_ATTR_ROUTINES(Kind, handle parameter) declares Kind_create_keyval,
  * Kind_free_keyval, Kind_set_attr, Kind_get_attr and Kind_delete_attr. */
@@ -361,6 +369,7 @@ WEFT_MPI_FUNCTION(int, Type_create_subarray, (int ndims, const int array_of_size
                                               const int array_of_subsizes[],
                                               const int array_of_starts[], int order,
                                               MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_DARRAY(, int)
 WEFT_MPI_FUNCTION(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 WEFT_MPI_FUNCTION(int, Type_commit, (MPI_Datatype *datatype))
 WEFT_MPI_FUNCTION(int, Type_free, (MPI_Datatype *datatype))
@@ -445,6 +454,7 @@ WEFT_MPI_FUNCTION(int, Add_error_string, (int errorcode, const char *string))
 
 /* -- Info objects -- */
 WEFT_MPI_FUNCTION(int, Info_create, (MPI_Info *info))
+WEFT_MPI_FUNCTION(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 WEFT_MPI_FUNCTION(int, Info_set, (MPI_Info info, const char *key, const char *value))
 WEFT_MPI_FUNCTION(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value,
                                   int *flag))
@@ -657,6 +667,7 @@ WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK
 #undef WEFT_SENDRECV_REPLACE_PARAMS
 #undef WEFT_COLLECTIVE
 #undef WEFT_BLOCK_INDEXED
+#undef WEFT_DARRAY
 #undef WEFT_NEIGHBOR_COLLECTIVES
 #undef WEFT_ATTR_ROUTINES
 #undef WEFT_BCAST_PARAMS

@@ -129,6 +129,7 @@ WEFT_MPI_FUNCTION(int, Type_create_subarray_c, (int ndims, const MPI_Count array
                                                 const MPI_Count array_of_subsizes[],
                                                 const MPI_Count array_of_starts[], int order,
                                                 MPI_Datatype oldtype, MPI_Datatype *newtype))
+WEFT_DARRAY(_c, MPI_Count)
 WEFT_MPI_FUNCTION(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
                                                MPI_Count extent, MPI_Datatype *newtype))
 WEFT_MPI_FUNCTION(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype,

@@ -480,12 +480,39 @@ static void free_while_pending(void)
     }
 }
 
+/* MPI_INTEGER16, a 16-byte Fortran integer: its name, size and extent, and 3 of them around the
+ * ring, every byte checked. */
+static void integer16(void)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0, size = 0;
+    MPI_Aint lb = -1, extent = 0;
+    CHECK(MPI_INTEGER16 != MPI_DATATYPE_NULL, "MPI_INTEGER16 is MPI_DATATYPE_NULL");
+    MPI_OK(MPI_Type_get_name(MPI_INTEGER16, name, &len));
+    CHECK(strcmp(name, "MPI_INTEGER16") == 0 && len == 13, "MPI_INTEGER16 is named '%s' (%d)", name, len);
+    MPI_OK(MPI_Type_size(MPI_INTEGER16, &size));
+    MPI_OK(MPI_Type_get_extent(MPI_INTEGER16, &lb, &extent));
+    CHECK(size == 16 && lb == 0 && extent == 16, "MPI_INTEGER16: size %d lb %ld extent %ld", size, (long)lb,
+          (long)extent);
+    unsigned char out[48], in[48];
+    t_fill(out, sizeof out, 16, (uint32_t)t_rank, 0);
+    memset(in, 0, sizeof in);
+    MPI_Status st;
+    MPI_OK(MPI_Sendrecv(out, 3, MPI_INTEGER16, right, 16, in, 3, MPI_INTEGER16, left, 16, MPI_COMM_WORLD, &st));
+    int n = -1;
+    MPI_OK(MPI_Get_count(&st, MPI_INTEGER16, &n));
+    CHECK_EQ_INT(n, 3, "MPI_Get_count of MPI_INTEGER16");
+    for (size_t i = 0; i < sizeof in; i++)
+        CHECK(in[i] == t_pat(16, (uint32_t)left, 0, i), "MPI_INTEGER16 byte %zu", i);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "dtype");
     right = (t_rank + 1) % t_size;
     left = (t_rank + t_size - 1) % t_size;
     tcase *c;
+    integer16();
 
     /* contiguous(5, INT) */
     c = newcase("contiguous", MPI_COMBINER_CONTIGUOUS);
