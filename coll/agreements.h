@@ -14,6 +14,9 @@ namespace weft::coll {
 // Context pairs 0, 1 and 2 are MPI_COMM_WORLD's, MPI_COMM_SELF's and the group-creation
 // channel's (make_comm_among).
 inline constexpr uint32_t kReservedPairs = 3;
+// The context of a duplicate whose members are still agreeing on its own (MPI_Comm_idup): the
+// group-creation channel's, which no communicator frees.
+inline constexpr uint32_t kPendingContext = 4;
 
 // This rank's view of world_ranks (this rank one of them) on `context`, with the members' nodes
 // from the bootstrap.
