@@ -226,10 +226,10 @@ void complete_idup(const char* fn, MPI_Comm h, uint64_t serial, Comm&& view) {
 // without blocking (coll/dup_agreement.h), which completes the request.
 int idup(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   CommEntry* e = lookup_comm_entry(comm);
   if (!e) return bad_comm(fn, comm);
   if (!newcomm) return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   auto pending = std::make_unique<CommEntry>();
   pending->comm.context_id = coll::kPendingContext;
   pending->comm.errhandler = e->comm.errhandler;
