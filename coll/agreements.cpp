@@ -11,9 +11,6 @@ namespace weft::coll {
 
 namespace {
 
-// The group-creation channel: context pair 2.
-constexpr uint32_t kGroupCreationContext = 4;
-
 // The lowest context pair free on every rank of ctx.comm, taken from *ids: its first id.
 Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context) {
   ContextIds agreed = ids->blocking();

@@ -14,9 +14,13 @@ namespace weft::coll {
 // Context pairs 0, 1 and 2 are MPI_COMM_WORLD's, MPI_COMM_SELF's and the group-creation
 // channel's (make_comm_among).
 inline constexpr uint32_t kReservedPairs = 3;
+// The group-creation channel's first context id (pair 2): its collective context carries the
+// agreements among a group's members, its point-to-point context the leaders' messages of
+// MPI_Intercomm_create_from_groups.
+inline constexpr uint32_t kGroupCreationContext = 4;
 // The context of a duplicate whose members are still agreeing on its own (MPI_Comm_idup): the
 // group-creation channel's, which no communicator frees.
-inline constexpr uint32_t kPendingContext = 4;
+inline constexpr uint32_t kPendingContext = kGroupCreationContext;
 
 // This rank's view of world_ranks (this rank one of them) on `context`, with the members' nodes
 // from the bootstrap.
@@ -44,6 +48,12 @@ Status split_comm(const CollContext& ctx, ContextIds* ids, int color, int key, i
 // context under `tag`.
 Status make_intercomm(const CollContext& ctx, ContextIds* ids, int local_leader, const Comm& peer, int remote_leader,
                       int tag, Comm* out);
+// MPI_Intercomm_create_from_groups, by every member of the local group (local_world_ranks, this
+// rank one of them) alone: they agree over a view of themselves on the group-creation channel,
+// and the leader (local_leader, a rank of the local group) meets the remote leader (job rank
+// remote_leader_world_rank) on the channel's point-to-point context under `tag`.
+Status make_intercomm_from_groups(const CollContext& world, ContextIds* ids, const std::vector<int>& local_world_ranks,
+                                  int local_leader, int remote_leader_world_rank, int tag, Comm* out);
 // MPI_Intercomm_merge on the intercommunicator ctx.comm: the intracommunicator of both groups,
 // the group of the ranks that passed high = false first (merged_first).
 Status merge_intercomm(const CollContext& ctx, ContextIds* ids, bool high, Comm* out);

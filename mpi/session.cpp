@@ -1,13 +1,15 @@
 // Sessions (MPI-4.0): MPI_Session_init and MPI_Session_finalize share the runtime with the world
 // model (init.cpp: the first start brings it up, the last finish tears it down); the process
 // sets (pt2pt/psets.h), their groups and info; the sessions' error handlers; and
-// MPI_Comm_create_from_group, whose members agree a context pair among themselves.
+// MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups, whose members agree a context
+// pair among themselves.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "coll/agreements.h"
 #include "pt2pt/psets.h"
+#include "pt2pt/tag.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -195,6 +197,54 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
   return MPI_SUCCESS;
 }
 
+// The leaders' tag: the same stringtag gives the same tag on both sides.
+static int tag_of_stringtag(const char* stringtag) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (const char* p = stringtag; *p; ++p) h = (h ^ uint8_t(*p)) * 16777619u;
+  return int(h % uint32_t(tag::kMaxUserTag + 1));
+}
+
+// Both groups' members call it, each with its own group first; the groups are disjoint. The
+// local group agrees among itself on the group-creation channel and its leader meets the remote
+// leader there, as MPI_Intercomm_create's leaders meet on the peer communicator.
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                      int remote_leader, const char* stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm* newintercomm) {
+  const char* fn = "MPI_Intercomm_create_from_groups";
+  WEFT_REQUIRE_INIT(fn);
+  const MPI_Errhandler eh = valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
+  auto fail = [&](int cls, const std::string& d) { return raise_on(eh, MPI_COMM_NULL, "MPI_COMM_NULL", cls, fn, d); };
+  if (!valid_errhandler(errhandler)) return fail(MPI_ERR_ARG, "invalid errhandler");
+  const Group* local = lookup_group(local_group);
+  const Group* remote = lookup_group(remote_group);
+  if (!local || local_group == MPI_GROUP_EMPTY) return fail(MPI_ERR_GROUP, "invalid group (argument 'local_group')");
+  if (!remote || remote_group == MPI_GROUP_EMPTY) return fail(MPI_ERR_GROUP, "invalid group (argument 'remote_group')");
+  if (local_leader < 0 || size_t(local_leader) >= local->world_ranks.size())
+    return fail(MPI_ERR_RANK, "invalid rank " + std::to_string(local_leader) + " (argument 'local_leader')");
+  if (remote_leader < 0 || size_t(remote_leader) >= remote->world_ranks.size())
+    return fail(MPI_ERR_RANK, "invalid rank " + std::to_string(remote_leader) + " (argument 'remote_leader')");
+  if (!stringtag) return fail(MPI_ERR_ARG, "stringtag is NULL");
+  if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
+    return fail(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1");
+  if (info != MPI_INFO_NULL && !lookup_info(info)) return fail(MPI_ERR_INFO, "invalid info");
+  if (!newintercomm) return fail(MPI_ERR_ARG, "newintercomm is NULL");
+  const Comm& world = *lookup_comm(MPI_COMM_WORLD);
+  const std::vector<int>& mine = local->world_ranks;
+  if (std::find(mine.begin(), mine.end(), world.rank) == mine.end())
+    return fail(MPI_ERR_GROUP, "this process is not in local_group");
+  for (int r : remote->world_ranks)
+    if (std::find(mine.begin(), mine.end(), r) != mine.end())
+      return fail(MPI_ERR_GROUP, "local_group and remote_group share job rank " + std::to_string(r));
+  Comm view;
+  const Status st = coll::make_intercomm_from_groups(coll_context(world), &g_state->context_ids, mine, local_leader,
+                                                     remote->world_ranks[size_t(remote_leader)],
+                                                     tag_of_stringtag(stringtag), &view);
+  if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
+  if (int rc = register_new_comm(fn, std::move(view), errhandler, newintercomm)) return rc;
+  if (info != MPI_INFO_NULL) lookup_comm_entry(*newintercomm)->info = *lookup_info(info);
+  return MPI_SUCCESS;
+}
+
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* fn, MPI_Errhandler* errhandler) {
   // The handler is called as a communicator's is: its first argument points to the handle.
   return PMPI_Comm_create_errhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(fn), errhandler);
@@ -232,6 +282,6 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
 }  // extern "C"
 
 WEFT_PMPI_ALIASES(Session_init, Session_finalize, Session_get_num_psets, Session_get_nth_pset, Session_get_info,
-                  Session_get_pset_info, Group_from_session_pset, Comm_create_from_group,
+                  Session_get_pset_info, Group_from_session_pset, Comm_create_from_group, Intercomm_create_from_groups,
                   Session_create_errhandler, Session_set_errhandler, Session_get_errhandler,
                   Session_call_errhandler)

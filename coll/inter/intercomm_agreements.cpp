@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "coll/agreements.h"
+#include "coll/comm_state.h"
 #include "pt2pt/tag.h"
 
 namespace weft::coll {
@@ -117,6 +118,29 @@ Status make_intercomm(const CollContext& ctx, ContextIds* ids, int local_leader,
   WEFT_TRY(take_common(ids, mine, theirs, &context));
   *out = inter_view(context, c.world_ranks, to_ranks(theirs.begin() + kMaskWords, theirs.end()),
                     c.world_rank(c.rank));
+  return Status::ok;
+}
+
+Status make_intercomm_from_groups(const CollContext& world, ContextIds* ids, const std::vector<int>& local_world_ranks,
+                                  int local_leader, int remote_leader_world_rank, int tag, Comm* out) {
+  const int me = world.comm.world_rank(world.comm.rank);
+  Comm group = member_view(kGroupCreationContext, local_world_ranks, me);
+  group.errhandler = world.comm.errhandler;
+  const CollContext ctx = context_on(world, group);
+  Link link{local_leader, -1, 0, 0};
+  if (group.rank == local_leader) {
+    link.remote_world_rank = remote_leader_world_rank;
+    link.send_tag = tag::make(group.pt2pt_context(), uint32_t(me), uint32_t(tag));
+    link.recv_tag = tag::make(group.pt2pt_context(), uint32_t(remote_leader_world_rank), uint32_t(tag));
+  }
+  std::vector<uint64_t> mine, theirs;
+  Status s = local_masks(ctx, *ids, std::vector<uint64_t>(local_world_ranks.begin(), local_world_ranks.end()), &mine);
+  if (s == Status::ok) s = swap_with_remote(ctx, link, mine, &theirs);
+  release(group);  // what the agreement's collectives made on the temporary view
+  WEFT_TRY(s);
+  uint32_t context = 0;
+  WEFT_TRY(take_common(ids, mine, theirs, &context));
+  *out = inter_view(context, local_world_ranks, to_ranks(theirs.begin() + kMaskWords, theirs.end()), me);
   return Status::ok;
 }
 

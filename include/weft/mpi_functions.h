@@ -130,6 +130,10 @@ WEFT_MPI_FUNCTION(int, Group_from_session_pset, (MPI_Session session, const char
 WEFT_MPI_FUNCTION(int, Comm_create_from_group, (MPI_Group group, const char *stringtag,
                                                 MPI_Info info, MPI_Errhandler errhandler,
                                                 MPI_Comm *newcomm))
+WEFT_MPI_FUNCTION(int, Intercomm_create_from_groups,
+                  (MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                   int remote_leader, const char *stringtag, MPI_Info info,
+                   MPI_Errhandler errhandler, MPI_Comm *newintercomm))
 WEFT_MPI_FUNCTION(int, Session_create_errhandler,
                   (MPI_Session_errhandler_function *session_errhandler_fn,
                    MPI_Errhandler *errhandler))
