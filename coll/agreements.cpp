@@ -13,13 +13,13 @@ namespace {
 
 // The lowest context pair free on every rank of ctx.comm, taken from *ids: its first id.
 Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context) {
-  ContextIds agreed = *ids;
+  ContextIds agreed = ids->blocking();
   const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
   Status s = allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
   if (s != Status::ok) return s;
   if (ids->take_lowest(agreed, context)) return Status::ok;
   char detail[120];
-  snprintf(detail, sizeof(detail), "no free context id among the members (%u communicators exist)", kContextPairs);
+  snprintf(detail, sizeof(detail), "no free context id among the members (%u communicators exist)", kBlockingPairs);
   set_error_detail(detail);
   return Status::transport;
 }

@@ -18,6 +18,9 @@ inline constexpr uint32_t kReservedPairs = 3;
 // agreements among a group's members, its point-to-point context the leaders' messages of
 // MPI_Intercomm_create_from_groups.
 inline constexpr uint32_t kGroupCreationContext = 4;
+// The context of a duplicate whose members are still agreeing on its own (MPI_Comm_idup): the
+// group-creation channel's, which no communicator frees.
+inline constexpr uint32_t kPendingContext = kGroupCreationContext;
 
 // This rank's view of world_ranks (this rank one of them) on `context`, with the members' nodes
 // from the bootstrap.

@@ -4,6 +4,7 @@
 
 #include "coll/agreements.h"
 #include "coll/comm_state.h"
+#include "coll/dup_agreement.h"
 #include "coll_call.h"
 #include "pt2pt/completion.h"
 #include "pt2pt/stream_comm.h"
@@ -44,13 +45,28 @@ int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* ou
   e->comm.errhandler = eh;
   retain_errhandler(e->comm.errhandler);
   e->topo = std::move(topo);
-  if (e->comm.inter)
-    WEFT_INFO(Subsys::core, "%s: new intercommunicator of %d and %d ranks, context %u", fn, e->comm.size,
-              e->comm.peer_count(), e->comm.context_id);
-  else
-    WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, e->comm.size, e->comm.context_id);
+  log_new_comm(fn, e->comm);
   *out = register_comm(std::move(e));
   return MPI_SUCCESS;
+}
+
+void log_new_comm(const char* fn, const Comm& c) {
+  if (c.inter)
+    WEFT_INFO(Subsys::core, "%s: new intercommunicator of %d and %d ranks, context %u", fn, c.size, c.peer_count(),
+              c.context_id);
+  else
+    WEFT_INFO(Subsys::core, "%s: new communicator of %d ranks, context %u", fn, c.size, c.context_id);
+}
+
+InfoEntries comm_hints(const InfoEntries& given) {
+  static constexpr const char* kKnown[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                           "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+  InfoEntries kept;
+  for (const auto& [key, value] : given)
+    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; }) !=
+        std::end(kKnown))
+      kept.set(key, value);
+  return kept;
 }
 
 void init_context_ids(State& st) {
@@ -117,6 +133,22 @@ int not_intra(const char* fn, MPI_Comm comm, const Comm& c) {
                c.label().c_str());
 }
 
+// A duplicate's hints: the parent's, or those of `info` that communicators keep.
+InfoEntries dup_hints(const CommEntry& parent, MPI_Info info) {
+  InfoEntries* ie = info != MPI_INFO_NULL ? lookup_info(info) : nullptr;
+  return ie ? comm_hints(*ie) : parent.info;
+}
+
+// The duplicate's attributes, copied from comm's; on failure it is freed again.
+int copy_dup_attributes(MPI_Comm comm, MPI_Comm* newcomm) {
+  int rc = copy_attributes(comm, *newcomm);
+  if (rc != MPI_SUCCESS) {
+    (void)PMPI_Comm_free(newcomm);  // deletes what was copied before the failing copy
+    *newcomm = MPI_COMM_NULL;
+  }
+  return rc;
+}
+
 int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   CommEntry* e = lookup_comm_entry(comm);
   if (!e) return bad_comm(fn, comm);
@@ -130,17 +162,8 @@ int dup_common(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) 
     rc = create_communicator(fn, comm, e->comm.world_ranks, e->topo, newcomm);
   }
   if (rc != MPI_SUCCESS) return rc;
-  CommEntry* ne = lookup_comm_entry(*newcomm);
-  ne->info = e->info;
-  if (info != MPI_INFO_NULL) {
-    InfoEntries* ie = lookup_info(info);
-    if (ie) ne->info = *ie;
-  }
-  if (rc = copy_attributes(comm, *newcomm); rc != MPI_SUCCESS) {
-    (void)PMPI_Comm_free(newcomm);  // deletes what was copied before the failing copy
-    *newcomm = MPI_COMM_NULL;
-  }
-  return rc;
+  lookup_comm_entry(*newcomm)->info = dup_hints(*e, info);
+  return copy_dup_attributes(comm, newcomm);
 }
 
 // MPI_Comm_free and MPI_Comm_disconnect (wait: for the communicator's pending operations).
@@ -156,7 +179,8 @@ int free_comm(const char* fn, MPI_Comm* comm, bool wait) {
   if (rc != MPI_SUCCESS) return rc;
   release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
   coll::release(e->comm);         // its plans, choices and what its collectives made
-  g_state->context_ids.set(e->comm.context_id / 2, true);
+  if (e->comm.context_id >= 2 * coll::kReservedPairs)  // else an idup's, never agreed
+    g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);
   g_state->comms.remove(handle::index_of(*comm));
   *comm = MPI_COMM_NULL;
@@ -183,14 +207,51 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
 
 namespace {
 
-// The duplicate is made at once; the request completes immediately.
+// The members of an idup agreed: its handle (h, while it still holds the placeholder `serial`)
+// gets its view. A handle freed meanwhile (its attributes failed to copy) gives the pair back.
+void complete_idup(const char* fn, MPI_Comm h, uint64_t serial, Comm&& view) {
+  CommEntry* e = lookup_comm_entry(h);
+  if (!e || e->comm.serial != serial) {
+    g_state->context_ids.set(view.context_id / 2, true);
+    return;
+  }
+  view.handle = e->comm.handle;
+  view.errhandler = e->comm.errhandler;
+  e->comm = std::move(view);
+  log_new_comm(fn, e->comm);
+}
+
+// MPI_Comm_idup(_with_info): the duplicate's handle at once, with what MPI_Comm_dup would give
+// it now (error handler, hints, topology, attributes); its context once the members agree
+// without blocking (coll/dup_agreement.h), which completes the request.
 int idup(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-  int rc = dup_common(fn, comm, info, newcomm);
-  if (rc != MPI_SUCCESS) return rc;
-  *request = request_handle(completed_request(g_state->requests, RequestKind::coll, RequestStatus{}));
-  return MPI_SUCCESS;
+  CommEntry* e = lookup_comm_entry(comm);
+  if (!e) return bad_comm(fn, comm);
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+  auto pending = std::make_unique<CommEntry>();
+  pending->comm.context_id = coll::kPendingContext;
+  pending->comm.errhandler = e->comm.errhandler;
+  retain_errhandler(pending->comm.errhandler);
+  pending->info = dup_hints(*e, info);
+  pending->topo = e->topo;
+  const uint64_t serial = pending->comm.serial;
+  MPI_Comm h = register_comm(std::move(pending));
+  std::shared_ptr<Comm> channel;
+  auto schedule = coll::dup_schedule(
+      coll_context(e->comm), &g_state->context_ids,
+      [fn, h, serial](Comm&& view) { complete_idup(fn, h, serial, std::move(view)); }, &channel);
+  Request* r = g_state->requests.alloc(RequestKind::coll);
+  r->owner = comm;
+  if (Status s = g_state->coll_calls.start(coll_context(*channel), schedule, r); s != Status::ok) {
+    g_state->requests.release(r);
+    (void)PMPI_Comm_free(&h);
+    return raise_status(comm, s, fn);
+  }
+  *request = request_handle(r);
+  *newcomm = h;
+  return copy_dup_attributes(comm, newcomm);
 }
 
 }  // namespace
@@ -381,7 +442,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   if (int rc = comm_entry_of("MPI_Comm_set_info", comm, &e)) return rc;
   InfoEntries* ie = lookup_info(info);
   if (!ie) return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info 0x%x", unsigned(info));
-  e->info = *ie;
+  e->info = comm_hints(*ie);
   return MPI_SUCCESS;
 }
 

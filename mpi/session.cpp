@@ -193,7 +193,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
   const Status st = coll::make_comm_among(coll_context(world), &g_state->context_ids, g->world_ranks, &view);
   if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
   if (int rc = register_new_comm(fn, std::move(view), errhandler, newcomm)) return rc;
-  if (info != MPI_INFO_NULL) lookup_comm_entry(*newcomm)->info = *lookup_info(info);
+  if (info != MPI_INFO_NULL) lookup_comm_entry(*newcomm)->info = comm_hints(*lookup_info(info));
   return MPI_SUCCESS;
 }
 

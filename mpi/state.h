@@ -194,6 +194,11 @@ void call_errhandler(MPI_Errhandler eh, int object, const char* label, int error
 // A communicator made by coll (view: this rank's, a member) in a new handle with error handler eh.
 int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
                       std::shared_ptr<const Topology> topo = nullptr);
+// The INFO line of a new communicator (view c), made by fn.
+void log_new_comm(const char* fn, const Comm& c);
+// The hints a communicator keeps of `given` (MPI_Comm_get_info returns the hints in use): the
+// standard's assertions; other keys are ignored.
+InfoEntries comm_hints(const InfoEntries& given);
 // Attribute copy on MPI_Comm_dup, delete on free (and on MPI_COMM_SELF first in MPI_Finalize).
 int copy_attributes(MPI_Comm from, MPI_Comm to);
 int delete_all_attributes(MPI_Comm comm);

@@ -17,9 +17,10 @@ uint64_t next_comm_serial() {
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void ContextIds::reset(uint32_t reserved) {
+void ContextIds::reset(uint32_t reserved_pairs) {
   for (auto& w : free_mask) w = ~0ull;
-  for (uint32_t p = 0; p < reserved; ++p) set(p, false);
+  for (auto& w : reserved) w = 0;
+  for (uint32_t p = 0; p < reserved_pairs; ++p) set(p, false);
 }
 
 void ContextIds::set(uint32_t pair, bool free) {
@@ -36,6 +37,26 @@ bool ContextIds::take_lowest(const ContextIds& agreed, uint32_t* context) {
     return true;
   }
   return false;
+}
+
+ContextIds ContextIds::blocking() const {
+  ContextIds b = *this;
+  for (uint32_t w = kBlockingPairs / 64; w < kContextPairs / 64; ++w) b.free_mask[w] = 0;
+  return b;
+}
+
+uint64_t ContextIds::offer(uint32_t slice) {
+  const uint64_t offered = free_mask[kBlockingPairs / 64 + slice] & ~reserved[slice];
+  reserved[slice] |= offered;
+  return offered;
+}
+
+void ContextIds::release(uint32_t slice, uint64_t offered) { reserved[slice] &= ~offered; }
+
+uint32_t ContextIds::take_in_slice(uint32_t slice, uint64_t agreed) {
+  const uint32_t pair = kBlockingPairs + slice * 64 + uint32_t(__builtin_ctzll(agreed));
+  set(pair, false);
+  return pair * 2;
 }
 
 Comm member_view(uint32_t context, const std::vector<int>& world_ranks, int my_world_rank) {

@@ -61,7 +61,7 @@ Status swap_with_remote(const CollContext& ctx, const Link& link, const std::vec
 // The context pairs free on every rank of the local group (ctx.comm), followed by `extra`.
 Status local_masks(const CollContext& ctx, const ContextIds& ids, const std::vector<uint64_t>& extra,
                    std::vector<uint64_t>* out) {
-  ContextIds agreed = ids;
+  ContextIds agreed = ids.blocking();
   const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
   WEFT_TRY(allreduce(ctx, agreed.free_mask, agreed.free_mask, kMaskWords, band));
   out->assign(agreed.free_mask, agreed.free_mask + kMaskWords);
@@ -81,7 +81,7 @@ Status take_common(ContextIds* ids, const std::vector<uint64_t>& mine, const std
   if (ids->take_lowest(agreed, context)) return Status::ok;
   char detail[120];
   snprintf(detail, sizeof(detail), "no free context id among the members of both groups (%u communicators exist)",
-           kContextPairs);
+           kBlockingPairs);
   set_error_detail(detail);
   return Status::transport;
 }
