@@ -117,10 +117,12 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomics(at) && integer_word(b) &&
                           atomic_for(rop, &aop);
   if (rop == ReduceOp::no_op && out && !out_device) {
-    // A read only: no element can be seen half updated by one access of 1-byte elements, nor
-    // by one atomic read of one aligned 4- or 8-byte element, so the mutex is not needed.
+    // A read of one element only: one byte cannot be seen half updated, nor can one aligned 4-
+    // or 8-byte element read atomically, so the mutex is not needed. A read of several
+    // elements takes it, so that it sees every other accumulate whole (programs rely on that,
+    // e.g. for a pointer of rank and address written as bytes by MPI_REPLACE).
     const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) : at.addr;
-    if (esz == 1 && !at.device) {
+    if (bytes == 1 && !at.device) {
       WEFT_TRY(copy_runs(*window_, target, at, runs, lo, out, false));
       return finish_result(result, out, out_tmp, bytes);
     }

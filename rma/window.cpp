@@ -416,6 +416,7 @@ Status Window::flush(int target) {
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
                   : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);
+    progress();  // nothing to wait for here, but peers may wait for this rank
     return Status::ok;
   }
   if (target >= 0) return on_target(target, t_.rma_flush(job_ranks_[size_t(target)]));
@@ -533,6 +534,10 @@ Status Window::unlock(int target) {
   Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old, flushed == Status::ok);
   if (s == Status::ok && type == LockType::shared && reader_slots_)
     s = ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &old);
+  // The own lock is taken and given back with the CPU's atomics, which never wait: a rank that
+  // locks itself in a loop lets peers' lock requests (which may need its progress) in here,
+  // while the lock is free.
+  if (target == rank_) progress();
   return flushed != Status::ok ? flushed : s;
 }
 
