@@ -86,8 +86,10 @@ Status Window::fetch_directory(int target) {
   const uint64_t dir = p.ctrl_addr + dir_offset();
   // A rank of this node is read by cross-memory attach: UCX would emulate the gets on its
   // (unmapped) control block with active messages that wait for the owner's progress.
+  // Mapped control blocks (every rank on one node) are read with loads.
   Location at{dir, p.ctrl_rkey, nullptr, dir, dir + ctrl::kDirHeader + ctrl::kDirBytes};
   at.pid = p.cma_pid;
+  if (p.ctrl_direct) at.direct = reinterpret_cast<char*>(p.ctrl_direct) + dir_offset();
   std::vector<unsigned char> body;
   for (uint32_t tries = 0, idle = 0;; ++tries) {
     if (tries > 0) t_.progress_engine().pass(&idle);  // the owner is rewriting it
