@@ -448,7 +448,7 @@ WEFT_WIN_CALL(Win_flush_local_all, (MPI_Win win), flush_all(false))
 int PMPI_Win_sync(MPI_Win win) {
   WinEntry* e;
   if (int rc = check_win("MPI_Win_sync", win, &e); rc != MPI_SUCCESS) return rc;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);  // one memory copy (MPI_WIN_UNIFIED): a barrier is all
+  e->win->sync();
   return MPI_SUCCESS;
 }
 

@@ -120,7 +120,12 @@ Request* matched_message(RequestPool& pool, void* message, const MatchInfo& info
 
 bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask, bool remove, bool blocking,
            MatchInfo* info, void** message) {
-  if (!blocking) return t.probe(tag, mask, remove, info, message);
+  if (!blocking) {
+    // One pass of progress first, as MPI_Test makes: a rank that spins in MPI_Iprobe still
+    // serves what peers need of it (one-sided accesses, collective schedules).
+    t.progress_engine().poll();
+    return t.probe(tag, mask, remove, info, message);
+  }
   bool found = false;
   t.progress_engine().wait([&] {
     found = t.probe(tag, mask, remove, info, message);

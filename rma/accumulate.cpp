@@ -42,8 +42,13 @@ bool integer_word(BasicType t) {
 }
 
 // Whether one element at `at` may be updated with one remote atomic: memory of another process
-// reached through UCX (not mapped here, nor GPU device memory, nor through requests).
-bool remote_atomics(const Location& at) { return !at.direct && !at.device && !at.via_mutex && !at.staged; }
+// reached through UCX (not mapped here, nor GPU device memory, nor through requests). Where the
+// control block is mapped and the memory reached by cross-memory attach, the mutex is a CPU
+// atomic and the copies single system calls, cheaper than UCX's atomics, which it emulates with
+// active messages the target must progress: such memory is read, reduced and written back.
+bool remote_atomics(const Location& at, bool control_mapped) {
+  return !at.direct && !at.device && !at.via_mutex && !at.staged && !(control_mapped && at.pid != 0);
+}
 
 // The one predefined type a datatype is made of (none if mixed).
 BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
@@ -114,17 +119,21 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   }
   const int target = t.rank;
   Transport::RmaAtomic aop;
-  const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomics(at) && integer_word(b) &&
+  const bool remote_atomic = remote_atomics(at, window_->control_mapped());
+  const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomic && integer_word(b) &&
                           atomic_for(rop, &aop);
   if (rop == ReduceOp::no_op && out && !out_device) {
-    // A read only: no element can be seen half updated by one access of 1-byte elements, nor
-    // by one atomic read of one aligned 4- or 8-byte element, so the mutex is not needed.
+    // A read of one element only: one byte cannot be seen half updated, nor can one aligned 4-
+    // or 8-byte element read atomically, so the mutex is not needed. A read of several
+    // elements takes it, so that it sees every other accumulate whole (programs rely on that,
+    // e.g. for a pointer of rank and address written as bytes by MPI_REPLACE).
     const uint64_t addr = at.direct ? uint64_t(reinterpret_cast<uintptr_t>(at.direct)) : at.addr;
-    if (esz == 1 && !at.device) {
+    if (bytes == 1 && !at.device) {
       WEFT_TRY(copy_runs(*window_, target, at, runs, lo, out, false));
       return finish_result(result, out, out_tmp, bytes);
     }
-    if (bytes == esz && (esz == 4 || esz == 8) && addr % esz == 0 && !at.device && !at.via_mutex && !at.staged) {
+    if (bytes == esz && (esz == 4 || esz == 8) && addr % esz == 0 && !at.device && !at.via_mutex &&
+        !at.staged && (at.direct || remote_atomic)) {
       const uint64_t zero = 0;
       WEFT_TRY(window_->atomic(target, at, 0, Transport::RmaAtomic::add, &zero, out, esz));
       return finish_result(result, out, out_tmp, bytes);
@@ -192,7 +201,7 @@ Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, voi
   compare = bufs[1];
   uint64_t io = 0;
   Status s = window_->mutex_lock(target);
-  if (s == Status::ok && remote_atomics(at) && integer_word(d->basic)) {
+  if (s == Status::ok && remote_atomics(at, window_->control_mapped()) && integer_word(d->basic)) {
     memcpy(&io, compare, elem);
     s = window_->atomic(target, at, 0, Transport::RmaAtomic::cswap, origin, &io, elem);
   } else if (s == Status::ok) {

@@ -1,7 +1,8 @@
 // Dynamic windows: MPI_Win_attach registers a region with the transport and rewrites this
 // rank's directory of regions (in its control block, which every origin can read); an origin
 // looks an address up in the regions it fetched last, and fetches the directory again (with
-// RMA gets, no help from the target) only when none holds the range. A directory is read
+// RMA gets, or cross-memory attach on this node; no help from the target) only when none
+// holds the range. A directory is read
 // consistently through its sequence word, odd while the owner rewrites it: the origin reads
 // the header, the entries, then the sequence again, and starts over if it changed.
 #include <cstring>
@@ -83,7 +84,12 @@ Status Window::publish_directory() {
 Status Window::fetch_directory(int target) {
   Peer& p = peers_[size_t(target)];
   const uint64_t dir = p.ctrl_addr + dir_offset();
-  const Location at{dir, p.ctrl_rkey, nullptr, dir, dir + ctrl::kDirHeader + ctrl::kDirBytes};
+  // A rank of this node is read by cross-memory attach: UCX would emulate the gets on its
+  // (unmapped) control block with active messages that wait for the owner's progress.
+  // Mapped control blocks (every rank on one node) are read with loads.
+  Location at{dir, p.ctrl_rkey, nullptr, dir, dir + ctrl::kDirHeader + ctrl::kDirBytes};
+  at.pid = p.cma_pid;
+  if (p.ctrl_direct) at.direct = reinterpret_cast<char*>(p.ctrl_direct) + dir_offset();
   std::vector<unsigned char> body;
   for (uint32_t tries = 0, idle = 0;; ++tries) {
     if (tries > 0) t_.progress_engine().pass(&idle);  // the owner is rewriting it

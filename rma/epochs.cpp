@@ -147,7 +147,9 @@ Outcome MpiWindow::flush_epoch(bool all, int target, bool remote) {
     for (int q = 0; q < size() && !open; ++q) open = window_->locked(q) != LockType::none;
   }
   if (!open) return refuse(Breach::sync, "no passive-target epoch is open");
-  return remote ? window_->flush(all ? -1 : target) : Status::ok;
+  if (remote) return window_->flush(all ? -1 : target);
+  window_->progress();  // locally complete already; peers may wait for this rank
+  return Status::ok;
 }
 
 }  // namespace weft::rma

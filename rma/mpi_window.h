@@ -128,6 +128,12 @@ class MpiWindow {
   // reused, so only the epoch is checked.
   Outcome flush(int target, bool remote);
   Outcome flush_all(bool remote);
+  // MPI_Win_sync: one memory copy (MPI_WIN_UNIFIED), so a barrier is all, plus one pass of
+  // progress for the peers a rank polling its own window may keep waiting.
+  void sync() {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    window_->progress();
+  }
 
  private:
   MpiWindow(const coll::CollContext& ctx, Flavor flavor) : ctx_(ctx), flavor_(flavor) {}

@@ -401,7 +401,7 @@ Status Window::holder_gone(int target, int holder, const char* what) {
 // stores before whatever this rank stores next (a flag, a message, an unlock), which is all
 // the target's loads need. Control-block atomics are complete on return too. A flush to a
 // dead target fails on every path, even where nothing is left to complete.
-Status Window::flush(int target) {
+Status Window::flush(int target, bool serve) {
   WEFT_TRY(peer_alive(target));
   // Staged puts are complete once their target has answered a flush request.
   if (target >= 0 && peers_[size_t(target)].unflushed > 0) WEFT_TRY(on_target(target, staged_flush(target)));
@@ -416,6 +416,7 @@ Status Window::flush(int target) {
   if (target >= 0 ? complete_on_return(peers_[size_t(target)])
                   : std::all_of(peers_.begin(), peers_.end(), complete_on_return)) {
     std::atomic_thread_fence(std::memory_order_release);
+    if (serve) progress();  // nothing to wait for here, but peers may wait for this rank
     return Status::ok;
   }
   if (target >= 0) return on_target(target, t_.rma_flush(job_ranks_[size_t(target)]));
@@ -533,6 +534,10 @@ Status Window::unlock(int target) {
   Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old, flushed == Status::ok);
   if (s == Status::ok && type == LockType::shared && reader_slots_)
     s = ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &old);
+  // The own lock is taken and given back with the CPU's atomics, which never wait: a rank that
+  // locks itself in a loop lets peers' lock requests (which may need its progress) in here,
+  // while the lock is free.
+  if (target == rank_) progress();
   return flushed != Status::ok ? flushed : s;
 }
 
@@ -554,7 +559,7 @@ Status Window::mutex_lock(int target) {
 }
 
 Status Window::mutex_unlock(int target) {
-  if (target != rank_) WEFT_TRY(flush(target));  // the update lands before the next holder reads
+  if (target != rank_) WEFT_TRY(flush(target, false));  // the update lands before the next holder reads
   const uint64_t zero = 0;
   uint64_t old = 0;
   return ctrl_atomic(target, ctrl::kMutex, Transport::RmaAtomic::swap, &zero, &old);  // fetching: applied on return

@@ -120,7 +120,14 @@ class Window {
   // Synchronisation fails with Status::peer_failed, naming the rank, once a rank it depends on
   // is known dead (the target; for -1 and fences every rank; for a lock, a dead holder too):
   // accesses to mapped memory cannot fail by themselves, so the failure shows here.
-  Status flush(int target);  // -1: every target
+  // serve: where nothing is left to wait for, make one pass of progress all the same (the MPI
+  // calls; the accumulate mutex's release, inside one, does not).
+  Status flush(int target, bool serve = true);  // -1: every target
+  // One pass of the progress engine. A rank may spin in one-sided calls that complete at once
+  // (flushing a target reached by copies, reading its own window) while peers' accesses need
+  // its progress (UCX emulates atomics and RMA on user memory with active messages), so such
+  // calls make progress too.
+  void progress() { (void)t_.progress_engine().poll(); }
   Status lock(int target, LockType type);
   // Releases the lock even where the flush before it failed (except on a dead target).
   Status unlock(int target);

@@ -141,8 +141,13 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
   Bootstrap& boot = ctx_.transport->boot();
   // An allocated window on one node is a segment every rank maps: puts and gets become memcpy,
   // atomics the CPU's (WEFT_RMA_SEGMENT=0 keeps it private and reached through UCX).
-  const bool in_segment = flavor_ == Flavor::shared || (flavor_ == Flavor::allocate &&
-                                                        setting_bool("WEFT_RMA_SEGMENT") && off_node_rank(c, boot) < 0);
+  const bool one_node = setting_bool("WEFT_RMA_SEGMENT") && off_node_rank(c, boot) < 0;
+  const bool in_segment = flavor_ == Flavor::shared || (flavor_ == Flavor::allocate && one_node);
+  // Created and dynamic windows on one node keep the user's memory (reached by cross-memory
+  // attach or UCX) but put the control blocks in a segment every rank maps, so that locks, the
+  // accumulate mutex, the counters and the directory of attached regions are the CPU's atomics
+  // and loads, with no round trip that needs the target's progress.
+  const bool control_only = (flavor_ == Flavor::create || flavor_ == Flavor::dynamic) && one_node;
   base_ = base;
   Status allocated = Status::ok;  // an allocation failure is agreed on with the registrations
   if (flavor_ == Flavor::allocate && !in_segment && size > 0) {
@@ -154,16 +159,16 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
   window_->use_context(c.pt2pt_context());  // the window's own communicator: nothing else uses it
   // An allocated window in a segment keeps each rank's control block at the start of its part,
   // where every rank maps it (MPI_Win_allocate_shared's parts must be contiguous: not there).
-  const bool control_in_segment = in_segment && flavor_ == Flavor::allocate;
+  const bool control_in_segment = (in_segment && flavor_ == Flavor::allocate) || control_only;
   const size_t control = control_in_segment ? round_up(window_->control_bytes(), kSegmentPartAlign) : 0;
   std::vector<size_t> offsets;
-  if (in_segment) {
-    if (Outcome o = map_node_segment(control + size, flavor_ == Flavor::shared ? 1 : kSegmentPartAlign, &offsets);
-        !o.ok())
+  if (in_segment || control_only) {
+    const size_t part = control + (control_only ? 0 : size);
+    if (Outcome o = map_node_segment(part, flavor_ == Flavor::shared ? 1 : kSegmentPartAlign, &offsets); !o.ok())
       return o;
     if (control_in_segment) {
       window_->place_control(reinterpret_cast<uint64_t*>(base_));
-      base_ = static_cast<char*>(base_) + control;
+      base_ = control_only ? base : static_cast<char*>(base_) + control;
     }
   }
   bool device = false;
@@ -185,7 +190,7 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
   if (segment_)  // every node rank's part is accessed directly, in this process's mapping
     for (int q = 0; q < c.size; ++q) {
       char* part = segment_->data() + offsets[size_t(q)];
-      window_->map_peer(q, part + control);
+      if (!control_only) window_->map_peer(q, part + control);
       if (control_in_segment) window_->map_peer_control(q, reinterpret_cast<uint64_t*>(part));
     }
   access_to_.assign(size_t(c.size), 0);
