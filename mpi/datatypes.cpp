@@ -280,9 +280,7 @@ int vector_type(const char* fn, int count, int blocklength, Where where, MPI_Dat
   return publish(make(count, blocklength, where, old), newtype);
 }
 
-// Count: int, or MPI_Count (the _c form, whose displacements are MPI_Count, the same type as
-// MPI_Aint here).
-template <class Count>
+template <class Count>  // int, or MPI_Count (the _c form; its MPI_Count displacements are MPI_Aints)
 int do_hindexed(const char* fn, Count count, const Count* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
                 MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
