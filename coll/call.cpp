@@ -47,11 +47,12 @@ std::shared_ptr<const void> hold_type(const Datatype* d) {
 
 // ------------------------------------------------------------------------------------ Calls
 
-Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r) {
+Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r,
+                    const uint32_t* reserved) {
   auto run = std::make_shared<ScheduleRun>(ctx, std::move(schedule));
   r->complete = false;
   r->status = RequestStatus{};
-  WEFT_TRY(run->start());
+  WEFT_TRY(run->start(reserved));
   if (run->test()) {
     r->status.error = run->status();
     r->complete = true;
@@ -244,8 +245,14 @@ bool Call::reuse(const PlanKey& key) {
   return planned_ != nullptr;
 }
 
-Status Call::plan(const CollArgs& args, const PlanKey* key) {
+Status Call::plan(const CollArgs& call_args, const PlanKey* key) {
   WEFT_TRY(error());
+  CollArgs persistent_args;
+  if (mode_ == Mode::persistent) {
+    persistent_args = call_args;
+    persistent_args.any_start_order = true;
+  }
+  const CollArgs& args = mode_ == Mode::persistent ? persistent_args : call_args;
   std::shared_ptr<Schedule> inner;
   // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
   if (ctx_.comm.inter) {

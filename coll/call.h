@@ -98,8 +98,10 @@ struct CachedPlan {
 // makes the CollContexts, which passes it down in them.
 class Calls {
  public:
-  // Starts schedule as request r; it completes through poll().
-  Status start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r);
+  // Starts schedule as request r; it completes through poll(). reserved: the tags a persistent
+  // request took at its initialization (reserve_tags in schedule.h); none: the next ones.
+  Status start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r,
+               const uint32_t* reserved = nullptr);
   // Progress poller: advances the runs in flight; returns how many finished.
   static int poll(void* calls);
 

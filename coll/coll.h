@@ -57,6 +57,10 @@ struct CollArgs {
   // start (the ranks then enqueue it in the same order), so an algorithm that first waits for
   // host messages (gpu_direct) runs for blocking calls only.
   bool blocking = true;
+  // A persistent call: its ranks may start it in another order relative to their other
+  // persistent calls (MPI matches those in the order they were initialized), so no algorithm
+  // whose operations are numbered as the ranks start them (the shared-memory engine, coll/shm).
+  bool any_start_order = false;
 };
 
 // alpha-beta-gamma: a message of n bytes costs alpha + n*beta; reducing n bytes costs n*gamma.

@@ -38,7 +38,7 @@ Status start_runtime(Runtime* rt, const CpuSet& cpus) {
 }
 
 Status finish_runtime(Runtime& rt, const std::function<void(std::vector<void*>*)>& release_before_transport) {
-  finish_process(*rt.boot, *rt.transport, rt.bsend.pending);
+  finish_process(*rt.boot, *rt.transport, rt.bsend.pending, rt.orphans);
   std::vector<void*> memory;
   release_before_transport(&memory);
   rt.transport.reset();

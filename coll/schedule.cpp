@@ -127,10 +127,15 @@ void ScheduleRun::fail_run(Status st) {
   done_ = true;
 }
 
-Status ScheduleRun::start() {
+uint32_t reserve_tags(const Comm& comm, const Schedule& schedule) {
+  const uint32_t first = comm.coll_seq;
+  comm.coll_seq += 1 + uint32_t(schedule.lanes().size());
+  return first;
+}
+
+Status ScheduleRun::start(const uint32_t* reserved) {
   WEFT_TRY(check_members());
-  const uint32_t first = ctx_.comm.coll_seq;
-  ctx_.comm.coll_seq += 1 + uint32_t(schedule_->lanes().size());
+  const uint32_t first = reserved ? *reserved : reserve_tags(ctx_.comm, *schedule_);
   lanes_.clear();
   for (size_t k = 0; k < schedule_->lanes().size(); ++k) {
     lanes_.push_back(std::make_unique<ScheduleRun>(ctx_, schedule_->lanes()[k]));

@@ -134,8 +134,9 @@ class ScheduleRun {
   ScheduleRun& operator=(const ScheduleRun&) = delete;
   // Fails at once (Status::peer_failed) when a member of the communicator is known to have
   // failed; once running, the run fails as soon as one is (failure is contagious within a
-  // communicator), whichever rank it waits for.
-  Status start();
+  // communicator), whichever rank it waits for. Takes the next tags of the communicator, or
+  // those reserved (reserve_tags) when given.
+  Status start(const uint32_t* reserved = nullptr);
   // Advances as far as possible without waiting; true once finished (status() says how).
   bool test();
   Status wait();
@@ -166,6 +167,12 @@ class ScheduleRun {
   Status status_ = Status::ok;
   std::vector<std::unique_ptr<ScheduleRun>> lanes_;
 };
+
+// Takes the tags (collective sequence numbers) one run of schedule uses on comm, for a
+// persistent collective when it is initialized: MPI matches persistent collectives in the order
+// of their initialization, whatever order they are started in. Each start then uses these tags
+// (runs of one request never overlap, and messages of one tag do not overtake each other).
+uint32_t reserve_tags(const Comm& comm, const Schedule& schedule);
 
 // Blocking execution: start and wait.
 Status run(CollContext& ctx, std::shared_ptr<const Schedule> schedule);

@@ -26,8 +26,8 @@ namespace {
 unsigned size_bucket(size_t bytes) { return bytes == 0 ? 0 : 64 - unsigned(__builtin_clzll(bytes)); }
 
 uint32_t cache_key(const CollArgs& a, bool device) {
-  return uint32_t(a.coll) << 24 | size_bucket(a.bytes) << 16 | uint32_t(device) << 2 |
-         uint32_t(a.red.commutative) << 1 | uint32_t(a.uniform);
+  return uint32_t(a.coll) << 24 | size_bucket(a.bytes) << 16 | uint32_t(a.any_start_order) << 3 |
+         uint32_t(device) << 2 | uint32_t(a.red.commutative) << 1 | uint32_t(a.uniform);
 }
 
 // Only a communicator with a GPU workspace, or whose node levels gpu::gate() made ready, can

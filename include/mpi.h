@@ -33,8 +33,8 @@ extern "C" {
  * Version information
  * ====================================================================== */
 
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 0
 
 #define WEFT         1
 #define WEFT_VERSION "0.1.0"

@@ -70,8 +70,9 @@ int CollCall::execute(MPI_Request* request) {
     r->persistent = true;
     r->complete = true;  // inactive until started
     const Comm* cp = c_;
-    r->start = [fn = fn_, comm = comm_, cp, schedule = call_.schedule()](Request& q) {
-      Status s = g_state->coll_calls.start(coll_context(*cp), schedule, &q);
+    const uint32_t tags = coll::reserve_tags(*cp, *call_.schedule());  // matched in init order
+    r->start = [fn = fn_, comm = comm_, cp, schedule = call_.schedule(), tags](Request& q) {
+      Status s = g_state->coll_calls.start(coll_context(*cp), schedule, &q, &tags);
       if (s != Status::ok) (void)raise_status(comm, s, fn);
       return s == Status::ok ? Status::ok : Status::internal;
     };

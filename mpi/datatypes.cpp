@@ -207,14 +207,14 @@ int check_count(const char* fn, MPI_Count count, const char* arg = "count") {
   return MPI_SUCCESS;
 }
 
-int check_blocklen(const char* fn, int b, const char* arg, int i = -1) {
+int check_blocklen(const char* fn, MPI_Count b, const char* arg, long i = -1) {
   if (b >= 0) return MPI_SUCCESS;
   if (i >= 0)
-    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %d (argument '%s[%d]')", b, arg, i);
-  return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %d (argument '%s')", b, arg);
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %ld (argument '%s[%ld]')", long(b), arg, i);
+  return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative block length %ld (argument '%s')", long(b), arg);
 }
 
-int check_array(const char* fn, int count, const void* a, const char* arg) {
+int check_array(const char* fn, MPI_Count count, const void* a, const char* arg) {
   if (count > 0 && !a) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "%s is NULL", arg);
   return MPI_SUCCESS;
 }
@@ -232,11 +232,12 @@ int check_vector(const char* fn, int count, int blocklength, MPI_Datatype oldtyp
 
 // count, the arrays of block lengths and displacements and each block length: the indexed and
 // struct constructors.
-int check_blocks(const char* fn, int count, const int* bl, const void* displacements) {
+template <class Count>
+int check_blocks(const char* fn, Count count, const Count* bl, const void* displacements) {
   if (int rc = check_count(fn, count)) return rc;
   if (int rc = check_array(fn, count, bl, "array_of_blocklengths")) return rc;
   if (int rc = check_array(fn, count, displacements, "array_of_displacements")) return rc;
-  for (int i = 0; i < count; ++i)
+  for (Count i = 0; i < count; ++i)
     if (int rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) return rc;
   return MPI_SUCCESS;
 }
@@ -284,7 +285,8 @@ int vector_type(const char* fn, int count, int blocklength, Where where, MPI_Dat
   return publish(make(count, blocklength, where, old), newtype);
 }
 
-int do_hindexed(const char* fn, int count, const int* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
+template <class Count>  // int, or MPI_Count (the _c form; its MPI_Count displacements are MPI_Aints)
+int do_hindexed(const char* fn, Count count, const Count* bl, const MPI_Aint* disps, MPI_Datatype oldtype,
                 MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
@@ -470,6 +472,13 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return do_hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+}
+
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  static_assert(std::is_same_v<MPI_Count, MPI_Aint> && std::is_same_v<MPI_Count, int64_t>);
+  return do_hindexed("MPI_Type_create_hindexed_c", count, array_of_blocklengths, array_of_displacements, oldtype,
+                     newtype);
 }
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
@@ -786,4 +795,4 @@ WEFT_PMPI_ALIASES(Type_contiguous, Type_vector, Type_hvector, Type_create_hvecto
                   Type_extent, Type_lb, Type_ub, Type_get_envelope, Type_get_contents,
                   Type_set_name, Type_get_name, Type_match_size, Get_address, Address, Aint_add, Aint_diff, Pack,
                   Unpack, Pack_size, Get_elements_x, Status_set_elements, Status_set_elements_x, Pack_c,
-                  Unpack_c, Pack_size_c, Type_contiguous_c)
+                  Unpack_c, Pack_size_c, Type_contiguous_c, Type_create_hindexed_c)

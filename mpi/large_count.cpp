@@ -123,15 +123,6 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
                            oldtype, newtype);
 }
 
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                MPI_Datatype* newtype) {
-  Blocks b;
-  if (int rc = narrow_blocks("MPI_Type_create_hindexed_c", count, array_of_blocklengths, array_of_displacements, &b))
-    return rc;
-  return PMPI_Type_create_hindexed(b.n, b.length_data, b.displ_data, oldtype, newtype);
-}
-
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const char* fn = "MPI_Type_create_indexed_block_c";
@@ -256,7 +247,7 @@ int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message*
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Type_vector_c, Type_create_hvector_c, Type_indexed_c, Type_create_hindexed_c,
+WEFT_PMPI_ALIASES(Type_vector_c, Type_create_hvector_c, Type_indexed_c,
                   Type_create_indexed_block_c, Type_create_hindexed_block_c, Type_create_struct_c,
                   Type_create_subarray_c, Type_create_darray_c, Type_create_resized_c, Type_size_c, Type_get_extent_c,
                   Type_get_true_extent_c, Type_get_envelope_c, Type_get_contents_c, Get_count_c, Get_elements_c,

@@ -153,12 +153,17 @@ int do_bsend(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, 
   int rc = check_send(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) return rc;
   if (immediate && !request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  uint64_t copy = 0;
   if (m.peer != kNoPeer) {
     copy_out_of_device(&m);
-    if (Status s = bsend(*g_state->transport, g_state->bsend, m, buf); s != Status::ok) return raise_status(comm, s, fn);
+    if (Status s = bsend(*g_state->transport, g_state->bsend, m, buf, &copy); s != Status::ok)
+      return raise_status(comm, s, fn);
   }
-  if (immediate)  // the data was copied: the user's buffer is free again
-    *request = request_handle(completed_request(g_state->requests, RequestKind::send, RequestStatus{}));
+  if (immediate) {  // the data was copied: the user's buffer is free again
+    Request* r = completed_request(g_state->requests, RequestKind::send, RequestStatus{});
+    r->buffered = copy;  // what MPI_Cancel recalls
+    *request = request_handle(r);
+  }
   return MPI_SUCCESS;
 }
 

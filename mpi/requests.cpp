@@ -294,12 +294,15 @@ int PMPI_Cancel(MPI_Request* request) {
     const int code = grequest_cancel(r);
     return code == MPI_SUCCESS ? code : raise_code(MPI_COMM_NULL, code, "MPI_Cancel");
   }
-  // Sends cannot be recalled once handed to UCX: the standard lets cancellation of a send fail
-  // (MPI_Test_cancelled then reports false). Receives are cancelled if still unmatched.
-  if (r->kind == RequestKind::recv && !r->complete) {
-    Status s = g_state->transport->cancel(r);
-    if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, "MPI_Cancel");
-  }
+  // Receives are cancelled if still unmatched. A send is recalled if its receiver has not
+  // matched it (weft shared memory; over UCX it completes as sent: the standard lets
+  // cancellation of a send fail, and MPI_Test_cancelled then reports false); a buffered send
+  // recalls its copy. An inactive persistent request has nothing to cancel.
+  Status s = Status::ok;
+  if (r->kind == RequestKind::recv && !r->complete) s = g_state->transport->cancel(r);
+  else if (r->kind == RequestKind::send && (!r->persistent || r->active))
+    s = r->buffered ? cancel_buffered(*g_state->transport, g_state->bsend, r) : g_state->transport->cancel(r);
+  if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, "MPI_Cancel");
   return MPI_SUCCESS;
 }
 

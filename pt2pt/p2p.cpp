@@ -2,6 +2,7 @@
 // and persistent sends.
 #include "pt2pt/p2p.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -237,7 +238,7 @@ Request* completed_request(RequestPool& pool, RequestKind kind, const RequestSta
   return r;
 }
 
-Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf) {
+Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, uint64_t* number) {
   StagingBuffer packed;
   Status s;
   const void* data = send_data(m, buf, &packed, &s);
@@ -272,6 +273,23 @@ Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf) 
   }
   b.in_use += bytes + kBsendOverhead;
   b.pending.push_back(r);
+  r->buffered = ++b.copies;
+  if (number) *number = r->buffered;
+  return Status::ok;
+}
+
+Status cancel_buffered(Transport& t, BufferedSends& b, Request* r) {
+  auto it = std::find_if(b.pending.begin(), b.pending.end(), [&](const Request* c) { return c->buffered == r->buffered; });
+  if (r->buffered == 0 || it == b.pending.end()) return Status::ok;
+  Request* copy = *it;
+  WEFT_TRY(t.cancel(copy));
+  if (!copy->complete) t.wait(copy);
+  if (!copy->status.cancelled) return Status::ok;
+  r->status.cancelled = true;
+  r->buffered = 0;
+  b.in_use -= copy->owned_bytes + kBsendOverhead;
+  b.pending.erase(it);
+  t.pool().release(copy);
   return Status::ok;
 }
 
@@ -306,9 +324,9 @@ std::function<Status(Request&)> persistent_start(Transport& t, const Message& m,
   }
   if (kind == PersistentKind::bsend) {
     return [tp, m, buf, hold, b](Request& q) {
-      WEFT_TRY(bsend(*tp, *b, m, buf));
-      q.complete = true;
       q.status = RequestStatus{};
+      WEFT_TRY(bsend(*tp, *b, m, buf, &q.buffered));
+      q.complete = true;
       return Status::ok;
     };
   }

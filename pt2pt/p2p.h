@@ -102,11 +102,17 @@ struct BufferedSends {
   size_t capacity = 0;
   size_t in_use = 0;
   std::vector<Request*> pending;
+  uint64_t copies = 0;  // copies made so far: each copy's number (Request::buffered)
 };
 inline constexpr size_t kBsendOverhead = 96;  // bytes each buffered message takes beside its data
 // Copies the message out and sends the copy; Status::invalid_buffer (detail set) when the
-// attached space is too small.
-Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf);
+// attached space is too small. *number (if given): the copy's number, for cancel_buffered.
+Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, uint64_t* number = nullptr);
+// Cancels the buffered send that r stands for (MPI_Ibsend, a started MPI_Bsend_init; its
+// Request::buffered names the copy): the copy still in flight is recalled (Transport::cancel),
+// waiting for the receiver's answer; if recalled, its space is free again and r reports
+// cancelled. A copy gone out and reclaimed already is not recalled.
+Status cancel_buffered(Transport& t, BufferedSends& b, Request* r);
 // Waits for every buffered message to go out and forgets the buffer.
 void detach(Transport& t, BufferedSends& b);
 

@@ -132,9 +132,17 @@ Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, R
   return Status::ok;
 }
 
-void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending) {
+void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending,
+                    const std::vector<Request*>& orphans) {
   for (Request* r : bsend_pending)
     if (!r->complete) t.wait(r);
+  if (!orphans.empty()) {
+    WEFT_TRACE(Subsys::init, "finalize completes %zu requests freed in flight", orphans.size());
+    t.progress_engine().wait([&] {
+      boot.poll_local_liveness();
+      return orphans.empty() || boot.failures_seen() > 0;  // a dead peer never answers
+    });
+  }
   t.quiesce();  // the barrier below does not progress messages
   boot.announce_finalize();  // this rank's exit is no failure from here on
   if (const int dead = boot.first_failed(); dead >= 0) {

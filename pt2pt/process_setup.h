@@ -48,11 +48,14 @@ Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Boot
 Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, RequestPool& requests,
                        const CpuSet& cpus, std::shared_ptr<const topo::NodeTopology>* topology,
                        std::unique_ptr<Transport>* transport);
-// MPI_Finalize's first steps: buffered sends (bsend_pending) delivered, the transport quiesced
-// (peers may still wait for cells queued here), this rank's exit announced, the launcher's
-// barrier (skipped after a known failure; it gives up when a rank dies in it), then every
-// tracked shared-memory file unlinked.
-void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending);
+// MPI_Finalize's first steps: buffered sends (bsend_pending) delivered, the requests the user
+// freed while in flight (orphans, released by a progress poller as they complete) completed,
+// the transport quiesced (peers may still wait for cells queued here), this rank's exit
+// announced, the launcher's barrier (skipped after a known failure; it gives up when a rank
+// dies in it), then every tracked shared-memory file unlinked. The launcher's barrier does not
+// progress messages: a freed receive must match here, before it, for its sender to finish.
+void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& bsend_pending,
+                    const std::vector<Request*>& orphans);
 // Once the transport is gone: the CUDA IPC mappings (their use logged) and device staging.
 void release_device_resources();
 

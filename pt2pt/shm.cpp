@@ -13,9 +13,12 @@
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 #include "runtime/staging.h"
+#include "shm_cells.h"
 #include "tag.h"
 
 namespace weft {
+
+using namespace shm_cells;
 
 namespace {
 
@@ -23,10 +26,6 @@ constexpr const char* kShmKey = "weft.shm";
 constexpr uint32_t kMagic = 0x77656674;  // "weft"
 constexpr uint32_t kLayoutVersion = 1;
 constexpr size_t kHeaderBytes = 64;      // segment header
-constexpr size_t kCellHeaderBytes = 40;  // cell header; the payload follows
-
-enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4 };
-enum CellFlags : uint32_t { kSync = 1, kDevice = 2 };  // kDevice: a ready-to-send of GPU memory (CUDA IPC)
 
 // A mark that could not be recorded (the copies were waited for instead).
 void* const kFailedMark = reinterpret_cast<void*>(uintptr_t{1});
@@ -48,20 +47,6 @@ struct Blob {
 
 }  // namespace
 
-// A ring cell. The header is kept small so a message of up to 24 bytes shares the first cache
-// line with the sequence word: one line moves between the cores per small message.
-struct ShmEngine::Cell {
-  std::atomic<uint64_t> seq;  // producer ticket t may write when seq == t; ready when t + 1
-  uint64_t tag;               // context | source | tag
-  uint32_t len;               // eager: payload bytes
-  uint16_t kind;
-  uint16_t flags;
-  int32_t sender;             // sender's job rank
-  uint32_t reserved;
-  uint64_t cookie;            // the sender's ticket (ShmEngine::Awaiting), echoed back in finish / sync ack
-  char* payload() { return reinterpret_cast<char*>(this) + kCellHeaderBytes; }
-  const char* payload() const { return reinterpret_cast<const char*>(this) + kCellHeaderBytes; }
-};
 
 // What a ready-to-send cell carries in its payload. The cell stays in the receiver's ring until
 // the copy is done, so it also serves as the meeting point of a split copy: the receiver asks
@@ -131,6 +116,7 @@ Status ShmEngine::init(const ShmOptions& options) {
   send_ticket_.assign(size_t(n), 0);
   recv_ticket_.assign(local_world_.size(), 0);
   pending_.assign(size_t(n), {});
+  next_message_.assign(size_t(n), 0);
 
   // Peers read our memory with process_vm_readv: allow it where Yama restricts ptrace.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -213,8 +199,12 @@ inline ShmEngine::Cell* cell_at(char* base, size_t ring_offset, uint64_t ticket,
 }  // namespace
 
 // Writes one cell to dest's ring if a cell is free; false when the ring is full.
-bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
-                          size_t len, uint64_t cookie, Status* st, const IpcDescriptor* ipc) {
+bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
+  const uint32_t kind = p.kind;
+  const void* buf = p.buf;
+  const size_t len = p.len;
+  const uint64_t cookie = p.cookie;
+  const IpcDescriptor* ipc = p.flags & kDevice ? &p.ipc : nullptr;
   Segment* seg = peers_[size_t(dest)];
   if (!seg) [[unlikely]] {
     *st = map_peer(dest, &seg);
@@ -224,10 +214,11 @@ bool ShmEngine::try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag,
   uint64_t t = send_ticket_[size_t(dest)];
   Cell* c = cell_at(seg->base(), ring_offset, t, opts_.cells, opts_.cell_size);
   if (c->seq.load(std::memory_order_acquire) != t) return false;
-  c->tag = tag;
+  c->tag = p.tag;
   c->kind = uint16_t(kind);
-  c->flags = uint16_t(flags);
+  c->flags = uint16_t(p.flags);
   c->sender = boot_.rank();
+  c->message = p.message;
   c->cookie = cookie;
   if (kind == kReadyToSend) {
     auto* rts = reinterpret_cast<ReadyToSend*>(c->payload());
@@ -281,8 +272,7 @@ Status ShmEngine::map_all_and_unlink() {
 void ShmEngine::post(int dest, const Pending& p, Status* st) {
   *st = Status::ok;
   auto& queue = pending_[size_t(dest)];
-  if (queue.empty() &&
-      try_place(dest, p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, st, p.flags & kDevice ? &p.ipc : nullptr)) {
+  if (queue.empty() && try_place(dest, p, st)) {
     if (*st == Status::ok && p.complete_on_place) p.request->complete = true;
     return;
   }
@@ -298,9 +288,7 @@ int ShmEngine::flush_pending() {
     while (!queue.empty()) {
       const Pending& p = queue.front();
       Status st = Status::ok;
-      if (!try_place(int(dest), p.kind, p.flags, p.tag, p.buf, p.len, p.cookie, &st,
-                     p.flags & kDevice ? &p.ipc : nullptr))
-        break;
+      if (!try_place(int(dest), p, &st)) break;
       if (p.request && (st != Status::ok || p.complete_on_place)) {
         p.request->status.error = st;
         p.request->complete = true;
@@ -323,6 +311,9 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
   p.buf = buf;
   p.len = bytes;
   p.request = r;
+  uint32_t& next = next_message_[size_t(dest)];
+  if (++next == 0) ++next;  // 0 names no message
+  p.message = r->message = next;
   if (r->device_buffer && bytes > 0) {
     // GPU memory: the receiver maps it through CUDA IPC and copies it once, whatever the size.
     Status described = cuda_ipc_describe(buf, &p.ipc);
@@ -395,8 +386,13 @@ Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
 
 bool ShmEngine::try_send_now(const void* buf, size_t bytes, int dest, uint64_t tag) {
   if (bytes > payload_size_ || !pending_[size_t(dest)].empty()) return false;
+  Pending p{};
+  p.kind = kEager;
+  p.tag = tag;
+  p.buf = buf;
+  p.len = bytes;
   Status st = Status::ok;
-  return try_place(dest, kEager, 0, tag, buf, bytes, 0, &st) && st == Status::ok;
+  return try_place(dest, p, &st) && st == Status::ok;
 }
 
 std::unique_ptr<ShmEngine::Unexpected> ShmEngine::take_unexpected(const Unexpected& view) {
@@ -575,7 +571,9 @@ void ShmEngine::handle(Cell& c) {
     if (Request* r = take_answer(c.cookie)) r->complete = true;
     return;
   }
-  Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, {}, c.payload()};
+  if (c.kind == kCancel) return drop_message(c);
+  if (c.kind == kCancelAnswer) return cancel_answered(c);
+  Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, c.payload()};
   if (c.kind == kReadyToSend) {
     const auto* rts = reinterpret_cast<const ReadyToSend*>(c.payload());
     view.len = rts->len;
@@ -700,24 +698,6 @@ bool ShmEngine::is_posted(const Request* r) const {
   for (const PostedRecv& p : posted_)
     if (p.request == r) return true;
   return false;
-}
-
-void ShmEngine::cancel(Request* r) {
-  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-    if (it->request != r) continue;
-    posted_.erase(it);
-    r->status.cancelled = true;
-    r->complete = true;
-    return;
-  }
-  for (auto& queue : pending_) {
-    for (auto it = queue.begin(); it != queue.end(); ++it) {
-      if (it->request != r) continue;
-      queue.erase(it);
-      --pending_count_;
-      return;
-    }
-  }
 }
 
 void ShmEngine::abandon(Request* r) {

@@ -57,8 +57,11 @@ class ShmEngine {
   Status irecv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, Request* r);
   bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
   Status mrecv(void* buf, size_t bytes, void* message, Request* r);
-  // Removes a posted receive that has not matched yet (it completes as cancelled), or a send
-  // still queued for a full ring.
+  // Cancels r (shm_cancel.cpp). A posted receive that has not matched yet is removed and
+  // completes as cancelled. A send still queued for a full ring is removed likewise; one
+  // placed (complete or not) asks its receiver to drop the message if no receive has matched
+  // it yet, and r completes on the answer: cancelled, or as the send it was (its finish or
+  // acknowledgement still completes it if the message matched).
   void cancel(Request* r);
   // Takes back a posted receive that has not matched yet, without completing it: true if it was
   // still posted (another engine matched the message instead).
@@ -97,6 +100,7 @@ class ShmEngine {
     uint32_t kind, flags;
     uint64_t tag, len, addr, cookie;
     int pid;
+    uint32_t message = 0;              // the send's number (Cell::message)
     std::vector<char> payload;         // eager data, copied out of the ring
     const char* payload_ptr = nullptr;  // the data: payload, or the cell while it is handled
     IpcDescriptor ipc{};               // a ready-to-send of device memory: the sender's buffer
@@ -111,13 +115,13 @@ class ShmEngine {
     Request* request = nullptr;
     bool complete_on_place = false;
     IpcDescriptor ipc{};  // flags & kDevice
+    uint32_t message = 0;  // Cell::message
   };
 
   ShmEngine(Bootstrap& boot, Progress& progress) : boot_(boot), job_(boot), progress_(progress) {}
   Status init(const ShmOptions& options);
   Status map_peer(int dest, Segment** seg);
-  bool try_place(int dest, uint32_t kind, uint32_t flags, uint64_t tag, const void* buf,
-                 size_t len, uint64_t cookie, Status* st, const IpcDescriptor* ipc = nullptr);
+  bool try_place(int dest, const Pending& p, Status* st);
   void post(int dest, const Pending& p, Status* st);
   int flush_pending();
   Status control(int dest, uint32_t kind, uint64_t cookie);
@@ -128,6 +132,11 @@ class ShmEngine {
   Status cma_read(const Unexpected& msg, void* buf, size_t offset, size_t n);
   Status split_copy(const Unexpected& msg, void* buf, size_t n, ReadyToSend* rts);
   int serve_help_requests();
+  // Send cancellation (shm_cancel.cpp): the sender's side, the receiver's answer to a cancel
+  // cell, and the sender's handling of that answer.
+  void cancel_send(Request* r);
+  void drop_message(const Cell& c);
+  void cancel_answered(const Cell& c);
 
   // Large sends in flight whose receiver may ask for help with the copy.
   struct Outstanding {
@@ -161,6 +170,7 @@ class ShmEngine {
   std::vector<int> local_world_;    // index -> job rank
   std::vector<Segment*> peers_;     // inbound segments of this node's ranks, by job rank
   std::vector<uint64_t> send_ticket_;  // next producer ticket, by job rank
+  std::vector<uint32_t> next_message_;  // the last send's number (Cell::message), by job rank
   std::vector<uint64_t> recv_ticket_;  // next consumer ticket, by local index
   std::vector<std::deque<Pending>> pending_;  // by job rank
   size_t pending_count_ = 0;
@@ -173,6 +183,7 @@ class ShmEngine {
     Request* request = nullptr;
     uint32_t generation = 0;
     bool in_use = false;
+    bool cancel = false;  // the answer to a cancel cell
   };
   std::vector<Awaiting> awaiting_;
   std::vector<uint32_t> free_awaiting_;

@@ -554,6 +554,12 @@ bool Transport::probe(uint64_t t, uint64_t mask, bool remove, MatchInfo* info, v
 }
 
 Status Transport::cancel(Request* r) {
+  if (r->kind == RequestKind::send) {
+    // Weft's shared memory recalls a send its receiver has not matched, even one complete here
+    // (eager); UCX cannot recall a send, which then completes as sent.
+    if (r->peer >= 0 && via_shm(r->peer)) shm_->cancel(r);
+    return Status::ok;
+  }
   if (r->complete) return Status::ok;
   if (hybrid_ && forget_watched(r) && !shm_->is_posted(r)) {  // a held receive
     r->status.cancelled = true;

@@ -78,6 +78,9 @@ class Transport {
   DevicePath device_path(int peer, std::string* why_staged = nullptr) const;
   bool device_direct(int peer) const { return device_path(peer) != DevicePath::staged; }
 
+  // Cancels r: a receive not yet matched completes as cancelled. A send to a rank of this node
+  // (weft shared memory) is recalled if its receiver has not matched it, and completes, possibly
+  // later, as cancelled or as sent; one over UCX cannot be recalled and completes as sent.
   Status cancel(Request* r);
   // Waits for r, failing it (Status::peer_failed) once its peer, or any member of scope, is
   // known to have failed.

@@ -35,6 +35,8 @@ struct Request {
   int owner = 0;                          // handle of the communicator (errors are raised there)
   void* transport_handle = nullptr;       // in-flight transport operation (for cancel)
   void* device_staging = nullptr;         // transport: a device buffer's pinned staging over UCX
+  uint32_t message = 0;                   // transport: a send's number at its receiver, to cancel it by
+  uint64_t buffered = 0;                  // a buffered send's copy in flight (its number), for cancel
   StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
   size_t owned_bytes = 0;
   std::function<Status(Request&)> start;  // persistent requests: posts the operation again

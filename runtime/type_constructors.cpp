@@ -20,7 +20,7 @@ Datatype* record(Datatype* d, Combiner c, std::vector<int64_t> ints, std::vector
 
 // `count` first, then each array of n values, in MPI_Type_get_contents order.
 template <class... Arrays>
-std::vector<int64_t> ints_of(std::initializer_list<int64_t> head, int n, const Arrays*... arrays) {
+std::vector<int64_t> ints_of(std::initializer_list<int64_t> head, int64_t n, const Arrays*... arrays) {
   std::vector<int64_t> ints(head);
   (ints.insert(ints.end(), arrays, arrays + n), ...);
   return ints;
@@ -54,12 +54,22 @@ Datatype* make_indexed(int count, const int* blocklengths, const int* displaceme
   return record(d, Combiner::indexed, ints_of({count}, count, blocklengths, displacements));
 }
 
-Datatype* make_hindexed(int count, const int* blocklengths, const ptrdiff_t* displacements,
-                        const Datatype* old) {
+template <class Length>
+Datatype* hindexed(int64_t count, const Length* blocklengths, const ptrdiff_t* displacements, const Datatype* old) {
   std::vector<size_t> b(blocklengths, blocklengths + count);
   Datatype* d = type_hindexed(size_t(count), b.data(), displacements, old);
   return record(d, Combiner::hindexed, ints_of({count}, count, blocklengths),
                 std::vector<int64_t>(displacements, displacements + count));
+}
+
+Datatype* make_hindexed(int count, const int* blocklengths, const ptrdiff_t* displacements,
+                        const Datatype* old) {
+  return hindexed(count, blocklengths, displacements, old);
+}
+
+Datatype* make_hindexed(int64_t count, const int64_t* blocklengths, const ptrdiff_t* displacements,
+                        const Datatype* old) {
+  return hindexed(count, blocklengths, displacements, old);
 }
 
 Datatype* make_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old) {

@@ -17,6 +17,9 @@ Datatype* make_hvector(int count, int blocklength, ptrdiff_t stride, const Datat
 Datatype* make_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old);
 Datatype* make_hindexed(int count, const int* blocklengths, const ptrdiff_t* displacements,
                         const Datatype* old);
+// MPI_Type_create_hindexed_c: large counts and block lengths.
+Datatype* make_hindexed(int64_t count, const int64_t* blocklengths, const ptrdiff_t* displacements,
+                        const Datatype* old);
 Datatype* make_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old);
 Datatype* make_hindexed_block(int count, int blocklength, const ptrdiff_t* displacements,
                               const Datatype* old);

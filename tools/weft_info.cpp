@@ -19,7 +19,7 @@ namespace {
 
 void print_version() {
   printf("weft %s\n", WEFT_VERSION_STRING);
-  printf("  mpi standard      3.1 (MPICH ABI: libmpi.so.12, libmpich.so.12)\n");
+  printf("  mpi standard      4.0 (MPICH ABI: libmpi.so.12, libmpich.so.12)\n");
 #ifdef WEFT_HAVE_CUDA
   printf("  cuda              compiled in\n");
 #else

@@ -18,7 +18,7 @@ namespace {
 
 // Whether a node of `ranks` ranks reduces and broadcasts a vector through shared memory.
 bool node_in_shm(const CollArgs& a, const CollContext& ctx, int ranks) {
-  return ranks > 1 && a.bytes <= shm::slot_bytes(shm::geometry_of(ctx), ranks);
+  return ranks > 1 && !a.any_start_order && a.bytes <= shm::slot_bytes(shm::geometry_of(ctx), ranks);
 }
 
 bool supports(const CollArgs& a, const CollContext& ctx) {

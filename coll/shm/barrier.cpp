@@ -8,7 +8,9 @@
 namespace weft::coll {
 
 namespace {
-bool supports(const CollArgs&, const CollContext& ctx) { return ctx.comm.single_node && ctx.comm.size > 1; }
+bool supports(const CollArgs& a, const CollContext& ctx) {
+  return ctx.comm.single_node && ctx.comm.size > 1 && !a.any_start_order;
+}
 double estimate(const CollArgs&, const CollContext& ctx, const CostModel& m) {
   return shm::model_known(m) ? shm::flag_exchange_us(m, ctx.comm.size) : std::numeric_limits<double>::infinity();
 }

@@ -7,7 +7,9 @@
 
 namespace weft::coll::shm {
 
-inline bool node_call(const CollArgs&, const CollContext& ctx) { return ctx.comm.single_node && ctx.comm.size > 1; }
+inline bool node_call(const CollArgs& a, const CollContext& ctx) {
+  return ctx.comm.single_node && ctx.comm.size > 1 && !a.any_start_order;
+}
 
 // bytes cut into slot-sized pieces for a communicator of `ranks`: how many (at least one),
 // and the bytes of the first.

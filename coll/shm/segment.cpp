@@ -313,7 +313,8 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
 bool model_known(const CostModel& m) { return m.shm_alpha_us > 0; }
 
 bool fits_one_slot(const CollArgs& a, const CollContext& ctx) {
-  return ctx.comm.single_node && ctx.comm.size > 1 && a.bytes <= slot_bytes(geometry_of(ctx), ctx.comm.size);
+  return ctx.comm.single_node && ctx.comm.size > 1 && !a.any_start_order &&
+         a.bytes <= slot_bytes(geometry_of(ctx), ctx.comm.size);
 }
 
 double one_shot_us(const CollArgs& a, const CollContext& ctx, const CostModel& m) {

@@ -65,6 +65,10 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Get_library_version(lib, &len));
     CHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING && lib[0] != 0,
           "Get_library_version: len %d", len);
+    if (strncmp(lib, "weft", 4) == 0) {  /* weft implements MPI 4.0 and says so everywhere */
+        CHECK(ver == 4 && sub == 0, "weft reports MPI %d.%d, expected 4.0", ver, sub);
+        CHECK(strstr(lib, "(MPI 4.0,") != NULL, "library version '%s' does not name MPI 4.0", lib);
+    }
     {
         char name[MPI_MAX_PROCESSOR_NAME];
         name[0] = 0;

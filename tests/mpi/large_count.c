@@ -228,6 +228,19 @@ static void datatypes(void)
     MPI_OK(MPI_Type_size(a, &isize));
     CHECK_EQ_INT(isize, MPI_UNDEFINED, "Type_size of a type beyond an int");
     MPI_OK(MPI_Type_free(&a));
+    /* An h-indexed type whose last block is longer than an int counts. */
+    MPI_Count hbl[3] = {1, 2, big}, hdi[3] = {0, 1, 3};
+    MPI_OK(MPI_Type_create_hindexed_c(3, hbl, hdi, MPI_CHAR, &a));
+    MPI_OK(MPI_Type_commit(&a));
+    MPI_OK(MPI_Type_size_c(a, &size));
+    CHECK_EQ_INT(size, big + 3, "Type_create_hindexed_c size beyond an int");
+    MPI_OK(MPI_Type_get_true_extent_c(a, &lb, &extent));
+    CHECK_EQ_INT(lb, 0, "Type_create_hindexed_c true lb");
+    CHECK_EQ_INT(extent, big + 3, "Type_create_hindexed_c true extent");
+    MPI_OK(MPI_Type_free(&a));
+    MPI_Count negative[1] = {-1}, zero[1] = {0};
+    expect_class(MPI_Type_create_hindexed_c(1, negative, zero, MPI_CHAR, &a), MPI_ERR_ARG,
+                 "Type_create_hindexed_c with a negative block length");
     /* Beyond what a vector constructor takes. */
     expect_class(MPI_Type_vector_c((MPI_Count)INT_MAX + 1, 1, 1, MPI_INT, &a), MPI_ERR_COUNT,
                  "oversized Type_vector_c");
