@@ -281,6 +281,35 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return wrap_comm("MPI_Comm_split", comm, s, std::move(view), member, nullptr, newcomm);
 }
 
+}  // extern "C"
+
+namespace {
+
+// MPI_COMM_TYPE_HW_UNGUIDED: the coarsest hardware level, node first, whose instances split c
+// into groups every one of which is smaller than c (every rank within one instance); none:
+// MPI_COMM_NULL. The level's name goes into info under mpi_hw_resource_type.
+int split_unguided(MPI_Comm comm, const Comm& c, uint32_t node, int key, MPI_Info info, MPI_Comm* newcomm) {
+  static const char* const kLevels[] = {"mpi_shared_memory", "Package", "NUMANode", "L3Cache",
+                                        "L2Cache", "L1Cache", "Core", "PU"};
+  std::vector<int> colors(size_t(c.size));
+  for (const char* level : kLevels) {
+    const int mine = split_type_color(node, level, MPI_UNDEFINED);
+    if (int rc = PMPI_Allgather(&mine, 1, MPI_INT, colors.data(), 1, MPI_INT, comm); rc != MPI_SUCCESS) return rc;
+    std::sort(colors.begin(), colors.end());
+    if (colors.front() == colors.back() || std::count(colors.begin(), colors.end(), MPI_UNDEFINED) > 0) continue;
+    if (info != MPI_INFO_NULL) {
+      if (int rc = PMPI_Info_set(info, "mpi_hw_resource_type", level); rc != MPI_SUCCESS) return rc;
+    }
+    return PMPI_Comm_split(comm, mine, key, newcomm);
+  }
+  *newcomm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_split_type", comm, &c)) return rc;
@@ -298,10 +327,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
       if (rc != MPI_SUCCESS) return rc;
     }
     if (flag) color = split_type_color(node, value, MPI_UNDEFINED);
-  } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_UNGUIDED ||
-             split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
-    // Shared memory reaches every rank of a node. The unguided and neighbourhood kinds split
-    // by node too (finer unguided levels are not chosen yet).
+  } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+    return split_unguided(comm, *c, node, key, info, newcomm);
+  } else if (split_type == MPI_COMM_TYPE_SHARED || split_type == MPIX_COMM_TYPE_NEIGHBORHOOD) {
+    // Shared memory reaches every rank of a node; the neighbourhood kind splits by node too.
     color = split_type_color(node, nullptr, MPI_UNDEFINED);
   } else if (split_type != MPI_UNDEFINED) {
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);

@@ -1,7 +1,9 @@
 /* MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED: "mpi_shared_memory" and "Machine" give the
  * node (the same ranks as MPI_COMM_TYPE_SHARED); a resource the binding spans several of gives
  * MPI_COMM_NULL; so do an unknown resource name and a missing key. Every resulting communicator
- * is checked by an allreduce over its members' world ranks. */
+ * is checked by an allreduce over its members' world ranks. MPI_COMM_TYPE_HW_UNGUIDED gives a
+ * communicator smaller than MPI_COMM_WORLD whose members all name the same level in the info
+ * (mpi_hw_resource_type), or MPI_COMM_NULL everywhere (always so on one rank). */
 #define _GNU_SOURCE
 #include <sched.h>
 
@@ -73,6 +75,31 @@ int main(int argc, char **argv)
         CHECK(lo == cpu && hi == cpu, "members of the PU communicator run on cpus %d-%d", lo, hi);
         MPI_Comm_free(&pu);
     }
+    /* Unguided: a strict subset, the level named in the info, the same at every member. */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Comm unguided;
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, t_rank, info, &unguided));
+    int got = unguided != MPI_COMM_NULL, all_got = 0, any_got = 0;
+    MPI_Allreduce(&got, &all_got, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&got, &any_got, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(all_got == any_got, "HW_UNGUIDED: a communicator on some ranks only");
+    if (t_size == 1) CHECK(!got, "HW_UNGUIDED on one rank: no strict subset, yet a communicator");
+    if (got) {
+        int size = 0, flag = 0;
+        char level[MPI_MAX_INFO_VAL + 1] = "";
+        MPI_Comm_size(unguided, &size);
+        CHECK(size < t_size, "HW_UNGUIDED: %d ranks of %d, not a strict subset", size, t_size);
+        MPI_OK(MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, level, &flag));
+        CHECK(flag && level[0], "HW_UNGUIDED: no mpi_hw_resource_type in the info");
+        /* Every member names the same level: the first character and length agree. */
+        int sig[2] = {level[0], (int)strlen(level)}, lo[2], hi[2];
+        MPI_Allreduce(sig, lo, 2, MPI_INT, MPI_MIN, unguided);
+        MPI_Allreduce(sig, hi, 2, MPI_INT, MPI_MAX, unguided);
+        CHECK(lo[0] == hi[0] && lo[1] == hi[1], "HW_UNGUIDED: members name different levels");
+        MPI_Comm_free(&unguided);
+    }
+    MPI_Info_free(&info);
     MPI_Comm_free(&shared);
     t_done();
     return 0;
