@@ -386,7 +386,7 @@ Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
 
 bool ShmEngine::try_send_now(const void* buf, size_t bytes, int dest, uint64_t tag) {
   if (bytes > payload_size_ || !pending_[size_t(dest)].empty()) return false;
-  Pending p{};
+  Pending p;  // not value-initialised: the IPC descriptor's 64-byte handle stays unset (no kDevice)
   p.kind = kEager;
   p.tag = tag;
   p.buf = buf;

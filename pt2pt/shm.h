@@ -114,7 +114,7 @@ class ShmEngine {
     uint64_t cookie = 0;
     Request* request = nullptr;
     bool complete_on_place = false;
-    IpcDescriptor ipc{};  // flags & kDevice
+    IpcDescriptor ipc;  // flags & kDevice (its handle is left unset otherwise)
     uint32_t message = 0;  // Cell::message
   };
 
