@@ -14,7 +14,7 @@ counts BASIC_PROGRAMS gives and pass on a zero exit.
 
 Usage:
   scripts/mpich_suite.py --suite /path/to/test/mpi --out /tmp/conf [--mpicc mpicc]
-      [--dirs basic,pt2pt,...] [--max-np 8] [--timeout 60] [--jobs 2] [--only REGEX]
+      [--dirs basic,pt2pt,...] [--max-np 8] [--timeout 180] [--jobs 2] [--only REGEX]
       [--mpirun "mpirun --oversubscribe --bind-to none"] [--env K=V ...]
 
 Writes OUT/results.tsv (dir, test, np, arguments, status, seconds, environment) and OUT/logs/*.log, and
@@ -255,7 +255,7 @@ def main():
     parser.add_argument("--dirs", default=DEFAULT_DIRS)
     parser.add_argument("--only", help="run only dir/name matching this regular expression")
     parser.add_argument("--max-np", type=int, default=8)
-    parser.add_argument("--timeout", type=int, default=60, help="seconds per run")
+    parser.add_argument("--timeout", type=int, default=180, help="seconds per run (MPICH's own runner: 180)")
     parser.add_argument("--max-timeout", type=int, default=180,
                         help="cap on a testlist's own timeLimit")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
