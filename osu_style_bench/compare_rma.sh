@@ -27,13 +27,12 @@
 #   get_latency            osu_get_latency -m 8:1048576
 #   put_bw                 osu_put_bw -m 65536:4194304
 #   get_bw                 osu_get_bw -m 65536:4194304
-#   acc_latency            osu_acc_latency -m 4:1024 -i 100 -x 5        (MPI_CHAR, as OSU)
-#   acc_latency.int        osu_acc_latency -m 4:65536 -T int -i 100 -x 5
-#   get_acc_latency        osu_get_acc_latency -m 4:1024 -i 100 -x 5    (MPI_CHAR)
-#   get_acc_latency.int    osu_get_acc_latency -m 4:65536 -T int -i 100 -x 5
-# (The accumulate cases run few iterations and start at 4 bytes: weft accumulates element by
-# element, milliseconds per operation from 1 KiB, and cannot update a 1-byte element in a
-# window smaller than 4 bytes.)
+#   acc_latency            osu_acc_latency -m 4:1024 -i 1000 -x 100     (MPI_CHAR, as OSU)
+#   acc_latency.int        osu_acc_latency -m 4:65536 -T int -i 1000 -x 100
+#   get_acc_latency        osu_get_acc_latency -m 4:1024 -i 1000 -x 100 (MPI_CHAR)
+#   get_acc_latency.int    osu_get_acc_latency -m 4:65536 -T int -i 1000 -x 100
+# (The accumulate cases run 1000 iterations at every size, so that a sweep to 64 KiB stays short
+# on both libraries. BENCH_ARGS="-w create" measures windows of user memory.)
 #   fop_latency            osu_fop_latency
 #   cas_latency            osu_cas_latency
 #
@@ -75,10 +74,10 @@ add_case put_latency.fence   osu_put_latency -m 8:1048576 -s fence -i 1000 -x 10
 add_case get_latency         osu_get_latency -m 8:1048576
 add_case put_bw              osu_put_bw -m 65536:4194304
 add_case get_bw              osu_get_bw -m 65536:4194304
-add_case acc_latency         osu_acc_latency -m 4:1024 -i 100 -x 5
-add_case acc_latency.int     osu_acc_latency -m 4:65536 -T int -i 100 -x 5
-add_case get_acc_latency     osu_get_acc_latency -m 4:1024 -i 100 -x 5
-add_case get_acc_latency.int osu_get_acc_latency -m 4:65536 -T int -i 100 -x 5
+add_case acc_latency         osu_acc_latency -m 4:1024 -i 1000 -x 100
+add_case acc_latency.int     osu_acc_latency -m 4:65536 -T int -i 1000 -x 100
+add_case get_acc_latency     osu_get_acc_latency -m 4:1024 -i 1000 -x 100
+add_case get_acc_latency.int osu_get_acc_latency -m 4:65536 -T int -i 1000 -x 100
 add_case fop_latency         osu_fop_latency
 add_case cas_latency         osu_cas_latency
 

@@ -2,7 +2,9 @@
 // Fetch_and_op and Compare_and_swap all take the target's accumulate mutex (a control word taken
 // with compare-and-swap), so that they exclude each other whatever their types, sizes and
 // windows' memory; the user's locks are untouched (a shared lock_all would block the exclusive
-// lock word). Under the mutex:
+// lock word). A contiguous range of a node peer's user memory (created and dynamic windows) is
+// first posted to the target's mailbox, which the target applies under its mutex when it
+// progresses (mailbox.cpp); what it does not take in time goes on as below. Under the mutex:
 // - memory this process maps (its own window, a node peer's part of a segment): the range is
 //   reduced in place;
 // - one 4- or 8-byte integer element whose op UCX has (sum, band, bor, bxor, replace; cswap):
@@ -87,7 +89,7 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
                     ab == BasicType::none ? "mixed types" : basic_type_name(ab), bytes, basic_type_name(b));
   }
   ptrdiff_t lo = 0, hi = 0;
-  const std::vector<Run> runs = runs_of(td, t.count, &lo, &hi);
+  std::vector<Run> runs = runs_of(td, t.count, &lo, &hi);
   for (const Run& r : runs)
     if (r.bytes % esz != 0)
       return refuse(Status::invalid_type, "the target datatype splits a %s element", basic_type_name(b));
@@ -122,7 +124,26 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   const bool remote_atomic = remote_atomics(at, window_->control_mapped());
   const bool one_atomic = bytes == esz && rop != ReduceOp::no_op && remote_atomic && integer_word(b) &&
                           atomic_for(rop, &aop);
-  if (rop == ReduceOp::no_op && out && !out_device) {
+  // A contiguous range of a node peer's user memory: the target applies it from its mailbox
+  // where it takes it in time; the rest (none, usually) goes on below.
+  size_t mailed = 0;
+  const uint64_t first = at.addr + uint64_t(runs[0].disp - lo);
+  if (runs.size() == 1 && !at.direct && !at.device && !at.staged && window_->has_mailbox(target) &&
+      first + bytes <= at.hi) {  // in one region of a dynamic window
+    const Window::MailboxRequest r{mailbox::kAccumulate, rop, b, first, bytes,
+                                   rop == ReduceOp::no_op ? nullptr : in, nullptr, out};
+    WEFT_TRY(window_->mailbox_call(target, r, &mailed));
+    if (mailed == bytes) {
+      if (out_device) return memkind_copy(out_device, out, bytes);
+      return finish_result(result, out, out_tmp, bytes);
+    }
+    runs[0].disp += ptrdiff_t(mailed);
+    runs[0].bytes -= mailed;
+  }
+  const size_t rest = bytes - mailed;
+  const char* in_rest = in ? in + mailed : nullptr;
+  char* out_rest = out ? out + mailed : nullptr;
+  if (mailed == 0 && rop == ReduceOp::no_op && out && !out_device) {
     // A read of one element only: one byte cannot be seen half updated, nor can one aligned 4-
     // or 8-byte element read atomically, so the mutex is not needed. A read of several
     // elements takes it, so that it sees every other accumulate whole (programs rely on that,
@@ -150,19 +171,19 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
       if (rop != ReduceOp::no_op) s = reduce_local(rop, b, in + k, to, r.bytes / esz);
       k += r.bytes;
     }
-  } else if (s == Status::ok && one_atomic) {
+  } else if (s == Status::ok && one_atomic && mailed == 0) {
     uint64_t old = 0;
     s = window_->atomic(target, at, 0, aop, in, &old, esz);
     if (s == Status::ok && out) memcpy(out, &old, esz);
   } else if (s == Status::ok && !out && rop == ReduceOp::replace) {
-    s = copy_runs(*window_, target, at, runs, lo, const_cast<char*>(in), true);
+    s = copy_runs(*window_, target, at, runs, lo, const_cast<char*>(in_rest), true);
   } else if (s == Status::ok) {
     // One read of the whole range, the reduction here, one write back.
-    std::vector<char> cur(bytes);
+    std::vector<char> cur(rest);
     s = copy_runs(*window_, target, at, runs, lo, cur.data(), false);
-    if (s == Status::ok && out) memcpy(out, cur.data(), bytes);
+    if (s == Status::ok && out) memcpy(out_rest, cur.data(), rest);
     if (s == Status::ok && rop != ReduceOp::no_op) {
-      s = reduce_local(rop, b, in, cur.data(), bytes / esz);
+      s = reduce_local(rop, b, in_rest, cur.data(), rest / esz);
       if (s == Status::ok) s = copy_runs(*window_, target, at, runs, lo, cur.data(), true);
     }
   }
@@ -200,6 +221,18 @@ Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, voi
   origin = bufs[0];
   compare = bufs[1];
   uint64_t io = 0;
+  if (!at.direct && !at.device && !at.staged && window_->has_mailbox(target)) {
+    size_t mailed = 0;
+    const Window::MailboxRequest r{mailbox::kCompareSwap, ReduceOp::replace, d->basic, at.addr, elem,
+                                   static_cast<const char*>(origin), static_cast<const char*>(compare),
+                                   reinterpret_cast<char*>(&io)};
+    WEFT_TRY(window_->mailbox_call(target, r, &mailed));
+    if (mailed == elem) {
+      if (on_device[2]) return memkind_copy(result, &io, elem);
+      memcpy(result, &io, elem);
+      return Status::ok;
+    }
+  }
   Status s = window_->mutex_lock(target);
   if (s == Status::ok && remote_atomics(at, window_->control_mapped()) && integer_word(d->basic)) {
     memcpy(&io, compare, elem);

@@ -27,6 +27,7 @@ Window::Window(Transport& t, std::vector<int> job_ranks, int rank, Flavor flavor
 
 Window::~Window() {
   if (serves_) t_.progress_engine().remove_poller(serve_poll, this);
+  if (mailbox_own_) t_.progress_engine().remove_poller(mailbox_poll, this);
   for (Peer& p : peers_) {
     Transport::rma_release(p.rkey);
     Transport::rma_release(p.ctrl_rkey);

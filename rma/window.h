@@ -21,8 +21,10 @@
 #include <vector>
 
 #include "control.h"
+#include "mailbox.h"
 #include "pt2pt/transport.h"
 #include "runtime/cuda_ipc.h"
+#include "runtime/op.h"
 
 namespace weft::rma {
 
@@ -96,6 +98,28 @@ class Window {
   // plain loads and stores, since no origin updates an element with an atomic of its own.
   bool control_mapped() const { return controls_mapped_ == peers_.size(); }
   char* mapped(int target) const { return peers_[size_t(target)].direct; }
+  // Accumulate mailboxes (mailbox.cpp, mailbox.h): created and dynamic windows whose control
+  // blocks are mapped also map every rank's mailbox area (mailbox::area_bytes, zeroed); this
+  // rank's own (its poller applies what origins post there) and each target's.
+  void place_mailboxes(char* own);
+  void map_peer_mailboxes(int target, char* area) { peers_[size_t(target)].mailbox = area; }
+  bool has_mailbox(int target) const { return target != rank_ && peers_[size_t(target)].mailbox != nullptr; }
+  // An accumulate or compare-and-swap the target applies to its own memory at `addr` (its
+  // address): `bytes` of `type` elements, operand (none for MPI_NO_OP), compare (one element),
+  // result (the old contents, or null). Long ones go in pieces; *done says how many bytes were
+  // applied when the target did not take a piece in time (Status::ok: the caller goes on
+  // another way from there).
+  struct MailboxRequest {
+    mailbox::Kind kind;
+    ReduceOp op;
+    BasicType type;
+    uint64_t addr;
+    size_t bytes;
+    const char* operand;
+    const char* compare;
+    char* result;
+  };
+  Status mailbox_call(int target, const MailboxRequest& r, size_t* done);
   uint64_t peer_size(int target) const { return peers_[size_t(target)].size; }
   int peer_disp_unit(int target) const { return int(peers_[size_t(target)].disp_unit); }
 
@@ -200,6 +224,11 @@ class Window {
   Status staged_get(int target, uint64_t addr, void* buf, size_t bytes, bool device_buf);
   Status staged_flush(int target);
   Status staged_call(int target, int op, uint64_t addr, size_t bytes, void* out, bool device_out);
+  // The target's side of the mailboxes (mailbox.cpp).
+  char* slot_at(char* area, int origin) const;
+  static int mailbox_poll(void* window);
+  int serve_mailboxes();
+  Status apply_mail(int origin, const mailbox::SlotHeader& h, char* data);
   // Atomics on memory this process maps.
   static Status atomic_at(void* at, Transport::RmaAtomic op, const void* value, void* result, size_t size);
   // A fetching atomic on the 8-byte word at byte `off` of the target's control block (a mapped
@@ -239,6 +268,9 @@ class Window {
     bool serves = false;          // it applies requests of ranks on other nodes
     bool staged = false;          // this rank reaches it by such requests
     uint64_t unflushed = 0;       // staged puts sent since the last flush
+    char* mailbox = nullptr;      // its mailbox area, mapped here
+    uint32_t mailbox_skip = 0;    // accumulates still to go the other way after a withdrawal
+    uint32_t mailbox_backoff = 0; // the last such count (doubled by each withdrawal in a row)
   };
   Transport& t_;
   std::vector<int> job_ranks_;
@@ -270,6 +302,8 @@ class Window {
   std::vector<Status> refused_;  // by origin: a put refused since its last flush (reported then)
   std::vector<char> stage_;          // the origin's request, or the reply it waits for
   std::vector<char> inbox_, outbox_;  // the target's request being applied, and its reply
+  // Accumulate mailboxes (mailbox.cpp).
+  char* mailbox_own_ = nullptr;  // this rank's area (its poller is registered while set)
 };
 
 }  // namespace weft::rma

@@ -161,14 +161,20 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
   // where every rank maps it (MPI_Win_allocate_shared's parts must be contiguous: not there).
   const bool control_in_segment = (in_segment && flavor_ == Flavor::allocate) || control_only;
   const size_t control = control_in_segment ? round_up(window_->control_bytes(), kSegmentPartAlign) : 0;
+  // Their accumulates go to mailboxes next to the control blocks (mailbox.cpp).
+  const size_t mail = control_only && setting_bool("WEFT_RMA_MAILBOX")
+                          ? round_up(mailbox::area_bytes(size_t(c.size)), kSegmentPartAlign)
+                          : 0;
   std::vector<size_t> offsets;
   if (in_segment || control_only) {
-    const size_t part = control + (control_only ? 0 : size);
+    const size_t part = control + mail + (control_only ? 0 : size);
     if (Outcome o = map_node_segment(part, flavor_ == Flavor::shared ? 1 : kSegmentPartAlign, &offsets); !o.ok())
       return o;
     if (control_in_segment) {
-      window_->place_control(reinterpret_cast<uint64_t*>(base_));
-      base_ = control_only ? base : static_cast<char*>(base_) + control;
+      char* own_part = static_cast<char*>(base_);
+      window_->place_control(reinterpret_cast<uint64_t*>(own_part));
+      if (mail) window_->place_mailboxes(own_part + control);
+      base_ = control_only ? base : own_part + control;
     }
   }
   bool device = false;
@@ -192,11 +198,19 @@ Outcome MpiWindow::build(void* base, size_t size, int disp_unit) {
       char* part = segment_->data() + offsets[size_t(q)];
       if (!control_only) window_->map_peer(q, part + control);
       if (control_in_segment) window_->map_peer_control(q, reinterpret_cast<uint64_t*>(part));
+      if (mail) window_->map_peer_mailboxes(q, part + control);
     }
   access_to_.assign(size_t(c.size), 0);
-  if (control_in_segment)
+  if (control_in_segment && !control_only)
     WEFT_INFO(Subsys::rma, "MPI_Win_allocate on %s: node-local, memory in a shared segment, accessed directly",
               c.label().c_str());
+  else if (control_only)
+    WEFT_INFO(Subsys::rma,
+              "%s window on %s: node-local, control blocks in a shared segment, user memory reached by %s, "
+              "accumulates %s",
+              flavor_ == Flavor::create ? "created" : "dynamic", c.label().c_str(),
+              setting_bool("WEFT_RMA_CMA") ? "cross-memory attach where allowed" : "UCX",
+              mail ? "applied by the target from mailboxes while it is in MPI" : "read and written by the origin");
   return Status::ok;
 }
 

@@ -15,7 +15,7 @@ cmake --build build-asan -j "$(nproc)"
 # whose processes are weft's alone (PMIx and UCX keep memory until exit by design).
 export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-multi=${SANITIZE_TESTS:-'^(mpi|ucx|srun)\.(ring|all_pairs|probe|persistent|wildcard|truncate|coll_nonblocking|coll_persistent|coll_repeat|rma_basic|rma_atomics|rma_errors)\.np[24]$|^fake2\.(ring|coll_matrix|rma_basic)\.np4$|^staged\.rma_basic\.np[24]$|^ucxrma\.rma_basic\.np[24]$|^kv|^aggd\.|^offload\.aggd\.np4$|^mpi\.fault\.'}
+multi=${SANITIZE_TESTS:-'^(mpi|ucx|srun)\.(ring|all_pairs|probe|persistent|wildcard|truncate|coll_nonblocking|coll_persistent|coll_repeat|rma_basic|rma_atomics|rma_errors|rma_mailbox)\.np[24]$|^fake2\.(ring|coll_matrix|rma_basic)\.np4$|^staged\.rma_basic\.np[24]$|^ucxrma\.rma_basic\.np[24]$|^kv|^aggd\.|^offload\.aggd\.np4$|^mpi\.fault\.'}
 supp=$PWD/tests/sanitize/lsan.supp
 cd build-asan
 status=0
