@@ -52,6 +52,12 @@ bool remote_atomics(const Location& at, bool control_mapped) {
   return !at.direct && !at.device && !at.via_mutex && !at.staged && !(control_mapped && at.pid != 0);
 }
 
+// Whether the target applies updates at `at` from its mailbox: host memory of a node peer
+// that this process does not map (mailbox.cpp).
+bool via_mailbox(const Window& w, const Location& at, int target) {
+  return !at.direct && !at.device && !at.staged && w.has_mailbox(target);
+}
+
 // The one predefined type a datatype is made of (none if mixed).
 BasicType element_type(const Datatype* d) { return d->predefined ? d->basic : d->elem_basic; }
 
@@ -128,7 +134,7 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
   // where it takes it in time; the rest (none, usually) goes on below.
   size_t mailed = 0;
   const uint64_t first = at.addr + uint64_t(runs[0].disp - lo);
-  if (runs.size() == 1 && !at.direct && !at.device && !at.staged && window_->has_mailbox(target) &&
+  if (runs.size() == 1 && via_mailbox(*window_, at, target) &&
       first + bytes <= at.hi) {  // in one region of a dynamic window
     const Window::MailboxRequest r{mailbox::kAccumulate, rop, b, first, bytes,
                                    rop == ReduceOp::no_op ? nullptr : in, nullptr, out};
@@ -171,7 +177,7 @@ Outcome MpiWindow::accumulate(const Buffer& origin, const Buffer& result, const 
       if (rop != ReduceOp::no_op) s = reduce_local(rop, b, in + k, to, r.bytes / esz);
       k += r.bytes;
     }
-  } else if (s == Status::ok && one_atomic && mailed == 0) {
+  } else if (s == Status::ok && one_atomic) {  // one element: never split by the mailbox
     uint64_t old = 0;
     s = window_->atomic(target, at, 0, aop, in, &old, esz);
     if (s == Status::ok && out) memcpy(out, &old, esz);
@@ -221,7 +227,7 @@ Outcome MpiWindow::compare_and_swap(const void* origin, const void* compare, voi
   origin = bufs[0];
   compare = bufs[1];
   uint64_t io = 0;
-  if (!at.direct && !at.device && !at.staged && window_->has_mailbox(target)) {
+  if (via_mailbox(*window_, at, target)) {
     size_t mailed = 0;
     const Window::MailboxRequest r{mailbox::kCompareSwap, ReduceOp::replace, d->basic, at.addr, elem,
                                    static_cast<const char*>(origin), static_cast<const char*>(compare),
