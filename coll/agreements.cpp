@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "comm_state.h"
 #include "pt2pt/process_setup.h"
@@ -11,20 +12,67 @@ namespace weft::coll {
 
 namespace {
 
-// The lowest context pair free on every rank of ctx.comm, taken from *ids: its first id.
+// Whose turn it is to offer this process's free pairs (see OfferTurn): the context ids of the
+// parents of the blocking agreements under way, and whether one of them is offering.
+struct Turns {
+  std::multiset<uint32_t> waiting;
+  bool offering = false;
+};
+Turns& turns() {
+  static Turns t;
+  return t;
+}
+
+// The lowest context pair free on every rank of ctx.comm, taken from *ids: its first id. A
+// round in which some member did not offer its pairs (another of its threads was offering)
+// finds none, and every member tries again; the last word of the reduction says whether every
+// member offered.
 Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context) {
-  ContextIds agreed = ids->blocking();
+  constexpr size_t kWords = kContextPairs / 64;
   const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
-  Status s = allreduce(ctx, agreed.free_mask, agreed.free_mask, kContextPairs / 64, band);
-  if (s != Status::ok) return s;
-  if (ids->take_lowest(agreed, context)) return Status::ok;
-  char detail[120];
-  snprintf(detail, sizeof(detail), "no free context id among the members (%u communicators exist)", kBlockingPairs);
-  set_error_detail(detail);
-  return Status::transport;
+  OfferTurn turn(ctx.comm.context_id);
+  std::vector<uint64_t> words(kWords + 1);
+  for (;;) {
+    const bool offering = turn.take();
+    std::fill(words.begin(), words.end(), 0);
+    if (offering) {
+      const ContextIds offer = ids->blocking();
+      std::copy(offer.free_mask, offer.free_mask + kWords, words.begin());
+      words[kWords] = 1;
+    }
+    Status s = allreduce(ctx, words.data(), words.data(), words.size(), band);
+    if (offering) turn.give_back();
+    if (s != Status::ok) return s;
+    if (words[kWords] == 0) continue;  // someone sat this round out
+    ContextIds agreed{};
+    std::copy(words.begin(), words.begin() + kWords, agreed.free_mask);
+    if (ids->take_lowest(agreed, context)) return Status::ok;
+    char detail[120];
+    snprintf(detail, sizeof(detail), "no free context id among the members (%u communicators exist)", kBlockingPairs);
+    set_error_detail(detail);
+    return Status::transport;
+  }
 }
 
 }  // namespace
+
+OfferTurn::OfferTurn(uint32_t parent_context) : parent_(parent_context) { turns().waiting.insert(parent_); }
+
+OfferTurn::~OfferTurn() {
+  give_back();
+  turns().waiting.erase(turns().waiting.find(parent_));
+}
+
+bool OfferTurn::take() {
+  Turns& t = turns();
+  if (t.offering || *t.waiting.begin() != parent_) return false;
+  t.offering = offering_ = true;
+  return true;
+}
+
+void OfferTurn::give_back() {
+  if (offering_) turns().offering = offering_ = false;
+}
 
 Comm view_with_nodes(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks) {
   Comm c = member_view(context, world_ranks, ctx.comm.world_rank(ctx.comm.rank));

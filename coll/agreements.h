@@ -22,6 +22,26 @@ inline constexpr uint32_t kGroupCreationContext = 4;
 // group-creation channel's, which no communicator frees.
 inline constexpr uint32_t kPendingContext = kGroupCreationContext;
 
+// A blocking agreement's turn to offer this process's free context pairs. Threads that make
+// communicators at the same time would otherwise offer the same pairs and both take one: one
+// agreement offers at a time, the others offer none for that round (which then finds no pair on
+// any member, and all of them try again). Of the agreements waiting, the one whose parent has
+// the lowest context id goes first, so every round some agreement can end. Callers hold the
+// entry lock (all MPI calls do while threads share the process).
+class OfferTurn {
+ public:
+  explicit OfferTurn(uint32_t parent_context);
+  ~OfferTurn();
+  OfferTurn(const OfferTurn&) = delete;
+  OfferTurn& operator=(const OfferTurn&) = delete;
+  bool take();  // whether this agreement offers its pairs in the next round
+  void give_back();
+
+ private:
+  uint32_t parent_;
+  bool offering_ = false;
+};
+
 // This rank's view of world_ranks (this rank one of them) on `context`, with the members' nodes
 // from the bootstrap.
 Comm view_with_nodes(const CollContext& ctx, uint32_t context, const std::vector<int>& world_ranks);

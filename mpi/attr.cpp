@@ -218,18 +218,21 @@ extern "C" {
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn, MPI_Comm_delete_attr_function* delete_fn,
                             int* keyval, void* extra_state) {
+  WEFT_ENTRY;
   return create_keyval("MPI_Comm_create_keyval", AttrObject::comm, copy_fn, delete_fn, keyval, extra_state);
 }
 
-int PMPI_Comm_free_keyval(int* keyval) { return free_keyval("MPI_Comm_free_keyval", AttrObject::comm, keyval); }
+int PMPI_Comm_free_keyval(int* keyval) { WEFT_ENTRY; return free_keyval("MPI_Comm_free_keyval", AttrObject::comm, keyval); }
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_set_attr", comm, &e)) return rc;
   return set_attr<AttrObject::comm>("MPI_Comm_set_attr", e->attrs, comm, keyval, attribute_val);
 }
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_get_attr", comm, &e)) return rc;
   if (is_predefined_key(keyval) && attribute_val && flag) {
@@ -241,6 +244,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag
 }
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_delete_attr", comm, &e)) return rc;
   return delete_attr_call<AttrObject::comm>("MPI_Comm_delete_attr", e->attrs, comm, keyval);
@@ -249,31 +253,36 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
 // MPI-1 names.
 int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
                        void* extra_state) {
+  WEFT_ENTRY;
   return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
-int PMPI_Keyval_free(int* keyval) { return PMPI_Comm_free_keyval(keyval); }
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void* value) { return PMPI_Comm_set_attr(comm, keyval, value); }
+int PMPI_Keyval_free(int* keyval) { WEFT_ENTRY; return PMPI_Comm_free_keyval(keyval); }
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void* value) { WEFT_ENTRY; return PMPI_Comm_set_attr(comm, keyval, value); }
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void* value, int* flag) {
+  WEFT_ENTRY;
   return PMPI_Comm_get_attr(comm, keyval, value, flag);
 }
-int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) { WEFT_ENTRY; return PMPI_Comm_delete_attr(comm, keyval); }
 
 // ---- Windows ----
 
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* copy_fn, MPI_Win_delete_attr_function* delete_fn,
                            int* keyval, void* extra_state) {
+  WEFT_ENTRY;
   return create_keyval("MPI_Win_create_keyval", AttrObject::win, copy_fn, delete_fn, keyval, extra_state);
 }
 
-int PMPI_Win_free_keyval(int* keyval) { return free_keyval("MPI_Win_free_keyval", AttrObject::win, keyval); }
+int PMPI_Win_free_keyval(int* keyval) { WEFT_ENTRY; return free_keyval("MPI_Win_free_keyval", AttrObject::win, keyval); }
 
 int PMPI_Win_set_attr(MPI_Win win, int keyval, void* attribute_val) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_set_attr", win, &e)) return rc;
   return set_attr<AttrObject::win>("MPI_Win_set_attr", e->attrs, win, keyval, attribute_val);
 }
 
 int PMPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Win_get_attr";
   WinEntry* e;
   if (int rc = check_win(fn, win, &e)) return rc;
@@ -293,6 +302,7 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
 }
 
 int PMPI_Win_delete_attr(MPI_Win win, int keyval) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_delete_attr", win, &e)) return rc;
   return delete_attr_call<AttrObject::win>("MPI_Win_delete_attr", e->attrs, win, keyval);
@@ -302,19 +312,23 @@ int PMPI_Win_delete_attr(MPI_Win win, int keyval) {
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* copy_fn, MPI_Type_delete_attr_function* delete_fn,
                             int* keyval, void* extra_state) {
+  WEFT_ENTRY;
   return create_keyval("MPI_Type_create_keyval", AttrObject::datatype, copy_fn, delete_fn, keyval, extra_state);
 }
 
 int PMPI_Type_free_keyval(int* keyval) {
+  WEFT_ENTRY;
   return free_keyval("MPI_Type_free_keyval", AttrObject::datatype, keyval);
 }
 
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void* attribute_val) {
+  WEFT_ENTRY;
   if (int rc = type_of("MPI_Type_set_attr", type)) return rc;
   return set_attr<AttrObject::datatype>("MPI_Type_set_attr", type_attrs()[type], type, keyval, attribute_val);
 }
 
 int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void* attribute_val, int* flag) {
+  WEFT_ENTRY;
   if (int rc = type_of("MPI_Type_get_attr", type)) return rc;
   static const AttributeSet kNone;
   auto it = type_attrs().find(type);
@@ -323,6 +337,7 @@ int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void* attribute_val, int* 
 }
 
 int PMPI_Type_delete_attr(MPI_Datatype type, int keyval) {
+  WEFT_ENTRY;
   if (int rc = type_of("MPI_Type_delete_attr", type)) return rc;
   return delete_attr_call<AttrObject::datatype>("MPI_Type_delete_attr", type_attrs()[type], type, keyval);
 }

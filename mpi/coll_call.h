@@ -84,14 +84,17 @@ int coll_root(const Comm& c, int root);
 #define WEFT_COLL_FORMS_C(B, I, params, impl, args) WEFT_COLL_FORMS_(B, I, _c, params, impl, args)
 #define WEFT_COLL_FORMS_(B, I, c, params, impl, args)                                                        \
   int PMPI_##B##c(WEFT_COLL_UNPAREN_ params) {                                                               \
+    WEFT_ENTRY;                                                                                              \
     WEFT_REQUIRE_INIT("MPI_" #B #c);                                                                         \
     return impl("MPI_" #B #c, ::weft::mpi::CollMode::blocking, WEFT_COLL_UNPAREN_ args, nullptr);            \
   }                                                                                                          \
   int PMPI_##I##c(WEFT_COLL_UNPAREN_ params, MPI_Request* request) {                                         \
+    WEFT_ENTRY;                                                                                              \
     WEFT_REQUIRE_INIT("MPI_" #I #c);                                                                         \
     return impl("MPI_" #I #c, ::weft::mpi::CollMode::nonblocking, WEFT_COLL_UNPAREN_ args, request);         \
   }                                                                                                          \
   int PMPI_##B##_init##c(WEFT_COLL_UNPAREN_ params, MPI_Info, MPI_Request* request) {                        \
+    WEFT_ENTRY;                                                                                              \
     WEFT_REQUIRE_INIT("MPI_" #B "_init" #c);                                                                 \
     return impl("MPI_" #B "_init" #c, ::weft::mpi::CollMode::persistent, WEFT_COLL_UNPAREN_ args, request);  \
   }                                                                                                          \

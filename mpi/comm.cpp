@@ -192,11 +192,13 @@ int free_comm(const char* fn, MPI_Comm* comm, bool wait) {
 extern "C" {
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_dup");
   return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm);
 }
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_dup_with_info");
   if (info != MPI_INFO_NULL && !lookup_info(info))
     return raise(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info", "invalid info 0x%x", unsigned(info));
@@ -259,14 +261,17 @@ int idup(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Re
 extern "C" {
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  WEFT_ENTRY;
   return idup("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request);
 }
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  WEFT_ENTRY;
   return idup("MPI_Comm_idup_with_info", comm, info, newcomm, request);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_split", comm, &c)) return rc;
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
@@ -311,6 +316,7 @@ int split_unguided(MPI_Comm comm, const Comm& c, uint32_t node, int key, MPI_Inf
 extern "C" {
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_split_type", comm, &c)) return rc;
   if (c->inter) return not_intra("MPI_Comm_split_type", comm, *c);
@@ -339,6 +345,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 }
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_create", comm, &c)) return rc;
   Group* g = lookup_group(group);
@@ -363,6 +370,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_create_group", comm, &c)) return rc;
   if (c->inter) return not_intra("MPI_Comm_create_group", comm, *c);
@@ -381,16 +389,19 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 }
 
 int PMPI_Comm_free(MPI_Comm* comm) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_free");
   return free_comm("MPI_Comm_free", comm, false);
 }
 
 int PMPI_Comm_disconnect(MPI_Comm* comm) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_disconnect");
   return free_comm("MPI_Comm_disconnect", comm, true);
 }
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_compare");
   Comm* a = lookup_comm(comm1);
   Comm* b = lookup_comm(comm2);
@@ -412,6 +423,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_test_inter", comm, &c)) return rc;
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
@@ -420,6 +432,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
 }
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_remote_size", comm, &c)) return rc;
   if (!c->inter) return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "%s is not an intercommunicator", c->label().c_str());
@@ -430,6 +443,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm* newintercomm) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Intercomm_create";
   Comm* c;
   if (int rc = comm_of(fn, local_comm, &c)) return rc;
@@ -456,6 +470,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Intercomm_merge";
   Comm* c;
   if (int rc = comm_of(fn, intercomm, &c)) return rc;
@@ -467,6 +482,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 }
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_set_info", comm, &e)) return rc;
   InfoEntries* ie = lookup_info(info);
@@ -476,6 +492,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 }
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Comm_get_info", comm, &e)) return rc;
   if (!info_used) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");

@@ -44,6 +44,7 @@ extern "C" {
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
                             const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
                             MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_darray";
   WEFT_REQUIRE_INIT(fn);
   if (size <= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "size %d is not positive (argument 'size')", size);

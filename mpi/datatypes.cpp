@@ -433,28 +433,34 @@ extern "C" {
 // ---- Constructors ----
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return contiguous("MPI_Type_contiguous", count, oldtype, newtype);
 }
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return contiguous("MPI_Type_contiguous_c", count, oldtype, newtype);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return vector_type("MPI_Type_vector", count, blocklength, stride, oldtype, newtype, make_vector);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return vector_type<ptrdiff_t>("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype, make_hvector);
 }
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return vector_type<ptrdiff_t>("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype, make_hvector);
 }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                       MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_indexed";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
@@ -465,17 +471,20 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return do_hindexed("MPI_Type_create_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype,
                      newtype);
 }
 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return do_hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   static_assert(std::is_same_v<MPI_Count, MPI_Aint> && std::is_same_v<MPI_Count, int64_t>);
   return do_hindexed("MPI_Type_create_hindexed_c", count, array_of_blocklengths, array_of_displacements, oldtype,
                      newtype);
@@ -483,29 +492,34 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return vector_type("MPI_Type_create_indexed_block", count, blocklength, array_of_displacements, oldtype, newtype,
                      make_indexed_block);
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return vector_type<const ptrdiff_t*>("MPI_Type_create_hindexed_block", count, blocklength, array_of_displacements,
                                        oldtype, newtype, make_hindexed_block);
 }
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return do_struct("MPI_Type_create_struct", count, array_of_blocklengths, array_of_displacements, array_of_types,
                    newtype);
 }
 
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return do_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements, array_of_types,
                    newtype);
 }
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_resized";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
@@ -516,6 +530,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_subarray";
   WEFT_REQUIRE_INIT(fn);
   if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive (argument 'ndims')", ndims);
@@ -543,6 +558,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 }
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_dup";
   WEFT_REQUIRE_INIT(fn);
   const Datatype* old;
@@ -560,6 +576,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
 }
 
 int PMPI_Type_commit(MPI_Datatype* datatype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_commit";
   WEFT_REQUIRE_INIT(fn);
   if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
@@ -570,6 +587,7 @@ int PMPI_Type_commit(MPI_Datatype* datatype) {
 }
 
 int PMPI_Type_free(MPI_Datatype* datatype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_free";
   WEFT_REQUIRE_INIT(fn);
   if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
@@ -587,6 +605,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
 // ---- Queries ----
 
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
+  WEFT_ENTRY;
   MPI_Count n = 0;
   if (int rc = type_size("MPI_Type_size", datatype, size, &n)) return rc;
   *size = n > INT_MAX ? MPI_UNDEFINED : int(n);
@@ -594,37 +613,45 @@ int PMPI_Type_size(MPI_Datatype datatype, int* size) {
 }
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  WEFT_ENTRY;
   return type_size("MPI_Type_size_x", datatype, size, size);
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  WEFT_ENTRY;
   return extent_query("MPI_Type_get_extent", datatype, lb, extent, false);
 }
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  WEFT_ENTRY;
   return extent_query("MPI_Type_get_extent_x", datatype, lb, extent, false);
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  WEFT_ENTRY;
   return extent_query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true);
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  WEFT_ENTRY;
   return extent_query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
 
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
+  WEFT_ENTRY;
   MPI_Aint lb = 0;
   return extent_query("MPI_Type_extent", datatype, extent ? &lb : nullptr, extent, false, "extent is NULL");
 }
 
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
+  WEFT_ENTRY;
   MPI_Aint extent = 0;
   return extent_query("MPI_Type_lb", datatype, displacement, displacement ? &extent : nullptr, false,
                       "displacement is NULL");
 }
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
+  WEFT_ENTRY;
   MPI_Aint extent = 0;
   int rc = extent_query("MPI_Type_ub", datatype, displacement, displacement ? &extent : nullptr, false,
                         "displacement is NULL");
@@ -634,6 +661,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
                            int* combiner) {
+  WEFT_ENTRY;
   const Datatype* d;
   if (int rc = query_type("MPI_Type_get_envelope", datatype, &d)) return rc;
   if (!num_integers || !num_addresses || !num_datatypes || !combiner)
@@ -649,6 +677,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_ad
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                            int array_of_integers[], MPI_Aint array_of_addresses[],
                            MPI_Datatype array_of_datatypes[]) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_get_contents";
   const Datatype* d;
   if (int rc = query_type(fn, datatype, &d)) return rc;
@@ -670,6 +699,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 }
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  WEFT_ENTRY;
   Datatype* d = lookup_mutable(datatype);
   if (!d) return bad_type("MPI_Type_set_name", datatype, "datatype");
   if (!type_name) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_set_name", "type_name is NULL");
@@ -678,6 +708,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
 }
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+  WEFT_ENTRY;
   const Datatype* d = lookup_datatype(datatype);
   const bool marker = datatype == MPI_LB || datatype == MPI_UB;  // named, though no datatype
   if (!d && !marker) return bad_type("MPI_Type_get_name", datatype, "datatype");
@@ -688,6 +719,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
 
 // The predefined type of a class and size (the first of its class that has the size).
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_match_size";
   WEFT_REQUIRE_INIT(fn);
   if (!datatype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "datatype is NULL");
@@ -712,21 +744,25 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
 // ---- Addresses ----
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
+  WEFT_ENTRY;
   if (!address) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
   *address = MPI_Aint(reinterpret_cast<uintptr_t>(location));
   return MPI_SUCCESS;
 }
 
 int PMPI_Address(void* location, MPI_Aint* address) {
+  WEFT_ENTRY;
   if (!address) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Address", "address is NULL");
   return PMPI_Get_address(location, address);
 }
 
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+  WEFT_ENTRY;
   return MPI_Aint(uintptr_t(base) + uintptr_t(disp));
 }
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  WEFT_ENTRY;
   return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2));
 }
 
@@ -734,25 +770,30 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
               MPI_Comm comm) {
+  WEFT_ENTRY;
   return pack_call_int("MPI_Pack", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
 }
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm) {
+  WEFT_ENTRY;
   return pack_call_int("MPI_Unpack", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
 }
 
 int PMPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
                 MPI_Count* position, MPI_Comm comm) {
+  WEFT_ENTRY;
   return pack_call("MPI_Pack_c", true, incount, datatype, inbuf, outbuf, outsize, position, comm);
 }
 
 int PMPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
                   MPI_Datatype datatype, MPI_Comm comm) {
+  WEFT_ENTRY;
   return pack_call("MPI_Unpack_c", false, outcount, datatype, inbuf, outbuf, insize, position, comm);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  WEFT_ENTRY;
   MPI_Count n = 0;
   int rc = pack_size("MPI_Pack_size", incount, datatype, comm, size ? &n : nullptr, INT_MAX);
   if (rc == MPI_SUCCESS) *size = int(n);
@@ -760,12 +801,14 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)
 }
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size) {
+  WEFT_ENTRY;
   return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, INT64_MAX);
 }
 
 // ---- Elements in a status ----
 
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Get_elements_x";
   if (!status || status == MPI_STATUS_IGNORE || !count)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "status or count is NULL");
@@ -778,10 +821,12 @@ int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Cou
 }
 
 int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  WEFT_ENTRY;
   return set_elements("MPI_Status_set_elements_x", status, datatype, (long long)count);
 }
 
 int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  WEFT_ENTRY;
   return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
 

@@ -295,6 +295,7 @@ void call_errhandler(Comm* c, MPI_Comm comm, int errorcode) {
 extern "C" {
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
+  WEFT_ENTRY;
   int c = 0;
   if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
   if (!codes().decode(errorcode, &c, nullptr))
@@ -304,6 +305,7 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
 }
 
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
+  WEFT_ENTRY;
   int c = 0;
   std::string msg;
   if (!string || !resultlen)
@@ -317,6 +319,7 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
 }
 
 int PMPI_Add_error_class(int* errorclass) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Add_error_class");
   if (!errorclass) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
   const int c = codes().add_class();
@@ -328,6 +331,7 @@ int PMPI_Add_error_class(int* errorclass) {
 }
 
 int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Add_error_code");
   if (!errorcode) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
   if (!codes().is_class(errorclass))
@@ -339,6 +343,7 @@ int PMPI_Add_error_code(int errorclass, int* errorcode) {
 }
 
 int PMPI_Add_error_string(int errorcode, const char* string) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Add_error_string");
   if (!string) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "string is NULL");
   if (strlen(string) >= MPI_MAX_ERROR_STRING)
@@ -349,16 +354,19 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
 }
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   return create_errhandler("MPI_Comm_create_errhandler", fn, false, errhandler);
 }
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_set_errhandler", comm, &c)) return rc;
   return set_errhandler("MPI_Comm_set_errhandler", comm, c, errhandler, false);
 }
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_get_errhandler", comm, &c)) return rc;
   if (!errhandler) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
@@ -368,6 +376,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_call_errhandler", comm, &c)) return rc;
   call_errhandler(c, comm, errorcode);
@@ -375,23 +384,27 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   return create_errhandler("MPI_Win_create_errhandler", reinterpret_cast<MPI_Comm_errhandler_function*>(fn), true,
                            errhandler);
 }
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_set_errhandler", win, &e)) return rc;
   return set_errhandler("MPI_Win_set_errhandler", e->comm, lookup_comm(e->comm), errhandler, true);
 }
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_errhandler", win, &e)) return rc;
   return PMPI_Comm_get_errhandler(e->comm, errhandler);
 }
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_call_errhandler", win, &e)) return rc;
   call_errhandler(lookup_comm(e->comm), e->comm, errorcode);
@@ -399,6 +412,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   if (!before_first_init()) WEFT_REQUIRE_INIT("MPI_Errhandler_free");  // MPI-4.0 allows it before
   handle_state();
   if (!errhandler || (!valid_errhandler(*errhandler, false) && !valid_errhandler(*errhandler, true)))
@@ -410,12 +424,15 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
 
 // MPI-1 names of the communicator errhandler functions.
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   return PMPI_Comm_create_errhandler(fn, errhandler);
 }
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+  WEFT_ENTRY;
   return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 

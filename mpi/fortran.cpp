@@ -44,6 +44,7 @@ using namespace weft::mpi;
 extern "C" {
 
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
+  WEFT_ENTRY;
   if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Status_c2f", "c_status or f_status is NULL");
   memcpy(f_status, c_status, sizeof(MPI_Status));
@@ -51,6 +52,7 @@ int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
 }
 
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
+  WEFT_ENTRY;
   if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Status_f2c", "f_status or c_status is NULL");
   memcpy(c_status, f_status, sizeof(MPI_Status));
@@ -58,14 +60,17 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
 }
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return pick("MPI_Type_create_f90_real", kReals, p, r, newtype);
 }
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return pick("MPI_Type_create_f90_complex", kComplexes, p, r, newtype);
 }
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return pick("MPI_Type_create_f90_integer", kIntegers, MPI_UNDEFINED, r, newtype);
 }
 

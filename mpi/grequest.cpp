@@ -76,6 +76,7 @@ extern "C" {
 
 int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
                         MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Grequest_start");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Grequest_start", "request is NULL");
   Request* r = g_state->requests.alloc(RequestKind::generalized);
@@ -85,6 +86,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free
 }
 
 int PMPI_Grequest_complete(MPI_Request request) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Grequest_complete");
   Request* r = lookup_request(request);
   if (!r || r->kind != RequestKind::generalized || r->complete)

@@ -109,6 +109,7 @@ int set_operation(const char* fn, MPI_Group group1, MPI_Group group2, MPI_Group*
 extern "C" {
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_group", comm, &c)) return rc;
   if (!group) return raise(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
@@ -116,6 +117,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_remote_group", comm, &c)) return rc;
   if (!c->inter) return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "%s is not an intercommunicator", c->label().c_str());
@@ -124,6 +126,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
 }
 
 int PMPI_Group_size(MPI_Group group, int* size) {
+  WEFT_ENTRY;
   Group* g;
   if (int rc = group_of("MPI_Group_size", group, &g)) return rc;
   if (!size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
@@ -132,6 +135,7 @@ int PMPI_Group_size(MPI_Group group, int* size) {
 }
 
 int PMPI_Group_rank(MPI_Group group, int* rank) {
+  WEFT_ENTRY;
   Group* g;
   if (int rc = group_of("MPI_Group_rank", group, &g)) return rc;
   if (!rank) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
@@ -141,6 +145,7 @@ int PMPI_Group_rank(MPI_Group group, int* rank) {
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  WEFT_ENTRY;
   Group* g;
   if (int rc = derived_group("MPI_Group_incl", group, newgroup, &g)) return rc;
   if (int rc = check_ranks("MPI_Group_incl", n, ranks, int(g->world_ranks.size()))) return rc;
@@ -148,6 +153,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 }
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  WEFT_ENTRY;
   Group* g;
   if (int rc = derived_group("MPI_Group_excl", group, newgroup, &g)) return rc;
   if (int rc = check_ranks("MPI_Group_excl", n, ranks, int(g->world_ranks.size()))) return rc;
@@ -155,30 +161,36 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 }
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  WEFT_ENTRY;
   std::vector<int> ranks;
   if (int rc = range_ranks("MPI_Group_range_incl", group, n, ranges, newgroup, &ranks)) return rc;
   return PMPI_Group_incl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  WEFT_ENTRY;
   std::vector<int> ranks;
   if (int rc = range_ranks("MPI_Group_range_excl", group, n, ranges, newgroup, &ranks)) return rc;
   return PMPI_Group_excl(group, int(ranks.size()), ranks.data(), newgroup);
 }
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  WEFT_ENTRY;
   return set_operation("MPI_Group_union", group1, group2, newgroup, set_union);
 }
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  WEFT_ENTRY;
   return set_operation("MPI_Group_intersection", group1, group2, newgroup, set_intersection);
 }
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  WEFT_ENTRY;
   return set_operation("MPI_Group_difference", group1, group2, newgroup, set_difference);
 }
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  WEFT_ENTRY;
   Group *a, *b;
   if (int rc = two_groups("MPI_Group_compare", group1, group2, &a, &b)) return rc;
   if (!result) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_compare", "result is NULL");
@@ -189,6 +201,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[]) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Group_translate_ranks";
   Group *a, *b;
   if (int rc = two_groups(fn, group1, group2, &a, &b)) return rc;
@@ -203,6 +216,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 }
 
 int PMPI_Group_free(MPI_Group* group) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Group_free");
   if (!group) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
   if (*group == MPI_GROUP_EMPTY) {  // freeing the predefined empty group is allowed (MPI 3.1)

@@ -82,6 +82,7 @@ int info_query(const char* fn, MPI_Info info, InfoEntries** e, bool outputs, con
 extern "C" {
 
 int PMPI_Info_create(MPI_Info* info) {
+  WEFT_ENTRY;
   if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
   *info = handle::make(handle::direct, handle::info, info_table().add(std::make_unique<InfoEntries>()));
   return MPI_SUCCESS;
@@ -90,6 +91,7 @@ int PMPI_Info_create(MPI_Info* info) {
 // MPI 4.0: callable before MPI_Init and after MPI_Finalize; the keys that do not depend on
 // initialisation, so the object is the same at every point of the process's life.
 int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  WEFT_ENTRY;
   if (!info) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
   auto entries = std::make_unique<InfoEntries>(launch_environment(argc, argv));
   *info = handle::make(handle::direct, handle::info, info_table().add(std::move(entries)));
@@ -97,6 +99,7 @@ int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
 }
 
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_set", info, key, &e, true)) return rc;
   if (!value || strlen(value) > MPI_MAX_INFO_VAL)
@@ -106,6 +109,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
 }
 
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_get", info, &e, flag && (value || valuelen <= 0), "value or flag", &key)) return rc;
   const std::string* v = e->find(key);
@@ -115,6 +119,7 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 }
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_get_valuelen", info, &e, valuelen && flag, "valuelen or flag", &key)) return rc;
   const std::string* v = e->find(key);
@@ -125,6 +130,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 
 // MPI 4.0: buflen in, length of the value + 1 out; the value truncated to fit.
 int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_get_string", info, &e, buflen && flag, "buflen or flag", &key)) return rc;
   const std::string* v = e->find(key);
@@ -136,6 +142,7 @@ int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* valu
 }
 
 int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_get_nkeys", info, &e, nkeys, "nkeys")) return rc;
   *nkeys = int(e->size());
@@ -143,6 +150,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
 }
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_get_nthkey", info, &e, key, "key")) return rc;
   if (n < 0 || n >= int(e->size()))
@@ -152,6 +160,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 }
 
 int PMPI_Info_delete(MPI_Info info, const char* key) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_and_key("MPI_Info_delete", info, key, &e, true)) return rc;
   if (!e->erase(key)) return raise(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "key '%s' is not set", key);
@@ -159,6 +168,7 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
 }
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  WEFT_ENTRY;
   InfoEntries* e;
   if (int rc = info_query("MPI_Info_dup", info, &e, newinfo, "newinfo")) return rc;
   *newinfo = handle::make(handle::direct, handle::info, info_table().add(std::make_unique<InfoEntries>(*e)));
@@ -166,6 +176,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
 }
 
 int PMPI_Info_free(MPI_Info* info) {
+  WEFT_ENTRY;
   if (!info || !lookup_info(*info) || *info == MPI_INFO_ENV)
     return bad_info("MPI_Info_free", info ? *info : MPI_INFO_NULL);
   info_table().remove(handle::index_of(*info));

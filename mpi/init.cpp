@@ -63,7 +63,10 @@ void start(const char* fn, int required, bool world) {
 
   g_state = state.release();
   g_running = true;
+  g_state->own_cpus = cpus;
   WEFT_INFO(Subsys::init, "initialised in %.1f ms", (monotonic_seconds() - g_state->wtime_origin) * 1e3);
+  // Last: from here on another thread drives progress.
+  if (g_state->config.boolean("WEFT_ASYNC_PROGRESS")) start_async_progress("WEFT_ASYNC_PROGRESS");
 }
 
 int do_init(int required, int* provided, const char* fn) {
@@ -83,15 +86,6 @@ State& handle_state() {
   return *g_state;
 }
 
-int provided_level(int required) {
-  int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
-  if (level > MPI_THREAD_SERIALIZED) {
-    WEFT_INFO(Subsys::init, "MPI_THREAD_MULTIPLE requested: providing MPI_THREAD_SERIALIZED");
-    level = MPI_THREAD_SERIALIZED;
-  }
-  return level;
-}
-
 void open_runtime_for(const char* fn, int required, bool world) {
   if (!g_running) start(fn, required, world);
   else if (world) g_state->thread_level = provided_level(required);  // MPI_Query_thread's answer
@@ -102,6 +96,7 @@ void open_runtime_for(const char* fn, int required, bool world) {
 namespace {
 
 int teardown(const char* fn) {
+  stop_async_progress();
   const Status s = coll::finish_runtime(*g_state, release_windows);
   g_running = false;
   WEFT_INFO(Subsys::init, "finalized");
@@ -169,6 +164,7 @@ int PMPI_Finalized(int* flag) {
 }
 
 int PMPI_Finalize(void) {
+  WEFT_ENTRY;
   if (!g_initialized || g_finalized) [[unlikely]] return not_initialized("MPI_Finalize");
   // Before anything goes: the attributes of MPI_COMM_SELF, the last set first (programs hang
   // actions at finalize on them), then those of MPI_COMM_WORLD.
@@ -191,6 +187,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
 
 // weft starts no processes (MPI_Comm_spawn is not supported), so no job has a parent.
 int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Comm_get_parent");
   if (!parent) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
   *parent = MPI_COMM_NULL;
@@ -198,6 +195,7 @@ int PMPI_Comm_get_parent(MPI_Comm* parent) {
 }
 
 int PMPI_Query_thread(int* provided) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Query_thread");
   if (!provided) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
   *provided = g_state->thread_level;
@@ -205,6 +203,7 @@ int PMPI_Query_thread(int* provided) {
 }
 
 int PMPI_Is_thread_main(int* flag) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Is_thread_main");
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
   *flag = (unsigned long)pthread_self() == g_state->main_thread;
@@ -218,6 +217,7 @@ double PMPI_Wtime(void) {
 double PMPI_Wtick(void) { return monotonic_tick(); }
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
+  WEFT_ENTRY;
   if (!name || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");
   char host[MPI_MAX_PROCESSOR_NAME] = "";
   gethostname(host, sizeof(host) - 1);
@@ -227,6 +227,7 @@ int PMPI_Get_processor_name(char* name, int* resultlen) {
 }
 
 int PMPI_Get_version(int* version, int* subversion) {
+  WEFT_ENTRY;
   if (!version || !subversion) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_version", "version or subversion is NULL");
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
@@ -234,6 +235,7 @@ int PMPI_Get_version(int* version, int* subversion) {
 }
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
+  WEFT_ENTRY;
   if (!version || !resultlen) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_library_version", "version or resultlen is NULL");
   int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                    "weft %s (MPI %d.%d, MPICH ABI), UCX %d.%d, CUDA support %s", WEFT_VERSION,
@@ -249,6 +251,7 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
 }
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_rank", comm, &c)) [[unlikely]] return rc;
   if (!rank) return raise(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
@@ -257,6 +260,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
 }
 
 int PMPI_Comm_size(MPI_Comm comm, int* size) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_size", comm, &c)) [[unlikely]] return rc;
   if (!size) return raise(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
@@ -265,6 +269,7 @@ int PMPI_Comm_size(MPI_Comm comm, int* size) {
 }
 
 int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_get_name", comm, &c)) [[unlikely]] return rc;
   if (!comm_name || !resultlen) return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_name", "comm_name or resultlen is NULL");
@@ -273,6 +278,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 }
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Comm_set_name", comm, &c)) [[unlikely]] return rc;
   if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "comm_name is NULL");
@@ -305,6 +311,7 @@ extern "C" {
 
 // Memory for MPI use: plain aligned host memory (no registration is needed by the transports).
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Alloc_mem");
   if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", long(size));
   if (!baseptr) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr is NULL");
@@ -316,6 +323,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
 }
 
 int PMPI_Free_mem(void* base) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Free_mem");
   free(base);
   return MPI_SUCCESS;

@@ -94,6 +94,7 @@ extern "C" {
 
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_vector_c";
   int n = 0, b = 0, s = 0;
   if (int rc = narrow(fn, count, "count", &n)) return rc;
@@ -104,6 +105,7 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                                MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_hvector_c";
   int n = 0, b = 0;
   if (int rc = narrow(fn, count, "count", &n)) return rc;
@@ -113,6 +115,7 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_indexed_c";
   int n = 0;
   std::vector<int> bl, displs;
@@ -125,6 +128,7 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_indexed_block_c";
   int n = 0, b = 0;
   std::vector<int> displs;
@@ -137,6 +141,7 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                       MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_hindexed_block_c";
   int n = 0, b = 0;
   if (int rc = narrow(fn, count, "count", &n)) return rc;
@@ -148,6 +153,7 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                               MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   Blocks b;
   if (int rc = narrow_blocks("MPI_Type_create_struct_c", count, array_of_blocklengths, array_of_displacements, &b))
     return rc;
@@ -157,6 +163,7 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
 int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
                                 const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                 MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Type_create_subarray_c";
   std::vector<int> sizes, subsizes, starts;
   if (int rc = narrow_array(fn, array_of_sizes, ndims, "array_of_sizes", &sizes)) return rc;
@@ -170,6 +177,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
                               const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
                               int order, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   std::vector<int> gsizes;
   if (int rc = narrow_array("MPI_Type_create_darray_c", array_of_gsizes, ndims, "array_of_gsizes", &gsizes))
     return rc;
@@ -178,24 +186,28 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 }
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype) {
+  WEFT_ENTRY;
   return PMPI_Type_create_resized(oldtype, MPI_Aint(lb), MPI_Aint(extent), newtype);
 }
 
 // ---- Datatype queries ----
 
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) { return PMPI_Type_size_x(datatype, size); }
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) { WEFT_ENTRY; return PMPI_Type_size_x(datatype, size); }
 
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  WEFT_ENTRY;
   return PMPI_Type_get_extent_x(datatype, lb, extent);
 }
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  WEFT_ENTRY;
   return PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
 }
 
 // weft's datatypes keep no large counts: the envelope's num_large_counts is 0.
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count* num_integers, MPI_Count* num_addresses,
                              MPI_Count* num_large_counts, MPI_Count* num_datatypes, int* combiner) {
+  WEFT_ENTRY;
   if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_get_envelope_c",
                  "num_integers, num_addresses, num_large_counts, num_datatypes or combiner is NULL");
@@ -212,6 +224,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count* num_integers, MPI
 int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
                              MPI_Count, MPI_Count max_datatypes, int array_of_integers[],
                              MPI_Aint array_of_addresses[], MPI_Count[], MPI_Datatype array_of_datatypes[]) {
+  WEFT_ENTRY;
   auto clamp = [](MPI_Count v) { return v > INT_MAX ? INT_MAX : int(v); };
   return PMPI_Type_get_contents(datatype, clamp(max_integers), clamp(max_addresses), clamp(max_datatypes),
                                 array_of_integers, array_of_addresses, array_of_datatypes);
@@ -220,26 +233,31 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 // ---- Status ----
 
 int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  WEFT_ENTRY;
   return count_query("MPI_Get_count_c", status, datatype, count, false);
 }
 
 int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  WEFT_ENTRY;
   return count_query("MPI_Get_elements_c", status, datatype, count, true);
 }
 
 int PMPI_Status_set_elements_c(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  WEFT_ENTRY;
   return PMPI_Status_set_elements_x(status, datatype, count);
 }
 
 // ---- Matched receives ----
 
 int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  WEFT_ENTRY;
   int n = 0;
   if (int rc = narrow("MPI_Imrecv_c", count, "count", &n)) return rc;
   return PMPI_Imrecv(buf, n, datatype, message, request);
 }
 
 int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  WEFT_ENTRY;
   int n = 0;
   if (int rc = narrow("MPI_Mrecv_c", count, "count", &n)) return rc;
   return PMPI_Mrecv(buf, n, datatype, message, status);

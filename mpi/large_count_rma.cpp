@@ -44,6 +44,7 @@ extern "C" {
 #define WEFT_TRANSFER_C(Name, RName, Origin)                                                                              \
   int PMPI_##Name##_c(Origin origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,  \
                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {  \
+    WEFT_ENTRY;                                                                                                    \
     int n[2], rc;                                                                                                  \
     if (!fit_counts("MPI_" #Name "_c", win, {origin_count, target_count}, n, &rc)) return rc;                      \
     return PMPI_##Name(origin_addr, n[0], origin_datatype, target_rank, target_disp, n[1], target_datatype, win);  \
@@ -51,6 +52,7 @@ extern "C" {
   int PMPI_##RName##_c(Origin origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, \
                        MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,  \
                        MPI_Request* request) {                                                                     \
+    WEFT_ENTRY;                                                                                                    \
     int n[2], rc;                                                                                                  \
     if (!fit_counts("MPI_" #RName "_c", win, {origin_count, target_count}, n, &rc)) return rc;                     \
     return PMPI_##RName(origin_addr, n[0], origin_datatype, target_rank, target_disp, n[1], target_datatype, win,  \
@@ -64,6 +66,7 @@ WEFT_TRANSFER_C(Get, Rget, void*)
 int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                       MPI_Win win) {
+  WEFT_ENTRY;
   int n[2], rc;
   if (!fit_counts("MPI_Accumulate_c", win, {origin_count, target_count}, n, &rc)) return rc;
   return PMPI_Accumulate(origin_addr, n[0], origin_datatype, target_rank, target_disp, n[1], target_datatype, op, win);
@@ -72,6 +75,7 @@ int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datat
 int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                        MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                        MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   int n[2], rc;
   if (!fit_counts("MPI_Raccumulate_c", win, {origin_count, target_count}, n, &rc)) return rc;
   return PMPI_Raccumulate(origin_addr, n[0], origin_datatype, target_rank, target_disp, n[1], target_datatype, op, win,
@@ -82,6 +86,7 @@ int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_D
                           void* result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
                           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                           MPI_Win win) {
+  WEFT_ENTRY;
   int n[3], rc;
   if (!fit_counts("MPI_Get_accumulate_c", win, {origin_count, result_count, target_count}, n, &rc)) return rc;
   return PMPI_Get_accumulate(origin_addr, n[0], origin_datatype, result_addr, n[1], result_datatype, target_rank,
@@ -92,6 +97,7 @@ int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_
                            void* result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
                            MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                            MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   int n[3], rc;
   if (!fit_counts("MPI_Rget_accumulate_c", win, {origin_count, result_count, target_count}, n, &rc)) return rc;
   return PMPI_Rget_accumulate(origin_addr, n[0], origin_datatype, result_addr, n[1], result_datatype, target_rank,
@@ -99,12 +105,14 @@ int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_
 }
 
 int PMPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  WEFT_ENTRY;
   int unit = 0;
   if (int rc = fit_disp_unit("MPI_Win_create_c", disp_unit, &unit)) return rc;
   return PMPI_Win_create(base, size, unit, info, comm, win);
 }
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  WEFT_ENTRY;
   int unit = 0;
   if (int rc = fit_disp_unit("MPI_Win_allocate_c", disp_unit, &unit)) return rc;
   return PMPI_Win_allocate(size, unit, info, comm, baseptr, win);
@@ -112,12 +120,14 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                MPI_Win* win) {
+  WEFT_ENTRY;
   int unit = 0;
   if (int rc = fit_disp_unit("MPI_Win_allocate_shared_c", disp_unit, &unit)) return rc;
   return PMPI_Win_allocate_shared(size, unit, info, comm, baseptr, win);
 }
 
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr) {
+  WEFT_ENTRY;
   int unit = 0;
   int rc = PMPI_Win_shared_query(win, rank, size, disp_unit ? &unit : nullptr, baseptr);
   if (rc == MPI_SUCCESS) *disp_unit = unit;

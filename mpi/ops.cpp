@@ -115,14 +115,17 @@ int reduce_local(const char* fn, const void* inbuf, void* inoutbuf, MPI_Count co
 extern "C" {
 
 int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  WEFT_ENTRY;
   return op_create("MPI_Op_create", user_fn, nullptr, commute, op);
 }
 
 int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+  WEFT_ENTRY;
   return op_create("MPI_Op_create_c", nullptr, user_fn, commute, op);
 }
 
 int PMPI_Op_free(MPI_Op* op) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Op_free");
   if (!op || !lookup_user_op(*op))
     return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation (predefined ones cannot be freed)");
@@ -132,6 +135,7 @@ int PMPI_Op_free(MPI_Op* op) {
 }
 
 int PMPI_Op_commutative(MPI_Op op, int* commute) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Op_commutative");
   if (!commute) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_commutative", "commute is NULL");
   if (const UserOp* u = lookup_user_op(op)) {
@@ -146,10 +150,12 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) {
 }
 
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+  WEFT_ENTRY;
   return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
 }
 
 int PMPI_Reduce_local_c(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) {
+  WEFT_ENTRY;
   return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
 }
 

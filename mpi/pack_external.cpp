@@ -61,29 +61,35 @@ extern "C" {
 
 int PMPI_Pack_external(const char* datarep, const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
                        MPI_Aint outsize, MPI_Aint* position) {
+  WEFT_ENTRY;
   return external_call("MPI_Pack_external", true, datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 
 int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
                          int outcount, MPI_Datatype datatype) {
+  WEFT_ENTRY;
   return external_call("MPI_Unpack_external", false, datarep, inbuf, outcount, datatype, outbuf, insize, position);
 }
 
 int PMPI_Pack_external_size(const char* datarep, int incount, MPI_Datatype datatype, MPI_Aint* size) {
+  WEFT_ENTRY;
   return external_size("MPI_Pack_external_size", datarep, incount, datatype, size);
 }
 
 int PMPI_Pack_external_c(const char* datarep, const void* inbuf, MPI_Count incount, MPI_Datatype datatype,
                          void* outbuf, MPI_Count outsize, MPI_Count* position) {
+  WEFT_ENTRY;
   return external_call("MPI_Pack_external_c", true, datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 
 int PMPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize, MPI_Count* position,
                            void* outbuf, MPI_Count outcount, MPI_Datatype datatype) {
+  WEFT_ENTRY;
   return external_call("MPI_Unpack_external_c", false, datarep, inbuf, outcount, datatype, outbuf, insize, position);
 }
 
 int PMPI_Pack_external_size_c(const char* datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count* size) {
+  WEFT_ENTRY;
   return external_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
 }
 

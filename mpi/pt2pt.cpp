@@ -250,14 +250,17 @@ extern "C" {
 // standard: the matching receive is posted, so the semantics are the same.
 #define WEFT_SEND_FORMS(Blocking, Immediate, Persistent, mode, kind, Count, c)                                     \
   int PMPI_##Blocking##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {      \
+    WEFT_ENTRY;                                                                                                  \
     return do_blocking_send("MPI_" #Blocking #c, buf, count, dt, dest, tag, comm, SendMode::mode);               \
   }                                                                                                               \
   int PMPI_##Immediate##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,       \
                           MPI_Request* request) {                                                                 \
+    WEFT_ENTRY;                                                                                                  \
     return do_immediate("MPI_" #Immediate #c, false, buf, count, dt, dest, tag, comm, SendMode::mode, request);  \
   }                                                                                                               \
   int PMPI_##Persistent##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,      \
                            MPI_Request* request) {                                                                \
+    WEFT_ENTRY;                                                                                                  \
     return make_persistent("MPI_" #Persistent #c, const_cast<void*>(buf), count, dt, dest, tag, comm,            \
                            PersistentKind::kind, request);                                                        \
   }
@@ -268,27 +271,33 @@ extern "C" {
   WEFT_SEND_FORMS(Ssend, Issend, Ssend_init, synchronous, ssend, Count, c)                                        \
   WEFT_SEND_FORMS(Rsend, Irsend, Rsend_init, standard, send, Count, c)                                            \
   int PMPI_Bsend##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {           \
+    WEFT_ENTRY;                                                                                                  \
     return do_bsend("MPI_Bsend" #c, buf, count, dt, dest, tag, comm, false, nullptr);                            \
   }                                                                                                               \
   int PMPI_Ibsend##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,            \
                      MPI_Request* request) {                                                                      \
+    WEFT_ENTRY;                                                                                                  \
     return do_bsend("MPI_Ibsend" #c, buf, count, dt, dest, tag, comm, true, request);                            \
   }                                                                                                               \
   int PMPI_Bsend_init##c(const void* buf, Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,        \
                          MPI_Request* request) {                                                                  \
+    WEFT_ENTRY;                                                                                                  \
     return make_persistent("MPI_Bsend_init" #c, const_cast<void*>(buf), count, dt, dest, tag, comm,              \
                            PersistentKind::bsend, request);                                                       \
   }                                                                                                               \
   int PMPI_Recv##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,                  \
                    MPI_Status* status) {                                                                          \
+    WEFT_ENTRY;                                                                                                  \
     return do_recv("MPI_Recv" #c, buf, count, dt, source, tag, comm, status);                                    \
   }                                                                                                               \
   int PMPI_Irecv##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,                 \
                     MPI_Request* request) {                                                                       \
+    WEFT_ENTRY;                                                                                                  \
     return do_immediate("MPI_Irecv" #c, true, buf, count, dt, source, tag, comm, SendMode::standard, request);   \
   }                                                                                                               \
   int PMPI_Recv_init##c(void* buf, Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,             \
                         MPI_Request* request) {                                                                   \
+    WEFT_ENTRY;                                                                                                   \
     return make_persistent("MPI_Recv_init" #c, buf, count, dt, source, tag, comm, PersistentKind::recv, request); \
   }
 
@@ -326,10 +335,11 @@ int buffer_detach(const char* fn, void* buffer_addr, MPI_Count* size, MPI_Count 
 
 }  // namespace
 
-int PMPI_Buffer_attach(void* buffer, int size) { return buffer_attach("MPI_Buffer_attach", buffer, size); }
-int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) { return buffer_attach("MPI_Buffer_attach_c", buffer, size); }
+int PMPI_Buffer_attach(void* buffer, int size) { WEFT_ENTRY; return buffer_attach("MPI_Buffer_attach", buffer, size); }
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) { WEFT_ENTRY; return buffer_attach("MPI_Buffer_attach_c", buffer, size); }
 
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  WEFT_ENTRY;
   MPI_Count n = 0;
   int rc = buffer_detach("MPI_Buffer_detach", buffer_addr, size ? &n : nullptr, INT32_MAX);
   if (rc == MPI_SUCCESS) *size = int(n);
@@ -337,27 +347,32 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
 }
 
 int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
+  WEFT_ENTRY;
   return buffer_detach("MPI_Buffer_detach_c", buffer_addr, size, INT64_MAX);
 }
 
 int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int dest, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  WEFT_ENTRY;
   return make_partitioned("MPI_Psend_init", const_cast<void*>(buf), partitions, count, dt, dest, tag, comm, info,
                           false, request);
 }
 
 int PMPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int source, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  WEFT_ENTRY;
   return make_partitioned("MPI_Precv_init", buf, partitions, count, dt, source, tag, comm, info, true, request);
 }
 
 int PMPI_Pready(int partition, MPI_Request request) {
+  WEFT_ENTRY;
   Request* r;
   if (int rc = partitioned_of("MPI_Pready", request, &r)) return rc;
   return ready("MPI_Pready", r, partition);
 }
 
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
+  WEFT_ENTRY;
   Request* r;
   if (int rc = partitioned_of("MPI_Pready_range", request, &r)) return rc;
   for (int p = partition_low; p <= partition_high; ++p)
@@ -366,6 +381,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 }
 
 int PMPI_Pready_list(int length, int partitions[], MPI_Request request) {
+  WEFT_ENTRY;
   Request* r;
   if (int rc = partitioned_of("MPI_Pready_list", request, &r)) return rc;
   if (length > 0 && !partitions)
@@ -376,6 +392,7 @@ int PMPI_Pready_list(int length, int partitions[], MPI_Request request) {
 }
 
 int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
+  WEFT_ENTRY;
   Request* r;
   if (int rc = partitioned_of("MPI_Parrived", request, &r)) return rc;
   if (!flag) return raise(r->owner, MPI_ERR_ARG, "MPI_Parrived", "flag is NULL");
@@ -387,6 +404,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
 }
 
 int PMPI_Start(MPI_Request* request) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Start");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Start", "request is NULL");
   Request* r = lookup_request(*request);
@@ -401,6 +419,7 @@ int PMPI_Start(MPI_Request* request) {
 }
 
 int PMPI_Startall(int count, MPI_Request requests[]) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Startall");
   if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Startall", "negative count %d", count);
   if (count > 0 && !requests) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Startall", "requests is NULL");

@@ -184,6 +184,7 @@ using namespace weft::mpi;
 extern "C" {
 
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Wait");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
   Request* r;
@@ -194,6 +195,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Test");
   if (!request || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
   Request* r;
@@ -205,6 +207,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitall");
   if (int rc = check_count("MPI_Waitall", count, reqs)) return rc;
   RequestSet active{size_t(count)};
@@ -214,6 +217,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testall");
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
   if (int rc = check_count("MPI_Testall", count, reqs)) return rc;
@@ -225,28 +229,33 @@ int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitany");
   if (!index) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
   return any_of("MPI_Waitany", count, reqs, index, nullptr, status);
 }
 
 int PMPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testany");
   if (!index || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
   return any_of("MPI_Testany", count, reqs, index, flag, status);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitsome");
   return some_of("MPI_Waitsome", true, incount, reqs, outcount, indices, statuses);
 }
 
 int PMPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testsome");
   return some_of("MPI_Testsome", false, incount, reqs, outcount, indices, statuses);
 }
 
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Request_get_status");
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
   Request* r;
@@ -265,6 +274,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
 }
 
 int PMPI_Request_free(MPI_Request* request) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Request_free");
   if (!request || *request == MPI_REQUEST_NULL)
     return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_free", "request is MPI_REQUEST_NULL");
@@ -286,6 +296,7 @@ int PMPI_Request_free(MPI_Request* request) {
 }
 
 int PMPI_Cancel(MPI_Request* request) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Cancel");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel", "request is NULL");
   Request* r = lookup_request(*request);
@@ -307,29 +318,34 @@ int PMPI_Cancel(MPI_Request* request) {
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Probe");
   return probe_common("MPI_Probe", source, tag, comm, nullptr, nullptr, status);
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Iprobe");
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
   return probe_common("MPI_Iprobe", source, tag, comm, flag, nullptr, status);
 }
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Mprobe");
   if (!message) return raise(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
   return probe_common("MPI_Mprobe", source, tag, comm, nullptr, message, status);
 }
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Improbe");
   if (!flag || !message) return raise(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
   return probe_common("MPI_Improbe", source, tag, comm, flag, message, status);
 }
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Imrecv";
   WEFT_REQUIRE_INIT(fn);
   if (!message || !request) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "message or request is NULL");
@@ -359,6 +375,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI
 }
 
 int PMPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status) {
+  WEFT_ENTRY;
   MPI_Request req;
   int rc = PMPI_Imrecv(buf, count, dt, message, &req);
   if (rc != MPI_SUCCESS) return rc;
@@ -366,6 +383,7 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_
 }
 
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype dt, int* count) {
+  WEFT_ENTRY;
   if (!status || status == MPI_STATUS_IGNORE || !count)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
   const Datatype* d = lookup_datatype(dt);
@@ -376,6 +394,7 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype dt, int* count) {
 }
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype dt, int* count) {
+  WEFT_ENTRY;
   if (!count) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
   MPI_Count n = 0;
   int rc = PMPI_Get_elements_x(status, dt, &n);
@@ -385,6 +404,7 @@ int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype dt, int* count) {
 }
 
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  WEFT_ENTRY;
   if (!status || status == MPI_STATUS_IGNORE)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL or MPI_STATUS_IGNORE");
   status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
@@ -392,6 +412,7 @@ int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
 }
 
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  WEFT_ENTRY;
   if (!status || status == MPI_STATUS_IGNORE || !flag)
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "status or flag is NULL");
   *flag = status->count_hi_and_cancelled & 1;

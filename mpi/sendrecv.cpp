@@ -132,21 +132,25 @@ extern "C" {
   int PMPI_Sendrecv##c(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,         \
                        void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, \
                        MPI_Status* status) {                                                                        \
+    WEFT_ENTRY;                                                                                                    \
     return sendrecv("MPI_Sendrecv" #c, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,  \
                     source, recvtag, comm, status);                                                                 \
   }                                                                                                                 \
   int PMPI_Sendrecv_replace##c(void* buf, Count count, MPI_Datatype dt, int dest, int sendtag, int source,          \
                                int recvtag, MPI_Comm comm, MPI_Status* status) {                                    \
+    WEFT_ENTRY;                                                                                                       \
     return sendrecv_replace("MPI_Sendrecv_replace" #c, buf, count, dt, dest, sendtag, source, recvtag, comm, status); \
   }                                                                                                                 \
   int PMPI_Isendrecv##c(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,        \
                         void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag,             \
                         MPI_Comm comm, MPI_Request* request) {                                                      \
+    WEFT_ENTRY;                                                                                                     \
     return isendrecv("MPI_Isendrecv" #c, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, \
                      source, recvtag, comm, request);                                                               \
   }                                                                                                                 \
   int PMPI_Isendrecv_replace##c(void* buf, Count count, MPI_Datatype dt, int dest, int sendtag, int source,         \
                                 int recvtag, MPI_Comm comm, MPI_Request* request) {                                 \
+    WEFT_ENTRY;                                                                                                     \
     return isendrecv_replace("MPI_Isendrecv_replace" #c, buf, count, dt, dest, sendtag, source, recvtag, comm,      \
                              request);                                                                              \
   }

@@ -77,6 +77,7 @@ using namespace weft::mpi;
 extern "C" {
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_init";
   // The arguments are checked once the runtime is up (their handles live there); a failure
   // gives the runtime back.
@@ -97,11 +98,15 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* ses
   if (ie) e->info = *ie;
   // The level provided: what was asked for, up to the runtime's.
   e->info.set("thread_level", level_name(provided_level(level_of(ie))));
+  const std::string* async = ie ? ie->find("weft_async_progress") : nullptr;
   *session = handle::make(handle::direct, handle::session, g_state->sessions.add(std::move(e)));
+  // Last: from here on another thread drives progress.
+  if (async && (*async == "true" || *async == "1")) start_async_progress("info key weft_async_progress");
   return MPI_SUCCESS;
 }
 
 int PMPI_Session_finalize(MPI_Session* session) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_finalize";
   if (!session) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "session is NULL");
   SessionEntry* s;
@@ -113,6 +118,7 @@ int PMPI_Session_finalize(MPI_Session* session) {
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info, int* npset_names) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_get_num_psets";
   SessionEntry* s;
   if (int rc = query_of(fn, session, npset_names, "npset_names", &s)) return rc;
@@ -123,6 +129,7 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info, int* npset_names) 
 // *pset_len 0: only the length the name needs (with its NUL) comes back; else the name, cut to
 // *pset_len - 1 characters, and that length.
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info, int n, int* pset_len, char* pset_name) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_get_nth_pset";
   SessionEntry* s;
   if (int rc = session_of(fn, session, &s)) return rc;
@@ -141,6 +148,7 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info, int n, int* pset_le
 }
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_get_info";
   SessionEntry* s;
   if (int rc = query_of(fn, session, info_used, "info_used", &s)) return rc;
@@ -149,6 +157,7 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
 }
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char* name, MPI_Info* info) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_get_pset_info";
   SessionEntry* s;
   if (int rc = query_of(fn, session, info, "info", &s)) return rc;
@@ -161,6 +170,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char* name, MPI_Info* 
 }
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char* name, MPI_Group* newgroup) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Group_from_session_pset";
   SessionEntry* s;
   if (int rc = query_of(fn, session, newgroup, "newgroup", &s)) return rc;
@@ -174,6 +184,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char* name, MPI_Grou
 // MPI_Comm_create_group's members do, over a view of MPI_COMM_WORLD.
 int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                 MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Comm_create_from_group";
   WEFT_REQUIRE_INIT(fn);
   const MPI_Errhandler eh = valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
@@ -210,6 +221,7 @@ static int tag_of_stringtag(const char* stringtag) {
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
                                       int remote_leader, const char* stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm* newintercomm) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Intercomm_create_from_groups";
   WEFT_REQUIRE_INIT(fn);
   const MPI_Errhandler eh = valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
@@ -246,6 +258,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 }
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   // The handler is called as a communicator's is: its first argument points to the handle.
   // MPI-4.0 allows it before MPI_Session_init, which takes the handler.
   return create_errhandler("MPI_Session_create_errhandler", reinterpret_cast<MPI_Comm_errhandler_function*>(fn),
@@ -253,6 +266,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* fn, MPI_Errh
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_set_errhandler";
   SessionEntry* s;
   if (int rc = session_of(fn, session, &s)) return rc;
@@ -265,6 +279,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
 }
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_get_errhandler";
   SessionEntry* s;
   if (int rc = query_of(fn, session, errhandler, "errhandler", &s)) return rc;
@@ -274,6 +289,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler)
 }
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Session_call_errhandler";
   SessionEntry* s;
   if (int rc = session_of(fn, session, &s)) return rc;

@@ -25,7 +25,9 @@
 #include "pt2pt/process_setup.h"
 #include "pt2pt/transport.h"
 #include "topo/topology.h"
+#include "runtime/async_progress.h"
 #include "runtime/attributes.h"
+#include "runtime/entry_lock.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/handles.h"
@@ -107,6 +109,8 @@ struct State : coll::Runtime {
   int thread_level = MPI_THREAD_SINGLE;
   double wtime_origin = 0;
   unsigned long main_thread = 0;
+  CpuSet own_cpus;  // this rank's binding at start
+  std::unique_ptr<AsyncProgress> async_progress;  // WEFT_ASYNC_PROGRESS; null when off
   // Who holds the runtime: the world model (between MPI_Init and MPI_Finalize) and the open
   // sessions. The last of them to finish tears it down.
   bool world_open = false;
@@ -167,10 +171,13 @@ void open_runtime_for(const char* fn, int required, bool world);
 // session or MPI_Init may take it up again until then). MPI_SUCCESS or the teardown's error
 // code.
 int close_runtime_for(const char* fn, bool world);
-// The thread level provided for `required`: up to MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE is
-// not supported yet: the request pool and handle tables are not thread-safe; the standard lets
-// an implementation provide a lower level than required).
+// The thread level provided for `required` (threads.cpp): the level asked for. MPI_THREAD_MULTIPLE
+// turns the entry lock on (runtime/entry_lock.h); the lower levels keep calls lock-free.
 int provided_level(int required);
+// The asynchronous progress thread (runtime/async_progress.h), started once the runtime is up
+// (why: what asked for it, for the log); stopped first at teardown.
+void start_async_progress(const char* why);
+void stop_async_progress();
 // The state behind the handles, made bare (no runtime) when a routine that MPI allows before
 // initialisation, such as MPI_Info_create, comes first; the runtime's start takes it over.
 State& handle_state();
@@ -297,6 +304,10 @@ void release_windows(std::vector<void*>* memory);
 #define WEFT_ALIAS_EACH_(name, ...) \
   WEFT_PMPI_ALIAS(name) __VA_OPT__(WEFT_ALIAS_AGAIN_ WEFT_PARENS_(__VA_ARGS__))
 #define WEFT_ALIAS_AGAIN_() WEFT_ALIAS_EACH_
+
+// Every binding that touches shared state holds the entry lock for its duration, when it is on
+// (runtime/entry_lock.h: MPI_THREAD_MULTIPLE or the asynchronous progress thread).
+#define WEFT_ENTRY ::weft::EntryGuard weft_entry_guard_
 
 // Every binding but the init/query family starts with this check.
 #define WEFT_REQUIRE_INIT(fn)                                                            \

@@ -190,6 +190,7 @@ using namespace weft::mpi;
 extern "C" {
 
 int PMPIX_Info_set_hex(MPI_Info info, const char* key, const void* value, int value_size) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Info_set_hex";
   WEFT_REQUIRE_INIT(fn);
   if (!lookup_info(info) || info == MPI_INFO_ENV)
@@ -203,6 +204,7 @@ int PMPIX_Info_set_hex(MPI_Info info, const char* key, const void* value, int va
 }
 
 int PMPIX_Stream_create(MPI_Info info, MPIX_Stream* stream) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Stream_create";
   WEFT_REQUIRE_INIT(fn);
   if (!stream) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "stream is NULL");
@@ -243,6 +245,7 @@ int PMPIX_Stream_create(MPI_Info info, MPIX_Stream* stream) {
 }
 
 int PMPIX_Stream_free(MPIX_Stream* stream) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Stream_free";
   WEFT_REQUIRE_INIT(fn);
   if (!stream) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "stream is NULL");
@@ -256,6 +259,7 @@ int PMPIX_Stream_free(MPIX_Stream* stream) {
 }
 
 int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Stream_comm_create";
   WEFT_REQUIRE_INIT(fn);
   if (!lookup_comm(comm))
@@ -281,27 +285,32 @@ int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm* newcom
 }
 
 int PMPIX_Send_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  WEFT_ENTRY;
   return send_enqueue("MPIX_Send_enqueue", "sends", buf, count, datatype, dest, tag, comm);
 }
 
 int PMPIX_Recv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        MPI_Status* status) {
+  WEFT_ENTRY;
   return recv_enqueue("MPIX_Recv_enqueue", "receives", buf, count, datatype, source, tag, comm, status);
 }
 
 int PMPIX_Isend_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                         MPI_Request* request) {
+  WEFT_ENTRY;
   return send_enqueue("MPIX_Isend_enqueue", "starts a non-blocking send", buf, count, datatype, dest, tag, comm,
                       request, true);
 }
 
 int PMPIX_Irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
+  WEFT_ENTRY;
   return recv_enqueue("MPIX_Irecv_enqueue", "starts a non-blocking receive", buf, count, datatype, source, tag,
                       comm, nullptr, request, true);
 }
 
 int PMPIX_Wait_enqueue(MPI_Request* request, MPI_Status* status) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Wait_enqueue";
   WEFT_REQUIRE_INIT(fn);
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "request is NULL");
@@ -309,6 +318,7 @@ int PMPIX_Wait_enqueue(MPI_Request* request, MPI_Status* status) {
 }
 
 int PMPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status* array_of_statuses) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Waitall_enqueue";
   WEFT_REQUIRE_INIT(fn);
   return wait_enqueue(fn, count, array_of_requests, array_of_statuses, false);
@@ -319,6 +329,7 @@ int PMPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status
 
 int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             MPI_Comm comm) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Allreduce_enqueue";
   return enqueue_call(
       fn, comm, "reduces with MPI_Allreduce",
@@ -329,6 +340,7 @@ int PMPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_D
 }
 
 int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Bcast_enqueue";
   return enqueue_call(
       fn, comm, "broadcasts with MPI_Bcast",
@@ -348,6 +360,7 @@ int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root
 
 int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Allgather_enqueue";
   return enqueue_call(
       fn, comm, "gathers with MPI_Allgather",
@@ -374,6 +387,7 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
 
 int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                        MPI_Op op, MPI_Comm comm) {
+  WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Reduce_scatter_block_enqueue";
   return enqueue_call(
       fn, comm, "reduces with MPI_Reduce_scatter_block",

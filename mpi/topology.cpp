@@ -39,6 +39,7 @@ int check_graph_rank(const char* fn, MPI_Comm comm, const Topology& t, int rank)
 extern "C" {
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Dims_create";
   WEFT_REQUIRE_INIT(fn);
   if (nnodes <= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "nnodes %d must be positive", nnodes);
@@ -61,6 +62,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
 
 int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int,
                      MPI_Comm* comm_cart) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Cart_create";
   Comm* c;
   if (int rc = comm_of(fn, comm, &c)) return rc;
@@ -83,6 +85,7 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
 }
 
 int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cartdim_get", comm, MPI_CART, &t)) return rc;
   if (!ndims) return raise(comm, MPI_ERR_ARG, "MPI_Cartdim_get", "ndims is NULL");
@@ -91,6 +94,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
 }
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cart_get", comm, MPI_CART, &t)) return rc;
   int n = int(t->dims.size());
@@ -106,6 +110,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 }
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cart_rank", comm, MPI_CART, &t)) return rc;
   if (!rank || (!coords && !t->dims.empty())) return raise(comm, MPI_ERR_ARG, "MPI_Cart_rank", "coords or rank is NULL");
@@ -116,6 +121,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
 }
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cart_coords", comm, MPI_CART, &t)) return rc;
   int size = lookup_comm(comm)->size;
@@ -127,6 +133,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
 }
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cart_shift", comm, MPI_CART, &t)) return rc;
   if (direction < 0 || direction >= int(t->dims.size()))
@@ -140,6 +147,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, in
 }
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Cart_sub", comm, MPI_CART, &t)) return rc;
   if (!newcomm || (!remain_dims && !t->dims.empty())) return raise(comm, MPI_ERR_ARG, "MPI_Cart_sub", "remain_dims or newcomm is NULL");
@@ -158,6 +166,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
 }
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* newrank) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Cart_map", comm, &c)) return rc;
   if (!newrank || (ndims > 0 && !dims)) return raise(comm, MPI_ERR_ARG, "MPI_Cart_map", "dims or newrank is NULL");
@@ -169,6 +178,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* 
 }
 
 int PMPI_Topo_test(MPI_Comm comm, int* status) {
+  WEFT_ENTRY;
   CommEntry* e;
   if (int rc = comm_entry_of("MPI_Topo_test", comm, &e)) return rc;
   if (!status) return raise(comm, MPI_ERR_ARG, "MPI_Topo_test", "status is NULL");
@@ -178,6 +188,7 @@ int PMPI_Topo_test(MPI_Comm comm, int* status) {
 
 int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int,
                       MPI_Comm* comm_graph) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Graph_create", comm, &c)) return rc;
   if (int rc = check_inter("MPI_Graph_create", comm, *c)) return rc;
@@ -198,6 +209,7 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int indx[], const int edg
 }
 
 int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Graphdims_get", comm, MPI_GRAPH, &t)) return rc;
   if (!nnodes || !nedges) return raise(comm, MPI_ERR_ARG, "MPI_Graphdims_get", "nnodes or nedges is NULL");
@@ -207,6 +219,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
 }
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[]) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Graph_get", comm, MPI_GRAPH, &t)) return rc;
   for (int i = 0; i < std::min(maxindex, int(t->index.size())); ++i) indx[i] = t->index[size_t(i)];
@@ -215,6 +228,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int ed
 }
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Graph_neighbors_count", comm, MPI_GRAPH, &t)) return rc;
   if (int rc = check_graph_rank("MPI_Graph_neighbors_count", comm, *t, rank)) return rc;
@@ -226,6 +240,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
 }
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Graph_neighbors", comm, MPI_GRAPH, &t)) return rc;
   if (int rc = check_graph_rank("MPI_Graph_neighbors", comm, *t, rank)) return rc;
@@ -236,6 +251,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 }
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int[], const int[], int* newrank) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Graph_map", comm, &c)) return rc;
   if (!newrank) return raise(comm, MPI_ERR_ARG, "MPI_Graph_map", "newrank is NULL");
@@ -247,6 +263,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
                                     const int sourceweights[], int outdegree,
                                     const int destinations[], const int destweights[], MPI_Info,
                                     int, MPI_Comm* comm_dist_graph) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Dist_graph_create_adjacent", comm, &c)) return rc;
   if (int rc = check_inter("MPI_Dist_graph_create_adjacent", comm, *c)) return rc;
@@ -273,6 +290,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
 int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                            const int destinations[], const int weights[], MPI_Info, int,
                            MPI_Comm* comm_dist_graph) {
+  WEFT_ENTRY;
   Comm* c;
   if (int rc = comm_of("MPI_Dist_graph_create", comm, &c)) return rc;
   if (int rc = check_inter("MPI_Dist_graph_create", comm, *c)) return rc;
@@ -296,6 +314,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
 }
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Dist_graph_neighbors_count", comm, MPI_DIST_GRAPH, &t)) return rc;
   if (!indegree || !outdegree || !weighted) return raise(comm, MPI_ERR_ARG, "MPI_Dist_graph_neighbors_count", "an output is NULL");
@@ -307,6 +326,7 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[]) {
+  WEFT_ENTRY;
   const Topology* t = nullptr;
   if (int rc = topo_of("MPI_Dist_graph_neighbors", comm, MPI_DIST_GRAPH, &t)) return rc;
   for (int i = 0; i < std::min(maxindegree, int(t->sources.size())); ++i) {

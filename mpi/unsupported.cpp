@@ -24,6 +24,7 @@ int unsupported(MPI_Comm comm, const char* fn) {
 
 #define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \
   int PMPI_##name params {                               \
+    WEFT_ENTRY;                                          \
     WEFT_REQUIRE_INIT("MPI_" #name);                     \
     return unsupported(err_comm, "MPI_" #name);          \
   }                                                      \

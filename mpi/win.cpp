@@ -233,24 +233,29 @@ using namespace weft::mpi;
 extern "C" {
 
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  WEFT_ENTRY;
   return make_window("MPI_Win_create", comm, rma::Flavor::create, base, size, disp_unit, info, nullptr, win);
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  WEFT_ENTRY;
   return make_window("MPI_Win_allocate", comm, rma::Flavor::allocate, nullptr, size, disp_unit, info, baseptr, win);
 }
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                              MPI_Win* win) {
+  WEFT_ENTRY;
   return make_window("MPI_Win_allocate_shared", comm, rma::Flavor::shared, nullptr, size, disp_unit, info, baseptr,
                      win);
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  WEFT_ENTRY;
   return make_window("MPI_Win_create_dynamic", comm, rma::Flavor::dynamic, nullptr, 0, 1, info, nullptr, win);
 }
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Win_shared_query";
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
@@ -266,6 +271,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
 }
 
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Win_attach";
   WinEntry* e;
   if (int rc = check_flavored(fn, win, rma::Flavor::dynamic, &e); rc != MPI_SUCCESS) return rc;
@@ -275,6 +281,7 @@ int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
 }
 
 int PMPI_Win_detach(MPI_Win win, const void* base) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Win_detach";
   WinEntry* e;
   if (int rc = check_flavored(fn, win, rma::Flavor::dynamic, &e); rc != MPI_SUCCESS) return rc;
@@ -282,6 +289,7 @@ int PMPI_Win_detach(MPI_Win win, const void* base) {
 }
 
 int PMPI_Win_free(MPI_Win* win) {
+  WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Win_free");
   if (!win) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Win_free", "win is NULL");
   if (WinEntry* e = lookup_win(*win)) {
@@ -294,6 +302,7 @@ int PMPI_Win_free(MPI_Win* win) {
 }
 
 int PMPI_Win_set_name(MPI_Win win, const char* name) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_set_name", win, &e); rc != MPI_SUCCESS) return rc;
   if (!name) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_set_name", "name is NULL");
@@ -302,6 +311,7 @@ int PMPI_Win_set_name(MPI_Win win, const char* name) {
 }
 
 int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_name", win, &e); rc != MPI_SUCCESS) return rc;
   if (!name || !len) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_get_name", "NULL name or resultlen");
@@ -310,6 +320,7 @@ int PMPI_Win_get_name(MPI_Win win, char* name, int* len) {
 }
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_set_info", win, &e); rc != MPI_SUCCESS) return rc;
   const InfoEntries* hints = lookup_info(info);
@@ -319,6 +330,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
 }
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_info", win, &e); rc != MPI_SUCCESS) return rc;
   if (!info_used) return raise(e->comm, MPI_ERR_ARG, "MPI_Win_get_info", "info_used is NULL");
@@ -335,6 +347,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
 }
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_get_group", win, &e); rc != MPI_SUCCESS) return rc;
   return PMPI_Comm_group(e->comm, group);
@@ -342,34 +355,40 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
 
 int PMPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
              int target_count, MPI_Datatype target_type, MPI_Win win) {
+  WEFT_ENTRY;
   return transfer("MPI_Put", true, origin, origin_count, origin_type, target, disp, target_count, target_type, win);
 }
 
 int PMPI_Get(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
              MPI_Datatype target_type, MPI_Win win) {
+  WEFT_ENTRY;
   return transfer("MPI_Get", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win);
 }
 
 int PMPI_Rput(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
               int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   return transfer("MPI_Rput", true, origin, origin_count, origin_type, target, disp, target_count, target_type, win,
                   request);
 }
 
 int PMPI_Rget(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
               MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   return transfer("MPI_Rget", false, origin, origin_count, origin_type, target, disp, target_count, target_type, win,
                   request);
 }
 
 int PMPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                     int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  WEFT_ENTRY;
   return accumulate("MPI_Accumulate", {origin, origin_count, origin_type}, nullptr, target, disp, target_count,
                     target_type, op, win);
 }
 
 int PMPI_Raccumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                      int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   return accumulate("MPI_Raccumulate", {origin, origin_count, origin_type}, nullptr, target, disp, target_count,
                     target_type, op, win, request);
 }
@@ -377,6 +396,7 @@ int PMPI_Raccumulate(const void* origin, int origin_count, MPI_Datatype origin_t
 int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
                         int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
                         MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  WEFT_ENTRY;
   AccArg r{result, result_count, result_type};
   return accumulate("MPI_Get_accumulate", {origin, origin_count, origin_type}, &r, target, disp, target_count,
                     target_type, op, win);
@@ -385,6 +405,7 @@ int PMPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origi
 int PMPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
                          int result_count, MPI_Datatype result_type, int target, MPI_Aint disp, int target_count,
                          MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  WEFT_ENTRY;
   AccArg r{result, result_count, result_type};
   return accumulate("MPI_Rget_accumulate", {origin, origin_count, origin_type}, &r, target, disp, target_count,
                     target_type, op, win, request);
@@ -392,12 +413,14 @@ int PMPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype orig
 
 int PMPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op,
                       MPI_Win win) {
+  WEFT_ENTRY;
   AccArg r{result, 1, dt};
   return accumulate("MPI_Fetch_and_op", {origin, 1, dt}, &r, target, disp, 1, dt, op, win);
 }
 
 int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result, MPI_Datatype dt, int target,
                           MPI_Aint disp, MPI_Win win) {
+  WEFT_ENTRY;
   const char* fn = "MPI_Compare_and_swap";
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
@@ -407,20 +430,23 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
 }
 
 int PMPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
+  WEFT_ENTRY;
   return open_pscw("MPI_Win_post", group, assert_flags, win,
                    [](rma::MpiWindow& w, const std::vector<int>& ranks, bool notify) { return w.post(ranks, notify); });
 }
 
 int PMPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
+  WEFT_ENTRY;
   return open_pscw("MPI_Win_start", group, assert_flags, win,
                    [](rma::MpiWindow& w, const std::vector<int>& ranks, bool wait) { return w.start(ranks, wait); });
 }
 
-int PMPI_Win_wait(MPI_Win win) { return wait_or_test("MPI_Win_wait", win, true, nullptr); }
+int PMPI_Win_wait(MPI_Win win) { WEFT_ENTRY; return wait_or_test("MPI_Win_wait", win, true, nullptr); }
 
-int PMPI_Win_test(MPI_Win win, int* flag) { return wait_or_test("MPI_Win_test", win, false, flag); }
+int PMPI_Win_test(MPI_Win win, int* flag) { WEFT_ENTRY; return wait_or_test("MPI_Win_test", win, false, flag); }
 
 int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_lock", win, &e); rc != MPI_SUCCESS) return rc;
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -432,7 +458,7 @@ int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
 
 // The synchronisation calls that pass straight to the window: name, parameters, the call.
 #define WEFT_WIN_CALL(Name, params, call) \
-  int PMPI_##Name params { return on_win("MPI_" #Name, win, [&](WinEntry& e) { return e.win->call; }); }
+  int PMPI_##Name params { WEFT_ENTRY; return on_win("MPI_" #Name, win, [&](WinEntry& e) { return e.win->call; }); }
 
 WEFT_WIN_CALL(Win_fence, (int assert_flags, MPI_Win win), fence(!(assert_flags & MPI_MODE_NOSUCCEED)))
 WEFT_WIN_CALL(Win_complete, (MPI_Win win), complete())
@@ -446,6 +472,7 @@ WEFT_WIN_CALL(Win_flush_local_all, (MPI_Win win), flush_all(false))
 #undef WEFT_WIN_CALL
 
 int PMPI_Win_sync(MPI_Win win) {
+  WEFT_ENTRY;
   WinEntry* e;
   if (int rc = check_win("MPI_Win_sync", win, &e); rc != MPI_SUCCESS) return rc;
   e->win->sync();

@@ -38,6 +38,9 @@ static const char *kind_title(bench_kind k)
     case BENCH_ALLGATHER: return "Allgather Latency";
     case BENCH_ALLTOALL: return "All-to-All Personalized Exchange Latency";
     case BENCH_IALLREDUCE: return "Non-blocking Allreduce Latency";
+    case BENCH_IBCAST: return "Non-blocking Broadcast Latency";
+    case BENCH_IALLGATHER: return "Non-blocking Allgather Latency";
+    case BENCH_IALLTOALL: return "Non-blocking All-to-All Latency";
     case BENCH_PUT_LATENCY: return "Put Latency";
     case BENCH_GET_LATENCY: return "Get Latency";
     case BENCH_PUT_BW: return "Put Bandwidth";
@@ -63,6 +66,9 @@ static const char *kind_prog(bench_kind k)
     case BENCH_ALLGATHER: return "osu_allgather";
     case BENCH_ALLTOALL: return "osu_alltoall";
     case BENCH_IALLREDUCE: return "osu_iallreduce";
+    case BENCH_IBCAST: return "osu_ibcast";
+    case BENCH_IALLGATHER: return "osu_iallgather";
+    case BENCH_IALLTOALL: return "osu_ialltoall";
     case BENCH_PUT_LATENCY: return "osu_put_latency";
     case BENCH_GET_LATENCY: return "osu_get_latency";
     case BENCH_PUT_BW: return "osu_put_bw";
@@ -192,12 +198,14 @@ static int lookup_name(const char *s, const char *const *names, int n)
  * the host.
  */
 #define BENCH_DEVICE_PROGS \
-    "osu_latency, osu_bw, osu_bibw, osu_bcast, osu_reduce, osu_allgather and osu_allreduce"
+    "osu_latency, osu_bw, osu_bibw, osu_bcast, osu_reduce, osu_allgather, osu_allreduce and the\n" \
+    "non-blocking osu_iallreduce, osu_ibcast, osu_iallgather and osu_ialltoall"
 
 static int takes_device(bench_kind k)
 {
     return is_pt2pt(k) || k == BENCH_BCAST || k == BENCH_REDUCE || k == BENCH_ALLGATHER ||
-           k == BENCH_ALLREDUCE;
+           k == BENCH_ALLREDUCE || k == BENCH_IALLREDUCE || k == BENCH_IBCAST || k == BENCH_IALLGATHER ||
+           k == BENCH_IALLTOALL;
 }
 
 /* Program name for the messages of the helpers that get no options. */
@@ -212,7 +220,7 @@ static int is_float_kind(bench_kind k)
 /* Collectives whose buffers hold one `size` block per rank. */
 static int is_per_rank_kind(bench_kind k)
 {
-    return k == BENCH_ALLGATHER || k == BENCH_ALLTOALL;
+    return k == BENCH_ALLGATHER || k == BENCH_ALLTOALL || k == BENCH_IALLGATHER || k == BENCH_IALLTOALL;
 }
 
 /* What the value printed by --csv is. */
@@ -230,6 +238,9 @@ static const char *csv_value(bench_kind k)
     case BENCH_BARRIER:
         return "average latency in us; the size field is always 0";
     case BENCH_IALLREDUCE:
+    case BENCH_IBCAST:
+    case BENCH_IALLGATHER:
+    case BENCH_IALLTOALL:
         return "overall, compute and pure collective time in us, overlap in %;\n"
                "                  the line is \"size,overall,compute,comm,overlap\"";
     default:
@@ -277,6 +288,9 @@ static void set_defaults(bench_opts *o, bench_kind kind)
     case BENCH_BCAST:
     case BENCH_ALLGATHER:
     case BENCH_ALLTOALL:
+    case BENCH_IBCAST:
+    case BENCH_IALLGATHER:
+    case BENCH_IALLTOALL:
         set_sweep(o, 1, (size_t)1 << 20, 1000, 100, 100, 10);
         break;
     case BENCH_BARRIER:
@@ -959,6 +973,9 @@ void bench_print_header(const bench_opts *o)
                BENCH_ITER_WIDTH, "Iterations");
         break;
     case BENCH_IALLREDUCE:
+    case BENCH_IBCAST:
+    case BENCH_IALLGATHER:
+    case BENCH_IALLTOALL:
         printf("%-*s%*s%*s%*s%*s%*s%*s%*s\n", BENCH_SIZE_WIDTH, "# Size",
                BENCH_FIELD_WIDTH, "Overall(us)", BENCH_FIELD_WIDTH, "Compute(us)",
                BENCH_FIELD_WIDTH, "Pure Comm.(us)", BENCH_FIELD_WIDTH, "Min Comm.(us)",
@@ -1001,6 +1018,28 @@ void bench_print_coll_row(const bench_opts *o, size_t size, double avg_us,
                BENCH_FIELD_WIDTH, BENCH_PRECISION, max_us,
                BENCH_ITER_WIDTH, iterations);
     fflush(stdout);
+}
+
+#define COMPUTE_WIDTH 16
+#define COMPUTE_REPS 8
+
+/* Keeps the compute loop from being optimised away. */
+static volatile float compute_sink;
+
+void bench_dummy_compute(double seconds)
+{
+    float a[COMPUTE_WIDTH];
+    const double t0 = bench_now();
+    int j, r;
+
+    for (j = 0; j < COMPUTE_WIDTH; ++j)
+        a[j] = (float)j;
+    do {
+        for (r = 0; r < COMPUTE_REPS; ++r)
+            for (j = 0; j < COMPUTE_WIDTH; ++j)
+                a[j] = a[j] * 0.999f + 0.5f;
+    } while (bench_now() - t0 < seconds);
+    compute_sink = a[0] + a[COMPUTE_WIDTH - 1];
 }
 
 double bench_overlap_percent(double overall_us, double compute_us, double comm_us)

@@ -31,6 +31,9 @@ typedef enum {
     BENCH_ALLGATHER,    /* size = bytes contributed by each rank */
     BENCH_ALLTOALL,     /* size = bytes sent from each rank to each rank */
     BENCH_IALLREDUCE,   /* size = bytes of MPI_FLOAT reduced; overlap test */
+    BENCH_IBCAST,       /* size = bytes broadcast; overlap test */
+    BENCH_IALLGATHER,   /* size = bytes contributed by each rank; overlap test */
+    BENCH_IALLTOALL,    /* size = bytes sent from each rank to each rank; overlap test */
     /* One-sided (RMA), 2 ranks, rank 0 the origin; see bench_rma.h. */
     BENCH_PUT_LATENCY,
     BENCH_GET_LATENCY,
@@ -229,6 +232,10 @@ void bench_print_nbc_row(const bench_opts *opts, size_t size, double overall_us,
 
 /* OSU overlap: max(0, 100 * (1 - (overall - compute) / comm)); 0 if comm <= 0. */
 double bench_overlap_percent(double overall_us, double compute_us, double comm_us);
+
+/* The overlap tests' computation: floating-point work on the CPU for about `seconds` of wall
+ * time, calling no MPI function but MPI_Wtime. */
+void bench_dummy_compute(double seconds);
 
 /*
  * The driver every osu_* program runs, after nccl-tests: bench_main parses the

@@ -25,29 +25,6 @@
  */
 #include "bench_common.h"
 
-#define COMPUTE_WIDTH 16
-#define COMPUTE_REPS 8
-
-/* Keeps the compute loop from being optimised away. */
-static volatile float compute_sink;
-
-/* Floating-point work for about `seconds`; the only MPI call is MPI_Wtime. */
-static void dummy_compute(double seconds)
-{
-    float a[COMPUTE_WIDTH];
-    const double t0 = bench_now();
-    int j, r;
-
-    for (j = 0; j < COMPUTE_WIDTH; ++j)
-        a[j] = (float)j;
-    do {
-        for (r = 0; r < COMPUTE_REPS; ++r)
-            for (j = 0; j < COMPUTE_WIDTH; ++j)
-                a[j] = a[j] * 0.999f + 0.5f;
-    } while (bench_now() - t0 < seconds);
-    compute_sink = a[0] + a[COMPUTE_WIDTH - 1];
-}
-
 static void iallreduces(bench_case *c, int n)
 {
     const int count = (int)(c->size / sizeof(float));
@@ -58,7 +35,7 @@ static void iallreduces(bench_case *c, int n)
         MPI_Iallreduce(c->sbuf, c->rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
         if (c->pass == 2) {
             const double t1 = bench_now();
-            dummy_compute(c->compute_s);
+            bench_dummy_compute(c->compute_s);
             c->compute_total_s += bench_now() - t1;
         }
         MPI_Wait(&req, MPI_STATUS_IGNORE);

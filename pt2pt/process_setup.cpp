@@ -38,7 +38,7 @@ Status start_wait_policy(const Config& cfg, Bootstrap& boot, Progress& progress,
   return boot.put(kCpusKey, cpus->data(), cpus->size() * sizeof(uint64_t));
 }
 
-void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress) {
+std::vector<CpuSet> host_peer_bindings(Bootstrap& boot) {
   std::vector<CpuSet> peers;
   for (int r : boot.host_peers()) {
     if (r == boot.rank()) continue;
@@ -53,6 +53,11 @@ void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& min
     memcpy(peer.data(), blob.data(), blob.size());
     peers.push_back(std::move(peer));
   }
+  return peers;
+}
+
+void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress) {
+  const std::vector<CpuSet> peers = host_peer_bindings(boot);
   const WaitChoice c = choose_wait_policy(mine, peers);
   const std::string_view policy = cfg.value("WEFT_WAIT_POLICY");
   const WaitPolicy wp = policy == "yield"  ? WaitPolicy::yield

@@ -30,6 +30,9 @@ Status start_wait_policy(const Config& cfg, Bootstrap& boot, Progress& progress,
 // modex), so ranks bound to a core each spin and ranks sharing CPUs yield.
 void configure_wait_policy(const Config& cfg, Bootstrap& boot, const CpuSet& mine, Progress& progress);
 
+// The bindings the other ranks of this host published at start (start_wait_policy); a rank that
+// published none is taken to share every CPU.
+std::vector<CpuSet> host_peer_bindings(Bootstrap& boot);
 TransportOptions transport_options(const Config& cfg, const Bootstrap& boot);
 
 // The view of MPI_COMM_WORLD (self false) or MPI_COMM_SELF on context pair `context`, with its

@@ -34,6 +34,11 @@ struct CudaState {
 const CudaState& cuda_probe(bool enabled);
 const CudaState& cuda_state();
 
+// The calling thread's current CUDA device (-1: none or no CUDA), and making `device` another
+// thread's current one (a helper thread works on the device of the thread that started it).
+int cuda_current_device();
+void cuda_use_device(int device);
+
 MemInfo memkind_query(const void* ptr);
 
 // Whether any buffer may be device memory, i.e. whether memkind_query is worth asking: in a

@@ -40,6 +40,16 @@ const CudaState& cuda_probe(bool enabled) {
 const CudaState& cuda_state() { return g_cuda; }
 bool memkind_device_possible() { return g_cuda.usable; }
 
+int cuda_current_device() {
+  int device = -1;
+  if (!g_cuda.usable || cudaGetDevice(&device) != cudaSuccess) return -1;
+  return device;
+}
+
+void cuda_use_device(int device) {
+  if (g_cuda.usable && device >= 0) (void)cudaSetDevice(device);
+}
+
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;
   if (!g_cuda.usable || ptr == nullptr) return info;

@@ -65,6 +65,10 @@ const CudaState& cuda_probe(bool) { return g_cuda; }
 const CudaState& cuda_state() { return g_cuda; }
 bool memkind_device_possible() { return driver() != nullptr; }
 
+// Without CUDA support there is no device work to follow.
+int cuda_current_device() { return -1; }
+void cuda_use_device(int) {}
+
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;
   PointerGetAttribute get = ptr ? driver() : nullptr;

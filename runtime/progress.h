@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "entry_lock.h"
+
 namespace weft {
 
 enum class WaitPolicy : uint8_t { spin_then_yield, yield };
@@ -34,12 +36,14 @@ class Progress {
     return events;
   }
 
-  // One pass of a wait loop: polls, and yields after spin_count idle passes in a row.
+  // One pass of a wait loop: polls, and yields after spin_count idle passes in a row. Other
+  // threads waiting to call MPI get their turn here.
   void pass(uint32_t* idle) {
     if (poll() == 0 && ++*idle >= spin_limit_) {
       sched_yield();
       *idle = 0;
     }
+    if (g_entry_locking) [[unlikely]] g_entry_lock.let_others_in();
   }
   // Whether waits yield at once (ranks outnumber cores).
   bool yields_at_once() const { return spin_limit_ <= 1; }

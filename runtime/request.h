@@ -63,6 +63,7 @@ class RequestPool {
     return chunk < chunks_.size() ? &chunks_[chunk][index & (kChunkSize - 1)] : nullptr;
   }
   size_t in_use() const { return in_use_; }
+  const size_t* in_use_counter() const { return &in_use_; }
   size_t capacity() const { return live_.size(); }  // every index below is a slot of the pool
   bool is_live(uint32_t index) const { return index < live_.size() && live_[index]; }
 

@@ -294,6 +294,25 @@ Status load_file(const std::string& path, NodeTopology* out, std::string* error)
   return Status::ok;
 }
 
+Status core_cpus(std::vector<std::vector<uint64_t>>* out, std::string* error) {
+  Hwloc h;
+  if (hwloc_topology_init(&h.t) != 0 || hwloc_topology_load(h.t) != 0) return fail(error, "hwloc cannot read this machine");
+  std::vector<std::vector<uint64_t>> cores;
+  const int n = hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_CORE);
+  for (int i = 0; i < n; ++i) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(h.t, HWLOC_OBJ_CORE, unsigned(i));
+    if (!o->cpuset) continue;
+    std::vector<uint64_t> cpus;
+    for (int c = hwloc_bitmap_first(o->cpuset); c >= 0; c = hwloc_bitmap_next(o->cpuset, c)) {
+      if (cpus.size() <= size_t(c / 64)) cpus.resize(size_t(c / 64) + 1, 0);
+      cpus[size_t(c / 64)] |= uint64_t(1) << (c % 64);
+    }
+    cores.push_back(std::move(cpus));
+  }
+  *out = std::move(cores);
+  return Status::ok;
+}
+
 Status current_binding(Binding* out, std::string* error) {
   Hwloc h;
   if (hwloc_topology_init(&h.t) != 0 || hwloc_topology_load(h.t) != 0) return fail(error, "hwloc cannot read this machine");

@@ -67,6 +67,8 @@ struct Binding {
 Status load_machine(bool with_devices, NodeTopology* out, std::string* error, bool gpu_drivers = true);
 // Reads a file: weft JSON (see docs/ARCHITECTURE.md) or hwloc XML (a file starting with '<').
 Status load_file(const std::string& path, NodeTopology* out, std::string* error);
+// Every core of this machine: the CPUs (hardware threads) it holds, one bit each, in 64-bit words.
+Status core_cpus(std::vector<std::vector<uint64_t>>* out, std::string* error);
 // The calling process's binding, as hwloc sees it.
 Status current_binding(Binding* out, std::string* error);
 
