@@ -62,10 +62,10 @@ InfoEntries comm_hints(const InfoEntries& given) {
   static constexpr const char* kKnown[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
                                            "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
   InfoEntries kept;
-  for (const auto& [key, value] : given)
-    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; }) !=
+  for (const auto& entry : given)
+    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return entry.first == k; }) !=
         std::end(kKnown))
-      kept.set(key, value);
+      kept.set(entry.first, entry.second);
   return kept;
 }
 

@@ -75,7 +75,8 @@ inline void blocks(const T* __restrict a, T* __restrict b, size_t n) {
 }
 
 // An AVX2 clone picked at load time where the CPU has it; the default clone is baseline x86-64.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// Not under ThreadSanitizer: its instrumented resolvers would run before its runtime starts.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define WEFT_SIMD_CLONES [[gnu::target_clones("avx2", "default")]]
 #else
 #define WEFT_SIMD_CLONES

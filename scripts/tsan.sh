@@ -12,6 +12,7 @@ cmake --build build-tsan -j "$(nproc)" --target weft weft_test_threads weft_test
   weft_test_coll_nonblocking weft_test_rma_mailbox weft_test_stress
 # PMIx and UCX are not instrumented: what happens inside them (their own threads included) is
 # theirs to answer for (tests/sanitize/tsan.supp); weft's code is checked whole.
+export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$PWD/tests/sanitize/tsan.supp"
 tests=${TSAN_TESTS:-'^(mpi|ucx)\.threads\.np[24]$|^async\.(async_progress|async_progress_session|threads|coll_nonblocking|rma_mailbox|stress)\.np[24]$|^ucx\.async_progress\.np2$'}
 cd build-tsan
