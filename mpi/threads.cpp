@@ -78,8 +78,10 @@ void start_async_progress(const char* why) {
   o.cpus = cpus;
   State* st = g_state;
   o.busy = [st] { return st->requests.in_use() > 0; };
+  // A new thread's current device is device 0: set another one only (setting it starts the
+  // device's context in that thread, which takes long).
   const int device = cuda_current_device();
-  o.on_start = [device] { cuda_use_device(device); };
+  if (device > 0) o.on_start = [device] { cuda_use_device(device); };
   set_entry_locking(true);
   entry_lock().watch_in_flight(g_state->requests.in_use_counter());
   g_state->async_progress = std::make_unique<AsyncProgress>(g_state->progress, entry_lock(), std::move(o));

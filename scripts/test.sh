@@ -3,7 +3,8 @@
 # (scripts/check_layers.sh), builds weft and runs every test: unit tests,
 # multi-rank tests under mpirun and under Slurm's srun, and the MPICH ABI test; then, in a small
 # second build without CUDA (build-nocuda), the tests of its device-buffer refusal; then a
-# sanitizer build's tests (scripts/sanitize.sh), fuzzing (scripts/fuzz.sh) and a soak
+# sanitizer build's tests (scripts/sanitize.sh), a ThreadSanitizer build's thread tests
+# (scripts/tsan.sh), fuzzing (scripts/fuzz.sh) and a soak
 # (scripts/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +30,6 @@ fi
 # WEFT_TEST_QUICK=1 stops before them.
 [ "${WEFT_TEST_QUICK:-0}" = 1 ] && exit 0
 bash scripts/sanitize.sh
+bash scripts/tsan.sh
 bash scripts/fuzz.sh "${WEFT_FUZZ_SECONDS:-30}"
 bash scripts/soak.sh build 60 4
