@@ -189,6 +189,7 @@ def gen_cpp(decls):
         "",
         "#define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \\",
         "  int PMPI_##name params {                               \\",
+        "    WEFT_ENTRY;                                          \\",
         '    WEFT_REQUIRE_INIT("MPI_" #name);                     \\',
         '    return unsupported(err_comm, "MPI_" #name);          \\',
         "  }                                                      \\",
