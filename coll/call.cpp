@@ -53,7 +53,7 @@ Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> sche
   r->complete = false;
   r->status = RequestStatus{};
   WEFT_TRY(run->start(reserved));
-  if (run->test()) {
+  if (!defer_first_steps_ && run->test()) {
     r->status.error = run->status();
     r->complete = true;
   } else {

@@ -104,9 +104,14 @@ class Calls {
                const uint32_t* reserved = nullptr);
   // Progress poller: advances the runs in flight; returns how many finished.
   static int poll(void* calls);
+  // Whether start() leaves even the first steps to the progress engine: when a progress thread
+  // on a core of its own polls it, the caller returns at once and the steps (copies into shared
+  // memory among them) overlap its computation.
+  void defer_first_steps(bool on) { defer_first_steps_ = on; }
 
  private:
   std::vector<std::pair<Request*, std::shared_ptr<ScheduleRun>>> running_;
+  bool defer_first_steps_ = false;
 };
 
 class Call {

@@ -83,6 +83,8 @@ void start_async_progress(const char* why) {
   const int device = cuda_current_device();
   if (device > 0) o.on_start = [device] { cuda_use_device(device); };
   set_entry_locking(true);
+  // A thread on a core of its own starts the non-blocking collectives' first steps too.
+  g_state->coll_calls.defer_first_steps(!cpus.empty());
   entry_lock().watch_in_flight(g_state->requests.in_use_counter());
   g_state->async_progress = std::make_unique<AsyncProgress>(g_state->progress, entry_lock(), std::move(o));
   const std::string where = !cpus.empty()      ? "bound to cpu " + cpu_list(cpus)
@@ -95,6 +97,7 @@ void stop_async_progress() {
   if (g_state && g_state->async_progress) {
     g_state->async_progress->stop();
     g_state->async_progress.reset();
+    g_state->coll_calls.defer_first_steps(false);
     entry_lock().watch_in_flight(nullptr);
   }
 }

@@ -13,6 +13,23 @@ constinit EntryLock g_entry_lock;
 
 void set_entry_locking(bool on) { g_entry_locking = on; }
 
+void EntryLock::acquire_contended() {
+  for (int i = 0; i < kSpinTries; ++i) {
+    if (state_.load(std::memory_order_relaxed) == 0 && try_acquire()) return;
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  waiting_.fetch_add(1, std::memory_order_relaxed);
+  while (state_.exchange(2, std::memory_order_acquire) != 0)
+    (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&state_), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void EntryLock::wake_one() {
+  (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&state_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
 void EntryLock::sleep_until_nudged(uint32_t timeout_us) {
   const uint32_t seen = nudges_.load(std::memory_order_acquire);
   sleeping_.store(true, std::memory_order_seq_cst);

@@ -8,8 +8,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <mutex>
 
 namespace weft {
 
@@ -21,21 +21,13 @@ class EntryLock {
       ++depth_;
       return;
     }
-    // A holder is most often the progress thread in one short pass: spin a little before
-    // sleeping in the mutex.
-    bool got = false;
-    for (int i = 0; i < kSpinTries && !got; ++i) got = mu_.try_lock();
-    if (!got) {
-      waiting_.fetch_add(1, std::memory_order_relaxed);
-      mu_.lock();
-      waiting_.fetch_sub(1, std::memory_order_relaxed);
-    }
+    if (!try_acquire()) [[unlikely]] acquire_contended();
     owner_.store(self, std::memory_order_relaxed);
     depth_ = 1;
   }
   // Without waiting and without counting as a waiter (the progress thread's way in).
   bool try_lock() {
-    if (!mu_.try_lock()) return false;
+    if (!try_acquire()) return false;
     owner_.store(pthread_self(), std::memory_order_relaxed);
     depth_ = 1;
     return true;
@@ -45,7 +37,7 @@ class EntryLock {
     // A sleeping progress thread is woken when the call leaves operations in flight.
     const bool wake = sleeping_.load(std::memory_order_relaxed) && (!in_flight_ || *in_flight_ > 0);
     owner_.store(pthread_t(), std::memory_order_relaxed);
-    mu_.unlock();
+    release();
     if (wake) [[unlikely]] nudge();
   }
   // The count of operations in flight (read under the lock), for unlock's wake-up.
@@ -60,7 +52,7 @@ class EntryLock {
     if (before == 0 || !held_by_me()) return;
     const uint32_t depth = depth_;
     owner_.store(pthread_t(), std::memory_order_relaxed);
-    mu_.unlock();
+    release();
     for (int i = 0; i < kHandOffTries && waiting_.load(std::memory_order_relaxed) >= before; ++i) sched_yield();
     lock();
     depth_ = depth;
@@ -73,7 +65,19 @@ class EntryLock {
 
  private:
   static constexpr int kSpinTries = 200, kHandOffTries = 200;
-  std::mutex mu_;
+  // The mutex itself, inline (a call pays two atomic instructions and no library call):
+  // 0 free, 1 held, 2 held with a thread perhaps asleep on it.
+  bool try_acquire() {
+    uint32_t expected = 0;
+    return state_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  // A holder is most often the progress thread in one short pass: spin a little, then sleep.
+  void acquire_contended();
+  void release() {
+    if (state_.exchange(0, std::memory_order_release) == 2) [[unlikely]] wake_one();
+  }
+  void wake_one();
+  std::atomic<uint32_t> state_{0};
   std::atomic<pthread_t> owner_{};
   std::atomic<int> waiting_{0};
   uint32_t depth_ = 0;  // only the owner reads or writes it
