@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <string>
 
 #include "comm_state.h"
 #include "pt2pt/process_setup.h"
@@ -15,7 +16,7 @@ namespace {
 // Whose turn it is to offer this process's free pairs (see OfferTurn): the context ids of the
 // parents of the blocking agreements under way, and whether one of them is offering.
 struct Turns {
-  std::multiset<uint32_t> waiting;
+  std::multiset<uint64_t> waiting;
   bool offering = false;
 };
 Turns& turns() {
@@ -30,7 +31,17 @@ Turns& turns() {
 Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context) {
   constexpr size_t kWords = kContextPairs / 64;
   const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
-  OfferTurn turn(ctx.comm.context_id);
+  // A communicator of one (MPI_COMM_SELF's duplicates) agrees with nobody: no turn to wait for,
+  // so it never waits behind another thread's agreement that waits on a peer.
+  if (!ctx.comm.inter && ctx.comm.size == 1) {
+    if (ids->take_lowest(ids->blocking(), context)) return Status::ok;
+    set_error_detail("no free context id (" + std::to_string(kBlockingPairs) + " communicators exist)");
+    return Status::transport;
+  }
+  // Agreements on the group-creation channel share its context: their channel (the top bits of
+  // their collective tags, make_comm_among) ranks them, the same way on every member.
+  const uint64_t channel = ctx.comm.context_id == kGroupCreationContext ? (ctx.comm.coll_seq >> 12) & 0xfff : 0;
+  OfferTurn turn(uint64_t(ctx.comm.context_id) << 12 | channel);
   std::vector<uint64_t> words(kWords + 1);
   for (;;) {
     const bool offering = turn.take();
@@ -56,7 +67,7 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
 
 }  // namespace
 
-OfferTurn::OfferTurn(uint32_t parent_context) : parent_(parent_context) { turns().waiting.insert(parent_); }
+OfferTurn::OfferTurn(uint64_t key) : parent_(key) { turns().waiting.insert(parent_); }
 
 OfferTurn::~OfferTurn() {
   give_back();
@@ -97,9 +108,17 @@ Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>
   return Status::ok;
 }
 
-Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out) {
+uint32_t creation_channel(const void* tag, size_t bytes) {
+  uint32_t h = 2166136261u;  // FNV-1a: the same on every rank
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(tag)[i]) * 16777619u;
+  return 1 + h % 4095;
+}
+
+Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out,
+                       uint32_t channel) {
   Comm temp = member_view(kGroupCreationContext, world_ranks, ctx.comm.world_rank(ctx.comm.rank));
   temp.errhandler = ctx.comm.errhandler;
+  temp.coll_seq = (channel & 0xfff) << 12;  // collective tags are 24 bits: 4096 channels of 4096
   uint32_t context = 0;
   Status s = agree_context(context_on(ctx, temp), ids, &context);
   release(temp);  // what the agreement's collective made on the temporary communicator

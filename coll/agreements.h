@@ -30,7 +30,8 @@ inline constexpr uint32_t kPendingContext = kGroupCreationContext;
 // entry lock (all MPI calls do while threads share the process).
 class OfferTurn {
  public:
-  explicit OfferTurn(uint32_t parent_context);
+  // key: the parent's context id, shifted, with the creation channel (make_comm_among) below.
+  explicit OfferTurn(uint64_t key);
   ~OfferTurn();
   OfferTurn(const OfferTurn&) = delete;
   OfferTurn& operator=(const OfferTurn&) = delete;
@@ -38,7 +39,7 @@ class OfferTurn {
   void give_back();
 
  private:
-  uint32_t parent_;
+  uint64_t parent_;
   bool offering_ = false;
 };
 
@@ -54,7 +55,13 @@ Status make_comm(const CollContext& ctx, ContextIds* ids, const std::vector<int>
                  bool* member);
 // The same made by the members alone (MPI_Comm_create_group), this rank one of them: they agree
 // over a view of themselves on the reserved group-creation context.
-Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out);
+// channel (1..4095; 0: none) keeps the agreements of creations running at the same time apart
+// (their tag, MPI_Comm_create_group's or a hash of MPI_Comm_create_from_group's string tag): each
+// channel has its own range of collective tags on the shared context.
+Status make_comm_among(const CollContext& ctx, ContextIds* ids, const std::vector<int>& world_ranks, Comm* out,
+                       uint32_t channel = 0);
+// The channel of a creation's tag (1..4095).
+uint32_t creation_channel(const void* tag, size_t bytes);
 // MPI_Comm_split: every rank's (color, key) shared over ctx.comm (an allreduce of a table), then
 // the communicator of the ranks of this rank's color, ordered by key and then parent rank, made
 // as make_comm (a rank whose color is `undefined` is in none).

@@ -384,7 +384,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
     return MPI_SUCCESS;
   }
   Comm view;
-  Status s = coll::make_comm_among(coll_context(*c), &g_state->context_ids, g->world_ranks, &view);
+  Status s = coll::make_comm_among(coll_context(*c), &g_state->context_ids, g->world_ranks, &view,
+                                   coll::creation_channel(&tag, sizeof tag));
   return wrap_comm("MPI_Comm_create_group", comm, s, std::move(view), true, nullptr, newcomm);
 }
 

@@ -96,8 +96,13 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* ses
   retain_errhandler(errhandler);
   e->errhandler = errhandler;
   if (ie) e->info = *ie;
-  // The level provided: what was asked for, up to the runtime's.
-  e->info.set("thread_level", level_name(provided_level(level_of(ie))));
+  // The level provided: what was asked for; without a request, the process's (MPI_Init_thread's,
+  // or MULTIPLE once any model asked for it).
+  const bool asked = ie && ie->find("thread_level");
+  const int process_level = g_entry_locking ? MPI_THREAD_MULTIPLE
+                            : g_state->world_open ? g_state->thread_level
+                                                  : MPI_THREAD_SINGLE;
+  e->info.set("thread_level", level_name(asked ? provided_level(level_of(ie)) : process_level));
   const std::string* async = ie ? ie->find("weft_async_progress") : nullptr;
   *session = handle::make(handle::direct, handle::session, g_state->sessions.add(std::move(e)));
   // Last: from here on another thread drives progress.
@@ -201,7 +206,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
   if (std::find(g->world_ranks.begin(), g->world_ranks.end(), world.rank) == g->world_ranks.end())
     return fail(MPI_ERR_GROUP, "this process is not in the group");
   Comm view;
-  const Status st = coll::make_comm_among(coll_context(world), &g_state->context_ids, g->world_ranks, &view);
+  const Status st = coll::make_comm_among(coll_context(world), &g_state->context_ids, g->world_ranks, &view,
+                                          coll::creation_channel(stringtag, strlen(stringtag)));
   if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
   if (int rc = register_new_comm(fn, std::move(view), errhandler, newcomm)) return rc;
   if (info != MPI_INFO_NULL) lookup_comm_entry(*newcomm)->info = comm_hints(*lookup_info(info));

@@ -50,7 +50,7 @@ CONF_HEADER = """\
 #define HAVE_MPI2_COMBINERS 1
 #define HAVE_MPI_INTEGER16 1
 #define HAVE_PTHREAD_BARRIER_INIT 1
-#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX
+#define THREAD_PACKAGE_NAME 2
 """
 
 
@@ -153,7 +153,7 @@ class Suite:
             f.write("#define HAVE_STRDUP 1\n#define HAVE_MEMSET 1\n")
         util = os.path.join(self.root, "util")
         dtp = os.path.join(self.root, "dtpools", "src")
-        units = [os.path.join(util, n) for n in ("mtest.c", "mtest_common.c", "mtest_single.c")]
+        units = [os.path.join(util, n) for n in ("mtest.c", "mtest_common.c")]
         units += sorted(os.path.join(dtp, n) for n in os.listdir(dtp) if n.endswith(".c"))
         self.support_objects = []
         log = os.path.join(self.logs, "support.log")
@@ -162,6 +162,15 @@ class Suite:
             if not self.compile([unit], obj, ["-c"], log):
                 sys.exit("building the suite's support code failed; see " + log)
             self.support_objects.append(obj)
+        # The thread helpers: threads/ programs link mtest_thread.o (POSIX threads), the others
+        # mtest_single.o.
+        self.thread_objects = {}
+        for kind in ("single", "thread"):
+            unit = os.path.join(util, "mtest_%s.c" % kind)
+            obj = os.path.join(self.support, "mtest_%s.o" % kind)
+            if not self.compile([unit], obj, ["-c"], log):
+                sys.exit("building the suite's support code failed; see " + log)
+            self.thread_objects[kind] = obj
         self.dtypes_object = os.path.join(self.support, "dtypes.o")
         if not self.compile([os.path.join(util, "dtypes.c")], self.dtypes_object, ["-c"], log):
             sys.exit("building util/dtypes.c failed; see " + log)
@@ -171,6 +180,7 @@ class Suite:
         srcdir = os.path.join(self.root, directory)
         binary = os.path.join(self.out, "bin", directory, name)
         log = os.path.join(self.logs, "%s.%s.build.log" % (directory, name))
+        os.makedirs(os.path.dirname(log), exist_ok=True)  # nested directories (threads/pt2pt)
         os.makedirs(os.path.dirname(binary), exist_ok=True)
         if os.path.exists(binary):
             return binary, log
@@ -185,7 +195,8 @@ class Suite:
                 libs.append(item)
             elif "libdtypes" in item or item == "$(LDADDDATA)":
                 libs.append(self.dtypes_object)
-        ok = self.compile(sources + self.support_objects + libs + ["-lm"], binary,
+        helpers = [self.thread_objects["thread" if directory.startswith("threads") else "single"]]
+        ok = self.compile(sources + self.support_objects + helpers + libs + ["-lm", "-lpthread"], binary,
                           ["-I" + srcdir] + flags, log)
         return (binary if ok else None), log
 
@@ -195,6 +206,7 @@ class Suite:
         if binary is None:
             return entry, "build", 0.0, build_log
         log = os.path.join(self.logs, label + ".log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
         if os.path.exists(log):
             os.remove(log)
         run_env = dict(os.environ)
