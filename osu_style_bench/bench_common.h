@@ -233,10 +233,6 @@ void bench_print_nbc_row(const bench_opts *opts, size_t size, double overall_us,
 /* OSU overlap: max(0, 100 * (1 - (overall - compute) / comm)); 0 if comm <= 0. */
 double bench_overlap_percent(double overall_us, double compute_us, double comm_us);
 
-/* The overlap tests' computation: floating-point work on the CPU for about `seconds` of wall
- * time, calling no MPI function but MPI_Wtime. */
-void bench_dummy_compute(double seconds);
-
 /*
  * The driver every osu_* program runs, after nccl-tests: bench_main parses the
  * options, allocates the buffers, and for each size of the sweep fills the
@@ -257,6 +253,10 @@ typedef struct bench_case {
     double compute_total_s; /* overlap pass 2: the run's compute time in timed iterations */
     void *state;            /* the program's own, e.g. a one-sided test's window */
 } bench_case;
+
+/* An overlap test's step between post and wait: in pass 2, computes for c->compute_s and adds
+ * the time to c->compute_total_s; nothing in pass 1. */
+void bench_overlap_compute(bench_case *c);
 
 /* Buffers the driver allocates (bench_buffer_bytes each, in the -d placement). */
 #define BENCH_BUF_SEND 1u

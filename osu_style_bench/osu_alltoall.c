@@ -10,15 +10,7 @@
  * rank used for it; any mismatch is reported and the program exits with
  * status 1.
  */
-#include "bench_common.h"
-
-#define PATTERN_PERIOD 97
-
-/* Byte i of the block rank `src` sends to rank `dst`: 1..PATTERN_PERIOD. */
-static char pattern(int src, int dst, size_t i)
-{
-    return (char)((((size_t)src * 31u + (size_t)dst * 17u + i) % PATTERN_PERIOD) + 1u);
-}
+#include "coll_patterns.h"
 
 static void alltoalls(bench_case *c, int n)
 {
@@ -29,28 +21,8 @@ static void alltoalls(bench_case *c, int n)
 }
 
 /* Block d of the input goes to rank d, block s of the result came from rank s. */
-static size_t blocks_sent(const bench_case *c, void *host)
-{
-    const size_t total = c->size * (size_t)c->opts->nranks;
-    char *bytes = host;
-    size_t k;
-    for (k = 0; k < total; ++k)
-        bytes[k] = pattern(c->opts->rank, (int)(k / c->size), k % c->size);
-    return total;
-}
-
-static size_t blocks_received(const bench_case *c, void *host)
-{
-    const size_t total = c->size * (size_t)c->opts->nranks;
-    char *bytes = host;
-    size_t k;
-    for (k = 0; k < total; ++k)
-        bytes[k] = pattern((int)(k / c->size), c->opts->rank, k % c->size);
-    return total;
-}
-
 static const bench_desc alltoall = {
     .kind = BENCH_ALLTOALL, .run = alltoalls, .buffers = BENCH_BUF_SEND | BENCH_BUF_RECV,
-    .report = BENCH_REPORT_RANK_STATS, .fill = blocks_sent, .expect = blocks_received};
+    .report = BENCH_REPORT_RANK_STATS, .fill = alltoall_blocks_sent, .expect = alltoall_blocks_received};
 
 BENCH_MAIN(alltoall)

@@ -12,36 +12,18 @@
  * host copy, outside the timing, so the buffer itself may be device or
  * managed memory (-d).
  */
-#include "bench_common.h"
-
-#define ROOT 0
-
-/* Byte i of the root's buffer for a message of `size` bytes (never 0). */
-static size_t root_pattern(const bench_case *c, void *host)
-{
-    char *bytes = host;
-    size_t k;
-    for (k = 0; k < c->size; ++k)
-        bytes[k] = (char)('a' + (c->size + k) % 26u);
-    return c->size;
-}
-
-/* The root sends the pattern, the others start from a zeroed buffer. */
-static size_t root_input(const bench_case *c, void *host)
-{
-    return c->opts->rank == ROOT ? root_pattern(c, host) : 0;
-}
+#include "coll_patterns.h"
 
 static void bcasts(bench_case *c, int n)
 {
     int i;
     for (i = 0; i < n; ++i)
-        MPI_Bcast(c->sbuf, (int)c->size, MPI_CHAR, ROOT, MPI_COMM_WORLD);
+        MPI_Bcast(c->sbuf, (int)c->size, MPI_CHAR, PATTERN_ROOT, MPI_COMM_WORLD);
 }
 
 static const bench_desc bcast = {
     .kind = BENCH_BCAST, .run = bcasts, .buffers = BENCH_BUF_ONE,
     .timing = BENCH_TIME_EACH, .report = BENCH_REPORT_RANK_STATS,
-    .fill = root_input, .expect = root_pattern};
+    .fill = bcast_root_input, .expect = bcast_root_pattern};
 
 BENCH_MAIN(bcast)

@@ -7,23 +7,7 @@
  * reporting overall, compute and pure times and the overlap.  The root's
  * bytes are checked at every rank after the first iteration of each pass.
  */
-#include "bench_common.h"
-
-#define ROOT 0
-
-static size_t root_pattern(const bench_case *c, void *host)
-{
-    char *bytes = host;
-    size_t k;
-    for (k = 0; k < c->size; ++k)
-        bytes[k] = (char)('a' + (c->size + k) % 26u);
-    return c->size;
-}
-
-static size_t root_input(const bench_case *c, void *host)
-{
-    return c->opts->rank == ROOT ? root_pattern(c, host) : 0;
-}
+#include "coll_patterns.h"
 
 static void ibcasts(bench_case *c, int n)
 {
@@ -31,12 +15,8 @@ static void ibcasts(bench_case *c, int n)
     int i;
 
     for (i = 0; i < n; ++i) {
-        MPI_Ibcast(c->sbuf, (int)c->size, MPI_CHAR, ROOT, MPI_COMM_WORLD, &req);
-        if (c->pass == 2) {
-            const double t1 = bench_now();
-            bench_dummy_compute(c->compute_s);
-            c->compute_total_s += bench_now() - t1;
-        }
+        MPI_Ibcast(c->sbuf, (int)c->size, MPI_CHAR, PATTERN_ROOT, MPI_COMM_WORLD, &req);
+        bench_overlap_compute(c);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
 }
@@ -44,6 +24,6 @@ static void ibcasts(bench_case *c, int n)
 static const bench_desc ibcast = {
     .kind = BENCH_IBCAST, .run = ibcasts, .buffers = BENCH_BUF_ONE,
     .timing = BENCH_TIME_OVERLAP, .report = BENCH_REPORT_OVERLAP,
-    .fill = root_input, .expect = root_pattern};
+    .fill = bcast_root_input, .expect = bcast_root_pattern};
 
 BENCH_MAIN(ibcast)

@@ -48,6 +48,21 @@ static void verify(const unsigned char *b, size_t size, int thread)
         }
 }
 
+/* Once every thread has its result for `size`: rank 0's thread 0 prints the row (latency: the
+ * average over the threads; rate: the sum, and the bandwidth it makes). */
+static void report_row(int t, size_t size)
+{
+    pthread_barrier_wait(&barrier);
+    if (t == 0 && rank == 0) {
+        double sum = 0;
+        for (int k = 0; k < nthreads; ++k) sum += results[k];
+        if (rate_mode) printf("%-10zu %18.0f %18.2f\n", size, sum, sum * (double)size / 1e6);
+        else printf("%-10zu %18.2f\n", size, sum / nthreads);
+        fflush(stdout);
+    }
+    pthread_barrier_wait(&barrier);
+}
+
 static void *latency_thread(void *arg)
 {
     const int t = (int)(intptr_t)arg, peer = 1 - rank;
@@ -70,15 +85,7 @@ static void *latency_thread(void *arg)
             if (i == 0) verify(rbuf, size, t);
         }
         results[t] = (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
-        pthread_barrier_wait(&barrier);
-        if (t == 0 && rank == 0) {
-            double sum = 0;
-            for (int k = 0; k < nthreads; ++k) sum += results[k];
-            printf("%-10zu %18.2f\n", size, sum / nthreads);
-            fflush(stdout);
-        }
-        pthread_barrier_wait(&barrier);
-        if (size == 0 && max_size == 0) break;
+        report_row(t, size);
     }
     free(sbuf);
     free(rbuf);
@@ -114,14 +121,7 @@ static void *rate_thread(void *arg)
             }
         }
         results[t] = (double)iters * WINDOW / (MPI_Wtime() - t0);
-        pthread_barrier_wait(&barrier);
-        if (t == 0 && rank == 0) {
-            double sum = 0;
-            for (int k = 0; k < nthreads; ++k) sum += results[k];
-            printf("%-10zu %18.0f %18.2f\n", size, sum, sum * (double)size / 1e6);
-            fflush(stdout);
-        }
-        pthread_barrier_wait(&barrier);
+        report_row(t, size);
     }
     free(buf);
     return NULL;

@@ -10,12 +10,6 @@ namespace weft {
 
 namespace {
 
-bool intersects(const CpuSet& a, const CpuSet& b) {
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (a[i] & b[i]) return true;
-  return false;
-}
-
 // Idle passes (nothing in flight, nothing handled) before the thread sleeps: tens of
 // microseconds, so a program that calls MPI in a loop rarely has to wake it.
 constexpr uint32_t kIdlePassesBeforeSleep = 4096;
@@ -32,7 +26,7 @@ CpuSet free_core_for(const std::vector<CpuSet>& cores, const std::vector<CpuSet>
   std::vector<const CpuSet*> free;
   for (const CpuSet& core : cores) {
     bool taken = false;
-    for (const CpuSet& b : bindings) taken = taken || intersects(core, b);
+    for (const CpuSet& b : bindings) taken = taken || cpus_overlap(core, b);
     if (!taken && cpu_count(core) > 0) free.push_back(&core);
   }
   if (free.empty() || local_index < 0) return {};

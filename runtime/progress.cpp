@@ -31,13 +31,13 @@ int cpu_count(const CpuSet& s) {
   return n;
 }
 
-namespace {
-
-bool overlaps(const CpuSet& a, const CpuSet& b) {
+bool cpus_overlap(const CpuSet& a, const CpuSet& b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
     if (a[i] & b[i]) return true;
   return false;
 }
+
+namespace {
 
 void unite(CpuSet* into, const CpuSet& s) {
   if (into->size() < s.size()) into->resize(s.size(), 0);
@@ -50,7 +50,7 @@ WaitChoice choose_wait_policy(const CpuSet& mine, const std::vector<CpuSet>& hos
   WaitChoice c;
   CpuSet covered = mine;
   for (const CpuSet& peer : host_peers)
-    if (overlaps(mine, peer)) {
+    if (cpus_overlap(mine, peer)) {
       ++c.competing_ranks;
       unite(&covered, peer);
     }

@@ -65,6 +65,8 @@ class Progress {
 using CpuSet = std::vector<uint64_t>;
 CpuSet own_cpus();
 int cpu_count(const CpuSet& s);
+// Whether two sets share a CPU.
+bool cpus_overlap(const CpuSet& a, const CpuSet& b);
 
 // Which ranks of the host compete for the CPUs this rank may use.
 struct WaitChoice {

@@ -7,18 +7,12 @@
 
 #include "runtime/async_progress.h"
 #include "runtime/entry_lock.h"
+#include "cpu_sets.h"
 
 namespace weft {
 namespace {
 
-CpuSet cpus(std::initializer_list<int> list) {
-  CpuSet s;
-  for (int c : list) {
-    if (s.size() <= size_t(c / 64)) s.resize(size_t(c / 64) + 1, 0);
-    s[size_t(c / 64)] |= uint64_t(1) << (c % 64);
-  }
-  return s;
-}
+using unit::cpus;
 
 // Four cores of two hardware threads each: core k holds CPUs k and k + 4.
 std::vector<CpuSet> four_smt_cores() { return {cpus({0, 4}), cpus({1, 5}), cpus({2, 6}), cpus({3, 7})}; }

@@ -2,18 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "runtime/progress.h"
+#include "cpu_sets.h"
 
 namespace weft {
 namespace {
 
-CpuSet cpus(std::initializer_list<int> list) {
-  CpuSet s;
-  for (int c : list) {
-    if (s.size() <= size_t(c / 64)) s.resize(size_t(c / 64) + 1, 0);
-    s[size_t(c / 64)] |= uint64_t(1) << (c % 64);
-  }
-  return s;
-}
+using unit::cpus;
 
 TEST(WaitPolicy, EachRankBoundToItsOwnCoreSpins) {
   // Open MPI's default at np 2: --bind-to core. The rank's own mask holds one CPU and there are
