@@ -21,11 +21,14 @@ constexpr size_t kPlanCache = 8;  // per communicator
 
 size_t piece_bytes(const Piece& p) { return p.count ? type_packed_size(p.type, p.count) : 0; }
 
-// The plan remembered for key, or null.
+// The plan remembered for key, or null. A plan that a run in flight still holds (an earlier
+// non-blocking call, e.g. two MPI_Ibarrier at once) shares its scratch memory with that run:
+// null, and the caller plans anew.
 std::shared_ptr<const Schedule> find_plan(CommState& st, const PlanKey& key) {
   std::vector<CachedPlan>& plans = st.plans;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!(plans[i].key == key)) continue;
+    if (plans[i].schedule.use_count() > 1) return nullptr;
     if (i) std::swap(plans[i], plans[0]);
     return plans[0].schedule;
   }
@@ -34,6 +37,11 @@ std::shared_ptr<const Schedule> find_plan(CommState& st, const PlanKey& key) {
 
 void remember_plan(CommState& st, const PlanKey& key, std::shared_ptr<const Schedule> schedule) {
   std::vector<CachedPlan>& plans = st.plans;
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].key == key) {  // replaced: the one there is still running
+      plans.erase(plans.begin() + ptrdiff_t(i));
+      break;
+    }
   if (plans.size() >= kPlanCache) plans.pop_back();
   plans.insert(plans.begin(), CachedPlan{key, std::move(schedule), hold_type(key.send_type), hold_type(key.recv_type)});
 }
@@ -240,7 +248,7 @@ bool Call::device(std::initializer_list<const void*> bufs, const Reduction* red,
 }
 
 bool Call::reuse(const PlanKey& key) {
-  if (mode_ != Mode::blocking) return false;
+  if (mode_ == Mode::persistent) return false;
   planned_ = find_plan(state_of(ctx_), key);
   return planned_ != nullptr;
 }
@@ -282,14 +290,19 @@ Status Call::plan(const CollArgs& call_args, const PlanKey* key) {
     for (auto& k : kept_) o.keep(std::move(k));
     planned_ = outer_;
   }
-  if (key && mode_ == Mode::blocking) remember_plan(state_of(ctx_), *key, planned_);
+  if (key && remembers()) remember_plan(state_of(ctx_), *key, planned_);
   return Status::ok;
 }
 
 void Call::plan_nothing(const PlanKey* key) {
   outer();
   planned_ = outer_;
-  if (key && mode_ == Mode::blocking) remember_plan(state_of(ctx_), *key, planned_);
+  if (key && remembers()) remember_plan(state_of(ctx_), *key, planned_);
+}
+
+bool Call::remembers() const {
+  // A non-blocking GPU-native run keeps device state (events, staging) of its own: planned anew.
+  return mode_ == Mode::blocking || (mode_ == Mode::nonblocking && !device_);
 }
 
 Status Call::run() {

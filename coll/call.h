@@ -1,5 +1,5 @@
 // One collective call on user buffers, from its arguments to its run: the buffers laid out for
-// the algorithm, the plan (reused for a repeated blocking call), and the run, blocking,
+// the algorithm, the plan (reused for a repeated blocking or non-blocking call), and the run, blocking,
 // non-blocking or persistent. The MPI bindings check arguments, translate handles and map
 // errors; the rest is here.
 //
@@ -32,13 +32,14 @@ struct Piece {
   const Datatype* type = nullptr;
 };
 
-// The arguments of a blocking call whose schedule can be reused when the same call comes again
-// (same buffers, counts, datatypes, operation and root): repeated calls then skip planning.
-// Datatypes are compared by object and held by the cache, so a freed and recreated type never
-// matches a stale entry; calls with user operations and v/w forms are not cached. `op` is the
-// caller's handle of the operation.
+// The arguments of a blocking or non-blocking call whose schedule can be reused when the same
+// call comes again (same mode, buffers, counts, datatypes, operation and root): repeated calls
+// then skip planning. Datatypes are compared by object and held by the cache, so a freed and
+// recreated type never matches a stale entry; calls with user operations and v/w forms are not
+// cached. `op` is the caller's handle of the operation.
 struct PlanKey {
   int coll = -1;
+  bool blocking = true;
   const void* send = nullptr;
   const void* recv = nullptr;
   long long send_count = 0, recv_count = 0;
@@ -87,7 +88,7 @@ struct Description {
 // Keeps a derived datatype alive as long as the holder (null for a predefined one).
 std::shared_ptr<const void> hold_type(const Datatype* d);
 
-// A blocking call's plan, remembered in its communicator's state (comm_state.h).
+// A blocking or non-blocking call's plan, remembered in its communicator's state (comm_state.h).
 struct CachedPlan {
   PlanKey key;
   std::shared_ptr<const Schedule> schedule;
@@ -122,12 +123,13 @@ class Call {
   // Keeps an object alive as long as the schedule.
   void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
 
-  // The described call, laid out and planned, or a blocking call identical to an earlier one
-  // (same buffers, counts, datatypes, op and root) given that call's plan (describe.cpp).
+  // The described call, laid out and planned, or a call identical to an earlier one (same
+  // mode, buffers, counts, datatypes, op and root) given that call's plan (describe.cpp).
   Status plan(const Description& d);
-  // A blocking call identical to an earlier one (same buffers, counts, datatype objects,
-  // predefined op handle and root) given that call's plan; d's reduction need not be set up, as
-  // the earlier call's was valid. False: plan(d) it.
+  // A blocking or non-blocking call identical to an earlier one (same buffers, counts, datatype
+  // objects, predefined op handle and root) given that call's plan; d's reduction need not be
+  // set up, as the earlier call's was valid. A plan still running (its scratch memory in use)
+  // is not given out again. False: plan(d) it.
   bool reused(const Description& d);
 
   // Runs the planned call to completion (blocking), or starts it as r (non-blocking).
@@ -138,13 +140,17 @@ class Call {
   Status error() const;
 
  private:
-  // Blocking calls: reuses the schedule of an identical earlier call (true: planned).
+  // Blocking and non-blocking calls: reuses the schedule of an identical earlier call (true:
+  // planned).
   bool reuse(const PlanKey& key);
-  // Plans the algorithm for args and wraps it with the packing rounds; a blocking call's plan
-  // is remembered under *key when given.
+  // Plans the algorithm for args and wraps it with the packing rounds; the plan is remembered
+  // under *key when given (not for persistent calls, which keep their own, nor for
+  // non-blocking ones on device buffers).
   Status plan(const CollArgs& args, const PlanKey* key = nullptr);
   // An empty schedule (e.g. a zero-count reduction): completes at once in every mode.
   void plan_nothing(const PlanKey* key = nullptr);
+  // Whether this call's plan goes into the cache.
+  bool remembers() const;
 
   // A call whose buffers may be GPU device memory: `bufs` each at its first byte (contiguous),
   // `red` its reduction (or null), `bytes` its vector's size. True when the call is planned on

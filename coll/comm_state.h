@@ -1,5 +1,5 @@
 // What coll keeps per communicator between calls: the algorithm chosen per size class, the
-// plans of recent blocking calls, and what its algorithms made on first use (the shared-memory
+// plans of recent blocking and non-blocking calls, and what its algorithms made on first use (the shared-memory
 // segment, the node hierarchy, the GPU workspace, the offload plugin's state). One table per
 // process, keyed by Comm::serial (a communicator's derived views, such as coll/hier's node
 // communicator, share its context id but not its serial). An entry is made on a

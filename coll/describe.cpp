@@ -37,7 +37,7 @@ bool reduces(Collective c) {
          c == Collective::exscan || c == Collective::reduce_scatter;
 }
 
-// A call whose plan is kept for an identical blocking call: both sides uniform, no user
+// A call whose plan is kept for an identical later call: both sides uniform, no user
 // function (v and w forms, neighbour collectives and reduce_scatter are not kept).
 bool cacheable(const Description& d) {
   if (d.kind == Collective::reduce_scatter || d.kind == Collective::neighbor_allgather ||
@@ -57,16 +57,17 @@ CollArgs reduction_args(const Description& d, const void* in, void* out) {
   return a;
 }
 
-PlanKey key_of(const Description& d) {
-  return PlanKey{int(d.kind), d.send.buf, d.recv.buf, d.send.count, d.recv.count, d.send.type, d.recv.type, d.op, d.root};
+PlanKey key_of(const Description& d, Mode mode) {
+  return PlanKey{int(d.kind), mode == Mode::blocking, d.send.buf, d.recv.buf, d.send.count, d.recv.count,
+                 d.send.type, d.recv.type, d.op, d.root};
 }
 
 }  // namespace
 
-bool Call::reused(const Description& d) { return cacheable(d) && reuse(key_of(d)); }
+bool Call::reused(const Description& d) { return cacheable(d) && reuse(key_of(d, mode_)); }
 
 Status Call::plan(const Description& d) {
-  const PlanKey key = key_of(d);
+  const PlanKey key = key_of(d, mode_);
   const PlanKey* kept = cacheable(d) ? &key : nullptr;
   if (reduces(d.kind)) {
     // Nothing to reduce: completes at once in every mode.

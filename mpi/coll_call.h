@@ -21,11 +21,11 @@ class CollCall {
   // Keeps an object alive as long as the schedule (a user operation's arguments).
   void keep(std::shared_ptr<const void> object) { call_.keep(std::move(object)); }
 
-  // The described call in one step: planned by coll (or an identical blocking call's plan
+  // The described call in one step: planned by coll (or an identical earlier call's plan
   // reused) and run; *request receives the request of a non-blocking or persistent one.
   // MPI_SUCCESS or the raised error.
   int run(const coll::Description& d, MPI_Request* request);
-  // A blocking call identical to an earlier one run with that call's plan (coll::Call::reused):
+  // A blocking or non-blocking call identical to an earlier one run with that call's plan (coll::Call::reused):
   // true, *rc its result.
   bool reused(const coll::Description& d, MPI_Request* request, int* rc) {
     if (!call_.reused(d)) return false;

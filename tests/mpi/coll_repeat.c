@@ -1,6 +1,7 @@
-/* Repeated blocking collectives with the same arguments reuse their schedule: results must
- * follow the buffers' current contents, and a datatype freed and recreated (often under the
- * same handle) with another layout must not reuse the old schedule. */
+/* Repeated blocking and non-blocking collectives with the same arguments reuse their schedule:
+ * results must follow the buffers' current contents, identical non-blocking calls in flight at
+ * once must each get a schedule (and scratch memory) of their own, and a datatype freed and
+ * recreated (often under the same handle) with another layout must not reuse the old schedule. */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -20,6 +21,47 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             if (out[i] != round + i) FAIL("round %d: bcast element %d: got %d", round, i, out[i]);
     }
+    /* Non-blocking: the same call again and again, then identical calls in flight together. */
+    int *recv2 = malloc(sizeof(int) * N);
+    for (int round = 0; round < 30; round++) {
+        MPI_Request r[4];
+        for (int i = 0; i < N; i++) in[i] = round * 3 + t_rank - i;
+        MPI_OK(MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]));
+        MPI_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+        for (int i = 0; i < N; i++) {
+            int want = t_size * (round * 3 - i) + t_size * (t_size - 1) / 2;
+            if (out[i] != want) FAIL("round %d: iallreduce element %d: got %d, expected %d", round, i, out[i], want);
+        }
+        /* Two reductions of one send buffer to root 0 at once: the other ranks' calls are
+         * identical (their receive buffer is not used), the root's differ. Two barriers too. */
+        for (int i = 0; i < N; i++) {
+            out[i] = -1;
+            recv2[i] = -1;
+        }
+        MPI_OK(MPI_Ireduce(in, t_rank == 0 ? out : NULL, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]));
+        MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &r[1]));
+        MPI_OK(MPI_Ireduce(in, t_rank == 0 ? recv2 : NULL, N, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD, &r[2]));
+        MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &r[3]));
+        MPI_OK(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+        if (t_rank == 0)
+            for (int i = 0; i < N; i++) {
+                int sum = t_size * (round * 3 - i) + t_size * (t_size - 1) / 2;
+                int max = round * 3 + t_size - 1 - i;
+                if (out[i] != sum) FAIL("round %d: ireduce sum element %d: got %d, expected %d", round, i, out[i], sum);
+                if (recv2[i] != max) FAIL("round %d: ireduce max element %d: got %d, expected %d", round, i, recv2[i], max);
+            }
+        /* The same reduction twice in flight on the ranks other than the root. */
+        MPI_OK(MPI_Ireduce(in, t_rank == 0 ? out : NULL, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]));
+        MPI_OK(MPI_Ireduce(in, t_rank == 0 ? recv2 : NULL, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[1]));
+        MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        if (t_rank == 0)
+            for (int i = 0; i < N; i++) {
+                int sum = t_size * (round * 3 - i) + t_size * (t_size - 1) / 2;
+                if (out[i] != sum || recv2[i] != sum)
+                    FAIL("round %d: twin ireduce element %d: got %d and %d, expected %d", round, i, out[i], recv2[i], sum);
+            }
+    }
+    free(recv2);
     /* Same handle slot, different layouts: contiguous pairs, then every other int. */
     for (int layout = 0; layout < 4; layout++) {
         MPI_Datatype t;
