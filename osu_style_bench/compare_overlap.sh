@@ -28,7 +28,7 @@ nbc="osu_iallreduce osu_ibcast osu_iallgather osu_ialltoall"
 for p in $nbc; do
   "$MPICC" -O2 -std=c11 -o "$out/ompi/$p" "$here/$p.c" "$here/bench_common.c" || exit 1
 done
-"$MPICC" -O2 -std=c11 -DDDP_MODEL_DIR="\"$here/models\"" -o "$out/ompi/ddp_overlap" "$here/ddp_overlap.c" || exit 1
+"$MPICC" -O2 -std=c11 -DDDP_MODEL_DIR="\"$here/models\"" -o "$out/ompi/ddp_overlap" "$here/ddp_overlap.c" "$here/ddp_common.c" || exit 1
 "$MPICC" -O2 -std=c11 -pthread -o "$out/ompi/osu_latency_mt" "$here/osu_latency_mt.c" || exit 1
 
 # run NAME NP ENV-ASSIGNMENTS -- PROGRAM ARGS...: appends the program's output to $out/NAME.txt

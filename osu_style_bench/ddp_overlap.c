@@ -3,8 +3,8 @@
  * backward pass as PyTorch DDP does it (plain C11 + MPI; builds against any MPI).
  *
  * The model is a table of parameter tensors (models/resnet50.txt, models/gpt2_small.txt: one
- * "name count" line per tensor, in forward order).  The backward pass visits the tensors in
- * reverse order; each is a compute phase of its share of the backward time (in proportion to
+ * "name count" line per tensor, in forward order; ddp_common.h).  The backward pass visits the
+ * tensors in reverse order; each is a compute phase of its share of the backward time (in proportion to
  * its parameters), after which its gradient (float) is written.  Gradients are grouped, in
  * backward order, into buckets of at most the bucket size; a bucket is all-reduced
  * (MPI_Iallreduce, MPI_SUM, in place) as soon as its last tensor is done, and the step ends
@@ -39,25 +39,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_common.h"
+
 #ifndef DDP_MODEL_DIR
 #define DDP_MODEL_DIR "models"
 #endif
 
-typedef struct {
-    char name[96];
-    size_t count;  /* parameters */
-    size_t offset; /* first element in the gradient buffer (backward order) */
-} tensor;
-
-typedef struct {
-    size_t first, count; /* elements of the gradient buffer */
-    int last_tensor;     /* index, in backward order, of the tensor that completes it */
-} bucket;
-
 static int rank, nranks;
-static tensor *tensors; /* backward order */
-static int ntensors;
-static size_t total;
+static ddp_model model;
 static float *grad, *grad_source; /* grad_source: this rank's gradient values, written by the backward pass */
 static int work_mode;
 static double work_per_second; /* -w work: loop trips per second, measured alone */
@@ -70,62 +59,7 @@ static void die(const char *msg)
     exit(2);
 }
 
-static void load_model(const char *path, double scale)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-    int cap = 256;
-    tensor *fwd = malloc(sizeof(tensor) * (size_t)cap);
-    int n = 0;
-    if (!f) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "cannot open the model table %s (-f)", path);
-        die(msg);
-    }
-    while (fgets(line, sizeof line, f)) {
-        char name[96];
-        double count;
-        if (line[0] == '#' || line[0] == '\n') continue;
-        if (sscanf(line, "%95s %lf", name, &count) != 2 || count < 1) die("malformed line in the model table");
-        if (n == cap) fwd = realloc(fwd, sizeof(tensor) * (size_t)(cap *= 2));
-        snprintf(fwd[n].name, sizeof fwd[n].name, "%s", name);
-        fwd[n].count = (size_t)(count * scale) > 0 ? (size_t)(count * scale) : 1;
-        ++n;
-    }
-    fclose(f);
-    if (n == 0) die("the model table lists no tensor");
-    tensors = malloc(sizeof(tensor) * (size_t)n);
-    ntensors = n;
-    total = 0;
-    for (int i = 0; i < n; ++i) { /* backward order: the last layer first */
-        tensors[i] = fwd[n - 1 - i];
-        tensors[i].offset = total;
-        total += tensors[i].count;
-    }
-    free(fwd);
-}
-
-static int make_buckets(size_t cap_bytes, bucket *out)
-{
-    const size_t cap = cap_bytes / sizeof(float) > 0 ? cap_bytes / sizeof(float) : 1;
-    int nb = 0;
-    size_t first = 0, filled = 0;
-    for (int i = 0; i < ntensors; ++i) {
-        filled += tensors[i].count;
-        if (filled >= cap || i == ntensors - 1) {
-            out[nb].first = first;
-            out[nb].count = filled;
-            out[nb].last_tensor = i;
-            ++nb;
-            first += filled;
-            filled = 0;
-        }
-    }
-    return nb;
-}
-
 static double now(void) { return MPI_Wtime(); }
-
 static void spin_for(double seconds)
 {
     float a = 1.0f;
@@ -146,17 +80,17 @@ static float grad_value(int r, size_t i) { return (float)((r + 1) * (int)(i % 13
 /* One tensor's backward: its compute share, then its gradient. */
 static void backward_tensor(int i, double compute_s)
 {
-    const tensor *t = &tensors[i];
-    spin_for(compute_s * (double)t->count / (double)total);
+    const ddp_tensor *t = &model.tensors[i];
+    spin_for(compute_s * (double)t->count / (double)model.total);
     memcpy(grad + t->offset, grad_source + t->offset, t->count * sizeof(float));
 }
 
-static void fill_all(void) { memcpy(grad, grad_source, total * sizeof(float)); }
+static void fill_all(void) { memcpy(grad, grad_source, model.total * sizeof(float)); }
 
 static void check(const char *what)
 {
     const float ranks_sum = (float)nranks * (float)(nranks + 1) / 2.0f;
-    for (size_t k = 0; k < total; ++k)
+    for (size_t k = 0; k < model.total; ++k)
         if (grad[k] != ranks_sum * (float)(k % 13 + 1)) {
             fprintf(stderr, "ddp_overlap: rank %d: %s: gradient %zu is %g, expected %g\n", rank, what, k,
                     (double)grad[k], (double)(ranks_sum * (float)(k % 13 + 1)));
@@ -164,28 +98,26 @@ static void check(const char *what)
         }
 }
 
-enum { M_COMPUTE, M_COMM, M_OVERLAP, M_BASELINE, M_COUNT };
-
 /* One step of `mode`; its time. */
-static double step(int mode, const bucket *b, int nb, MPI_Request *req, double compute_s)
+static double step(int mode, const ddp_bucket *b, int nb, MPI_Request *req, double compute_s)
 {
     double t0;
     MPI_Barrier(MPI_COMM_WORLD);
-    if (mode == M_COMM) fill_all();
+    if (mode == DDP_COMM) fill_all();
     t0 = now();
     switch (mode) {
-    case M_COMPUTE:
-        for (int i = 0; i < ntensors; ++i) backward_tensor(i, compute_s);
+    case DDP_COMPUTE:
+        for (int i = 0; i < model.ntensors; ++i) backward_tensor(i, compute_s);
         break;
-    case M_COMM:
+    case DDP_COMM:
         for (int j = 0; j < nb; ++j)
             MPI_Iallreduce(MPI_IN_PLACE, grad + b[j].first, (int)b[j].count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                            &req[j]);
         MPI_Waitall(nb, req, MPI_STATUSES_IGNORE);
         break;
-    case M_OVERLAP: {
+    case DDP_OVERLAP: {
         int j = 0;
-        for (int i = 0; i < ntensors; ++i) {
+        for (int i = 0; i < model.ntensors; ++i) {
             backward_tensor(i, compute_s);
             if (j < nb && b[j].last_tensor == i) {
                 MPI_Iallreduce(MPI_IN_PLACE, grad + b[j].first, (int)b[j].count, MPI_FLOAT, MPI_SUM,
@@ -196,10 +128,10 @@ static double step(int mode, const bucket *b, int nb, MPI_Request *req, double c
         MPI_Waitall(nb, req, MPI_STATUSES_IGNORE);
         break;
     }
-    case M_BASELINE:
-        for (int i = 0; i < ntensors; ++i) backward_tensor(i, compute_s);
-        for (size_t first = 0; first < total; first += (size_t)1 << 30) { /* int counts */
-            const size_t n = total - first < ((size_t)1 << 30) ? total - first : ((size_t)1 << 30);
+    case DDP_BASELINE:
+        for (int i = 0; i < model.ntensors; ++i) backward_tensor(i, compute_s);
+        for (size_t first = 0; first < model.total; first += (size_t)1 << 30) { /* int counts */
+            const size_t n = model.total - first < ((size_t)1 << 30) ? model.total - first : ((size_t)1 << 30);
             MPI_Allreduce(MPI_IN_PLACE, grad + first, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         }
         break;
@@ -208,12 +140,11 @@ static double step(int mode, const bucket *b, int nb, MPI_Request *req, double c
 }
 
 /* The average over the ranks of the mean time of `iters` steps (after a checked warm-up). */
-static double measure(int mode, const bucket *b, int nb, MPI_Request *req, double compute_s, int iters)
+static double measure(int mode, const ddp_bucket *b, int nb, MPI_Request *req, double compute_s, int iters)
 {
-    static const char *names[M_COUNT] = {"compute", "comm", "overlap", "baseline"};
     double sum = 0, avg = 0;
     step(mode, b, nb, req, compute_s);
-    if (mode != M_COMPUTE) check(names[mode]);
+    if (mode != DDP_COMPUTE) check(ddp_mode_names[mode]);
     for (int it = 0; it < iters; ++it) sum += step(mode, b, nb, req, compute_s);
     sum /= iters;
     MPI_Allreduce(&sum, &avg, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -236,7 +167,7 @@ static void calibrate_work(void)
 
 int main(int argc, char **argv)
 {
-    const char *model = DDP_MODEL_DIR "/resnet50.txt";
+    const char *path = DDP_MODEL_DIR "/resnet50.txt";
     const char *bucket_list = "1,5,25,100";
     double scale = 1.0, compute_ms = -1;
     int iters = 10;
@@ -245,7 +176,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     for (int a = 1; a < argc; ++a) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (!strcmp(argv[a], "-f") && v) model = v, ++a;
+        if (!strcmp(argv[a], "-f") && v) path = v, ++a;
         else if (!strcmp(argv[a], "-s") && v) scale = atof(v), ++a;
         else if (!strcmp(argv[a], "-b") && v) bucket_list = v, ++a;
         else if (!strcmp(argv[a], "-c") && v) compute_ms = atof(v), ++a;
@@ -254,62 +185,42 @@ int main(int argc, char **argv)
         else die("usage: ddp_overlap [-f model] [-s scale] [-b MiB,MiB,...] [-c ms] [-i iters] [-w time|work]");
     }
     if (scale <= 0 || iters < 1) die("-s and -i must be positive");
-    load_model(model, scale);
-    grad = malloc(total * sizeof(float));
-    grad_source = malloc(total * sizeof(float));
+    char err[400];
+    if (ddp_load_model(path, scale, &model, err, sizeof err)) die(err);
+    grad = malloc(model.total * sizeof(float));
+    grad_source = malloc(model.total * sizeof(float));
     if (!grad || !grad_source) die("out of memory for the gradients");
-    for (size_t k = 0; k < total; ++k) grad_source[k] = grad_value(rank, k);
+    for (size_t k = 0; k < model.total; ++k) grad_source[k] = grad_value(rank, k);
     if (work_mode) calibrate_work();
 
     double mib[32];
-    int nsizes = 0;
-    for (const char *p = bucket_list; *p && nsizes < 32;) {
-        mib[nsizes++] = atof(p);
-        p = strchr(p, ',');
-        if (!p) break;
-        ++p;
-    }
-    bucket *b = malloc(sizeof(bucket) * (size_t)ntensors);
-    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)ntensors);
+    const int nsizes = ddp_parse_list(bucket_list, mib, 32);
+    ddp_bucket *b = malloc(sizeof(ddp_bucket) * (size_t)model.ntensors);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)model.ntensors);
     if (compute_ms < 0) {
-        const int nb = make_buckets((size_t)25 << 20, b);
-        compute_ms = 1.25e3 * measure(M_COMM, b, nb, req, 0, iters);
+        const int nb = ddp_make_buckets(&model, (size_t)25 << 20, b);
+        compute_ms = 1.25e3 * measure(DDP_COMM, b, nb, req, 0, iters);
     }
     const double compute_s = compute_ms * 1e-3;
-    if (rank == 0) {
-        printf("# ddp_overlap: %s x %g: %d tensors, %zu parameters (%.1f MiB of float gradients), %d ranks\n",
-               model, scale, ntensors, total, (double)total * sizeof(float) / (1 << 20), nranks);
-        printf("# backward compute %.1f ms (-w %s), %d iterations per measurement; times in ms\n", compute_ms,
-               work_mode ? "work" : "time", iters);
-        printf("%-12s %8s %10s %10s %10s %10s %8s %14s %12s\n", "# bucket MiB", "buckets", "compute", "comm",
-               "overlap", "baseline", "hidden", "overlap/max", "vs baseline");
-        fflush(stdout);
-    }
-    const double t_compute = measure(M_COMPUTE, b, 0, req, compute_s, iters);
-    const double t_baseline = measure(M_BASELINE, b, 0, req, compute_s, iters);
+    if (rank == 0)
+        ddp_print_header("ddp_overlap", path, scale, &model, nranks, compute_ms, work_mode ? "-w work" : "-w time",
+                         iters);
+    const double t_compute = measure(DDP_COMPUTE, b, 0, req, compute_s, iters);
+    const double t_baseline = measure(DDP_BASELINE, b, 0, req, compute_s, iters);
     double best = 1e30, best_mib = 0;
     for (int s = 0; s < nsizes; ++s) {
-        const int nb = make_buckets((size_t)(mib[s] * (1 << 20)), b);
-        const double t_comm = measure(M_COMM, b, nb, req, compute_s, iters);
-        const double t_overlap = measure(M_OVERLAP, b, nb, req, compute_s, iters);
-        const double shorter = t_compute < t_comm ? t_compute : t_comm;
-        const double longer = t_compute > t_comm ? t_compute : t_comm;
-        const double hidden = shorter > 0 ? (t_compute + t_comm - t_overlap) / shorter : 0;
+        const int nb = ddp_make_buckets(&model, (size_t)(mib[s] * (1 << 20)), b);
+        const double t_comm = measure(DDP_COMM, b, nb, req, compute_s, iters);
+        const double t_overlap = measure(DDP_OVERLAP, b, nb, req, compute_s, iters);
         if (t_overlap < best) best = t_overlap, best_mib = mib[s];
-        if (rank == 0) {
-            printf("%-12g %8d %10.2f %10.2f %10.2f %10.2f %7.0f%% %14.3f %11.0f%%\n", mib[s], nb, t_compute * 1e3,
-                   t_comm * 1e3, t_overlap * 1e3, t_baseline * 1e3, 100 * (hidden > 1 ? 1 : hidden < 0 ? 0 : hidden),
-                   t_overlap / longer, 100 * (1 - t_overlap / t_baseline));
-            fflush(stdout);
-        }
+        if (rank == 0) ddp_print_row(mib[s], nb, t_compute, t_comm, t_overlap, t_baseline);
     }
-    if (rank == 0) printf("# best bucket size: %g MiB (step %.2f ms, baseline %.2f ms)\n", best_mib, best * 1e3,
-                          t_baseline * 1e3);
+    if (rank == 0) ddp_print_best(best_mib, best, t_baseline);
     free(b);
     free(req);
     free(grad);
     free(grad_source);
-    free(tensors);
+    ddp_free_model(&model);
     MPI_Finalize();
     return 0;
 }

@@ -62,7 +62,7 @@ int gb_parse_bytes(const char *s, size_t *out)
 }
 
 /* The launcher's node-local rank, or -1 when the environment names none. */
-static int env_local_rank(void)
+int gb_env_local_rank(void)
 {
     static const char *const names[] = {
         "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
@@ -125,7 +125,7 @@ void gb_init(int *argc, char ***argv, const char *prog, const char *what,
 
     /* Pick the device before MPI_Init when the launcher says which local rank this is,
      * so a CUDA-aware MPI sees the right current device from the start. */
-    env_rank = env_local_rank();
+    env_rank = gb_env_local_rank();
     if (env_rank >= 0 && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0)
         cudaSetDevice(env_rank % ndev);
 

@@ -102,6 +102,9 @@ void gb_die(const gb_ctx *ctx, const char *what, const char *detail);
 /* Destroy the stream and communicators, MPI_Finalize, return `code`. */
 int gb_finalize(gb_ctx *ctx, int code);
 
+/* This process's rank on its node as the launcher's environment gives it before MPI_Init
+ * (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...), or -1. */
+int gb_env_local_rank(void);
 /* Parse "8", "64K", "256M", "1G" (powers of 1024).  Returns 0 on success. */
 int gb_parse_bytes(const char *s, size_t *out);
 

@@ -21,6 +21,17 @@ int blocks_for(size_t count)
 
 __global__ void empty_kernel() {}
 
+// One thread that spins on the GPU's nanosecond timer: a stand-in for a compute kernel of a
+// given duration that occupies one SM's slot, not the whole GPU.
+__global__ void spin_kernel(unsigned long long ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
 template <typename T>
 __global__ void fill_kernel(T *buf, size_t count, int rank)
 {
@@ -89,6 +100,12 @@ extern "C" const char *gb_type_name(gb_type t)
 extern "C" cudaError_t gb_launch_empty(cudaStream_t stream)
 {
     empty_kernel<<<1, 1, 0, stream>>>();
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gb_spin(unsigned long long ns, cudaStream_t stream)
+{
+    spin_kernel<<<1, 1, 0, stream>>>(ns);
     return cudaGetLastError();
 }
 

@@ -1,6 +1,6 @@
 /*
  * gpu_bench_kernels.h - the few CUDA kernels the GPU benchmark programs need
- * (gpu_allreduce, nccl_allreduce, gpu_floors), behind a C interface so that the
+ * (gpu_allreduce, nccl_allreduce, gpu_floors, ddp_overlap_gpu), behind a C interface so that the
  * programs themselves stay plain C on top of the CUDA runtime API.
  *
  * Data pattern: element i of rank r holds (i % 13) + r + 1.  After a sum over
@@ -25,6 +25,9 @@ const char *gb_type_name(gb_type t);
 
 /* One empty kernel (1 block, 1 thread) on `stream`. */
 cudaError_t gb_launch_empty(cudaStream_t stream);
+
+/* One thread that spins for `ns` nanoseconds of the GPU's clock, on `stream`. */
+cudaError_t gb_spin(unsigned long long ns, cudaStream_t stream);
 
 /* buf[i] = (i % 13) + rank + 1 for i < count, on `stream`. */
 cudaError_t gb_fill(void *buf, size_t count, gb_type t, int rank, cudaStream_t stream);
