@@ -3,6 +3,7 @@
 #include "pt2pt/p2p.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -238,12 +239,11 @@ Request* completed_request(RequestPool& pool, RequestKind kind, const RequestSta
   return r;
 }
 
-Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, uint64_t* number) {
-  StagingBuffer packed;
-  Status s;
-  const void* data = send_data(m, buf, &packed, &s);
-  if (s != Status::ok) return s;
-  for (size_t i = 0; i < b.pending.size();) {  // reclaim finished copies
+namespace {
+
+// Frees the space of the buffered copies whose sends have finished.
+void reclaim_finished(Transport& t, BufferedSends& b) {
+  for (size_t i = 0; i < b.pending.size();) {
     Request* r = b.pending[i];
     if (r->complete) {
       b.in_use -= r->owned_bytes + kBsendOverhead;
@@ -254,8 +254,35 @@ Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, 
       ++i;
     }
   }
+}
+
+// How long a buffered send that finds the attached space short waits for earlier copies to go
+// out before it fails: bounded, so that a peer that never receives cannot hang it.
+constexpr auto kBsendSpaceWait = std::chrono::seconds(1);
+
+}  // namespace
+
+Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, uint64_t* number) {
+  StagingBuffer packed;
+  Status s;
+  const void* data = send_data(m, buf, &packed, &s);
+  if (s != Status::ok) return s;
+  reclaim_finished(t, b);
   const size_t bytes = m.bytes;
-  if (b.in_use + bytes + kBsendOverhead > b.capacity) {
+  auto fits = [&] { return b.in_use + bytes + kBsendOverhead <= b.capacity; };
+  if (!fits() && !b.pending.empty()) {
+    // Copies the receivers have taken may not be reclaimed yet (a rendezvous send completes
+    // through progress, and other threads may be sending from the same buffer): progress
+    // until enough space is free, for a bounded time.
+    const auto deadline = std::chrono::steady_clock::now() + kBsendSpaceWait;
+    uint32_t idle = 0;
+    for (uint32_t n = 0; !fits() && !b.pending.empty(); ++n) {
+      if (n % 64 == 63 && std::chrono::steady_clock::now() > deadline) break;
+      t.progress_engine().pass(&idle);
+      reclaim_finished(t, b);
+    }
+  }
+  if (!fits()) {
     char msg[160];
     snprintf(msg, sizeof msg, "attached buffer too small: %zu bytes needed, %zu of %zu free (MPI_Buffer_attach)",
              bytes + kBsendOverhead, b.capacity - b.in_use, b.capacity);

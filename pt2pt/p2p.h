@@ -105,8 +105,9 @@ struct BufferedSends {
   uint64_t copies = 0;  // copies made so far: each copy's number (Request::buffered)
 };
 inline constexpr size_t kBsendOverhead = 96;  // bytes each buffered message takes beside its data
-// Copies the message out and sends the copy; Status::invalid_buffer (detail set) when the
-// attached space is too small. *number (if given): the copy's number, for cancel_buffered.
+// Copies the message out and sends the copy. When the attached space is short, progresses for
+// up to a second so that copies already received free theirs; Status::invalid_buffer (detail
+// set) when it is still too small. *number (if given): the copy's number, for cancel_buffered.
 Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, uint64_t* number = nullptr);
 // Cancels the buffered send that r stands for (MPI_Ibsend, a started MPI_Bsend_init; its
 // Request::buffered names the copy): the copy still in flight is recalled (Transport::cancel),

@@ -2,6 +2,9 @@
  *   Ssend / Issend (Issend must not complete before the receive is posted),
  *   Rsend / Irsend (receiver pre-posts, barrier, then the ready send),
  *   Bsend / Ibsend through an attached buffer sized with MPI_BSEND_OVERHEAD,
+ *   Bsend of large messages into a buffer with room for exactly one round of them, round
+ *   after round (each round received before the next: the space of copies already received
+ *   must be free again even when the sender has not yet seen their sends complete),
  *   Test / Testall / Testany / Testsome / Waitany / Waitsome /
  *   Request_get_status over request arrays that contain MPI_REQUEST_NULL,
  *   Cancel of an unmatched Irecv (Wait completes; a later message with the
@@ -158,6 +161,31 @@ static void test_buffered(void)
     free(abuf);
     free(rb);
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_buffered_reuse(void)
+{
+    enum { BIG = 256 * 1024, PER_ROUND = 2, ROUNDS = 20 };
+    const int bytes = PER_ROUND * (BIG * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+    char *abuf = malloc((size_t)bytes), *dbuf;
+    int *sb = malloc(sizeof(int) * BIG), *rb = malloc(sizeof(int) * BIG), dsize;
+    CHECK(abuf && sb && rb, "out of memory");
+    MPI_OK(MPI_Buffer_attach(abuf, bytes));
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int k = 0; k < PER_ROUND; k++) {
+            fill(sb, BIG, t_rank, (round * PER_ROUND + k) % 50);
+            MPI_OK(MPI_Bsend(sb, BIG, MPI_INT, right, 60 + k, MPI_COMM_WORLD));
+        }
+        for (int k = 0; k < PER_ROUND; k++) {
+            MPI_OK(MPI_Recv(rb, BIG, MPI_INT, left, 60 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            check(rb, BIG, left, (round * PER_ROUND + k) % 50, "Bsend reusing the attached space");
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* every copy of this round has been received */
+    }
+    MPI_OK(MPI_Buffer_detach(&dbuf, &dsize));
+    free(abuf);
+    free(sb);
+    free(rb);
 }
 
 static void test_null_sets(void)
@@ -340,6 +368,7 @@ int main(int argc, char **argv)
     test_sync();
     test_ready();
     test_buffered();
+    test_buffered_reuse();
     test_null_sets();
     for (int how = 0; how < 5; how++)
         test_mixed(how);
