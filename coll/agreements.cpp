@@ -44,6 +44,9 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
   OfferTurn turn(uint64_t(ctx.comm.context_id) << 12 | channel);
   std::vector<uint64_t> words(kWords + 1);
   for (;;) {
+    // A channel has 4096 tags: rounds past them (threads sitting each other's rounds out) reuse
+    // the channel's first tags, long finished, instead of running into the next channel's.
+    if (channel && (ctx.comm.coll_seq >> 12) != channel) ctx.comm.coll_seq = uint32_t(channel << 12);
     const bool offering = turn.take();
     std::fill(words.begin(), words.end(), 0);
     if (offering) {
