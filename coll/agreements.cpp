@@ -8,6 +8,7 @@
 
 #include "comm_state.h"
 #include "pt2pt/process_setup.h"
+#include "runtime/entry_lock.h"
 
 namespace weft::coll {
 
@@ -43,11 +44,16 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
   const uint64_t channel = ctx.comm.context_id == kGroupCreationContext ? (ctx.comm.coll_seq >> 12) & 0xfff : 0;
   OfferTurn turn(uint64_t(ctx.comm.context_id) << 12 | channel);
   std::vector<uint64_t> words(kWords + 1);
+  // With other threads calling MPI, the first round only gathers the members: a thread must not
+  // hold the turn through a round that waits for a member still busy elsewhere (another of that
+  // member's threads may need this process's turn before it can come), and once every member is
+  // here, each round completes.
+  bool all_here = !g_entry_locking;
   for (;;) {
     // A channel has 4096 tags: rounds past them (threads sitting each other's rounds out) reuse
     // the channel's first tags, long finished, instead of running into the next channel's.
     if (channel && (ctx.comm.coll_seq >> 12) != channel) ctx.comm.coll_seq = uint32_t(channel << 12);
-    const bool offering = turn.take();
+    const bool offering = all_here && turn.take();
     std::fill(words.begin(), words.end(), 0);
     if (offering) {
       const ContextIds offer = ids->blocking();
@@ -57,6 +63,7 @@ Status agree_context(const CollContext& ctx, ContextIds* ids, uint32_t* context)
     Status s = allreduce(ctx, words.data(), words.data(), words.size(), band);
     if (offering) turn.give_back();
     if (s != Status::ok) return s;
+    all_here = true;
     if (words[kWords] == 0) continue;  // someone sat this round out
     ContextIds agreed{};
     std::copy(words.begin(), words.begin() + kWords, agreed.free_mask);

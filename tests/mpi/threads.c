@@ -6,7 +6,11 @@
  *  - one-sided: threads put into disjoint parts of a window and accumulate into shared counters
  *    under lock_all, then the sums and the bytes are checked;
  *  - requests started by one thread and completed by another (MPI_Wait, MPI_Test loops);
- *  - wildcard receives (MPI_ANY_SOURCE) told apart by tag, one tag per thread. */
+ *  - wildcard receives (MPI_ANY_SOURCE) told apart by tag, one tag per thread;
+ *  - every thread creates communicators with MPI_Comm_create_group at the same time as the
+ *    others, on its own tag: alternately of the lower half of the ranks (the others skip it)
+ *    and of all ranks, so the threads of different ranks are in different creations at once;
+ *    each new communicator's allreduce result is checked. */
 #include <pthread.h>
 
 #include "common.h"
@@ -171,6 +175,36 @@ static void wildcards(int t)
     }
 }
 
+static void created_group(MPI_Comm comm, int t, int round, const char *what)
+{
+    int size, sum = -1, want = 0, rank;
+    MPI_OK(MPI_Comm_size(comm, &size));
+    MPI_OK(MPI_Comm_rank(comm, &rank));
+    for (int r = 0; r < size; ++r) want += r + t + round;
+    MPI_OK(MPI_Allreduce(&(int){rank + t + round}, &sum, 1, MPI_INT, MPI_SUM, comm));
+    CHECK(sum == want, "%s, thread %d round %d: allreduce gave %d, expected %d", what, t, round, sum, want);
+    MPI_OK(MPI_Comm_free(&comm));
+}
+
+static void group_creation(int t)
+{
+    MPI_Group world, half;
+    int range[1][3] = {{0, t_size / 2, 1}};
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    MPI_OK(MPI_Group_range_incl(world, 1, range, &half));
+    for (int round = 0; round < 20; ++round) {
+        MPI_Comm comm;
+        if (t_rank <= t_size / 2) {
+            MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, half, t, &comm));
+            created_group(comm, t, round, "half of the ranks");
+        }
+        MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, world, t, &comm));
+        created_group(comm, t, round, "all ranks");
+    }
+    MPI_OK(MPI_Group_free(&half));
+    MPI_OK(MPI_Group_free(&world));
+}
+
 static void *thread_main(void *arg)
 {
     const int t = (int)(intptr_t)arg;
@@ -179,6 +213,7 @@ static void *thread_main(void *arg)
     one_sided(t);
     handed_requests(t);
     wildcards(t);
+    group_creation(t);
     return NULL;
 }
 
