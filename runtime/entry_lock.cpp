@@ -14,13 +14,19 @@ constinit EntryLock g_entry_lock;
 void set_entry_locking(bool on) { g_entry_locking = on; }
 
 void EntryLock::acquire_contended() {
+  // Counted as waiting from the first spin: the progress thread stays out while anyone wants
+  // in, so a call that finds it mid-pass gets the lock at the end of that pass instead of
+  // losing the race for it again and again and going to sleep.
+  waiting_.fetch_add(1, std::memory_order_relaxed);
   for (int i = 0; i < kSpinTries; ++i) {
-    if (state_.load(std::memory_order_relaxed) == 0 && try_acquire()) return;
+    if (state_.load(std::memory_order_relaxed) == 0 && try_acquire()) {
+      waiting_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
   }
-  waiting_.fetch_add(1, std::memory_order_relaxed);
   while (state_.exchange(2, std::memory_order_acquire) != 0)
     (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&state_), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
   waiting_.fetch_sub(1, std::memory_order_relaxed);

@@ -43,7 +43,7 @@ class EntryLock {
   // The count of operations in flight (read under the lock), for unlock's wake-up.
   void watch_in_flight(const size_t* count) { in_flight_ = count; }
   bool held_by_me() const { return owner_.load(std::memory_order_relaxed) == pthread_self(); }
-  // Threads blocked on lock().
+  // Threads in lock() waiting for another holder (spinning or asleep).
   int waiting() const { return waiting_.load(std::memory_order_relaxed); }
   // Between two passes of a wait: when other threads wait for the lock, hands it to one of them
   // (waits, briefly, until one has taken it) and takes it back at the same depth.
