@@ -37,6 +37,8 @@ void Schedule::append(Schedule& other) {
   other.calls_.clear();
   for (auto& f : other.polls_) polls_.push_back(std::move(f));
   other.polls_.clear();
+  for (auto& f : other.starts_) starts_.push_back(std::move(f));
+  other.starts_.clear();
   if (other.reduction_.elem_size) reduction_ = other.reduction_;
   for (auto r : other.rounds_) {
     for (Step& st : r)
@@ -150,6 +152,7 @@ Status ScheduleRun::start_with_tag(uint32_t tag) {
   next_local_ = 0;
   done_ = false;
   status_ = Status::ok;
+  schedule_->run_starts();
   if (ctx_.dump) fprintf(stderr, "[rank %d] %s", ctx_.comm.rank, schedule_->dump().c_str());
   return post_round();
 }

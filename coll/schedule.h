@@ -54,6 +54,12 @@ class Schedule {
     polls_.push_back(std::move(fn));
     add({Step::poll, -1, nullptr, nullptr, 0, polls_.size() - 1});
   }
+  // A function every run calls when it starts, in the calling thread and in call order (the
+  // shared-memory engine numbers its operations there: coll/shm/segment.h), before any step.
+  void at_start(std::function<void()> fn) { starts_.push_back(std::move(fn)); }
+  void run_starts() const {
+    for (const auto& f : starts_) f();
+  }
   // Starts a new round unless the last one is still empty.
   void next_round() { if (rounds_.empty() || !rounds_.back().empty()) new_round(); }
   // Scratch memory that lives as long as the schedule. Large scratch starts at the same offset
@@ -64,7 +70,8 @@ class Schedule {
   // Keeps an object alive as long as the schedule (e.g. what a user reduction points to).
   void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
   // Appends another schedule's rounds after this one's (and takes over its scratch memory,
-  // functions, kept objects and lanes); if this one has lanes already, they are joined first.
+  // functions, start functions, kept objects and lanes); if this one has lanes already, they
+  // are joined first.
   void append(Schedule& other);
   // The same, for a schedule built on a group of this communicator's ranks: its peers are
   // group ranks, translated through ranks[group rank] (compositions such as coll/hier).
@@ -106,6 +113,7 @@ class Schedule {
   std::vector<std::shared_ptr<const void>> kept_;
   std::vector<std::function<Status()>> calls_;
   std::vector<PollFn> polls_;
+  std::vector<std::function<void()>> starts_;
   std::vector<std::shared_ptr<Schedule>> lanes_;
   Reduction reduction_{};
 };

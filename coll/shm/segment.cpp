@@ -262,6 +262,9 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
   auto numbers = t_joint ? t_joint : std::make_shared<JointClaim::Numbers>();
   const uint64_t count = ops.size(), base = numbers->total;
   numbers->total += count;
+  // Claimed when the run starts, in the order the calls are made on every rank: a non-blocking
+  // call's first step may run later, on the progress thread, after a later call's.
+  if (base == 0) s.at_start([seg, numbers] { numbers->first = seg->claim(numbers->total); });
   for (uint64_t index = 0; index < count; ++index) {
     auto state = std::make_shared<State>();
     s.poll([seg, state, numbers, base, index, o = std::move(ops[index])](const CollContext& ctx) -> Status {
@@ -270,7 +273,6 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
       Status result = Status::ok;
       switch (st.phase) {
         case State::idle:
-          if (base == 0 && index == 0) numbers->first = g.claim(numbers->total);
           st.op = numbers->first + base + index;
           st.phase = State::joining;
           [[fallthrough]];

@@ -4,7 +4,8 @@
 // slot for larger contributions, and one "done" line. An operation writes its data, publishes
 // its number, and reads what the other ranks published.
 //
-// Operations take consecutive numbers in the order the ranks start them, and each rank
+// Operations take consecutive numbers in the order the ranks start the calls (claimed when a
+// run starts, coll/schedule.h at_start, not when its first step runs), and each rank
 // finishes them in that order. Operation n uses slot n % slots, so a rank may publish into a
 // slot only once every rank has finished the operation that used it before (their done lines
 // say so; after an operation every rank published in, that is known without looking).
@@ -118,7 +119,7 @@ struct Operation {
   std::function<Status(Segment&, uint64_t op)> read;
 };
 // Appends the operations to s, one poll step each, run in turn; they take consecutive numbers
-// when the first starts. (A schedule runs one call at a time, so each step keeps the state of
+// when a run of s starts. (A schedule runs one call at a time, so each step keeps the state of
 // the call in progress.)
 void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> ops);
 inline void add_operation(Schedule& s, const CollContext& ctx, Operation op) {
