@@ -24,8 +24,19 @@ namespace {
 
 constexpr const char* kShmKey = "weft.shm";
 constexpr uint32_t kMagic = 0x77656674;  // "weft"
-constexpr uint32_t kLayoutVersion = 1;
+constexpr uint32_t kLayoutVersion = 2;
 constexpr size_t kHeaderBytes = 64;      // segment header
+constexpr size_t kControlBytes = 64;     // before each ring: the receiver's consumed count, a line of its own
+
+// What the receiver publishes about a ring: the bytes it has consumed (cells handled, so their
+// space may be written again).
+struct RingControl {
+  std::atomic<uint64_t> consumed;
+};
+
+size_t cell_bytes(size_t payload) {
+  return (shm_cells::kCellHeaderBytes + payload + shm_cells::kCellAlign - 1) & ~(shm_cells::kCellAlign - 1);
+}
 
 // A mark that could not be recorded (the copies were waited for instead).
 void* const kFailedMark = reinterpret_cast<void*>(uintptr_t{1});
@@ -103,6 +114,7 @@ Status ShmEngine::init(const ShmOptions& options) {
                         std::to_string(kCellHeaderBytes + sizeof(ReadyToSend)) + ")",
                     Status::invalid_arg);
   payload_size_ = opts_.cell_size - kCellHeaderBytes;
+  static_assert(sizeof(ReadyToSend) % kCellAlign == 0);
   split_min_ = opts_.split_min ? std::max<size_t>(opts_.split_min, 8192) : SIZE_MAX;
   ring_bytes_ = size_t(opts_.cells) * opts_.cell_size;
 
@@ -113,15 +125,15 @@ Status ShmEngine::init(const ShmOptions& options) {
     local_world_.push_back(w);
   }
   peers_.assign(size_t(n), nullptr);
-  send_ticket_.assign(size_t(n), 0);
-  recv_ticket_.assign(local_world_.size(), 0);
+  send_.assign(size_t(n), SendRing{});
+  recv_.assign(local_world_.size(), RecvRing{});
   pending_.assign(size_t(n), {});
   next_message_.assign(size_t(n), 0);
 
   // Peers read our memory with process_vm_readv: allow it where Yama restricts ptrace.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
-  const size_t bytes = kHeaderBytes + local_world_.size() * ring_bytes_;
+  const size_t bytes = kHeaderBytes + local_world_.size() * (kControlBytes + ring_bytes_);
   files_.resize(size_t(n));
   auto& file = files_[size_t(boot_.rank())];
   file = std::make_unique<ShmSegment>(job_, job_.unique_name("p2p", boot_.rank()), true, kRingsUse);
@@ -132,13 +144,7 @@ Status ShmEngine::init(const ShmOptions& options) {
   self_->rings = uint32_t(local_world_.size());
   self_->cells = opts_.cells;
   self_->cell_size = opts_.cell_size;
-  for (size_t r = 0; r < local_world_.size(); ++r) {
-    for (uint32_t c = 0; c < opts_.cells; ++c) {
-      auto* cell = reinterpret_cast<Cell*>(self_->base() + kHeaderBytes + r * ring_bytes_ +
-                                           size_t(c) * opts_.cell_size);
-      cell->seq.store(c, std::memory_order_relaxed);
-    }
-  }
+  // A new segment reads as zeros: every ring empty (first word kNone), nothing consumed.
   std::atomic_thread_fence(std::memory_order_release);
   peers_[size_t(boot_.rank())] = self_;
 
@@ -188,67 +194,77 @@ Status ShmEngine::map_peer(int dest, Segment** seg) {
   return Status::ok;
 }
 
-namespace {
-inline ShmEngine::Cell* cell_at(char* base, size_t ring_offset, uint64_t ticket, uint32_t cells,
-                                uint32_t cell_size) {
-  // progress() looks at every peer's ring on each poll: no 64-bit division for the usual
-  // power-of-two cell counts.
-  const uint64_t index = (cells & (cells - 1)) == 0 ? ticket & (cells - 1) : ticket % cells;
-  return reinterpret_cast<ShmEngine::Cell*>(base + ring_offset + size_t(index) * cell_size);
-}
-}  // namespace
-
-// Writes one cell to dest's ring if a cell is free; false when the ring is full.
+// Writes one cell to dest's ring if there is room; false when there is not (yet). The sender
+// reads the receiver's consumed count only when its last reading leaves too little room, so a
+// stream of small messages costs it stores alone.
 bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
   const uint32_t kind = p.kind;
-  const void* buf = p.buf;
-  const size_t len = p.len;
-  const uint64_t cookie = p.cookie;
   const IpcDescriptor* ipc = p.flags & kDevice ? &p.ipc : nullptr;
   Segment* seg = peers_[size_t(dest)];
   if (!seg) [[unlikely]] {
     *st = map_peer(dest, &seg);
     if (*st != Status::ok) return true;
   }
-  const size_t ring_offset = kHeaderBytes + size_t(local_index_[size_t(boot_.rank())]) * ring_bytes_;
-  uint64_t t = send_ticket_[size_t(dest)];
-  Cell* c = cell_at(seg->base(), ring_offset, t, opts_.cells, opts_.cell_size);
-  if (c->seq.load(std::memory_order_acquire) != t) return false;
-  c->tag = p.tag;
+  const size_t ring_at = kHeaderBytes + size_t(local_index_[size_t(boot_.rank())]) * (kControlBytes + ring_bytes_);
+  auto* control = reinterpret_cast<RingControl*>(seg->base() + ring_at);
+  char* ring = seg->base() + ring_at + kControlBytes;
+  SendRing& s = send_[size_t(dest)];
+  const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
+  const size_t bytes = cell_bytes(payload);
+  // A cell never wraps: when it does not fit before the end, a kWrap word sends the receiver
+  // back to the start. 8 bytes past the cell stay free for the next cell's cleared word.
+  const size_t skip = s.offset + bytes > ring_bytes_ ? ring_bytes_ - s.offset : 0;
+  const uint64_t end = s.tail + skip + bytes + kCellAlign;
+  if (end > s.consumed + ring_bytes_) {
+    s.consumed = control->consumed.load(std::memory_order_acquire);
+    if (end > s.consumed + ring_bytes_) return false;
+  }
+  if (!outstanding_.empty()) forget_overwritten(dest, end);
+  if (skip) {
+    reinterpret_cast<std::atomic<uint32_t>*>(ring)->store(kNone, std::memory_order_relaxed);
+    reinterpret_cast<std::atomic<uint32_t>*>(ring + s.offset)->store(kWrap, std::memory_order_release);
+    s.tail += skip;
+    s.offset = 0;
+  }
+  Cell* c = reinterpret_cast<Cell*>(ring + s.offset);
   c->kind = uint16_t(kind);
   c->flags = uint16_t(p.flags);
-  c->sender = boot_.rank();
   c->message = p.message;
-  c->cookie = cookie;
+  c->tag = p.tag;
+  c->cookie = p.cookie;
+  c->len = uint32_t(payload);
   if (kind == kReadyToSend) {
     auto* rts = reinterpret_cast<ReadyToSend*>(c->payload());
-    rts->len = len;
-    rts->addr = reinterpret_cast<uint64_t>(buf);
+    rts->len = p.len;
+    rts->addr = reinterpret_cast<uint64_t>(p.buf);
     rts->pid = int64_t(getpid());
     rts->help.store(kNoHelp, std::memory_order_relaxed);
     if (ipc) rts->ipc = *ipc;
-    c->len = uint32_t(sizeof(ReadyToSend));
-    if (len >= split_min_ && !ipc) {
-      // The receiver frees a cell before its finish cell reaches us, so an earlier message's
-      // entry may still name this cell: it is stale now.
-      for (size_t i = 0; i < outstanding_.size();) {
-        if (outstanding_[i].cell == c) {
-          outstanding_[i] = outstanding_.back();
-          outstanding_.pop_back();
-        } else {
-          ++i;
-        }
-      }
-      outstanding_.push_back(Outstanding{c, cookie, static_cast<const char*>(buf)});
-    }
-  } else {
-    c->len = uint32_t(len);
-    if (len) memcpy(c->payload(), buf, len);
+    if (p.len >= split_min_ && !ipc)
+      outstanding_.push_back(Outstanding{c, p.cookie, static_cast<const char*>(p.buf), dest, s.tail});
+  } else if (payload) {
+    memcpy(c->payload(), p.buf, payload);
   }
-  c->seq.store(t + 1, std::memory_order_release);
-  send_ticket_[size_t(dest)] = t + 1;
+  const size_t next = s.offset + bytes == ring_bytes_ ? 0 : s.offset + bytes;
+  reinterpret_cast<std::atomic<uint32_t>*>(ring + next)->store(kNone, std::memory_order_relaxed);
+  c->word.store(kCellReady, std::memory_order_release);
+  s.tail += bytes;
+  s.offset = next;
   *st = Status::ok;
   return true;
+}
+
+// The ready-to-send cells of dest's ring that the bytes up to `end` overwrite: their receiver
+// has consumed them (the copy is done), and their memory is about to hold other cells.
+void ShmEngine::forget_overwritten(int dest, uint64_t end) {
+  for (size_t i = 0; i < outstanding_.size();) {
+    if (outstanding_[i].dest == dest && outstanding_[i].position + ring_bytes_ < end) {
+      outstanding_[i] = outstanding_.back();
+      outstanding_.pop_back();
+    } else {
+      ++i;
+    }
+  }
 }
 
 Status ShmEngine::map_all_and_unlink() {
@@ -419,7 +435,8 @@ Status ShmEngine::irecv(void* buf, size_t bytes, int source, uint64_t tag, uint6
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if ((((*it)->tag ^ tag) & mask) != 0) continue;
     std::unique_ptr<Unexpected> u = std::move(*it);
-    unexpected_.erase(it);
+    if (it == unexpected_.begin()) unexpected_.pop_front();  // the usual case, without erase's shuffle
+    else unexpected_.erase(it);
     complete_receive(*u, buf, bytes, r);
     recycle(std::move(u));
     return Status::ok;
@@ -558,7 +575,15 @@ int ShmEngine::serve_help_requests() {
   return served;
 }
 
-void ShmEngine::handle(Cell& c) {
+// A ring whose sender wrote something no sender of this version writes: it is not read further
+// (the sender's messages stop arriving), and the error says whose it is.
+void ShmEngine::ring_broken(int sender, const char* what) {
+  if (log_first_time("shm-ring-broken:" + std::to_string(sender)))
+    WEFT_ERROR(Subsys::pt2pt, "shared-memory ring from rank %d is corrupt (%s); its messages are no longer read",
+               sender, what);
+}
+
+void ShmEngine::handle(Cell& c, int sender) {
   if (c.kind == kFinish || c.kind == kSyncAck) {
     if (c.kind == kFinish && !outstanding_.empty()) {
       for (size_t i = 0; i < outstanding_.size(); ++i) {
@@ -571,10 +596,11 @@ void ShmEngine::handle(Cell& c) {
     if (Request* r = take_answer(c.cookie)) r->complete = true;
     return;
   }
-  if (c.kind == kCancel) return drop_message(c);
+  if (c.kind == kCancel) return drop_message(c, sender);
   if (c.kind == kCancelAnswer) return cancel_answered(c);
-  Unexpected view{c.sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, c.payload()};
+  Unexpected view{sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, c.payload()};
   if (c.kind == kReadyToSend) {
+    if (c.len != sizeof(ReadyToSend)) [[unlikely]] return ring_broken(sender, "a ready-to-send cell of the wrong size");
     const auto* rts = reinterpret_cast<const ReadyToSend*>(c.payload());
     view.len = rts->len;
     view.addr = rts->addr;
@@ -584,7 +610,8 @@ void ShmEngine::handle(Cell& c) {
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
     if (((c.tag ^ it->tag) & it->mask) != 0) continue;
     PostedRecv p = *it;
-    posted_.erase(it);
+    if (it == posted_.begin()) posted_.pop_front();  // the usual case, without erase's shuffle
+    else posted_.erase(it);
     complete_receive(view, p.buf, p.bytes, p.request, &c);
     return;
   }
@@ -640,21 +667,35 @@ int ShmEngine::progress() {
   if (!outstanding_.empty()) events += serve_help_requests();
   char* base = self_->base();
   for (size_t i = 0; i < local_world_.size(); ++i) {
-    const size_t ring_offset = kHeaderBytes + i * ring_bytes_;
-    uint64_t t = recv_ticket_[i];
+    const size_t ring_at = kHeaderBytes + i * (kControlBytes + ring_bytes_);
+    auto* control = reinterpret_cast<RingControl*>(base + ring_at);
+    char* ring = base + ring_at + kControlBytes;
+    RecvRing& r = recv_[i];
     for (;;) {
-      Cell* c = cell_at(base, ring_offset, t, opts_.cells, opts_.cell_size);
-      if (c->seq.load(std::memory_order_acquire) != t + 1) break;
-      const bool copied = c->kind == kReadyToSend;
-      handle(*c);
-      c->seq.store(t + opts_.cells, std::memory_order_release);
-      ++t;
-      ++events;
-      // After a long copy, hand queued cells over before the next one, so the peer has work
-      // (its own copies) while this process copies: both directions then overlap.
-      if (copied && pending_count_) events += flush_pending();
+      Cell* c = reinterpret_cast<Cell*>(ring + r.offset);
+      const uint32_t word = c->word.load(std::memory_order_acquire);
+      if (word == kNone) break;
+      size_t bytes = ring_bytes_ - r.offset;
+      if (word == kCellReady) {
+        bytes = cell_bytes(c->len);
+        if (c->len > payload_size_ || bytes > ring_bytes_ - r.offset) [[unlikely]] {
+          ring_broken(local_world_[i], "a cell runs past the end of the ring");
+          break;
+        }
+        const bool copied = c->kind == kReadyToSend;
+        handle(*c, local_world_[i]);
+        ++events;
+        // After a long copy, hand queued cells over before the next one, so the peer has work
+        // (its own copies) while this process copies: both directions then overlap.
+        if (copied && pending_count_) events += flush_pending();
+      } else if (word != kWrap) [[unlikely]] {
+        ring_broken(local_world_[i], "a cell starts with an unknown word");
+        break;
+      }
+      r.head += bytes;
+      r.offset = r.offset + bytes == ring_bytes_ ? 0 : r.offset + bytes;
+      control->consumed.store(r.head, std::memory_order_release);
     }
-    recv_ticket_[i] = t;
   }
   mark_device_copies();  // copies queued by this pass start counting at once
   return events;

@@ -1,6 +1,7 @@
 // Node-local point-to-point over weft's own shared memory: one inbound segment per process,
-// holding a single-producer ring per local sender. Small messages are copied through a ring
-// cell (eager); larger ones send a ready-to-send cell and the receiver copies the payload
+// holding a single-producer byte ring per local sender, in which cells of any size follow one
+// another. Small messages are copied through a ring cell (eager); larger ones send a
+// ready-to-send cell and the receiver copies the payload
 // straight from the sender's memory with one process_vm_readv (CMA), then answers with a
 // finish cell. Matching (posted and unexpected queues) happens here, in weft, not in UCX.
 #pragma once
@@ -35,8 +36,10 @@ class BootstrapShmJob final : public ShmJob {
 };
 
 struct ShmOptions {
-  uint32_t cells = 16;        // cells per ring
-  uint32_t cell_size = 4096;  // bytes per cell, header included
+  // A ring holds cells × cell_size bytes; cell_size bounds one cell (header included), so an
+  // eager message carries up to cell_size - 32 bytes.
+  uint32_t cells = 16;
+  uint32_t cell_size = 4096;
   size_t split_min = 64 * 1024;  // copies from here up are split between receiver and sender; 0: never
   bool require_fast_path = false;  // a device buffer without an IPC handle is an error, not a host copy
 };
@@ -125,7 +128,9 @@ class ShmEngine {
   void post(int dest, const Pending& p, Status* st);
   int flush_pending();
   Status control(int dest, uint32_t kind, uint64_t cookie);
-  void handle(Cell& cell);
+  void handle(Cell& cell, int sender);
+  void forget_overwritten(int dest, uint64_t end);
+  void ring_broken(int sender, const char* what);
   // live_cell: the ring cell of a ready-to-send still held (a split copy meets there).
   void complete_receive(const Unexpected& msg, void* buf, size_t bytes, Request* r,
                         Cell* live_cell = nullptr);
@@ -135,14 +140,18 @@ class ShmEngine {
   // Send cancellation (shm_cancel.cpp): the sender's side, the receiver's answer to a cancel
   // cell, and the sender's handling of that answer.
   void cancel_send(Request* r);
-  void drop_message(const Cell& c);
+  void drop_message(const Cell& c, int sender);
   void cancel_answered(const Cell& c);
 
-  // Large sends in flight whose receiver may ask for help with the copy.
+  // Large sends in flight whose receiver may ask for help with the copy. position: where the
+  // cell starts in the ring (bytes placed before it); once the sender writes past position +
+  // ring size, the cell is gone (its receiver is done with it).
   struct Outstanding {
     Cell* cell;
     uint64_t cookie;
     const char* buf;
+    int dest;
+    uint64_t position;
   };
   std::vector<Outstanding> outstanding_;
   // Receives whose data the GPU is still copying through CUDA IPC, in the order queued.
@@ -169,9 +178,17 @@ class ShmEngine {
   std::vector<int> local_index_;    // job rank -> index among this node's ranks (-1: remote)
   std::vector<int> local_world_;    // index -> job rank
   std::vector<Segment*> peers_;     // inbound segments of this node's ranks, by job rank
-  std::vector<uint64_t> send_ticket_;  // next producer ticket, by job rank
+  // A sender's view of its ring in a peer's segment: bytes placed so far (tail), where the next
+  // cell goes (offset), and the receiver's count of bytes consumed as last read.
+  struct SendRing {
+    uint64_t tail = 0, offset = 0, consumed = 0;
+  };
+  struct RecvRing {
+    uint64_t head = 0, offset = 0;  // bytes consumed; where the next cell starts
+  };
+  std::vector<SendRing> send_;          // by job rank
   std::vector<uint32_t> next_message_;  // the last send's number (Cell::message), by job rank
-  std::vector<uint64_t> recv_ticket_;  // next consumer ticket, by local index
+  std::vector<RecvRing> recv_;          // by local index
   std::vector<std::deque<Pending>> pending_;  // by job rank
   size_t pending_count_ = 0;
   // Deques and a pool of spent messages: the common path (the first entry matches) allocates

@@ -66,10 +66,10 @@ void ShmEngine::cancel_send(Request* r) {
   }
 }
 
-void ShmEngine::drop_message(const Cell& c) {
+void ShmEngine::drop_message(const Cell& c, int sender) {
   bool dropped = false;
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-    if ((*it)->src_world != c.sender || (*it)->message != c.message) continue;
+    if ((*it)->src_world != sender || (*it)->message != c.message) continue;
     std::unique_ptr<Unexpected> u = std::move(*it);
     unexpected_.erase(it);
     recycle(std::move(u));
@@ -82,7 +82,7 @@ void ShmEngine::drop_message(const Cell& c) {
   p.tag = c.tag;
   p.cookie = c.cookie;
   Status st;
-  post(c.sender, p, &st);
+  post(sender, p, &st);
 }
 
 void ShmEngine::cancel_answered(const Cell& c) {

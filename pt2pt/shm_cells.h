@@ -9,7 +9,13 @@
 
 namespace weft::shm_cells {
 
-constexpr size_t kCellHeaderBytes = 40;  // cell header; the payload follows
+constexpr size_t kCellHeaderBytes = 32;  // cell header; the payload follows
+constexpr size_t kCellAlign = 8;         // cells start on 8-byte boundaries
+
+// A cell's first word: kNone until the sender publishes it (the sender clears the word where its
+// next cell will start before it publishes the current one, so the receiver never mistakes old
+// bytes for a cell); kWrap says the ring goes on at its start.
+enum CellWord : uint32_t { kNone = 0, kCellReady = 0x63656c6c, kWrap = 0x77726170 };
 
 // kCancel asks the receiver to drop an unmatched message (send cancellation); kCancelAnswer
 // says whether it did.
@@ -23,19 +29,20 @@ enum CellFlags : uint32_t { kSync = 1, kDevice = 2, kAnswered = 4, kCancelled = 
 
 namespace weft {
 
-// A ring cell. The header is kept small so a message of up to 24 bytes shares the first cache
-// line with the sequence word: one line moves between the cores per small message.
+// A ring cell: a 32-byte header and its payload, packed one after the other in the ring (a cell
+// takes its size rounded up to 8 bytes), so that small messages share cache lines and the sender
+// never reads a line the receiver wrote. The sender's rank is the ring's, not a field.
 struct ShmEngine::Cell {
-  std::atomic<uint64_t> seq;  // producer ticket t may write when seq == t; ready when t + 1
-  uint64_t tag;               // context | source | tag
-  uint32_t len;               // eager: payload bytes
+  std::atomic<uint32_t> word;  // shm_cells::CellWord
   uint16_t kind;
   uint16_t flags;
-  int32_t sender;             // sender's job rank
-  uint32_t message;           // a message: its number (0: cannot be cancelled); kCancel: the one to drop
-  uint64_t cookie;            // the sender's ticket (ShmEngine::Awaiting), echoed back in finish / sync ack
+  uint32_t len;                // payload bytes
+  uint32_t message;            // a message: its number (0: cannot be cancelled); kCancel: the one to drop
+  uint64_t tag;                // context | source | tag
+  uint64_t cookie;             // the sender's ticket (ShmEngine::Awaiting), echoed back in finish / sync ack
   char* payload() { return reinterpret_cast<char*>(this) + shm_cells::kCellHeaderBytes; }
   const char* payload() const { return reinterpret_cast<const char*>(this) + shm_cells::kCellHeaderBytes; }
 };
+static_assert(sizeof(ShmEngine::Cell) == shm_cells::kCellHeaderBytes);
 
 }  // namespace weft
