@@ -114,7 +114,7 @@ Status ShmEngine::init(const ShmOptions& options) {
                         std::to_string(kCellHeaderBytes + sizeof(ReadyToSend)) + ")",
                     Status::invalid_arg);
   payload_size_ = opts_.cell_size - kCellHeaderBytes;
-  static_assert(sizeof(ReadyToSend) % kCellAlign == 0);
+  static_assert(sizeof(ReadyToSend) % 8 == 0);
   split_min_ = opts_.split_min ? std::max<size_t>(opts_.split_min, 8192) : SIZE_MAX;
   ring_bytes_ = size_t(opts_.cells) * opts_.cell_size;
 

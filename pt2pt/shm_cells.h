@@ -10,7 +10,7 @@
 namespace weft::shm_cells {
 
 constexpr size_t kCellHeaderBytes = 32;  // cell header; the payload follows
-constexpr size_t kCellAlign = 8;         // cells start on 8-byte boundaries
+constexpr size_t kCellAlign = 64;        // cells start on cache lines
 
 // A cell's first word: kNone until the sender publishes it (the sender clears the word where its
 // next cell will start before it publishes the current one, so the receiver never mistakes old
@@ -29,9 +29,10 @@ enum CellFlags : uint32_t { kSync = 1, kDevice = 2, kAnswered = 4, kCancelled = 
 
 namespace weft {
 
-// A ring cell: a 32-byte header and its payload, packed one after the other in the ring (a cell
-// takes its size rounded up to 8 bytes), so that small messages share cache lines and the sender
-// never reads a line the receiver wrote. The sender's rank is the ring's, not a field.
+// A ring cell: a 32-byte header and its payload, one after the other in the ring, each starting
+// on a cache line (a message of up to 32 bytes takes one line, and the receiver never reads a
+// line the sender is still filling with the next cell). The sender never reads a line the
+// receiver wrote. The sender's rank is the ring's, not a field.
 struct ShmEngine::Cell {
   std::atomic<uint32_t> word;  // shm_cells::CellWord
   uint16_t kind;
