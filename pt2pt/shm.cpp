@@ -322,7 +322,7 @@ Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, S
   r->peer = dest;
   r->complete = false;
   r->status = RequestStatus{};
-  Pending p{};
+  Pending p;  // not value-initialised: the IPC descriptor is set (and read) for device memory only
   p.tag = tag;
   p.buf = buf;
   p.len = bytes;
@@ -697,7 +697,7 @@ int ShmEngine::progress() {
       control->consumed.store(r.head, std::memory_order_release);
     }
   }
-  mark_device_copies();  // copies queued by this pass start counting at once
+  if (!device_copies_.empty()) mark_device_copies();  // copies queued by this pass start counting at once
   return events;
 }
 

@@ -22,7 +22,8 @@ struct RequestStatus {
   bool cancelled = false;
 };
 
-struct Request {
+// A request's plain fields, reset on release with one trivial copy.
+struct RequestFields {
   uint32_t index = 0;  // position in the pool; stable for the request's life
   RequestKind kind = RequestKind::send;
   bool complete = false;
@@ -37,8 +38,11 @@ struct Request {
   void* device_staging = nullptr;         // transport: a device buffer's pinned staging over UCX
   uint32_t message = 0;                   // transport: a send's number at its receiver, to cancel it by
   uint64_t buffered = 0;                  // a buffered send's copy in flight (its number), for cancel
-  StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
   size_t owned_bytes = 0;
+};
+
+struct Request : RequestFields {
+  StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
   std::function<Status(Request&)> start;  // persistent requests: posts the operation again
   // Runs once when the user learns of completion (wait, test, ...), e.g. to unpack a
   // non-contiguous receive from owned_buffer.
