@@ -10,6 +10,7 @@
 #   osu_latency 8 B and 1 MiB     ratio weft/ompi, lower is better   targets 0.8 and 1.0
 #   osu_bw 8 B and 4 MiB          ratio weft/ompi, higher is better  target 1.0
 #   osu_allreduce 8 B, 4 ranks    ratio weft/ompi, lower is better   target 1.0
+#   osu_mbw_mr 8 B, 2 pairs       ratio weft/ompi, higher is better  target 1.0
 # Environment: MPICC (Open MPI's wrapper, default mpicc.openmpi), MPIRUN (default mpirun),
 # BENCH_BIND (--bind-to for every run, default core, none where there are fewer cores than
 # ranks; "none" for unbound runs).
@@ -28,6 +29,7 @@ mkdir -p "$out/ompi"
 for p in osu_latency osu_bw osu_allreduce; do
   "$MPICC" -O2 -std=c11 -o "$out/ompi/$p" "$here/$p.c" "$here/bench_common.c" || exit 1
 done
+"$MPICC" -O2 -std=c11 -o "$out/ompi/osu_mbw_mr" "$here/osu_mbw_mr.c" || exit 1
 
 # name prog np size lower|higher target
 rows=(
@@ -36,6 +38,7 @@ rows=(
   "bw_8B osu_bw 2 8 higher 1.0"
   "bw_4MiB osu_bw 2 4194304 higher 1.0"
   "allreduce_8B_np4 osu_allreduce 4 8 lower 1.0"
+  "mbw_mr_8B_2pairs osu_mbw_mr 4 8 higher 1.0"
 )
 status=0
 rm -f "$out"/*.vals
