@@ -1,5 +1,6 @@
 // CUDA build: cudart is linked statically (never libcuda directly), so a machine without a
 // driver still loads the library; the probe then reports "no driver" and CUDA stays off.
+#include <cuda.h>  // types of the driver entry point looked up through cudart (no libcuda link)
 #include <cuda_runtime_api.h>
 
 #include "log.h"
@@ -10,6 +11,26 @@ namespace weft {
 namespace {
 CudaState g_cuda{.compiled = true, .usable = false, .devices = 0, .reason = {}};
 bool g_probed = false;
+
+// The driver's cuPointerGetAttributes, which every point-to-point call asks about its buffer:
+// it answers for ordinary host memory in about half the time of cudaPointerGetAttributes (164
+// against 320 ns on the H200 machine's host). Null where the lookup failed: cudart is used.
+using PointerAttributesFn = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+PointerAttributesFn g_pointer_attributes = nullptr;
+
+void find_driver_pointer_query() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      found == cudaDriverEntryPointSuccess && fn) {
+    g_pointer_attributes = reinterpret_cast<PointerAttributesFn>(fn);
+  } else {
+    (void)cudaGetLastError();
+    WEFT_INFO(Subsys::gpu, "the driver's cuPointerGetAttributes was not found; buffers are classified with "
+              "cudaPointerGetAttributes");
+  }
+}
 }  // namespace
 
 const CudaState& cuda_probe(bool enabled) {
@@ -28,6 +49,7 @@ const CudaState& cuda_probe(bool enabled) {
     } else {
       g_cuda.usable = true;
       g_cuda.devices = n;
+      find_driver_pointer_query();
     }
   }
   if (g_cuda.usable)
@@ -53,6 +75,26 @@ void cuda_use_device(int device) {
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;
   if (!g_cuda.usable || ptr == nullptr) return info;
+  if (g_pointer_attributes) {
+    // Memory CUDA does not know reads as type 0 with CUDA_SUCCESS (no error to clear).
+    unsigned int type = 0, managed = 0;
+    int ordinal = -1;
+    CUpointer_attribute what[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* into[3] = {&type, &managed, &ordinal};
+    if (g_pointer_attributes(3, what, into, reinterpret_cast<CUdeviceptr>(ptr)) == CUDA_SUCCESS) {
+      if (managed) {
+        info.kind = MemKind::cuda_managed;
+        info.device = ordinal;
+      } else if (type == CU_MEMORYTYPE_DEVICE) {
+        info.kind = MemKind::cuda_device;
+        info.device = ordinal;
+      } else if (type == CU_MEMORYTYPE_HOST) {
+        info.kind = MemKind::host_pinned;
+      }
+      return info;
+    }
+  }
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
     (void)cudaGetLastError();
