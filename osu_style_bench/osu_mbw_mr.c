@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #define MAX_WINDOW 1024
 #define TAG_DATA 1
 #define TAG_ACK 2
@@ -78,14 +80,11 @@ int main(int argc, char **argv)
             csv = 1;
         } else if (strcmp(argv[a], "-m") == 0 && v && parse_sizes(v, &min_size, &max_size) == 0) {
             ++a;
-        } else if (strcmp(argv[a], "-i") == 0 && v && atoi(v) > 0) {
-            iters = atoi(v);
+        } else if (strcmp(argv[a], "-i") == 0 && bench_parse_int(v, 1, &iters) == 0) {
             ++a;
-        } else if (strcmp(argv[a], "-x") == 0 && v && atoi(v) >= 0) {
-            warmup = atoi(v);
+        } else if (strcmp(argv[a], "-x") == 0 && bench_parse_int(v, 0, &warmup) == 0) {
             ++a;
-        } else if (strcmp(argv[a], "-W") == 0 && v && atoi(v) > 0 && atoi(v) <= MAX_WINDOW) {
-            window = atoi(v);
+        } else if (strcmp(argv[a], "-W") == 0 && bench_parse_int(v, 1, &window) == 0 && window <= MAX_WINDOW) {
             ++a;
         } else {
             if (rank == 0)
