@@ -1,4 +1,5 @@
-// Windows over UCX RMA: registration, the exchange of keys, accesses and the lock protocol.
+// Windows over UCX RMA: registration, the exchange of keys, accesses and the accumulate mutex
+// (the lock protocol is in locks.cpp).
 #include "window.h"
 
 #include <sys/uio.h>
@@ -38,7 +39,7 @@ Window::~Window() {
   t_.rma_deregister(&ctrl_reg_);
 }
 
-size_t Window::dir_offset() const { return (ctrl::reader_slots(job_ranks_.size()) + 8 * job_ranks_.size() + 63) & ~size_t(63); }
+size_t Window::dir_offset() const { return (ctrl::slots_end(job_ranks_.size()) + 63) & ~size_t(63); }
 
 // Shared locks of windows above kReaderBits ranks cannot have a bit each in the lock word.
 // WEFT_RMA_LOCK_READER_SLOTS=1 counts them on smaller windows too (to test that encoding).
@@ -456,90 +457,6 @@ Status Window::await_ctrl(size_t off, uint64_t value, std::span<const int> from)
     return false;
   });
   return dead >= 0 ? rank_gone(dead) : Status::ok;
-}
-
-Status Window::check_lock_holders(int target, uint64_t word) {
-  Bootstrap& b = t_.boot();
-  b.poll_local_liveness();
-  if (b.failures_seen() == 0) [[likely]] return Status::ok;
-  WEFT_TRY(peer_alive(target));
-  const int holder = ctrl::exclusive_holder(word);
-  if (holder >= 0 && holder < size() && holder != rank_ && rank_failed(holder))
-    return holder_gone(target, holder, "an exclusive lock");
-  if (!(word & ctrl::kReaderMask)) return Status::ok;
-  if (!reader_slots_) {
-    for (uint64_t bits = word & ctrl::kReaderMask; bits; bits &= bits - 1) {
-      const int r = __builtin_ctzll(bits);
-      if (r < size() && r != rank_ && rank_failed(r)) return holder_gone(target, r, "a shared lock");
-    }
-    return Status::ok;
-  }
-  // Counted holders: the slots of the dead ranks say whether one of them is among them.
-  for (int r = 0; r < size(); ++r) {
-    if (r == rank_ || !rank_failed(r)) continue;
-    const uint64_t zero = 0;
-    uint64_t slot = 0;
-    WEFT_TRY(ctrl_atomic(target, ctrl::reader_slots(job_ranks_.size()) + 8 * size_t(r), Transport::RmaAtomic::add,
-                         &zero, &slot));
-    if (slot) return holder_gone(target, r, "a shared lock");
-  }
-  return Status::ok;
-}
-
-Status Window::lock(int target, LockType type) {
-  const bool counted = type == LockType::shared && reader_slots_;
-  const uint64_t one = 1, zero = 0;
-  uint64_t scratch = 0;
-  // The slot first: a holder that dies after counting itself is always found by its slot.
-  if (counted) WEFT_TRY(ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &one, &scratch));
-  Status s = Status::ok;
-  for (uint32_t idle = 0;;) {
-    uint64_t seen = 0;  // the lock word before this attempt
-    if (type == LockType::exclusive) {
-      const uint64_t mark = ctrl::exclusive_mark(rank_);
-      seen = 0;  // compare value in, old value out
-      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::cswap, &mark, &seen);
-      if (s != Status::ok || seen == 0) break;
-    } else {
-      const uint64_t delta = shared_delta(), back = uint64_t(0) - delta;
-      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &seen);
-      if (s != Status::ok || !(seen & ctrl::kExclusive)) break;
-      s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &back, &scratch);
-      if (s != Status::ok) break;
-    }
-    // Held by another rank: fail if it is dead, else let it (and this rank's own progress) run
-    // before trying again.
-    if ((s = check_lock_holders(target, seen)) != Status::ok) break;
-    t_.progress_engine().pass(&idle);
-  }
-  if (s != Status::ok) {
-    if (counted && !rank_failed(target))
-      (void)ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &scratch);
-    return s;
-  }
-  locks_[size_t(target)] = type;
-  return Status::ok;
-}
-
-Status Window::unlock(int target) {
-  const LockType type = locks_[size_t(target)];
-  locks_[size_t(target)] = LockType::none;
-  // Every access of the epoch lands before the lock is released.
-  const Status flushed = target != rank_ ? flush(target) : Status::ok;
-  if (flushed != Status::ok && rank_failed(target)) return flushed;
-  const uint64_t delta =
-      type == LockType::exclusive ? uint64_t(0) - ctrl::exclusive_mark(rank_) : uint64_t(0) - shared_delta();
-  const uint64_t zero = 0;
-  uint64_t old = 0;
-  // Fetching atomics: applied at the target once they return, so no flush is needed after them.
-  Status s = ctrl_atomic(target, ctrl::kLock, Transport::RmaAtomic::add, &delta, &old, flushed == Status::ok);
-  if (s == Status::ok && type == LockType::shared && reader_slots_)
-    s = ctrl_atomic(target, own_reader_slot(), Transport::RmaAtomic::swap, &zero, &old);
-  // The own lock is taken and given back with the CPU's atomics, which never wait: a rank that
-  // locks itself in a loop lets peers' lock requests (which may need its progress) in here,
-  // while the lock is free.
-  if (target == rank_) progress();
-  return flushed != Status::ok ? flushed : s;
 }
 
 Status Window::mutex_lock(int target) {

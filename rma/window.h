@@ -236,6 +236,14 @@ class Window {
   Status ctrl_atomic(int target, size_t off, Transport::RmaAtomic op, const uint64_t* value, uint64_t* old,
                      bool checked = false);
   uint64_t* ctrl_word(size_t off) { return ctrl() + off / 8; }
+  // Reads the word at byte `off` of the target's control block (a load where it is mapped).
+  Status ctrl_read(int target, size_t off, uint64_t* value);
+  // The lock protocol (locks.cpp): one attempt at the lock word (*taken, else *seen holds the
+  // word that kept this rank out), the way through the queue, and a waiter's failure check,
+  // given the queue word it read last.
+  Status try_lock_word(int target, LockType type, bool* taken, uint64_t* seen);
+  Status queued_lock(int target, LockType type);
+  Status unblock_queue(int target, uint64_t queue);
   uint64_t* ctrl() { return control_at_ ? control_at_ : control_.data(); }
   const uint64_t* ctrl() const { return control_at_ ? control_at_ : control_.data(); }
   // Waits (polling progress) until the own control word at `off` is at least `value`, or
