@@ -66,13 +66,19 @@ Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> sche
     r->complete = true;
   } else {
     running_.emplace_back(r, std::move(run));
+    if (progress_) progress_->arm(poller_);
   }
   return Status::ok;
 }
 
-int Calls::poll(void* calls) {
-  auto& running = static_cast<Calls*>(calls)->running_;
-  if (running.empty()) [[likely]] return 0;
+void Calls::attach(Progress* progress) {
+  progress_ = progress;
+  poller_ = progress->add_poller(poll, this, false);
+}
+
+int Calls::poll(void* ctx) {
+  auto* calls = static_cast<Calls*>(ctx);
+  auto& running = calls->running_;
   int done = 0;
   for (size_t i = 0; i < running.size();) {
     auto& [r, run] = running[i];
@@ -86,6 +92,7 @@ int Calls::poll(void* calls) {
       ++i;
     }
   }
+  if (running.empty() && calls->progress_) calls->progress_->disarm(calls->poller_);
   return done;
 }
 

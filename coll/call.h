@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "coll.h"
+#include "runtime/progress.h"
 #include "runtime/request.h"
 #include "schedule.h"
 
@@ -103,8 +104,9 @@ class Calls {
   // request took at its initialization (reserve_tags in schedule.h); none: the next ones.
   Status start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r,
                const uint32_t* reserved = nullptr);
-  // Progress poller: advances the runs in flight; returns how many finished.
-  static int poll(void* calls);
+  // Registers the progress poller that advances the runs in flight (armed only while some are).
+  void attach(Progress* progress);
+  static int poll(void* calls);  // returns how many finished
   // Whether start() leaves even the first steps to the progress engine: when a progress thread
   // on a core of its own polls it, the caller returns at once and the steps (copies into shared
   // memory among them) overlap its computation.
@@ -113,6 +115,8 @@ class Calls {
  private:
   std::vector<std::pair<Request*, std::shared_ptr<ScheduleRun>>> running_;
   bool defer_first_steps_ = false;
+  Progress* progress_ = nullptr;
+  Progress::PollerId poller_ = 0;
 };
 
 class Call {

@@ -14,8 +14,9 @@ namespace {
 // Requests the user freed while in flight are released once their operation completes.
 int reap_orphans(void* ctx) {
   auto* rt = static_cast<Runtime*>(ctx);
-  if (rt->orphans.empty()) [[likely]] return 0;
-  return release_orphans(rt->requests, &rt->orphans);
+  const int released = release_orphans(rt->requests, &rt->orphans);
+  if (rt->orphans.empty()) rt->progress.disarm(rt->orphan_poller);
+  return released;
 }
 
 }  // namespace
@@ -31,10 +32,16 @@ Status start_runtime(Runtime* rt, const CpuSet& cpus) {
                                    &rt->transport);
   if (s != Status::ok) return s;
   staging_set_cache_limit(rt->config.size("WEFT_STAGING_CACHE"));
-  rt->progress.add_poller(reap_orphans, rt);
-  rt->progress.add_poller(RequestPairs::poll, &rt->request_pairs);
-  rt->progress.add_poller(Calls::poll, &rt->coll_calls);
+  // Armed only while they have work: a pass of a message-rate loop calls none of them.
+  rt->orphan_poller = rt->progress.add_poller(reap_orphans, rt, false);
+  rt->request_pairs.attach(&rt->progress);
+  rt->coll_calls.attach(&rt->progress);
   return Status::ok;
+}
+
+void Runtime::free_request(Request* r) {
+  weft::free_request(requests, &orphans, r);
+  if (!orphans.empty()) progress.arm(orphan_poller);
 }
 
 Status finish_runtime(Runtime& rt, const std::function<void(std::vector<void*>*)>& release_before_transport) {

@@ -30,11 +30,15 @@ struct Runtime {
   // The node's topology: read at init only when WEFT_TOPO_FILE or WEFT_TOPO_DUMP asks for it.
   std::shared_ptr<const topo::NodeTopology> node_topology;
   std::vector<Request*> orphans;  // freed by the user while in flight: released on completion
+  Progress::PollerId orphan_poller = 0;  // the poller that releases them, armed while there are any
   // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
   Calls coll_calls;
   BufferedSends bsend;
   RequestPairs request_pairs;  // MPI_Isendrecv(_replace) in flight (advanced by a poller)
   Settings coll_settings;  // coll/'s settings, read at init (configure)
+
+  // MPI_Request_free (free_request): released now, or kept among the orphans until it completes.
+  void free_request(Request* r);
 };
 
 // MPI_Init's first steps: the settings, read from the environment once (a KV agent made before

@@ -290,7 +290,7 @@ int PMPI_Request_free(MPI_Request* request) {
     const int code = grequest_free(r);
     return code == MPI_SUCCESS ? code : raise_code(MPI_COMM_NULL, code, "MPI_Request_free");
   }
-  free_request(g_state->requests, &g_state->orphans, r);
+  g_state->free_request(r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
 }

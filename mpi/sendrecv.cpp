@@ -17,7 +17,7 @@ int post_pair(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_Data
   rc = post_operation(fn, false, sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::standard, send);
   if (rc != MPI_SUCCESS && *recv) {
     (void)g_state->transport->cancel(*recv);
-    free_request(g_state->requests, &g_state->orphans, *recv);
+    g_state->free_request(*recv);
   }
   return rc;
 }
@@ -110,7 +110,7 @@ int isendrecv_replace(const char* fn, void* buf, MPI_Count count, MPI_Datatype d
     // The send is under way from the copy: it goes on alone, the copy with it.
     if (send) {
       send->owned_buffer = std::move(copy);
-      free_request(g_state->requests, &g_state->orphans, send);
+      g_state->free_request(send);
     }
     return rc;
   }

@@ -13,12 +13,20 @@ Request* RequestPairs::join(Transport& t, Request* send, Request* recv, int owne
   r->owned_buffer = std::move(keep);
   pairs_.push_back(Pair{r, send, recv});
   advance();  // both may be complete already
+  if (!pairs_.empty() && progress_) progress_->arm(poller_);
   return r;
+}
+
+void RequestPairs::attach(Progress* progress) {
+  progress_ = progress;
+  poller_ = progress->add_poller(poll, this, false);
 }
 
 int RequestPairs::poll(void* ctx) {
   auto* self = static_cast<RequestPairs*>(ctx);
-  return self->pairs_.empty() ? 0 : self->advance();
+  const int done = self->advance();
+  if (self->pairs_.empty() && self->progress_) self->progress_->disarm(self->poller_);
+  return done;
 }
 
 int RequestPairs::advance() {

@@ -17,7 +17,8 @@ class RequestPairs {
   // null_status). `keep` lives as long as the pair (the packed copy a send reads).
   Request* join(Transport& t, Request* send, Request* recv, int owner, StagingBuffer keep,
                 const RequestStatus& null_status);
-  // The progress engine's poller (ctx: a RequestPairs).
+  // Registers the progress poller that advances the pairs (armed only while some are in flight).
+  void attach(Progress* progress);
   static int poll(void* ctx);
 
  private:
@@ -29,6 +30,8 @@ class RequestPairs {
   int advance();
   std::vector<Pair> pairs_;
   Transport* transport_ = nullptr;
+  Progress* progress_ = nullptr;
+  Progress::PollerId poller_ = 0;
 };
 
 }  // namespace weft

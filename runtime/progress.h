@@ -16,23 +16,38 @@ enum class WaitPolicy : uint8_t { spin_then_yield, yield };
 class Progress {
  public:
   using PollFn = int (*)(void* ctx);  // returns the number of events it handled
+  using PollerId = size_t;
 
-  void add_poller(PollFn fn, void* ctx) { pollers_.push_back({fn, ctx}); }
-  // Not from inside a poller.
-  void remove_poller(PollFn fn, void* ctx) {
+  // A poller with nothing to do is left out of passes while disarmed: its owner arms it when
+  // work arrives and may disarm it from inside its own poll once the work is done, so a pass
+  // calls only the pollers with work (a message-rate loop pays for none of the others).
+  PollerId add_poller(PollFn fn, void* ctx, bool armed = true) {
     for (size_t i = 0; i < pollers_.size(); ++i)
-      if (pollers_[i].fn == fn && pollers_[i].ctx == ctx) {
-        pollers_.erase(pollers_.begin() + ptrdiff_t(i));
+      if (pollers_[i].fn == nullptr) {
+        pollers_[i] = {fn, ctx, armed};
+        return i;
+      }
+    pollers_.push_back({fn, ctx, armed});
+    return pollers_.size() - 1;
+  }
+  // Not from inside a poller. Ids of the others stay valid.
+  void remove_poller(PollFn fn, void* ctx) {
+    for (auto& p : pollers_)
+      if (p.fn == fn && p.ctx == ctx) {
+        p = Poller{};
         return;
       }
   }
+  void arm(PollerId id) { pollers_[id].armed = true; }
+  void disarm(PollerId id) { pollers_[id].armed = false; }
   void configure(WaitPolicy policy, uint32_t spin_count) {
     spin_limit_ = policy == WaitPolicy::yield ? 1 : (spin_count ? spin_count : 1);
   }
 
   int poll() {
     int events = 0;
-    for (const auto& p : pollers_) events += p.fn(p.ctx);
+    for (const auto& p : pollers_)
+      if (p.armed) events += p.fn(p.ctx);
     return events;
   }
 
@@ -56,7 +71,11 @@ class Progress {
   }
 
  private:
-  struct Poller { PollFn fn; void* ctx; };
+  struct Poller {
+    PollFn fn = nullptr;
+    void* ctx = nullptr;
+    bool armed = false;
+  };
   std::vector<Poller> pollers_;
   uint32_t spin_limit_ = 2000;
 };
