@@ -34,6 +34,17 @@ struct RingControl {
   std::atomic<uint64_t> consumed;
 };
 
+// Where the ring of the sender with local index `sender` lies in a segment: its control line
+// (the receiver's consumed count), then its cells.
+struct RingPlace {
+  RingControl* control;
+  char* cells;
+};
+RingPlace ring_place(char* segment_base, size_t sender, size_t ring_bytes) {
+  char* at = segment_base + kHeaderBytes + sender * (kControlBytes + ring_bytes);
+  return {reinterpret_cast<RingControl*>(at), at + kControlBytes};
+}
+
 size_t cell_bytes(size_t payload) {
   return (shm_cells::kCellHeaderBytes + payload + shm_cells::kCellAlign - 1) & ~(shm_cells::kCellAlign - 1);
 }
@@ -205,9 +216,7 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
     *st = map_peer(dest, &seg);
     if (*st != Status::ok) return true;
   }
-  const size_t ring_at = kHeaderBytes + size_t(local_index_[size_t(boot_.rank())]) * (kControlBytes + ring_bytes_);
-  auto* control = reinterpret_cast<RingControl*>(seg->base() + ring_at);
-  char* ring = seg->base() + ring_at + kControlBytes;
+  const auto [control, ring] = ring_place(seg->base(), size_t(local_index_[size_t(boot_.rank())]), ring_bytes_);
   SendRing& s = send_[size_t(dest)];
   const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
   const size_t bytes = cell_bytes(payload);
@@ -667,9 +676,7 @@ int ShmEngine::progress() {
   if (!outstanding_.empty()) events += serve_help_requests();
   char* base = self_->base();
   for (size_t i = 0; i < local_world_.size(); ++i) {
-    const size_t ring_at = kHeaderBytes + i * (kControlBytes + ring_bytes_);
-    auto* control = reinterpret_cast<RingControl*>(base + ring_at);
-    char* ring = base + ring_at + kControlBytes;
+    const auto [control, ring] = ring_place(base, i, ring_bytes_);
     RecvRing& r = recv_[i];
     for (;;) {
       Cell* c = reinterpret_cast<Cell*>(ring + r.offset);
