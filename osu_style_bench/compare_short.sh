@@ -70,7 +70,10 @@ done
 
 median() { sort -g "$1" 2>/dev/null | awk '{a[NR]=$1} END {if (NR) print (NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2); else print ""}'; }
 echo
-echo "== hot-path guard: medians of $runs runs, --bind-to $bind ($(date -u +%F), $(git -C "$here" rev-parse --short HEAD 2>/dev/null))"
+# The commit measured: "+changes" when the tree differs from it, "unknown" outside a clone.
+rev=$(git -C "$here" rev-parse --short HEAD 2>/dev/null) || rev=unknown
+[ "$rev" != unknown ] && ! git -C "$here" diff --quiet HEAD -- 2>/dev/null && rev="$rev+changes"
+echo "== hot-path guard: medians of $runs runs, --bind-to $bind ($(date -u +%F), $rev)"
 printf "%-18s %12s %12s %7s  %s\n" row weft open-mpi ratio target
 for row in "${rows[@]}"; do
   read -r name _ _ _ better target <<< "$row"
