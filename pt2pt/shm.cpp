@@ -45,10 +45,6 @@ RingPlace ring_place(char* segment_base, size_t sender, size_t ring_bytes) {
   return {reinterpret_cast<RingControl*>(at), at + kControlBytes};
 }
 
-size_t cell_bytes(size_t payload) {
-  return (shm_cells::kCellHeaderBytes + payload + shm_cells::kCellAlign - 1) & ~(shm_cells::kCellAlign - 1);
-}
-
 // A mark that could not be recorded (the copies were waited for instead).
 void* const kFailedMark = reinterpret_cast<void*>(uintptr_t{1});
 
@@ -592,7 +588,7 @@ void ShmEngine::ring_broken(int sender, const char* what) {
                sender, what);
 }
 
-void ShmEngine::handle(Cell& c, int sender) {
+void ShmEngine::handle(const CellHeader& c, Cell& live, int sender) {
   if (c.kind == kFinish || c.kind == kSyncAck) {
     if (c.kind == kFinish && !outstanding_.empty()) {
       for (size_t i = 0; i < outstanding_.size(); ++i) {
@@ -607,10 +603,10 @@ void ShmEngine::handle(Cell& c, int sender) {
   }
   if (c.kind == kCancel) return drop_message(c, sender);
   if (c.kind == kCancelAnswer) return cancel_answered(c);
-  Unexpected view{sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, c.payload()};
+  Unexpected view{sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, live.payload()};
   if (c.kind == kReadyToSend) {
     if (c.len != sizeof(ReadyToSend)) [[unlikely]] return ring_broken(sender, "a ready-to-send cell of the wrong size");
-    const auto* rts = reinterpret_cast<const ReadyToSend*>(c.payload());
+    const auto* rts = reinterpret_cast<const ReadyToSend*>(live.payload());
     view.len = rts->len;
     view.addr = rts->addr;
     view.pid = int(rts->pid);
@@ -621,13 +617,13 @@ void ShmEngine::handle(Cell& c, int sender) {
     PostedRecv p = *it;
     if (it == posted_.begin()) posted_.pop_front();  // the usual case, without erase's shuffle
     else posted_.erase(it);
-    complete_receive(view, p.buf, p.bytes, p.request, &c);
+    complete_receive(view, p.buf, p.bytes, p.request, &live);
     return;
   }
   std::unique_ptr<Unexpected> u = take_unexpected(view);
   u->payload_ptr = nullptr;
   if (c.kind == kEager) {
-    u->payload.assign(c.payload(), c.payload() + c.len);
+    u->payload.assign(live.payload(), live.payload() + c.len);
     u->payload_ptr = u->payload.data();
   }
   unexpected_.push_back(std::move(u));
@@ -679,25 +675,21 @@ int ShmEngine::progress() {
     const auto [control, ring] = ring_place(base, i, ring_bytes_);
     RecvRing& r = recv_[i];
     for (;;) {
-      Cell* c = reinterpret_cast<Cell*>(ring + r.offset);
-      const uint32_t word = c->word.load(std::memory_order_acquire);
-      if (word == kNone) break;
-      size_t bytes = ring_bytes_ - r.offset;
-      if (word == kCellReady) {
-        bytes = cell_bytes(c->len);
-        if (c->len > payload_size_ || bytes > ring_bytes_ - r.offset) [[unlikely]] {
-          ring_broken(local_world_[i], "a cell runs past the end of the ring");
-          break;
-        }
-        const bool copied = c->kind == kReadyToSend;
-        handle(*c, local_world_[i]);
+      CellHeader h;
+      size_t bytes = 0;
+      const char* why = nullptr;
+      const CellRead read = read_cell(ring, r.offset, ring_bytes_, payload_size_, &h, &bytes, &why);
+      if (read == CellRead::nothing) break;
+      if (read == CellRead::broken) [[unlikely]] {
+        ring_broken(local_world_[i], why);
+        break;
+      }
+      if (read == CellRead::cell) {
+        handle(h, *reinterpret_cast<Cell*>(ring + r.offset), local_world_[i]);
         ++events;
         // After a long copy, hand queued cells over before the next one, so the peer has work
         // (its own copies) while this process copies: both directions then overlap.
-        if (copied && pending_count_) events += flush_pending();
-      } else if (word != kWrap) [[unlikely]] {
-        ring_broken(local_world_[i], "a cell starts with an unknown word");
-        break;
+        if (h.kind == kReadyToSend && pending_count_) events += flush_pending();
       }
       r.head += bytes;
       r.offset = r.offset + bytes == ring_bytes_ ? 0 : r.offset + bytes;

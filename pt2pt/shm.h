@@ -23,6 +23,10 @@
 
 namespace weft {
 
+namespace shm_cells {
+struct CellHeader;  // shm_cell_read.h
+}
+
 // The job's shared-memory names and their tracking (runtime/shm_segment.h) are the bootstrap's.
 class BootstrapShmJob final : public ShmJob {
  public:
@@ -128,7 +132,9 @@ class ShmEngine {
   void post(int dest, const Pending& p, Status* st);
   int flush_pending();
   Status control(int dest, uint32_t kind, uint64_t cookie);
-  void handle(Cell& cell, int sender);
+  // A cell read from a ring (shm_cell_read.h): its checked header, and the cell itself for its
+  // payload (and a ready-to-send's help field).
+  void handle(const shm_cells::CellHeader& cell, Cell& live, int sender);
   void forget_overwritten(int dest, uint64_t end);
   void ring_broken(int sender, const char* what);
   // live_cell: the ring cell of a ready-to-send still held (a split copy meets there).
@@ -140,8 +146,8 @@ class ShmEngine {
   // Send cancellation (shm_cancel.cpp): the sender's side, the receiver's answer to a cancel
   // cell, and the sender's handling of that answer.
   void cancel_send(Request* r);
-  void drop_message(const Cell& c, int sender);
-  void cancel_answered(const Cell& c);
+  void drop_message(const shm_cells::CellHeader& c, int sender);
+  void cancel_answered(const shm_cells::CellHeader& c);
 
   // Large sends in flight whose receiver may ask for help with the copy. position: where the
   // cell starts in the ring (bytes placed before it); once the sender writes past position +

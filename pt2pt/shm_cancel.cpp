@@ -66,7 +66,7 @@ void ShmEngine::cancel_send(Request* r) {
   }
 }
 
-void ShmEngine::drop_message(const Cell& c, int sender) {
+void ShmEngine::drop_message(const CellHeader& c, int sender) {
   bool dropped = false;
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if ((*it)->src_world != sender || (*it)->message != c.message) continue;
@@ -85,7 +85,7 @@ void ShmEngine::drop_message(const Cell& c, int sender) {
   post(sender, p, &st);
 }
 
-void ShmEngine::cancel_answered(const Cell& c) {
+void ShmEngine::cancel_answered(const CellHeader& c) {
   Request* r = take_answer(c.cookie);
   if (!r) return;  // given up after a failure
   const bool answered = c.flags & kAnswered;

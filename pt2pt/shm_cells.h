@@ -1,31 +1,13 @@
-// The cells of weft's shared-memory rings (shm.h): their kinds, flags and header, for the
-// engine's files (shm.cpp: messages; shm_cancel.cpp: cancellation).
+// The cells of weft's shared-memory rings (shm.h) as the engine's files see them (shm.cpp:
+// messages; shm_cancel.cpp: cancellation); their kinds, flags, header and the receiver's
+// checks are in shm_cell_read.h.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "shm.h"
-
-namespace weft::shm_cells {
-
-constexpr size_t kCellHeaderBytes = 32;  // cell header; the payload follows
-constexpr size_t kCellAlign = 64;        // cells start on cache lines
-
-// A cell's first word: kNone until the sender publishes it (the sender clears the word where its
-// next cell will start before it publishes the current one, so the receiver never mistakes old
-// bytes for a cell); kWrap says the ring goes on at its start.
-enum CellWord : uint32_t { kNone = 0, kCellReady = 0x63656c6c, kWrap = 0x77726170 };
-
-// kCancel asks the receiver to drop an unmatched message (send cancellation); kCancelAnswer
-// says whether it did.
-enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4, kCancel = 5, kCancelAnswer = 6 };
-// kDevice: a ready-to-send of GPU memory (CUDA IPC). kAnswered (cancel cells): the send waits
-// for an answer too (finish or acknowledgement), whose ticket the cell's tag carries.
-// kCancelled (cancel answers): the message was dropped.
-enum CellFlags : uint32_t { kSync = 1, kDevice = 2, kAnswered = 4, kCancelled = 8 };
-
-}  // namespace weft::shm_cells
+#include "shm_cell_read.h"
 
 namespace weft {
 
@@ -45,5 +27,8 @@ struct ShmEngine::Cell {
   const char* payload() const { return reinterpret_cast<const char*>(this) + shm_cells::kCellHeaderBytes; }
 };
 static_assert(sizeof(ShmEngine::Cell) == shm_cells::kCellHeaderBytes);
+static_assert(offsetof(ShmEngine::Cell, len) == offsetof(shm_cells::CellHeader, len) &&
+              offsetof(ShmEngine::Cell, tag) == offsetof(shm_cells::CellHeader, tag) &&
+              offsetof(ShmEngine::Cell, cookie) == offsetof(shm_cells::CellHeader, cookie));
 
 }  // namespace weft

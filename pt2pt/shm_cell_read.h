@@ -1,0 +1,78 @@
+// Reading one cell of a shared-memory ring (shm.h) into the receiver's own memory, with every
+// check the receiver makes on bytes its sender controls. The header is read once, after the
+// first word: every later check and use reads the copy, never the ring, so a sender that
+// rewrites a cell after publishing it cannot get past a check. No dependencies (a fuzz target
+// includes it).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace weft::shm_cells {
+
+constexpr size_t kCellHeaderBytes = 32;  // cell header; the payload follows
+constexpr size_t kCellAlign = 64;        // cells start on cache lines
+
+// A cell's first word: kNone until the sender publishes it (the sender clears the word where its
+// next cell will start before it publishes the current one, so the receiver never mistakes old
+// bytes for a cell); kWrap says the ring goes on at its start.
+enum CellWord : uint32_t { kNone = 0, kCellReady = 0x63656c6c, kWrap = 0x77726170 };
+
+// kCancel asks the receiver to drop an unmatched message (send cancellation); kCancelAnswer
+// says whether it did.
+enum CellKind : uint32_t { kEager = 1, kReadyToSend = 2, kFinish = 3, kSyncAck = 4, kCancel = 5, kCancelAnswer = 6 };
+// kDevice: a ready-to-send of GPU memory (CUDA IPC). kAnswered (cancel cells): the send waits
+// for an answer too (finish or acknowledgement), whose ticket the cell's tag carries.
+// kCancelled (cancel answers): the message was dropped.
+enum CellFlags : uint32_t { kSync = 1, kDevice = 2, kAnswered = 4, kCancelled = 8 };
+
+// The header as the ring holds it (ShmEngine::Cell has the same layout, with an atomic first word).
+struct CellHeader {
+  uint32_t word;
+  uint16_t kind;
+  uint16_t flags;
+  uint32_t len;      // payload bytes
+  uint32_t message;  // a message: its number (0: cannot be cancelled); kCancel: the one to drop
+  uint64_t tag;      // context | source | tag
+  uint64_t cookie;   // the sender's ticket, echoed back in finish / sync ack
+};
+static_assert(sizeof(CellHeader) == kCellHeaderBytes);
+
+// A cell's bytes in the ring: header and payload, rounded up to a cache line.
+constexpr size_t cell_bytes(size_t payload) {
+  return (kCellHeaderBytes + payload + kCellAlign - 1) & ~(kCellAlign - 1);
+}
+
+enum class CellRead : uint8_t { nothing, cell, wrap, broken };
+
+// What starts at `offset` (a multiple of kCellAlign below ring_bytes) of a ring of ring_bytes:
+// nothing yet; a wrap (*bytes: the rest of the ring); a cell (*h: its header, read once; *bytes:
+// its size in the ring), of a known kind, whose payload is at most payload_max bytes and ends
+// inside the ring; or broken (*why says how).
+inline CellRead read_cell(const char* ring, size_t offset, size_t ring_bytes, size_t payload_max, CellHeader* h,
+                          size_t* bytes, const char** why) {
+  const char* at = ring + offset;
+  const uint32_t word = __atomic_load_n(reinterpret_cast<const uint32_t*>(at), __ATOMIC_ACQUIRE);
+  if (word == kNone) return CellRead::nothing;
+  if (word == kWrap) {
+    *bytes = ring_bytes - offset;
+    return CellRead::wrap;
+  }
+  if (word != kCellReady) [[unlikely]] {
+    *why = "a cell starts with an unknown word";
+    return CellRead::broken;
+  }
+  memcpy(h, at, sizeof *h);
+  if (h->kind < kEager || h->kind > kCancelAnswer) [[unlikely]] {
+    *why = "a cell of an unknown kind";
+    return CellRead::broken;
+  }
+  if (h->len > payload_max || cell_bytes(h->len) > ring_bytes - offset) [[unlikely]] {
+    *why = "a cell runs past the end of the ring";
+    return CellRead::broken;
+  }
+  *bytes = cell_bytes(h->len);
+  return CellRead::cell;
+}
+
+}  // namespace weft::shm_cells
