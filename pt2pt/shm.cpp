@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kShmKey = "weft.shm";
 constexpr uint32_t kMagic = 0x77656674;  // "weft"
-constexpr uint32_t kLayoutVersion = 2;
+constexpr uint32_t kLayoutVersion = 3;  // 3: first words carry the lap
 constexpr size_t kHeaderBytes = 64;      // segment header
 constexpr size_t kControlBytes = 64;     // before each ring: the receiver's consumed count, a line of its own
 
@@ -43,6 +43,17 @@ struct RingPlace {
 RingPlace ring_place(char* segment_base, size_t sender, size_t ring_bytes) {
   char* at = segment_base + kHeaderBytes + sender * (kControlBytes + ring_bytes);
   return {reinterpret_cast<RingControl*>(at), at + kControlBytes};
+}
+
+// Asks for the line of the next cell in exclusive state once this one is published, so that
+// the next message's stores find it owned (a store there before the publication would hold the
+// publication back behind its own request).
+inline void prefetch_for_write(const void* line) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(line)));
+#else
+  __builtin_prefetch(line, 1, 3);
+#endif
 }
 
 // A mark that could not be recorded (the copies were waited for instead).
@@ -214,10 +225,11 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
   }
   const auto [control, ring] = ring_place(seg->base(), size_t(local_index_[size_t(boot_.rank())]), ring_bytes_);
   SendRing& s = send_[size_t(dest)];
+  if (s.lines.empty()) [[unlikely]] s.lines.assign(ring_bytes_ / kCellAlign, kLineZero);
   const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
   const size_t bytes = cell_bytes(payload);
-  // A cell never wraps: when it does not fit before the end, a kWrap word sends the receiver
-  // back to the start. 8 bytes past the cell stay free for the next cell's cleared word.
+  // A cell never wraps: when it does not fit before the end, a wrap word sends the receiver
+  // back to the start. The line past the cell stays free, for the sender may clear its word.
   const size_t skip = s.offset + bytes > ring_bytes_ ? ring_bytes_ - s.offset : 0;
   const uint64_t end = s.tail + skip + bytes + kCellAlign;
   if (end > s.consumed + ring_bytes_) {
@@ -226,10 +238,12 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
   }
   if (!outstanding_.empty()) forget_overwritten(dest, end);
   if (skip) {
-    reinterpret_cast<std::atomic<uint32_t>*>(ring)->store(kNone, std::memory_order_relaxed);
-    reinterpret_cast<std::atomic<uint32_t>*>(ring + s.offset)->store(kWrap, std::memory_order_release);
+    clear_for_lap(s, ring, 0, s.lap ^ 1);
+    reinterpret_cast<std::atomic<uint32_t>*>(ring + s.offset)->store(wrap_word(s.lap), std::memory_order_release);
+    s.lines[s.offset / kCellAlign] = uint8_t(kLineFirstWord + s.lap);
     s.tail += skip;
     s.offset = 0;
+    s.lap ^= 1;
   }
   Cell* c = reinterpret_cast<Cell*>(ring + s.offset);
   c->kind = uint16_t(kind);
@@ -251,12 +265,27 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
     memcpy(c->payload(), p.buf, payload);
   }
   const size_t next = s.offset + bytes == ring_bytes_ ? 0 : s.offset + bytes;
-  reinterpret_cast<std::atomic<uint32_t>*>(ring + next)->store(kNone, std::memory_order_relaxed);
-  c->word.store(kCellReady, std::memory_order_release);
+  const uint8_t next_lap = next == 0 ? s.lap ^ 1 : s.lap;
+  clear_for_lap(s, ring, next, next_lap);
+  c->word.store(cell_ready_word(s.lap), std::memory_order_release);
+#ifndef WEFT_SHM_NO_PREFETCHW
+  prefetch_for_write(ring + next);
+#endif
+  const size_t first = s.offset / kCellAlign;
+  s.lines[first] = uint8_t(kLineFirstWord + s.lap);
+  for (size_t line = first + 1; line < first + bytes / kCellAlign; ++line) s.lines[line] = kLinePayload;
   s.tail += bytes;
   s.offset = next;
+  s.lap = next_lap;
   *st = Status::ok;
   return true;
+}
+
+void ShmEngine::clear_for_lap(SendRing& s, char* ring, size_t offset, uint8_t lap) {
+  uint8_t& line = s.lines[offset / kCellAlign];
+  if (line == kLineZero || line == kLineFirstWord + (lap ^ 1)) return;
+  reinterpret_cast<std::atomic<uint32_t>*>(ring + offset)->store(kNone, std::memory_order_relaxed);
+  line = kLineZero;
 }
 
 // The ready-to-send cells of dest's ring that the bytes up to `end` overwrite: their receiver
@@ -678,7 +707,7 @@ int ShmEngine::progress() {
       CellHeader h;
       size_t bytes = 0;
       const char* why = nullptr;
-      const CellRead read = read_cell(ring, r.offset, ring_bytes_, payload_size_, &h, &bytes, &why);
+      const CellRead read = read_cell(ring, r.offset, ring_bytes_, payload_size_, r.lap, &h, &bytes, &why);
       if (read == CellRead::nothing) break;
       if (read == CellRead::broken) [[unlikely]] {
         ring_broken(local_world_[i], why);
@@ -693,6 +722,7 @@ int ShmEngine::progress() {
       }
       r.head += bytes;
       r.offset = r.offset + bytes == ring_bytes_ ? 0 : r.offset + bytes;
+      if (r.offset == 0) r.lap ^= 1;
       control->consumed.store(r.head, std::memory_order_release);
     }
   }

@@ -185,13 +185,24 @@ class ShmEngine {
   std::vector<int> local_world_;    // index -> job rank
   std::vector<Segment*> peers_;     // inbound segments of this node's ranks, by job rank
   // A sender's view of its ring in a peer's segment: bytes placed so far (tail), where the next
-  // cell goes (offset), and the receiver's count of bytes consumed as last read.
+  // cell goes (offset), the receiver's count of bytes consumed as last read, the lap the next
+  // cell belongs to (shm_cell_read.h), and what the first word of each line of the ring holds
+  // (LineWord), so that the sender knows which lines it must clear before the receiver looks.
   struct SendRing {
     uint64_t tail = 0, offset = 0, consumed = 0;
+    uint8_t lap = 0;
+    std::vector<uint8_t> lines;
   };
   struct RecvRing {
     uint64_t head = 0, offset = 0;  // bytes consumed; where the next cell starts
+    uint8_t lap = 0;
   };
+  // A line's first word as its sender last left it: zero, payload bytes, or the first word of a
+  // cell or wrap of lap 0 or 1 (kLineFirstWord + lap).
+  enum LineWord : uint8_t { kLineZero = 0, kLinePayload = 1, kLineFirstWord = 2 };
+  // Clears the first word at `offset`, which the receiver reads next in lap `lap`, unless it
+  // already reads as "nothing yet" there.
+  static void clear_for_lap(SendRing& s, char* ring, size_t offset, uint8_t lap);
   std::vector<SendRing> send_;          // by job rank
   std::vector<uint32_t> next_message_;  // the last send's number (Cell::message), by job rank
   std::vector<RecvRing> recv_;          // by local index

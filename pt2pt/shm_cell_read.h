@@ -13,10 +13,21 @@ namespace weft::shm_cells {
 constexpr size_t kCellHeaderBytes = 32;  // cell header; the payload follows
 constexpr size_t kCellAlign = 64;        // cells start on cache lines
 
-// A cell's first word: kNone until the sender publishes it (the sender clears the word where its
-// next cell will start before it publishes the current one, so the receiver never mistakes old
-// bytes for a cell); kWrap says the ring goes on at its start.
-enum CellWord : uint32_t { kNone = 0, kCellReady = 0x63656c6c, kWrap = 0x77726170 };
+// A cell's first word says which lap of the ring it belongs to (laps alternate 0, 1): a cell
+// or a wrap word left from the previous lap reads as "nothing yet", so a sender publishes a
+// message without touching the line its next cell takes (a second line to take from the
+// receiver per message). kNone: never written, or cleared by the sender where old bytes could
+// read as a word of the lap to come (payload, or a word two laps old). kWrap: the ring goes on
+// at its start.
+enum CellWord : uint32_t {
+  kNone = 0,
+  kCellReady0 = 0x63656c6c,
+  kCellReady1 = 0x43454c4c,
+  kWrap0 = 0x77726170,
+  kWrap1 = 0x57524150,
+};
+constexpr uint32_t cell_ready_word(unsigned lap) { return lap & 1 ? kCellReady1 : kCellReady0; }
+constexpr uint32_t wrap_word(unsigned lap) { return lap & 1 ? kWrap1 : kWrap0; }
 
 // kCancel asks the receiver to drop an unmatched message (send cancellation); kCancelAnswer
 // says whether it did.
@@ -45,20 +56,20 @@ constexpr size_t cell_bytes(size_t payload) {
 
 enum class CellRead : uint8_t { nothing, cell, wrap, broken };
 
-// What starts at `offset` (a multiple of kCellAlign below ring_bytes) of a ring of ring_bytes:
-// nothing yet; a wrap (*bytes: the rest of the ring); a cell (*h: its header, read once; *bytes:
+// What starts at `offset` (a multiple of kCellAlign below ring_bytes) of a ring of ring_bytes,
+// read in lap `lap`: nothing yet (also a word of the other lap); a wrap (*bytes: the rest of the ring); a cell (*h: its header, read once; *bytes:
 // its size in the ring), of a known kind, whose payload is at most payload_max bytes and ends
 // inside the ring; or broken (*why says how).
-inline CellRead read_cell(const char* ring, size_t offset, size_t ring_bytes, size_t payload_max, CellHeader* h,
-                          size_t* bytes, const char** why) {
+inline CellRead read_cell(const char* ring, size_t offset, size_t ring_bytes, size_t payload_max, unsigned lap,
+                          CellHeader* h, size_t* bytes, const char** why) {
   const char* at = ring + offset;
   const uint32_t word = __atomic_load_n(reinterpret_cast<const uint32_t*>(at), __ATOMIC_ACQUIRE);
-  if (word == kNone) return CellRead::nothing;
-  if (word == kWrap) {
+  if (word == kNone || word == cell_ready_word(lap ^ 1) || word == wrap_word(lap ^ 1)) return CellRead::nothing;
+  if (word == wrap_word(lap)) {
     *bytes = ring_bytes - offset;
     return CellRead::wrap;
   }
-  if (word != kCellReady) [[unlikely]] {
+  if (word != cell_ready_word(lap)) [[unlikely]] {
     *why = "a cell starts with an unknown word";
     return CellRead::broken;
   }

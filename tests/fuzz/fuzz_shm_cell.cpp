@@ -21,11 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* base = reinterpret_cast<const char*>(ring.data());
 
   size_t offset = 0;
+  unsigned lap = 0;
   for (size_t steps = 0; steps <= ring_bytes / kCellAlign; ++steps) {
     CellHeader h;
     size_t bytes = 0;
     const char* why = nullptr;
-    const CellRead read = read_cell(base, offset, ring_bytes, payload_max, &h, &bytes, &why);
+    const CellRead read = read_cell(base, offset, ring_bytes, payload_max, lap, &h, &bytes, &why);
     if (read == CellRead::nothing) break;
     if (read == CellRead::broken) {
       if (why == nullptr) abort();
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (read == CellRead::wrap) {
       if (bytes != ring_bytes - offset) abort();
     } else {
-      if (h.word != kCellReady || h.kind < kEager || h.kind > kCancelAnswer) abort();
+      if (h.word != cell_ready_word(lap) || h.kind < kEager || h.kind > kCancelAnswer) abort();
       if (h.len > payload_max || bytes != cell_bytes(h.len) || bytes > ring_bytes - offset) abort();
       // The payload lies inside the ring: touching its last byte must stay in bounds.
       if (h.len) {
@@ -44,7 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (bytes == 0 || bytes % kCellAlign != 0) abort();
     offset += bytes;
-    if (offset == ring_bytes) offset = 0;
+    if (offset == ring_bytes) {
+      offset = 0;
+      lap ^= 1;
+    }
   }
   return 0;
 }

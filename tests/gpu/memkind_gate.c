@@ -1,0 +1,95 @@
+/* Memory kinds before and after the first CUDA context. MPI starts with no context in the
+ * process and sends host buffers; then another thread makes the primary context and allocates
+ * device and managed memory, and this thread, which has no current context, sends and receives
+ * them: the data must arrive intact, so any shortcut in telling host memory from device memory
+ * must notice a context made elsewhere. */
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "gpu_common.h"
+
+enum { kBytes = 1 << 16, kSmall = 8 };
+
+static int g_device;
+static unsigned char *g_dev_send, *g_dev_recv, *g_managed;
+
+static void *allocate_elsewhere(void *arg)
+{
+    (void)arg;
+    CUDA_OK(cudaSetDevice(g_device));
+    CUDA_OK(cudaMalloc((void **)&g_dev_send, kBytes));
+    CUDA_OK(cudaMalloc((void **)&g_dev_recv, kBytes));
+    CUDA_OK(cudaMallocManaged((void **)&g_managed, kBytes, cudaMemAttachGlobal));
+    unsigned char *host = malloc(kBytes);
+    t_fill(host, kBytes, 1, (uint32_t)t_rank, 0);
+    CUDA_OK(cudaMemcpy(g_dev_send, host, kBytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(g_dev_recv, 0, kBytes));
+    CUDA_OK(cudaDeviceSynchronize());
+    free(host);
+    return NULL;
+}
+
+/* Rank 0 and 1 swap `bytes` of send for recv; others take no part. */
+static void swap(const void *send, void *recv, int bytes)
+{
+    if (t_rank > 1) return;
+    const int peer = 1 - t_rank;
+    MPI_OK(MPI_Sendrecv(send, bytes, MPI_BYTE, peer, 7, recv, bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+}
+
+int main(int argc, char **argv)
+{
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 77;
+    }
+    t_init(&argc, &argv, "memkind_gate");
+    if (t_size < 2) FAIL("needs at least 2 ranks");
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!lr) lr = getenv("SLURM_LOCALID");
+    g_device = (lr ? atoi(lr) : 0) % devices;
+    const int peer = 1 - t_rank;
+
+    /* No context yet: host buffers, small and large. */
+    unsigned char *hs = malloc(kBytes), *hr = malloc(kBytes);
+    for (int bytes = kSmall; bytes <= kBytes; bytes *= 64) {
+        t_fill(hs, (size_t)bytes, 0, (uint32_t)t_rank, (uint32_t)bytes);
+        memset(hr, 0, kBytes);
+        swap(hs, hr, bytes);
+        if (t_rank <= 1) CHECK_PAT(hr, (size_t)bytes, 0, (uint32_t)peer, (uint32_t)bytes, "host buffer, no context");
+    }
+
+    pthread_t th;
+    if (pthread_create(&th, NULL, allocate_elsewhere, NULL) != 0) FAIL("pthread_create failed");
+    pthread_join(th, NULL);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* Device memory from a context this thread does not have current. */
+    swap(g_dev_send, g_dev_recv, kBytes);
+    if (t_rank <= 1) {
+        CUDA_OK(cudaMemcpy(hr, g_dev_recv, kBytes, cudaMemcpyDeviceToHost));
+        CHECK_PAT(hr, kBytes, 1, (uint32_t)peer, 0, "device buffer made on another thread");
+    }
+
+    /* Managed memory, and host memory again once a context exists. */
+    t_fill(hs, kSmall, 2, (uint32_t)t_rank, 0);
+    memset(g_managed, 0, kBytes);
+    swap(hs, g_managed, kSmall);
+    if (t_rank <= 1) CHECK_PAT(g_managed, kSmall, 2, (uint32_t)peer, 0, "managed buffer");
+    t_fill(hs, kBytes, 3, (uint32_t)t_rank, 0);
+    memset(hr, 0, kBytes);
+    swap(hs, hr, kBytes);
+    if (t_rank <= 1) CHECK_PAT(hr, kBytes, 3, (uint32_t)peer, 0, "host buffer after the context");
+
+    CUDA_OK(cudaFree(g_dev_send));
+    CUDA_OK(cudaFree(g_dev_recv));
+    CUDA_OK(cudaFree(g_managed));
+    free(hs);
+    free(hr);
+    t_done();
+    return 0;
+}
