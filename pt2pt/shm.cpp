@@ -144,6 +144,7 @@ Status ShmEngine::init(const ShmOptions& options) {
   }
   peers_.assign(size_t(n), nullptr);
   send_.assign(size_t(n), SendRing{});
+  for (int w : local_world_) send_[size_t(w)].lines.assign(ring_bytes_ / kCellAlign, kLineZero);
   recv_.assign(local_world_.size(), RecvRing{});
   pending_.assign(size_t(n), {});
   next_message_.assign(size_t(n), 0);
@@ -225,7 +226,6 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
   }
   const auto [control, ring] = ring_place(seg->base(), size_t(local_index_[size_t(boot_.rank())]), ring_bytes_);
   SendRing& s = send_[size_t(dest)];
-  if (s.lines.empty()) [[unlikely]] s.lines.assign(ring_bytes_ / kCellAlign, kLineZero);
   const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
   const size_t bytes = cell_bytes(payload);
   // A cell never wraps: when it does not fit before the end, a wrap word sends the receiver

@@ -17,8 +17,8 @@ constexpr size_t kCellAlign = 64;        // cells start on cache lines
 // or a wrap word left from the previous lap reads as "nothing yet", so a sender publishes a
 // message without touching the line its next cell takes (a second line to take from the
 // receiver per message). kNone: never written, or cleared by the sender where old bytes could
-// read as a word of the lap to come (payload, or a word two laps old). kWrap: the ring goes on
-// at its start.
+// read as a word of the lap to come (payload, or a word two laps old). kWrap0/kWrap1: the ring
+// goes on at its start.
 enum CellWord : uint32_t {
   kNone = 0,
   kCellReady0 = 0x63656c6c,

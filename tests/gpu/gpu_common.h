@@ -14,7 +14,8 @@
         if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
     } while (0)
 
-static inline void t_gpu_init(int *argc, char ***argv, const char *name)
+/* The CUDA devices; without one every rank exits with 77 (skipped). */
+static inline int t_gpu_devices_or_skip(void)
 {
     int devices = 0;
     cudaError_t e = cudaGetDeviceCount(&devices);
@@ -22,12 +23,23 @@ static inline void t_gpu_init(int *argc, char ***argv, const char *name)
         printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         exit(77);
     }
-    int local = 0;
+    return devices;
+}
+
+/* This rank's index on its node, from the launcher (0 when it does not say). */
+static inline int t_local_rank(void)
+{
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     if (!lr) lr = getenv("SLURM_LOCALID");
-    if (lr) local = atoi(lr);
+    return lr ? atoi(lr) : 0;
+}
+
+static inline void t_gpu_init(int *argc, char ***argv, const char *name)
+{
+    const int devices = t_gpu_devices_or_skip();
+    const int local = t_local_rank();
     /* Before MPI_Init, so that weft's streams and contexts are made on this rank's GPU. */
-    e = cudaSetDevice(local % devices);
+    cudaError_t e = cudaSetDevice(local % devices);
     if (e != cudaSuccess) {
         fprintf(stderr, "cudaSetDevice(%d) failed: %s\n", local % devices, cudaGetErrorString(e));
         exit(1);

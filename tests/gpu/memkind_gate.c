@@ -41,17 +41,10 @@ static void swap(const void *send, void *recv, int bytes)
 
 int main(int argc, char **argv)
 {
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
+    const int devices = t_gpu_devices_or_skip();
     t_init(&argc, &argv, "memkind_gate");
     if (t_size < 2) FAIL("needs at least 2 ranks");
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (!lr) lr = getenv("SLURM_LOCALID");
-    g_device = (lr ? atoi(lr) : 0) % devices;
+    g_device = t_local_rank() % devices;
     const int peer = 1 - t_rank;
 
     /* No context yet: host buffers, small and large. */

@@ -33,17 +33,11 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "gpu_common.h"
 
 cudaError_t test_spin(cudaStream_t s, unsigned long long ns);
 cudaError_t test_fill(int *buf, size_t n, int rank, int salt, cudaStream_t s);
 cudaError_t test_derive(const int *in, int *out, size_t n, cudaStream_t s);
-
-#define CUDA_OK(call)                                                                     \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) FAIL("%s failed: %s", #call, cudaGetErrorString(e_));      \
-    } while (0)
 
 static const unsigned long long kSpinNs = 200ull * 1000 * 1000;
 static cudaStream_t st;
@@ -431,21 +425,13 @@ static MPIX_Stream wrap(cudaStream_t s)
 
 int main(int argc, char **argv)
 {
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
+    const int devices = t_gpu_devices_or_skip();
     const int native_only = argc > 1 && !strcmp(argv[1], "native");
     const char *as = getenv("STREAM_ENQUEUE_ALLOW_SYNC");
     allow_sync = as && atoi(as) != 0;
     t_init(&argc, &argv, native_only ? "stream_enqueue(native)" : "stream_enqueue");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int local = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr) local = atoi(lr);
-    CUDA_OK(cudaSetDevice(local % devices));
+    CUDA_OK(cudaSetDevice(t_local_rank() % devices));
     CUDA_OK(cudaStreamCreate(&st));
 
     MPIX_Stream ms = wrap(st);
