@@ -10,6 +10,7 @@
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
+#include "runtime/startup_phases.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
 
@@ -43,6 +44,7 @@ void start(const char* fn, int required, bool world) {
   std::unique_ptr<State> state(g_state && !g_state->boot ? g_state : new State);
   g_state = nullptr;
   state->wtime_origin = monotonic_seconds();
+  startup_phases().begin();
   state->main_thread = (unsigned long)pthread_self();
 
   CpuSet cpus;
@@ -60,11 +62,13 @@ void start(const char* fn, int required, bool world) {
   init_context_ids(*state);
   s = coll::configure(state->config, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
   if (s != Status::ok) init_failure(fn, s);
+  startup_phases().mark("collectives");
 
   g_state = state.release();
   g_running = true;
   g_state->own_cpus = cpus;
-  WEFT_INFO(Subsys::init, "initialised in %.1f ms", (monotonic_seconds() - g_state->wtime_origin) * 1e3);
+  WEFT_INFO(Subsys::init, "initialised in %.1f ms (%s)", (monotonic_seconds() - g_state->wtime_origin) * 1e3,
+            startup_phases().summary().c_str());
   // Last: from here on another thread drives progress.
   if (g_state->config.boolean("WEFT_ASYNC_PROGRESS")) start_async_progress("WEFT_ASYNC_PROGRESS");
 }

@@ -10,6 +10,7 @@
 #include "runtime/cuda_ipc.h"
 #include "runtime/device_staging.h"
 #include "runtime/memkind.h"
+#include "runtime/startup_phases.h"
 
 namespace weft {
 
@@ -118,11 +119,13 @@ Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Boot
   if (Status s = log_settings(cfg, &log); s != Status::ok) return s;
   log_configure(log, -1);
   if (Status s = Bootstrap::init(boot); s != Status::ok) return s;
+  startup_phases().mark("bootstrap");
   log_configure(log, (*boot)->rank());
   if (Status s = start_wait_policy(cfg, **boot, progress, cpus); s != Status::ok) return s;
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));
   device_staging_configure(cfg.size("WEFT_CUDA_STAGING_CHUNK"));
+  startup_phases().mark("cuda");
   return Status::ok;
 }
 
@@ -130,9 +133,11 @@ Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, R
                        const CpuSet& cpus, std::shared_ptr<const topo::NodeTopology>* topology,
                        std::unique_ptr<Transport>* transport) {
   if (Status s = load_job_topology(cfg, boot, topology); s != Status::ok) return s;
+  startup_phases().mark("topology");
   if (Status s = Transport::create(boot, progress, requests, transport_options(cfg, boot), transport);
       s != Status::ok)
     return s;
+  startup_phases().mark("transport");
   configure_wait_policy(cfg, boot, cpus, progress);
   return Status::ok;
 }

@@ -25,16 +25,19 @@ struct MemInfo {
 
 struct CudaState {
   bool compiled = false;  // this build has CUDA support
-  bool usable = false;    // a driver and at least one device were found
-  int devices = 0;
+  bool usable = false;    // a CUDA driver recent enough for this build was found
   std::string reason;     // why CUDA is not usable, for the INFO log and weft_info
 };
 
-// Probes the CUDA runtime once (at init). enabled=false skips every CUDA call.
+// Finds the CUDA driver once (at init) without initialising CUDA: that is left to the program's
+// first CUDA call. enabled=false skips every CUDA call.
 const CudaState& cuda_probe(bool enabled);
 const CudaState& cuda_state();
+// The devices CUDA sees; initialises CUDA (for tools, not for MPI_Init). 0 where not usable.
+int cuda_device_count();
 
-// The calling thread's current CUDA device (-1: none or no CUDA), and making `device` another
+// The calling thread's current CUDA device (-1: none, no CUDA, or CUDA not initialised yet),
+// and making `device` another
 // thread's current one (a helper thread works on the device of the thread that started it).
 int cuda_current_device();
 void cuda_use_device(int device);

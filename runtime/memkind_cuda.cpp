@@ -1,7 +1,14 @@
 // CUDA build: cudart is linked statically (never libcuda directly), so a machine without a
 // driver still loads the library; the probe then reports "no driver" and CUDA stays off.
-#include <cuda.h>  // types of the driver entry point looked up through cudart (no libcuda link)
+//
+// MPI_Init does not initialise CUDA. cuInit took 30-90 ms per process on an H200 host, and more
+// when the ranks of a node start it together; a program that uses the GPU initialises it with
+// its own first CUDA call, and a host-only one never pays it. The probe only finds the driver
+// (libcuda.so.1) and its version. Until some call initialises the driver, no CUDA memory can
+// exist, and the driver's pointer query answers CUDA_ERROR_NOT_INITIALIZED: host memory.
+#include <cuda.h>  // the driver's types and values; its functions are found with dlsym (no libcuda link)
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include "log.h"
 #include "memkind.h"
@@ -9,27 +16,43 @@
 namespace weft {
 
 namespace {
-CudaState g_cuda{.compiled = true, .usable = false, .devices = 0, .reason = {}};
+CudaState g_cuda{.compiled = true, .usable = false, .reason = {}};
 bool g_probed = false;
 
-// The driver's cuPointerGetAttributes, which every point-to-point call asks about its buffer:
-// it answers for ordinary host memory in about half the time of cudaPointerGetAttributes (164
-// against 320 ns on the H200 machine's host). Null where the lookup failed: cudart is used.
+// The driver functions asked without cudart (which would initialise CUDA on its first call).
+// cuPointerGetAttributes answers every point-to-point call's buffer: 164 ns for ordinary host
+// memory on the H200 host once CUDA is initialised, against 320 ns for cudaPointerGetAttributes.
 using PointerAttributesFn = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+using DeviceCountFn = CUresult (*)(int*);
+using DriverVersionFn = CUresult (*)(int*);
 PointerAttributesFn g_pointer_attributes = nullptr;
+DeviceCountFn g_device_count = nullptr;
 
-void find_driver_pointer_query() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault, &found) ==
-          cudaSuccess &&
-      found == cudaDriverEntryPointSuccess && fn) {
-    g_pointer_attributes = reinterpret_cast<PointerAttributesFn>(fn);
-  } else {
-    (void)cudaGetLastError();
-    WEFT_INFO(Subsys::gpu, "the driver's cuPointerGetAttributes was not found; buffers are classified with "
-              "cudaPointerGetAttributes");
+// Finds the driver; empty when it is usable, else why not.
+std::string find_driver() {
+  // Kept open for the life of the process, as cudart keeps it.
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return "no CUDA driver (libcuda.so.1 not found)";
+  auto version = reinterpret_cast<DriverVersionFn>(dlsym(lib, "cuDriverGetVersion"));
+  g_pointer_attributes = reinterpret_cast<PointerAttributesFn>(dlsym(lib, "cuPointerGetAttributes"));
+  g_device_count = reinterpret_cast<DeviceCountFn>(dlsym(lib, "cuDeviceGetCount"));
+  if (!version || !g_pointer_attributes || !g_device_count) return "libcuda.so.1 lacks the functions weft asks";
+  int driver = 0, runtime = 0;
+  if (version(&driver) != CUDA_SUCCESS) return "the CUDA driver does not report its version";
+  (void)cudaRuntimeGetVersion(&runtime);  // compiled in: initialises nothing
+  if (driver < runtime) {
+    return "the CUDA driver (" + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+           ") is older than this build's runtime (" + std::to_string(runtime / 1000) + "." +
+           std::to_string(runtime % 1000 / 10) + ")";
   }
+  return {};
+}
+
+// Whether some call in the process (the program's, or a device-buffer path's) has initialised
+// the driver: before that, asking cudart would initialise it.
+bool driver_initialised() {
+  int n = 0;
+  return g_device_count && g_device_count(&n) == CUDA_SUCCESS;
 }
 }  // namespace
 
@@ -39,21 +62,12 @@ const CudaState& cuda_probe(bool enabled) {
   if (!enabled) {
     g_cuda.reason = "disabled by WEFT_CUDA";
   } else {
-    int n = 0;
-    cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess) {
-      g_cuda.reason = cudaGetErrorString(err);
-      (void)cudaGetLastError();
-    } else if (n == 0) {
-      g_cuda.reason = "no CUDA device";
-    } else {
-      g_cuda.usable = true;
-      g_cuda.devices = n;
-      find_driver_pointer_query();
-    }
+    g_cuda.reason = find_driver();
+    g_cuda.usable = g_cuda.reason.empty();
   }
   if (g_cuda.usable)
-    WEFT_INFO(Subsys::gpu, "cuda enabled with %d device(s)", g_cuda.devices);
+    WEFT_INFO(Subsys::gpu, "cuda enabled: driver found; CUDA is initialised by the program's first CUDA call%s",
+              driver_initialised() ? " (already made)" : "");
   else
     WEFT_INFO(Subsys::gpu, "cuda off: %s; running host-only", g_cuda.reason.c_str());
   return g_cuda;
@@ -62,9 +76,19 @@ const CudaState& cuda_probe(bool enabled) {
 const CudaState& cuda_state() { return g_cuda; }
 bool memkind_device_possible() { return g_cuda.usable; }
 
+int cuda_device_count() {
+  if (!g_cuda.usable) return 0;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {  // initialises CUDA
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 int cuda_current_device() {
   int device = -1;
-  if (!g_cuda.usable || cudaGetDevice(&device) != cudaSuccess) return -1;
+  if (!g_cuda.usable || !driver_initialised() || cudaGetDevice(&device) != cudaSuccess) return -1;
   return device;
 }
 
@@ -75,36 +99,22 @@ void cuda_use_device(int device) {
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;
   if (!g_cuda.usable || ptr == nullptr) return info;
-  if (g_pointer_attributes) {
-    // Memory CUDA does not know reads as type 0 with CUDA_SUCCESS (no error to clear).
-    unsigned int type = 0, managed = 0;
-    int ordinal = -1;
-    CUpointer_attribute what[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-    void* into[3] = {&type, &managed, &ordinal};
-    if (g_pointer_attributes(3, what, into, reinterpret_cast<CUdeviceptr>(ptr)) == CUDA_SUCCESS) {
-      if (managed) {
-        info.kind = MemKind::cuda_managed;
-        info.device = ordinal;
-      } else if (type == CU_MEMORYTYPE_DEVICE) {
-        info.kind = MemKind::cuda_device;
-        info.device = ordinal;
-      } else if (type == CU_MEMORYTYPE_HOST) {
-        info.kind = MemKind::host_pinned;
-      }
-      return info;
-    }
-  }
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return info;
-  }
-  switch (attr.type) {
-    case cudaMemoryTypeDevice: info.kind = MemKind::cuda_device; info.device = attr.device; break;
-    case cudaMemoryTypeManaged: info.kind = MemKind::cuda_managed; info.device = attr.device; break;
-    case cudaMemoryTypeHost: info.kind = MemKind::host_pinned; break;
-    default: break;
+  // Memory CUDA does not know reads as type 0 with CUDA_SUCCESS; before the driver is
+  // initialised the query fails with CUDA_ERROR_NOT_INITIALIZED, and no CUDA memory exists.
+  unsigned int type = 0, managed = 0;
+  int ordinal = -1;
+  CUpointer_attribute what[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* into[3] = {&type, &managed, &ordinal};
+  if (g_pointer_attributes(3, what, into, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return info;
+  if (managed) {
+    info.kind = MemKind::cuda_managed;
+    info.device = ordinal;
+  } else if (type == CU_MEMORYTYPE_DEVICE) {
+    info.kind = MemKind::cuda_device;
+    info.device = ordinal;
+  } else if (type == CU_MEMORYTYPE_HOST) {
+    info.kind = MemKind::host_pinned;
   }
   return info;
 }

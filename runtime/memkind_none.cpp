@@ -16,7 +16,7 @@
 namespace weft {
 
 namespace {
-CudaState g_cuda{.compiled = false, .usable = false, .devices = 0,
+CudaState g_cuda{.compiled = false, .usable = false,
                  .reason = "built without CUDA support"};
 
 // The CUDA driver API values used here, as cuda.h defines them.
@@ -64,6 +64,7 @@ PointerGetAttribute driver() {
 const CudaState& cuda_probe(bool) { return g_cuda; }
 const CudaState& cuda_state() { return g_cuda; }
 bool memkind_device_possible() { return driver() != nullptr; }
+int cuda_device_count() { return 0; }
 
 // Without CUDA support there is no device work to follow.
 int cuda_current_device() { return -1; }

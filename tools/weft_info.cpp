@@ -80,7 +80,7 @@ void print_transports() {
 
 void print_cuda() {
   const weft::CudaState& c = weft::cuda_probe(true);
-  if (c.usable) printf("cuda devices: %d\n", c.devices);
+  if (c.usable) printf("cuda devices: %d\n", weft::cuda_device_count());
   else printf("cuda: not usable (%s)\n", c.reason.c_str());
 }
 

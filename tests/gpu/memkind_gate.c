@@ -1,11 +1,16 @@
-/* Memory kinds before and after the first CUDA context. MPI starts with no context in the
- * process and sends host buffers; then another thread makes the primary context and allocates
+/* Memory kinds before and after CUDA is initialised. MPI_Init must leave CUDA uninitialised
+ * (checked with the driver, which answers CUDA_ERROR_NOT_INITIALIZED until then) and MPI sends
+ * host buffers; then another thread initialises CUDA, makes the primary context and allocates
  * device and managed memory, and this thread, which has no current context, sends and receives
- * them: the data must arrive intact, so any shortcut in telling host memory from device memory
- * must notice a context made elsewhere. */
+ * them: the data must arrive intact, so telling host memory from device memory must notice CUDA
+ * initialised elsewhere after MPI_Init. */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpu_common.h"
 
@@ -39,15 +44,47 @@ static void swap(const void *send, void *recv, int bytes)
                         MPI_STATUS_IGNORE));
 }
 
+/* The device count, asked in a child process so that this one does not initialise CUDA. */
+static int devices_or_skip_without_init(void)
+{
+    fflush(stdout);
+    const pid_t child = fork();
+    if (child < 0) FAIL("fork failed");
+    if (child == 0) {
+        int n = 0;
+        _exit(cudaGetDeviceCount(&n) == cudaSuccess ? (n > 100 ? 100 : n) : 0);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) FAIL("the device-count child failed");
+    if (WEXITSTATUS(status) == 0) {
+        printf("SKIP: no CUDA device\n");
+        exit(77);
+    }
+    return WEXITSTATUS(status);
+}
+
+/* Whether the driver is initialised in this process (without initialising it). */
+static int cuda_initialised(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) return 0;
+    CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(lib, "cuDeviceGetCount");
+    int n = 0;
+    const int initialised = count && count(&n) != CUDA_ERROR_NOT_INITIALIZED;
+    dlclose(lib);
+    return initialised;
+}
+
 int main(int argc, char **argv)
 {
-    const int devices = t_gpu_devices_or_skip();
+    const int devices = devices_or_skip_without_init();
     t_init(&argc, &argv, "memkind_gate");
+    if (cuda_initialised()) FAIL("MPI_Init initialised CUDA");
     if (t_size < 2) FAIL("needs at least 2 ranks");
     g_device = t_local_rank() % devices;
     const int peer = 1 - t_rank;
 
-    /* No context yet: host buffers, small and large. */
+    /* CUDA not initialised yet: host buffers, small and large. */
     unsigned char *hs = malloc(kBytes), *hr = malloc(kBytes);
     for (int bytes = kSmall; bytes <= kBytes; bytes *= 64) {
         t_fill(hs, (size_t)bytes, 0, (uint32_t)t_rank, (uint32_t)bytes);
@@ -55,6 +92,7 @@ int main(int argc, char **argv)
         swap(hs, hr, bytes);
         if (t_rank <= 1) CHECK_PAT(hr, (size_t)bytes, 0, (uint32_t)peer, (uint32_t)bytes, "host buffer, no context");
     }
+    if (cuda_initialised()) FAIL("sending host buffers initialised CUDA");
 
     pthread_t th;
     if (pthread_create(&th, NULL, allocate_elsewhere, NULL) != 0) FAIL("pthread_create failed");
