@@ -426,7 +426,7 @@ Request* ShmEngine::take_answer(uint64_t ticket) {
 }
 
 Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
-  Pending p{};
+  Pending p;  // not value-initialised: no IPC descriptor travels in a control cell
   p.kind = kind;
   p.cookie = cookie;
   Status st;
@@ -632,7 +632,19 @@ void ShmEngine::handle(const CellHeader& c, Cell& live, int sender) {
   }
   if (c.kind == kCancel) return drop_message(c, sender);
   if (c.kind == kCancelAnswer) return cancel_answered(c);
-  Unexpected view{sender, c.kind, c.flags, c.tag, c.len, 0, c.cookie, 0, c.message, {}, live.payload()};
+  // Not value-initialised (a brace list would zero the 64-byte IPC handle with `rep stos` on
+  // every message): the descriptor is set, and read, for device memory only.
+  Unexpected view;
+  view.src_world = sender;
+  view.kind = c.kind;
+  view.flags = c.flags;
+  view.tag = c.tag;
+  view.len = c.len;
+  view.addr = 0;
+  view.cookie = c.cookie;
+  view.pid = 0;
+  view.message = c.message;
+  view.payload_ptr = live.payload();
   if (c.kind == kReadyToSend) {
     if (c.len != sizeof(ReadyToSend)) [[unlikely]] return ring_broken(sender, "a ready-to-send cell of the wrong size");
     const auto* rts = reinterpret_cast<const ReadyToSend*>(live.payload());

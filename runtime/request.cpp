@@ -1,5 +1,7 @@
 #include "request.h"
 
+#include <cstring>
+
 namespace weft {
 
 Request* RequestPool::alloc(RequestKind kind) {
@@ -23,8 +25,11 @@ Request* RequestPool::alloc(RequestKind kind) {
 void RequestPool::release(Request* r) {
   const uint32_t index = r->index;
   // Most requests own nothing: reset the plain fields only (constructing and move-assigning a
-  // whole Request, with its two std::function, cost more than the rest of a small send).
-  static_cast<RequestFields&>(*r) = RequestFields{};
+  // whole Request, with its two std::function, cost more than the rest of a small send). Copied
+  // from a constant: `= RequestFields{}` compiles to `rep stos`, whose start-up was half of a
+  // release in an 8-byte message-rate loop; the copy is a few vector stores.
+  static const RequestFields kFresh{};
+  std::memcpy(static_cast<RequestFields*>(r), &kFresh, sizeof(RequestFields));
   if (r->owned_buffer) r->owned_buffer.reset();
   if (r->start) r->start = nullptr;
   if (r->finish) r->finish = nullptr;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "staging.h"
@@ -40,6 +41,8 @@ struct RequestFields {
   uint64_t buffered = 0;                  // a buffered send's copy in flight (its number), for cancel
   size_t owned_bytes = 0;
 };
+
+static_assert(std::is_trivially_copyable_v<RequestFields>, "RequestPool::release resets it with memcpy");
 
 struct Request : RequestFields {
   StagingBuffer owned_buffer;             // e.g. the copy a buffered send owns
