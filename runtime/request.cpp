@@ -8,7 +8,6 @@ Request* RequestPool::alloc(RequestKind kind) {
   if (free_.empty()) {
     uint32_t base = uint32_t(chunks_.size()) << kChunkBits;
     chunks_.emplace_back(new Request[kChunkSize]);
-    live_.resize(live_.size() + kChunkSize, false);
     for (uint32_t i = kChunkSize; i-- > 0;) {
       chunks_.back()[i].index = base + i;
       free_.push_back(&chunks_.back()[i]);
@@ -17,7 +16,7 @@ Request* RequestPool::alloc(RequestKind kind) {
   Request* r = free_.back();
   free_.pop_back();
   r->kind = kind;
-  live_[r->index] = true;
+  r->live = true;
   ++in_use_;
   return r;
 }
@@ -34,7 +33,6 @@ void RequestPool::release(Request* r) {
   if (r->start) r->start = nullptr;
   if (r->finish) r->finish = nullptr;
   r->index = index;
-  live_[index] = false;
   free_.push_back(r);
   --in_use_;
 }

@@ -31,6 +31,7 @@ struct RequestFields {
   bool persistent = false;
   bool active = false;      // persistent requests: started and not yet completed by a wait
   bool user_freed = false;  // freed by the user while in flight: release on completion
+  bool live = false;        // allocated from the pool and not yet released
   bool device_buffer = false;  // the buffer handed to the transport is GPU device memory
   RequestStatus status;
   int peer = -1;                          // job rank of the peer; -1 when any source
@@ -71,14 +72,16 @@ class RequestPool {
   }
   size_t in_use() const { return in_use_; }
   const size_t* in_use_counter() const { return &in_use_; }
-  size_t capacity() const { return live_.size(); }  // every index below is a slot of the pool
-  bool is_live(uint32_t index) const { return index < live_.size() && live_[index]; }
+  size_t capacity() const { return chunks_.size() * kChunkSize; }  // every index below is a slot of the pool
+  bool is_live(uint32_t index) const {
+    const Request* r = at(index);
+    return r && r->live;
+  }
 
  private:
   static constexpr uint32_t kChunkBits = 10, kChunkSize = 1u << kChunkBits;
   std::vector<std::unique_ptr<Request[]>> chunks_;
   std::vector<Request*> free_;
-  std::vector<bool> live_;
   size_t in_use_ = 0;
 };
 
