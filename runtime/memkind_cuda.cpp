@@ -40,7 +40,8 @@ std::string find_driver() {
   int driver = 0, runtime = 0;
   if (version(&driver) != CUDA_SUCCESS) return "the CUDA driver does not report its version";
   (void)cudaRuntimeGetVersion(&runtime);  // compiled in: initialises nothing
-  if (driver < runtime) {
+  // CUDA's minor version compatibility: a driver of the same major version runs this runtime.
+  if (driver / 1000 < runtime / 1000) {
     return "the CUDA driver (" + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
            ") is older than this build's runtime (" + std::to_string(runtime / 1000) + "." +
            std::to_string(runtime % 1000 / 10) + ")";
