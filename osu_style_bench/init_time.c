@@ -4,8 +4,8 @@
  *
  *   mpirun -np N init_time [--csv]
  *
- * Prints "MPI_Init ms: slowest S fastest F" (or "init_ms,S,F" with --csv). MPI_Finalize's time
- * is printed by each rank after its own call (no rank can gather after finalize).
+ * Prints "MPI_Init ms: slowest S fastest F" (or "init_ms,S,F" with --csv), then rank 0's own
+ * MPI_Finalize time (no rank can gather after finalize).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -110,7 +110,7 @@ class ShmEngine {
     uint32_t message = 0;              // the send's number (Cell::message)
     std::vector<char> payload;         // eager data, copied out of the ring
     const char* payload_ptr = nullptr;  // the data: payload, or the cell while it is handled
-    IpcDescriptor ipc;  // a ready-to-send of device memory: the sender's buffer (set, and read, for kDevice only)
+    IpcDescriptor ipc;                 // flags & kDevice: the sender's buffer (unset otherwise)
   };
   // A cell waiting for room in a full ring (later sends to the same rank queue behind it).
   struct Pending {

@@ -37,8 +37,8 @@ const CudaState& cuda_state();
 int cuda_device_count();
 
 // The calling thread's current CUDA device (-1: none, no CUDA, or CUDA not initialised yet),
-// and making `device` another
-// thread's current one (a helper thread works on the device of the thread that started it).
+// and making `device` another thread's current one (a helper thread works on the device of the
+// thread that started it).
 int cuda_current_device();
 void cuda_use_device(int device);
 
