@@ -57,18 +57,58 @@ std::shared_ptr<const void> hold_type(const Datatype* d) {
 
 Status Calls::start(const CollContext& ctx, std::shared_ptr<const Schedule> schedule, Request* r,
                     const uint32_t* reserved) {
-  auto run = std::make_shared<ScheduleRun>(ctx, std::move(schedule));
   r->complete = false;
   r->status = RequestStatus{};
+  if (defer_first_steps_) {
+    const uint32_t tags = reserved ? *reserved : reserve_tags(ctx.comm, *schedule);
+    handed_off_.push_back(HandedOff{r, ctx, std::move(schedule), tags});
+    if (progress_) progress_->arm(poller_);
+    return Status::ok;
+  }
+  std::unique_ptr<ScheduleRun> run = take_run(ctx, std::move(schedule));
   WEFT_TRY(run->start(reserved));
-  if (!defer_first_steps_ && run->test()) {
+  if (run->test()) {
     r->status.error = run->status();
     r->complete = true;
+    recycle(std::move(run));
   } else {
     running_.emplace_back(r, std::move(run));
     if (progress_) progress_->arm(poller_);
   }
   return Status::ok;
+}
+
+void Calls::start_handed_off() {
+  if (handed_off_.empty() || starting_) return;
+  starting_ = true;
+  for (HandedOff& h : handed_off_) {
+    std::unique_ptr<ScheduleRun> run = take_run(h.ctx, std::move(h.schedule));
+    // A run that cannot start (a member known to have failed) completes its request with the
+    // error; one that failed part way is dropped, which takes its posted requests back.
+    if (Status st = run->start(&h.tags); st != Status::ok) {
+      h.request->status.error = st;
+      h.request->complete = true;
+      continue;
+    }
+    running_.emplace_back(h.request, std::move(run));
+  }
+  handed_off_.clear();
+  starting_ = false;
+}
+
+std::unique_ptr<ScheduleRun> Calls::take_run(const CollContext& ctx, std::shared_ptr<const Schedule> schedule) {
+  if (spare_.empty()) return std::make_unique<ScheduleRun>(ctx, std::move(schedule));
+  std::unique_ptr<ScheduleRun> run = std::move(spare_.back());
+  spare_.pop_back();
+  run->reuse(ctx, std::move(schedule));
+  return run;
+}
+
+void Calls::recycle(std::unique_ptr<ScheduleRun> run) {
+  constexpr size_t kSpareRuns = 8;
+  if (spare_.size() >= kSpareRuns) return;
+  run->drop_schedule();
+  spare_.push_back(std::move(run));
 }
 
 void Calls::attach(Progress* progress) {
@@ -78,6 +118,7 @@ void Calls::attach(Progress* progress) {
 
 int Calls::poll(void* ctx) {
   auto* calls = static_cast<Calls*>(ctx);
+  calls->start_handed_off();
   auto& running = calls->running_;
   int done = 0;
   for (size_t i = 0; i < running.size();) {
@@ -85,6 +126,7 @@ int Calls::poll(void* ctx) {
     if (run->test()) {
       r->status.error = run->status();
       r->complete = true;
+      calls->recycle(std::move(run));
       running[i] = std::move(running.back());
       running.pop_back();
       ++done;

@@ -107,13 +107,34 @@ class Calls {
   // Registers the progress poller that advances the runs in flight (armed only while some are).
   void attach(Progress* progress);
   static int poll(void* calls);  // returns how many finished
+  // Starts the runs handed off to the progress engine (defer_first_steps), in the order they
+  // were posted. Every run's start calls it first, so collectives on a communicator take their
+  // shared-memory operation numbers in the order the calls were made.
+  void start_handed_off();
   // Whether start() leaves even the first steps to the progress engine: when a progress thread
-  // on a core of its own polls it, the caller returns at once and the steps (copies into shared
-  // memory among them) overlap its computation.
+  // on a core of its own polls it, the caller only takes the call's tags and hands it over
+  // (start_handed_off), and the steps (copies into shared memory among them) overlap its
+  // computation. An error in starting then completes the request.
   void defer_first_steps(bool on) { defer_first_steps_ = on; }
 
  private:
-  std::vector<std::pair<Request*, std::shared_ptr<ScheduleRun>>> running_;
+  // A finished run, kept for the next start (a request array and no allocation per call:
+  // with a progress thread, runs finish on that thread and start on the caller's).
+  void recycle(std::unique_ptr<ScheduleRun> run);
+  // A run for schedule on ctx: a recycled one when there is one.
+  std::unique_ptr<ScheduleRun> take_run(const CollContext& ctx, std::shared_ptr<const Schedule> schedule);
+  // A call posted with the first steps deferred: the caller only takes its tags and hands it
+  // over, so a post touches little of what the progress thread last wrote.
+  struct HandedOff {
+    Request* request;
+    CollContext ctx;
+    std::shared_ptr<const Schedule> schedule;
+    uint32_t tags;
+  };
+  std::vector<HandedOff> handed_off_;
+  bool starting_ = false;  // in start_handed_off (a run's start calls it again)
+  std::vector<std::pair<Request*, std::unique_ptr<ScheduleRun>>> running_;
+  std::vector<std::unique_ptr<ScheduleRun>> spare_;
   bool defer_first_steps_ = false;
   Progress* progress_ = nullptr;
   Progress::PollerId poller_ = 0;

@@ -1,7 +1,9 @@
 #include "schedule.h"
 
 #include <cstring>
+#include <new>
 
+#include "call.h"
 #include "pt2pt/tag.h"
 #include "runtime/log.h"
 
@@ -104,6 +106,13 @@ ScheduleRun::~ScheduleRun() {
     for (size_t k = 0; k < active_; ++k) ctx_.transport->fail_request(&requests_[k]);
 }
 
+void ScheduleRun::reuse(CollContext ctx, std::shared_ptr<const Schedule> schedule) {
+  std::vector<Request> requests = release_requests();
+  this->~ScheduleRun();  // a finished run: nothing of it is still posted
+  new (this) ScheduleRun(ctx, std::move(schedule));
+  adopt_requests(std::move(requests));
+}
+
 Status ScheduleRun::check_members() {
   Transport& t = *ctx_.transport;
   t.boot().poll_local_liveness();
@@ -136,6 +145,7 @@ uint32_t reserve_tags(const Comm& comm, const Schedule& schedule) {
 }
 
 Status ScheduleRun::start(const uint32_t* reserved) {
+  if (ctx_.calls) ctx_.calls->start_handed_off();  // calls posted earlier claim first
   WEFT_TRY(check_members());
   const uint32_t first = reserved ? *reserved : reserve_tags(ctx_.comm, *schedule_);
   lanes_.clear();

@@ -155,6 +155,11 @@ class ScheduleRun {
     active_ = 0;
   }
   std::vector<Request> release_requests() { return std::move(requests_); }
+  // A finished run made ready to run schedule on ctx, keeping its request array (and the
+  // memory of the run itself) instead of allocating anew: non-blocking calls recycle theirs.
+  void reuse(CollContext ctx, std::shared_ptr<const Schedule> schedule);
+  // Lets go of the schedule once finished, so that the plan cache sees the plan free again.
+  void drop_schedule() { schedule_.reset(); }
 
  private:
   Status start_with_tag(uint32_t tag);
