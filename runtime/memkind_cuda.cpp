@@ -9,9 +9,13 @@
 #include <cuda.h>  // the driver's types and values; its functions are found with dlsym (no libcuda link)
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <ucm/api/ucm.h>
+
+#include <atomic>
 
 #include "log.h"
 #include "memkind.h"
+#include "memkind_cache.h"
 
 namespace weft {
 
@@ -47,6 +51,32 @@ std::string find_driver() {
            std::to_string(runtime % 1000 / 10) + ")";
   }
   return {};
+}
+
+// Host pages, kept once CUDA is initialised and UCX's memory hooks report every unmapping.
+HostPageCache g_host_pages;
+// 0: not tried yet, 1: the hooks report unmappings (the cache is on), 2: they could not.
+std::atomic<int> g_host_cache_state{0};
+
+void on_unmapped(ucm_event_type_t, ucm_event_t* event, void*) {
+  g_host_pages.unmapped(event->vm_unmapped.address, event->vm_unmapped.size);
+}
+
+// Turns the cache on, once, at the first host answer from an initialised driver.
+bool host_cache_on() {
+  int state = g_host_cache_state.load(std::memory_order_acquire);
+  if (state != 0) [[likely]] return state == 1;
+  static std::atomic_flag trying = ATOMIC_FLAG_INIT;
+  if (trying.test_and_set()) return false;  // another thread is installing the hooks
+  const ucs_status_t st = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, on_unmapped, nullptr);
+  state = st == UCS_OK ? 1 : 2;
+  if (state == 1)
+    WEFT_INFO(Subsys::gpu, "memory kinds: host pages are remembered (UCX memory hooks report unmappings)");
+  else
+    WEFT_INFO(Subsys::gpu, "memory kinds: UCX memory hooks unavailable (%s): the driver is asked about every buffer",
+              ucs_status_string(st));
+  g_host_cache_state.store(state, std::memory_order_release);
+  return state == 1;
 }
 
 // Whether some call in the process (the program's, or a device-buffer path's) has initialised
@@ -100,6 +130,8 @@ void cuda_use_device(int device) {
 MemInfo memkind_query(const void* ptr) {
   MemInfo info;
   if (!g_cuda.usable || ptr == nullptr) return info;
+  if (g_host_pages.known_host(ptr)) return info;
+  const uint64_t generation = g_host_pages.generation();
   // Memory CUDA does not know reads as type 0 with CUDA_SUCCESS; before the driver is
   // initialised the query fails with CUDA_ERROR_NOT_INITIALIZED, and no CUDA memory exists.
   unsigned int type = 0, managed = 0;
@@ -108,6 +140,10 @@ MemInfo memkind_query(const void* ptr) {
                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
   void* into[3] = {&type, &managed, &ordinal};
   if (g_pointer_attributes(3, what, into, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return info;
+  if (type == 0 && !managed) {  // unknown to CUDA: ordinary host memory, until it is unmapped
+    if (host_cache_on()) g_host_pages.remember(ptr, generation);
+    return info;
+  }
   if (managed) {
     info.kind = MemKind::cuda_managed;
     info.device = ordinal;
