@@ -15,7 +15,9 @@ if [ $rc -ne 0 ]; then
 fi
 fail=0
 for s in $sizes; do
-    if ! echo "$out" | grep -Eq "^$s +[0-9]+\.[0-9]+\$"; then
+    # A here-string, not a pipe: grep -q leaves at the first match, and under pipefail the
+    # writer's SIGPIPE would read as "no row".
+    if ! grep -Eq "^$s +[0-9]+\.[0-9]+\$" <<< "$out"; then
         echo "FAIL: no row for size $s"
         fail=1
     fi
