@@ -17,6 +17,8 @@
 
 namespace weft::mpi {
 
+constinit BuiltinTypeSlot g_builtin_types[256];
+
 namespace {
 
 struct Builtin {
@@ -114,6 +116,7 @@ struct Tables {
       fill(by_index[idx], b);
       present[idx] = true;
       handle_of[idx] = b.handle;
+      g_builtin_types[idx] = BuiltinTypeSlot{b.handle, &by_index[idx]};
     }
     for (size_t i = 0; i < 5; ++i) fill(pairs[i], kPairs[i]);
   }

@@ -64,6 +64,7 @@ void start(const char* fn, int required, bool world) {
   if (s != Status::ok) init_failure(fn, s);
   startup_phases().mark("collectives");
 
+  (void)lookup_datatype(MPI_BYTE);  // fills the builtin types' table (builtin_datatype)
   g_state = state.release();
   g_running = true;
   g_state->own_cpus = cpus;
@@ -126,13 +127,6 @@ int close_runtime_for(const char* fn, bool world) {
   static bool at_exit = false;
   if (!at_exit) at_exit = atexit(teardown_at_exit) == 0;
   return MPI_SUCCESS;
-}
-
-Request* lookup_request(MPI_Request h) {
-  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::request) return nullptr;
-  uint32_t idx = handle::index_of(h);
-  if (!g_state->requests.is_live(idx)) return nullptr;
-  return g_state->requests.at(idx);
 }
 
 coll::CollContext coll_context(const Comm& c) {

@@ -36,6 +36,40 @@ int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype 
   return MPI_SUCCESS;
 }
 
+// The common message checked in one pass: a predefined type, a count of at least 0, an
+// intracommunicator with no failure known, a rank and tag in range (a receive may name any
+// source or tag) and host memory. False for anything else, left to the full checks, which
+// report it: nothing is raised here.
+inline bool quick_message(const void* buf, MPI_Count count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                          bool receive, Message* m) {
+  const Datatype* type = builtin_datatype(dt);
+  if (!type || count < 0) return false;
+  const Comm* c = lookup_comm(comm);
+  if (!c || c->inter || g_state->boot->failures_seen()) [[unlikely]] return false;
+  const bool any_source = receive && peer == MPI_ANY_SOURCE, any_tag = receive && tag == MPI_ANY_TAG;
+  if ((uint32_t(peer) >= uint32_t(c->size) && !any_source) ||
+      (uint32_t(tag) > uint32_t(tag::kMaxUserTag) && !any_tag)) [[unlikely]]
+    return false;
+  m->comm = c;
+  m->type = type;
+  m->count = size_t(count);
+  m->bytes = type->packed * size_t(count);
+  m->contiguous = true;
+  m->offset = 0;
+  if (m->bytes > 0) {
+    if (!buf) [[unlikely]] return false;
+    if (memkind_device_possible() && (describe_device_message(buf, m) != Status::ok || m->on_device)) return false;
+  }
+  if (receive) {
+    m->peer = any_source ? kAnyPeer : c->world_ranks[size_t(peer)];
+    set_recv_tag(m, peer, any_source, tag, any_tag);
+  } else {
+    m->peer = c->world_ranks[size_t(peer)];
+    set_send_tag(m, tag);
+  }
+  return true;
+}
+
 // A device buffer travels as it is or staged through host memory; WEFT_REQUIRE_FAST_PATH may
 // forbid the staging.
 int choose_path(const char* fn, MPI_Comm comm, Message* m) {
@@ -48,6 +82,8 @@ int choose_path(const char* fn, MPI_Comm comm, Message* m) {
 
 int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
                MPI_Comm comm, Message* m) {
+  if (quick_message(buf, count, dt, dest, tag, comm, false, m)) [[likely]] return MPI_SUCCESS;
+  *m = Message{};
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   const int size = m->comm->peer_count();
@@ -68,6 +104,8 @@ int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
 
 int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
                MPI_Comm comm, Message* m) {
+  if (quick_message(buf, count, dt, source, tag, comm, true, m)) [[likely]] return MPI_SUCCESS;
+  *m = Message{};
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   const int size = m->comm->peer_count();
@@ -112,6 +150,22 @@ int post_operation(const char* fn, bool receive, const void* buf, MPI_Count coun
 int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
                  int tag, MPI_Comm comm, SendMode mode, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
+  // The common message goes straight to the transport: contiguous host memory needs none of
+  // post_immediate's packing or device steps.
+  if (Message m; request && quick_message(buf, count, dt, peer, tag, comm, receive, &m)) [[likely]] {
+    Request* r = g_state->requests.alloc(receive ? RequestKind::recv : RequestKind::send);
+    r->owner = comm;
+    Transport& t = *g_state->transport;
+    const Status s = receive ? t.irecv(const_cast<void*>(buf), m.bytes, m.peer == kAnyPeer ? -1 : m.peer, m.tag,
+                                       m.mask, r)
+                             : t.isend(buf, m.bytes, m.peer, m.tag, mode, r);
+    if (s != Status::ok) [[unlikely]] {
+      g_state->requests.release(r);
+      return raise_status(comm, s, fn);
+    }
+    *request = request_handle(r);
+    return MPI_SUCCESS;
+  }
   if (!request) [[unlikely]] {
     Message m;  // the arguments' errors first, as before the request
     int rc = receive ? check_recv(fn, buf, count, dt, peer, tag, comm, &m)
@@ -221,14 +275,6 @@ int ready(const char* fn, Request* r, int partition) {
 }
 
 }  // namespace
-
-void fill_status(MPI_Status* st, const RequestStatus& rs) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = rs.source;
-  st->MPI_TAG = rs.tag;
-  st->count_lo = int(uint32_t(rs.bytes & 0xffffffffu));
-  st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
-}
 
 void set_status_proc_null(MPI_Status* st) { fill_status(st, proc_null_status()); }
 

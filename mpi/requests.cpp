@@ -48,6 +48,11 @@ int retire(MPI_Request* h, Request* r, MPI_Status* status) {
   return MPI_SUCCESS;
 }
 
+// A request whose completion is its status alone: not generalized or persistent, no finish step.
+inline bool is_plain(const Request* r) {
+  return r->kind != RequestKind::generalized && !r->persistent && !r->finish;
+}
+
 // One request of a set: its error in its status only. True if it failed.
 bool retire_in_set(MPI_Request* h, Request* r, MPI_Status* st) {
   if (r->kind == RequestKind::generalized) {
@@ -98,6 +103,15 @@ int retire_all(int count, MPI_Request reqs[], const RequestSet& active, MPI_Stat
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = status_at(statuses, i);
     if (Request* r = active[size_t(i)]) {
+      // The usual request (a send or receive that worked, with no step left and nothing
+      // owned) straight back to the pool.
+      if (is_plain(r) && r->status.error == Status::ok) [[likely]] {
+        fill_status(st, r->status);
+        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+        g_state->requests.release(r);
+        reqs[i] = MPI_REQUEST_NULL;
+        continue;
+      }
       failed |= retire_in_set(&reqs[i], r, st);
     } else {
       set_status_empty(st);

@@ -213,6 +213,18 @@ int delete_all_attributes(MPI_Comm comm);
 int copy_type_attributes(MPI_Datatype from, MPI_Datatype to);
 int delete_type_attributes(MPI_Datatype type);
 const Datatype* lookup_datatype(MPI_Datatype h);
+// The predefined types with builtin handles (0x4c00SSII), by the handle's low byte; filled
+// before MPI_Init returns. The point-to-point fast path reads it inline.
+struct BuiltinTypeSlot {
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  const Datatype* type = nullptr;
+};
+extern BuiltinTypeSlot g_builtin_types[256];
+// A builtin handle's Datatype, or null (any other handle, or the table not yet filled).
+inline const Datatype* builtin_datatype(MPI_Datatype h) {
+  const BuiltinTypeSlot& s = g_builtin_types[uint32_t(h) & 0xff];
+  return s.handle == h ? s.type : nullptr;
+}
 // A new derived datatype handle owning one reference to d (taken over from the caller).
 MPI_Datatype new_datatype_handle(Datatype* d);
 // Validates a datatype argument of a communication call: valid handle and committed
@@ -220,7 +232,12 @@ MPI_Datatype new_datatype_handle(Datatype* d);
 // error code.
 int check_datatype(MPI_Comm comm, const char* fn, MPI_Datatype h, const Datatype** out,
                    const char* arg = "datatype");
-Request* lookup_request(MPI_Request h);
+// A live request's object, or null for any other handle (MPI_REQUEST_NULL included).
+inline Request* lookup_request(MPI_Request h) {
+  if (handle::kind_of(h) != handle::direct || handle::obj_of(h) != handle::request) return nullptr;
+  Request* r = g_state->requests.at(handle::index_of(h));
+  return r && r->live ? r : nullptr;
+}
 inline MPI_Request request_handle(const Request* r) {
   return handle::make(handle::direct, handle::request, r->index);
 }
@@ -254,7 +271,13 @@ inline void copy_string(std::string_view s, int max, char* out, int* resultlen) 
 }
 
 // Fills an MPI_Status from a completed request's status.
-void fill_status(MPI_Status* st, const RequestStatus& rs);
+inline void fill_status(MPI_Status* st, const RequestStatus& rs) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = rs.source;
+  st->MPI_TAG = rs.tag;
+  st->count_lo = int(uint32_t(rs.bytes & 0xffffffffu));
+  st->count_hi_and_cancelled = int((uint64_t(rs.bytes) >> 32) << 1) | (rs.cancelled ? 1 : 0);
+}
 // Null or inactive requests: MPI_ANY_SOURCE, MPI_ANY_TAG, no bytes, MPI_SUCCESS.
 void set_status_empty(MPI_Status* st);
 void set_status_proc_null(MPI_Status* st);   // operations on MPI_PROC_NULL

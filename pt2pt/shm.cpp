@@ -20,6 +20,12 @@ namespace weft {
 
 using namespace shm_cells;
 
+// What the receiver publishes about a ring: the bytes it has consumed (cells handled, so their
+// space may be written again).
+struct ShmRingControl {
+  std::atomic<uint64_t> consumed;
+};
+
 namespace {
 
 constexpr const char* kShmKey = "weft.shm";
@@ -28,21 +34,15 @@ constexpr uint32_t kLayoutVersion = 3;  // 3: first words carry the lap
 constexpr size_t kHeaderBytes = 64;      // segment header
 constexpr size_t kControlBytes = 64;     // before each ring: the receiver's consumed count, a line of its own
 
-// What the receiver publishes about a ring: the bytes it has consumed (cells handled, so their
-// space may be written again).
-struct RingControl {
-  std::atomic<uint64_t> consumed;
-};
-
 // Where the ring of the sender with local index `sender` lies in a segment: its control line
 // (the receiver's consumed count), then its cells.
 struct RingPlace {
-  RingControl* control;
+  ShmRingControl* control;
   char* cells;
 };
 RingPlace ring_place(char* segment_base, size_t sender, size_t ring_bytes) {
   char* at = segment_base + kHeaderBytes + sender * (kControlBytes + ring_bytes);
-  return {reinterpret_cast<RingControl*>(at), at + kControlBytes};
+  return {reinterpret_cast<ShmRingControl*>(at), at + kControlBytes};
 }
 
 // Asks for the line of the next cell in exclusive state once this one is published, so that
@@ -213,39 +213,70 @@ Status ShmEngine::map_peer(int dest, Segment** seg) {
   return Status::ok;
 }
 
-// Writes one cell to dest's ring if there is room; false when there is not (yet). The sender
-// reads the receiver's consumed count only when its last reading leaves too little room, so a
-// stream of small messages costs it stores alone.
-bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
-  const uint32_t kind = p.kind;
-  const IpcDescriptor* ipc = p.flags & kDevice ? &p.ipc : nullptr;
+// The ring this rank writes in dest's segment, mapped on first use.
+Status ShmEngine::open_ring(int dest, SendRing* s) {
   Segment* seg = peers_[size_t(dest)];
-  if (!seg) [[unlikely]] {
-    *st = map_peer(dest, &seg);
-    if (*st != Status::ok) return true;
-  }
-  const auto [control, ring] = ring_place(seg->base(), size_t(local_index_[size_t(boot_.rank())]), ring_bytes_);
-  SendRing& s = send_[size_t(dest)];
-  const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
-  const size_t bytes = cell_bytes(payload);
-  // A cell never wraps: when it does not fit before the end, a wrap word sends the receiver
-  // back to the start. The line past the cell stays free, for the sender may clear its word.
+  if (!seg) WEFT_TRY(map_peer(dest, &seg));
+  const auto [control, cells] = ring_place(seg->base(), size_t(local_index_[size_t(boot_.rank())]), ring_bytes_);
+  s->control = control;
+  s->cells = cells;
+  return Status::ok;
+}
+
+// Room for a cell of `bytes` in an open ring: the cell, after a wrap word where it would not fit
+// before the end, or null while the ring is full. The sender reads the receiver's consumed
+// count only when its last reading leaves too little room, so a stream of small messages costs
+// it stores alone. The line past the cell stays free, for the sender may clear its word.
+inline ShmEngine::Cell* ShmEngine::claim_cell(int dest, SendRing& s, size_t bytes) {
   const size_t skip = s.offset + bytes > ring_bytes_ ? ring_bytes_ - s.offset : 0;
   const uint64_t end = s.tail + skip + bytes + kCellAlign;
   if (end > s.consumed + ring_bytes_) {
-    s.consumed = control->consumed.load(std::memory_order_acquire);
-    if (end > s.consumed + ring_bytes_) return false;
+    s.consumed = s.control->consumed.load(std::memory_order_acquire);
+    if (end > s.consumed + ring_bytes_) return nullptr;
   }
   if (!outstanding_.empty()) forget_overwritten(dest, end);
   if (skip) {
-    clear_for_lap(s, ring, 0, s.lap ^ 1);
-    reinterpret_cast<std::atomic<uint32_t>*>(ring + s.offset)->store(wrap_word(s.lap), std::memory_order_release);
+    clear_for_lap(s, s.cells, 0, s.lap ^ 1);
+    reinterpret_cast<std::atomic<uint32_t>*>(s.cells + s.offset)->store(wrap_word(s.lap), std::memory_order_release);
     s.lines[s.offset / kCellAlign] = uint8_t(kLineFirstWord + s.lap);
     s.tail += skip;
     s.offset = 0;
     s.lap ^= 1;
   }
-  Cell* c = reinterpret_cast<Cell*>(ring + s.offset);
+  return reinterpret_cast<Cell*>(s.cells + s.offset);
+}
+
+// Makes the claimed cell c (header and payload written) visible to the receiver with one
+// release store, and moves the ring on.
+inline void ShmEngine::publish_cell(SendRing& s, Cell* c, size_t bytes) {
+  const size_t next = s.offset + bytes == ring_bytes_ ? 0 : s.offset + bytes;
+  const uint8_t next_lap = next == 0 ? s.lap ^ 1 : s.lap;
+  clear_for_lap(s, s.cells, next, next_lap);
+  c->word.store(cell_ready_word(s.lap), std::memory_order_release);
+#ifndef WEFT_SHM_NO_PREFETCHW
+  prefetch_for_write(s.cells + next);
+#endif
+  const size_t first = s.offset / kCellAlign;
+  s.lines[first] = uint8_t(kLineFirstWord + s.lap);
+  for (size_t line = first + 1; line < first + bytes / kCellAlign; ++line) s.lines[line] = kLinePayload;
+  s.tail += bytes;
+  s.offset = next;
+  s.lap = next_lap;
+}
+
+// Writes one cell to dest's ring if there is room; false when there is not (yet).
+bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
+  const uint32_t kind = p.kind;
+  const IpcDescriptor* ipc = p.flags & kDevice ? &p.ipc : nullptr;
+  SendRing& s = send_[size_t(dest)];
+  if (!s.cells) [[unlikely]] {
+    *st = open_ring(dest, &s);
+    if (*st != Status::ok) return true;
+  }
+  const size_t payload = kind == kReadyToSend ? sizeof(ReadyToSend) : kind == kEager ? p.len : 0;
+  const size_t bytes = cell_bytes(payload);
+  Cell* c = claim_cell(dest, s, bytes);
+  if (!c) return false;
   c->kind = uint16_t(kind);
   c->flags = uint16_t(p.flags);
   c->message = p.message;
@@ -264,20 +295,27 @@ bool ShmEngine::try_place(int dest, const Pending& p, Status* st) {
   } else if (payload) {
     memcpy(c->payload(), p.buf, payload);
   }
-  const size_t next = s.offset + bytes == ring_bytes_ ? 0 : s.offset + bytes;
-  const uint8_t next_lap = next == 0 ? s.lap ^ 1 : s.lap;
-  clear_for_lap(s, ring, next, next_lap);
-  c->word.store(cell_ready_word(s.lap), std::memory_order_release);
-#ifndef WEFT_SHM_NO_PREFETCHW
-  prefetch_for_write(ring + next);
-#endif
-  const size_t first = s.offset / kCellAlign;
-  s.lines[first] = uint8_t(kLineFirstWord + s.lap);
-  for (size_t line = first + 1; line < first + bytes / kCellAlign; ++line) s.lines[line] = kLinePayload;
-  s.tail += bytes;
-  s.offset = next;
-  s.lap = next_lap;
+  publish_cell(s, c, bytes);
   *st = Status::ok;
+  return true;
+}
+
+// An eager cell (len at most payload_size_) placed at once when nothing queues before it in
+// an open ring with room; false (nothing written) otherwise.
+inline bool ShmEngine::place_eager_now(const void* buf, size_t len, int dest, uint64_t tag, uint32_t message) {
+  SendRing& s = send_[size_t(dest)];
+  if (!s.cells || !pending_[size_t(dest)].empty()) [[unlikely]] return false;
+  const size_t bytes = cell_bytes(len);
+  Cell* c = claim_cell(dest, s, bytes);
+  if (!c) [[unlikely]] return false;
+  c->kind = uint16_t(kEager);
+  c->flags = 0;
+  c->message = message;
+  c->tag = tag;
+  c->cookie = 0;
+  c->len = uint32_t(len);
+  if (len) memcpy(c->payload(), buf, len);
+  publish_cell(s, c, bytes);
   return true;
 }
 
@@ -354,16 +392,31 @@ int ShmEngine::flush_pending() {
 Status ShmEngine::isend(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode,
                         Request* r) {
   r->peer = dest;
-  r->complete = false;
   r->status = RequestStatus{};
+  uint32_t& next = next_message_[size_t(dest)];
+  if (++next == 0) ++next;  // 0 names no message
+  r->message = next;
+  // The common small send: complete once its cell is in the ring.
+  if (mode == SendMode::standard && bytes <= payload_size_ && !r->device_buffer &&
+      place_eager_now(buf, bytes, dest, tag, next)) [[likely]] {
+    r->complete = true;
+    return Status::ok;
+  }
+  return isend_queued(buf, bytes, dest, tag, mode, r);
+}
+
+// Every other send, out of line so that the small one above sets up no frame for it: device
+// memory, ready-to-send, synchronous, or a cell that must wait for room.
+[[gnu::noinline]] Status ShmEngine::isend_queued(const void* buf, size_t bytes, int dest, uint64_t tag,
+                                                 SendMode mode, Request* r) {
+  r->complete = false;
+  const uint32_t next = r->message;
   Pending p;  // not value-initialised: the IPC descriptor is set (and read) for device memory only
   p.tag = tag;
   p.buf = buf;
   p.len = bytes;
   p.request = r;
-  uint32_t& next = next_message_[size_t(dest)];
-  if (++next == 0) ++next;  // 0 names no message
-  p.message = r->message = next;
+  p.message = next;
   if (r->device_buffer && bytes > 0) {
     // GPU memory: the receiver maps it through CUDA IPC and copies it once, whatever the size.
     Status described = cuda_ipc_describe(buf, &p.ipc);
@@ -435,14 +488,7 @@ Status ShmEngine::control(int dest, uint32_t kind, uint64_t cookie) {
 }
 
 bool ShmEngine::try_send_now(const void* buf, size_t bytes, int dest, uint64_t tag) {
-  if (bytes > payload_size_ || !pending_[size_t(dest)].empty()) return false;
-  Pending p;  // not value-initialised: the IPC descriptor's 64-byte handle stays unset (no kDevice)
-  p.kind = kEager;
-  p.tag = tag;
-  p.buf = buf;
-  p.len = bytes;
-  Status st = Status::ok;
-  return try_place(dest, p, &st) && st == Status::ok;
+  return bytes <= payload_size_ && place_eager_now(buf, bytes, dest, tag, 0);
 }
 
 std::unique_ptr<ShmEngine::Unexpected> ShmEngine::take_unexpected(const Unexpected& view) {
@@ -632,6 +678,21 @@ void ShmEngine::handle(const CellHeader& c, Cell& live, int sender) {
   }
   if (c.kind == kCancel) return drop_message(c, sender);
   if (c.kind == kCancelAnswer) return cancel_answered(c);
+  // The usual small message: a standard eager one that the first posted receive takes whole.
+  if (c.kind == kEager && c.flags == 0 && !posted_.empty()) {
+    const PostedRecv& p = posted_.front();
+    if (((c.tag ^ p.tag) & p.mask) == 0 && c.len <= p.bytes && !p.request->device_buffer) [[likely]] {
+      Request* r = p.request;
+      if (c.len) memcpy(p.buf, live.payload(), c.len);
+      r->status.source = tag::source_of(c.tag);
+      r->status.tag = tag::user_tag_of(c.tag);
+      r->status.bytes = c.len;
+      r->status.error = Status::ok;
+      r->complete = true;
+      posted_.pop_front();
+      return;
+    }
+  }
   // Not value-initialised (a brace list would zero the 64-byte IPC handle with `rep stos` on
   // every message): the descriptor is set, and read, for device memory only.
   Unexpected view;

@@ -26,6 +26,7 @@ namespace weft {
 namespace shm_cells {
 struct CellHeader;  // shm_cell_read.h
 }
+struct ShmRingControl;  // shm.cpp
 
 // The job's shared-memory names and their tracking (runtime/shm_segment.h) are the bootstrap's.
 class BootstrapShmJob final : public ShmJob {
@@ -192,7 +193,14 @@ class ShmEngine {
     uint64_t tail = 0, offset = 0, consumed = 0;
     uint8_t lap = 0;
     std::vector<uint8_t> lines;
+    char* cells = nullptr;               // the ring in the receiver's segment; null until opened
+    ShmRingControl* control = nullptr;   // the receiver's consumed count
   };
+  Status open_ring(int dest, SendRing* s);
+  Cell* claim_cell(int dest, SendRing& s, size_t bytes);
+  void publish_cell(SendRing& s, Cell* c, size_t bytes);
+  bool place_eager_now(const void* buf, size_t len, int dest, uint64_t tag, uint32_t message);
+  Status isend_queued(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, Request* r);
   struct RecvRing {
     uint64_t head = 0, offset = 0;  // bytes consumed; where the next cell starts
     uint8_t lap = 0;

@@ -403,6 +403,12 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
                         Request* r) {
   count_sent(dest, bytes);
   if (via_shm(dest)) return shm_->isend(buf, bytes, dest, t, mode, r);
+  return ucx_isend(buf, bytes, dest, t, mode, r);
+}
+
+// Out of line, so that a send through shared memory never sets up this frame.
+[[gnu::noinline]] Status Transport::ucx_isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
+                                              Request* r) {
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
   r->peer = dest;
@@ -433,6 +439,13 @@ Status Transport::isend(const void* buf, size_t bytes, int dest, uint64_t t, Sen
 Status Transport::irecv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
                         Request* r) {
   if (!hybrid_ && shm_) return shm_->irecv(buf, bytes, source, t, mask, r);
+  return irecv_routed(buf, bytes, source, t, mask, r);
+}
+
+// Out of line, so that a receive through shared memory alone never sets up this frame: the
+// receive goes to UCX, or in hybrid mode to the engine of its source (both for any source).
+[[gnu::noinline]] Status Transport::irecv_routed(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
+                                                 Request* r) {
   if (hybrid_) {
     if (source >= 0 && boot_.is_local(source)) return shm_->irecv(buf, bytes, source, t, mask, r);
     if (source < 0) {

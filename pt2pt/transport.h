@@ -181,6 +181,8 @@ class Transport {
   bool via_shm(int rank) const { return shm_ && (!hybrid_ || boot_.is_local(rank)); }
   Status choose_path(const TransportOptions& options, bool* use_shm);
   Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);
+  Status ucx_isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, Request* r);
+  Status irecv_routed(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask, Request* r);
   // UCX generic datatype (ucp_datatype_t) of device buffers pipelined through pinned chunks;
   // 0 when that is not usable (device_staging_off_ says why).
   uint64_t device_dt_ = 0;
