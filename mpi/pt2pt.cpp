@@ -40,7 +40,7 @@ int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype 
 // intracommunicator with no failure known, a rank and tag in range (a receive may name any
 // source or tag) and host memory. False for anything else, left to the full checks, which
 // report it: nothing is raised here.
-inline bool quick_message(const void* buf, MPI_Count count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+[[gnu::always_inline]] inline bool quick_message(const void* buf, MPI_Count count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
                           bool receive, Message* m) {
   const Datatype* type = builtin_datatype(dt);
   if (!type || count < 0) return false;
@@ -126,6 +126,11 @@ int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
                      int tag, MPI_Comm comm, SendMode mode) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
+  // The common message straight to the transport (no packing or device step to take).
+  if (quick_message(buf, count, dt, dest, tag, comm, false, &m)) [[likely]] {
+    const Status s = g_state->transport->send(buf, m.bytes, m.peer, m.tag, mode, m.comm);
+    return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
+  }
   int rc = check_send(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) return MPI_SUCCESS;
@@ -186,6 +191,13 @@ int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int sou
             MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT(fn);
   Message m;
+  if (quick_message(buf, count, dt, source, tag, comm, true, &m)) [[likely]] {
+    MatchInfo info;
+    const Status s = g_state->transport->recv(buf, m.bytes, m.peer == kAnyPeer ? -1 : m.peer, m.tag, m.mask, &info,
+                                              m.comm);
+    fill_status(status, RequestStatus{info.source, info.tag, info.bytes});
+    return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
+  }
   int rc = check_recv(fn, buf, count, dt, source, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) {

@@ -501,12 +501,23 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
   if (via_shm(dest)) {
     if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
       return Status::ok;
-    Request r;
-    r.kind = RequestKind::send;
-    WEFT_TRY(shm_->isend(buf, bytes, dest, t, mode, &r));
-    if (!r.complete) wait(&r, scope);
-    return r.status.error;
+    return shm_send_queued(buf, bytes, dest, t, mode, scope);
   }
+  return ucx_send(buf, bytes, dest, t, mode, scope);
+}
+
+// A blocking send through shared memory that could not be placed at once: through a request.
+[[gnu::noinline]] Status Transport::shm_send_queued(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
+                                                    const Comm* scope) {
+  Request r;
+  r.kind = RequestKind::send;
+  WEFT_TRY(shm_->isend(buf, bytes, dest, t, mode, &r));
+  if (!r.complete) wait(&r, scope);
+  return r.status.error;
+}
+
+[[gnu::noinline]] Status Transport::ucx_send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode,
+                                             const Comm* scope) {
   void* ep = nullptr;
   WEFT_TRY(endpoint(dest, &ep));
   ucp_request_param_t p;

@@ -182,6 +182,8 @@ class Transport {
   Status choose_path(const TransportOptions& options, bool* use_shm);
   Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);
   Status ucx_isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, Request* r);
+  Status ucx_send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, const Comm* scope);
+  Status shm_send_queued(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, const Comm* scope);
   Status irecv_routed(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask, Request* r);
   // UCX generic datatype (ucp_datatype_t) of device buffers pipelined through pinned chunks;
   // 0 when that is not usable (device_staging_off_ says why).
