@@ -78,11 +78,9 @@ int choose_path(const char* fn, MPI_Comm comm, Message* m) {
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
-               MPI_Comm comm, Message* m) {
-  if (quick_message(buf, count, dt, dest, tag, comm, false, m)) [[likely]] return MPI_SUCCESS;
+// Every check of a send, reporting what fails (after quick_message has declined).
+int check_send_fully(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, Message* m) {
   *m = Message{};
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
@@ -102,9 +100,9 @@ int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
   return choose_path(fn, comm, m);
 }
 
-int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
-               MPI_Comm comm, Message* m) {
-  if (quick_message(buf, count, dt, source, tag, comm, true, m)) [[likely]] return MPI_SUCCESS;
+// Every check of a receive, reporting what fails (after quick_message has declined).
+int check_recv_fully(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                     MPI_Comm comm, Message* m) {
   *m = Message{};
   int rc = check_common(fn, buf, count, dt, comm, m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
@@ -122,6 +120,20 @@ int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
   return choose_path(fn, comm, m);
 }
 
+}  // namespace
+
+int check_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+               MPI_Comm comm, Message* m) {
+  if (quick_message(buf, count, dt, dest, tag, comm, false, m)) [[likely]] return MPI_SUCCESS;
+  return check_send_fully(fn, buf, count, dt, dest, tag, comm, m);
+}
+
+int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+               MPI_Comm comm, Message* m) {
+  if (quick_message(buf, count, dt, source, tag, comm, true, m)) [[likely]] return MPI_SUCCESS;
+  return check_recv_fully(fn, buf, count, dt, source, tag, comm, m);
+}
+
 int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
   WEFT_REQUIRE_INIT(fn);
@@ -131,7 +143,7 @@ int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
     const Status s = g_state->transport->send(buf, m.bytes, m.peer, m.tag, mode, m.comm);
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
   }
-  int rc = check_send(fn, buf, count, dt, dest, tag, comm, &m);
+  int rc = check_send_fully(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) return MPI_SUCCESS;
   Status s = send(*g_state->transport, m, buf, mode);
@@ -198,7 +210,7 @@ int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int sou
     fill_status(status, RequestStatus{info.source, info.tag, info.bytes});
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
   }
-  int rc = check_recv(fn, buf, count, dt, source, tag, comm, &m);
+  int rc = check_recv_fully(fn, buf, count, dt, source, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) {
     set_status_proc_null(status);
