@@ -482,6 +482,7 @@ enum weft_win_model {
 #define MPIX_ERR_REVOKED               103
 #define MPIX_ERR_EAGAIN                104
 #define MPIX_ERR_NOREQ                 105
+#define MPIX_ERR_TIMEOUT               107
 
 /* ======================================================================
  * Fortran handle conversion

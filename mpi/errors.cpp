@@ -81,6 +81,7 @@ const char* predefined_class_string(int c) {
     case MPIX_ERR_REVOKED: return "communication object revoked";
     case MPIX_ERR_EAGAIN: return "operation could not be issued";
     case MPIX_ERR_NOREQ: return "cannot allocate request";
+    case MPIX_ERR_TIMEOUT: return "operation timed out";
     default: break;
   }
   if (c >= MPI_T_ERR_MEMORY && c <= MPI_T_ERR_NOT_SUPPORTED) return "tool interface error";
@@ -165,6 +166,9 @@ int error_class_of(Status s) {
     case Status::pending: return MPI_ERR_PENDING;
     case Status::in_status: return MPI_ERR_IN_STATUS;
     case Status::internal: return MPI_ERR_INTERN;
+    case Status::mismatch: return MPI_ERR_OTHER;
+    case Status::timed_out: return MPIX_ERR_TIMEOUT;
+    case Status::revoked: return MPIX_ERR_REVOKED;
   }
   return MPI_ERR_UNKNOWN;
 }

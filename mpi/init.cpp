@@ -29,11 +29,17 @@ std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int h
   return e;
 }
 
-int init_failure(const char* fn, Status s) {
+[[noreturn]] void init_failure(const char* fn, Status s, Bootstrap* boot) {
   const std::string& d = error_detail();
-  fprintf(stderr, "weft: %s failed: %s\n", fn, d.empty() ? status_name(s) : d.c_str());
+  if (boot) fprintf(stderr, "weft: rank %d: %s failed: %s\n", boot->rank(), fn, d.empty() ? status_name(s) : d.c_str());
+  else fprintf(stderr, "weft: %s failed: %s\n", fn, d.empty() ? status_name(s) : d.c_str());
   fflush(stderr);
-  if (g_state && g_state->boot) g_state->boot->abort(1, "MPI initialisation failed");
+  if (boot && s == Status::mismatch) {
+    // Every rank found the same disagreement: each says so, and none leaves before all have
+    // (a launcher may end the job at the first exit).
+    (void)boot->barrier();
+    (void)boot->finalize();
+  }
   _exit(1);
 }
 
@@ -49,19 +55,19 @@ void start(const char* fn, int required, bool world) {
 
   CpuSet cpus;
   Status s = coll::open_runtime(state.get(), &cpus);
-  if (s != Status::ok) init_failure(fn, s);
+  if (s != Status::ok) init_failure(fn, s, state->boot.get());
   Bootstrap& boot = *state->boot;
 
   state->thread_level = world ? provided_level(required) : MPI_THREAD_SINGLE;
 
-  if (s = coll::start_runtime(state.get(), cpus); s != Status::ok) init_failure(fn, s);
+  if (s = coll::start_runtime(state.get(), cpus); s != Status::ok) init_failure(fn, s, &boot);
   // Context ids: world 0/1, self 2/3, group creation 4/5; communicators created later agree
   // on free pairs (comm.cpp).
   state->comms.put(0, make_world_comm(boot, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", false));
   state->comms.put(1, make_world_comm(boot, 2, MPI_COMM_SELF, "MPI_COMM_SELF", true));
   init_context_ids(*state);
   s = coll::configure(state->config, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
-  if (s != Status::ok) init_failure(fn, s);
+  if (s != Status::ok) init_failure(fn, s, &boot);
   startup_phases().mark("collectives");
 
   (void)lookup_datatype(MPI_BYTE);  // fills the builtin types' table (builtin_datatype)

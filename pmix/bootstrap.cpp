@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "job_agreement.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -51,6 +52,7 @@ Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
 
 constexpr const char* kPidKey = "weft.pid";
 constexpr const char* kFinalizingKey = "weft.finalizing";
+constexpr const char* kAgreementKey = "weft.agreement";
 constexpr uint64_t kLivenessPeriodNs = 20'000'000;  // 20 ms between checks of local peers
 
 // Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat): with the pid
@@ -277,7 +279,30 @@ Status Bootstrap::exchange() {
   rc = PMIx_Fence(nullptr, 0, &info, 1);
   PMIX_INFO_DESTRUCT(&info);
   if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Fence", rc);
+  if (agreement_pending_) return check_agreement();
   return Status::ok;
+}
+
+Status Bootstrap::require_agreement(const std::string& encoded_facts) {
+  agreement_pending_ = !singleton_;
+  return put(kAgreementKey, encoded_facts.data(), encoded_facts.size());
+}
+
+Status Bootstrap::check_agreement() {
+  agreement_pending_ = false;
+  std::vector<std::string> facts(static_cast<size_t>(size_));
+  std::vector<char> blob;
+  for (int r = 0; r < size_; ++r) {
+    // A rank that published nothing runs a library without the check: an older weft.
+    if (get(r, kAgreementKey, &blob) == Status::ok) facts[size_t(r)].assign(blob.begin(), blob.end());
+    else facts[size_t(r)] = "weft=(a build that publishes no facts)\n";
+  }
+  const std::string differences = describe_disagreement(facts);
+  if (differences.empty()) return Status::ok;
+  const std::string msg = "the ranks of this job disagree on what must be the same everywhere: " + differences;
+  WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::mismatch;
 }
 
 Status Bootstrap::get(int rank, std::string_view key, std::vector<char>* out) {

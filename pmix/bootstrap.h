@@ -44,6 +44,11 @@ class Bootstrap {
   // Modex: publish a blob, make every rank's blobs visible, read a peer's blob.
   Status put(std::string_view key, const void* data, size_t len);
   Status exchange();
+  // What every rank must share (pmix/job_agreement.h: weft's build, settings that must agree),
+  // published before the first exchange. That exchange then compares every rank's with rank
+  // 0's and fails on every rank (Status::mismatch, the detail naming each difference) if any
+  // rank's differ.
+  Status require_agreement(const std::string& encoded_facts);
   Status get(int rank, std::string_view key, std::vector<char>* out);
   // Node id of any rank of the job.
   Status node_of(int rank, uint32_t* node);
@@ -118,6 +123,8 @@ class Bootstrap {
   bool fake_nodes_ = false;
   bool singleton_ = true;
   bool pmix_initialised_ = false;
+  bool agreement_pending_ = false;  // require_agreement published facts; the next exchange checks them
+  Status check_agreement();
   const char* launcher_ = "none (singleton)";
   std::map<std::string, std::vector<char>, std::less<>> local_store_;  // singleton modex
   std::unique_ptr<std::atomic<bool>[]> failed_;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "pmix/job_agreement.h"
 #include "runtime/cuda_ipc.h"
 #include "runtime/device_staging.h"
 #include "runtime/memkind.h"
@@ -114,6 +115,34 @@ std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ra
   return nodes;
 }
 
+namespace {
+
+// Settings whose values every rank must share: ring and segment layouts, the path and node
+// split, collective choices (ranks choosing different algorithms would never match), offload,
+// one-sided paths.
+constexpr const char* kSettingsThatMustAgree[] = {
+    "WEFT_PT2PT", "WEFT_SHM_CELLS", "WEFT_SHM_CELL_SIZE", "WEFT_SHM_SPLIT_MIN", "WEFT_FAKE_NODES",
+    "WEFT_UCX_ERR_MODE", "WEFT_COLL_SHM_SEGMENT", "WEFT_COLL_SHM_SLOT", "WEFT_COLL_SHM_SLOTS", "WEFT_COLL_TUNE",
+    "WEFT_COLL_MODEL", "WEFT_GPU_COLL", "WEFT_GPU_COLL_MODE", "WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN",
+    "WEFT_GPU_ALLREDUCE_DIRECT_MIN", "WEFT_OFFLOAD", "WEFT_OFFLOAD_RADIX", "WEFT_RMA_SEGMENT", "WEFT_RMA_CMA",
+    "WEFT_RMA_MAILBOX", "WEFT_RMA_LOCK_READER_SLOTS", "WEFT_RMA_STAGED"};
+
+JobFacts job_facts(const Config& cfg) {
+  std::string build = std::string(WEFT_VERSION_STRING) + ", MPICH ABI, CUDA " +
+#ifdef WEFT_HAVE_CUDA
+                      "compiled in";
+#else
+                      "not compiled in";
+#endif
+  const std::string id = library_build_id();
+  build += ", build " + (id.empty() ? std::string("(no build id)") : id);
+  JobFacts facts{{"weft", build}};
+  for (const char* name : kSettingsThatMustAgree) facts.emplace_back(name, std::string(cfg.value(name)));
+  return facts;
+}
+
+}  // namespace
+
 Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus) {
   LogSettings log;
   if (Status s = log_settings(cfg, &log); s != Status::ok) return s;
@@ -121,6 +150,7 @@ Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Boot
   if (Status s = Bootstrap::init(boot); s != Status::ok) return s;
   startup_phases().mark("bootstrap");
   log_configure(log, (*boot)->rank());
+  if (Status s = (*boot)->require_agreement(encode_facts(job_facts(cfg))); s != Status::ok) return s;
   if (Status s = start_wait_policy(cfg, **boot, progress, cpus); s != Status::ok) return s;
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));

@@ -27,6 +27,9 @@ const char* status_name(Status s) {
     case Status::pending: return "pending";
     case Status::in_status: return "error in status";
     case Status::internal: return "internal error";
+    case Status::mismatch: return "ranks disagree on build or settings";
+    case Status::timed_out: return "timed out";
+    case Status::revoked: return "communicator revoked";
   }
   return "unknown";
 }

@@ -29,6 +29,9 @@ enum class [[nodiscard]] Status : uint8_t {
   pending,
   in_status,
   internal,
+  mismatch,   // the ranks of a job run different builds or settings that must agree
+  timed_out,  // a blocking wait passed WEFT_TIMEOUT
+  revoked,    // the communicator was revoked (MPIX_Comm_revoke)
 };
 
 const char* status_name(Status s);
