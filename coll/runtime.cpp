@@ -32,6 +32,7 @@ Status start_runtime(Runtime* rt, const CpuSet& cpus) {
                                    &rt->transport);
   if (s != Status::ok) return s;
   staging_set_cache_limit(rt->config.size("WEFT_STAGING_CACHE"));
+  rt->board = std::make_unique<StatusBoard>(*rt->boot);
   // Armed only while they have work: a pass of a message-rate loop calls none of them.
   rt->orphan_poller = rt->progress.add_poller(reap_orphans, rt, false);
   rt->request_pairs.attach(&rt->progress);
@@ -53,6 +54,7 @@ Status finish_runtime(Runtime& rt, const std::function<void(std::vector<void*>*)
   release_device_resources();
   gpu::release_all();
   offload::unload();
+  rt.board.reset();
   return rt.boot->finalize();
 }
 

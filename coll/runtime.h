@@ -13,6 +13,7 @@
 #include "pt2pt/p2p.h"
 #include "pt2pt/process_setup.h"
 #include "pt2pt/request_pair.h"
+#include "pt2pt/status_board.h"
 #include "pt2pt/transport.h"
 #include "runtime/config.h"
 #include "runtime/progress.h"
@@ -36,6 +37,9 @@ struct Runtime {
   BufferedSends bsend;
   RequestPairs request_pairs;  // MPI_Isendrecv(_replace) in flight (advanced by a poller)
   Settings coll_settings;  // coll/'s settings, read at init (configure)
+  // Collectives started and finished per communicator, read by peers of this host when a
+  // collective times out.
+  std::unique_ptr<StatusBoard> board;
 
   // MPI_Request_free (free_request): released now, or kept among the orphans until it completes.
   void free_request(Request* r);

@@ -1,11 +1,13 @@
 #include "schedule.h"
 
+#include <cstdio>
 #include <cstring>
 #include <new>
 
 #include "call.h"
 #include "pt2pt/tag.h"
 #include "runtime/log.h"
+#include "runtime/wait_deadline.h"
 
 namespace weft::coll {
 
@@ -114,6 +116,15 @@ void ScheduleRun::reuse(CollContext ctx, std::shared_ptr<const Schedule> schedul
 }
 
 Status ScheduleRun::check_members() {
+  if (wait_timed_out()) [[unlikely]] {
+    char limit[32];
+    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
+    std::string msg = std::string("the collective (") + schedule_->name() + ") on " + ctx_.comm.label() +
+                      " did not complete within WEFT_TIMEOUT (" + limit + ")";
+    WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::timed_out;
+  }
   Transport& t = *ctx_.transport;
   t.boot().poll_local_liveness();
   if (t.boot().failures_seen() == 0) [[likely]] return Status::ok;
@@ -286,6 +297,7 @@ bool ScheduleRun::test_rounds() {
 }
 
 Status ScheduleRun::wait() {
+  WaitBound bound;
   Progress& progress = ctx_.transport->progress_engine();
   uint32_t idle = 0;
   while (!test()) {

@@ -59,10 +59,15 @@ int CollCall::run(const coll::Description& d, MPI_Request* request) {
 }
 
 int CollCall::execute(MPI_Request* request) {
+  StatusBoard& board = *g_state->board;
+  board.enter(*c_, fn_);
   if (mode_ == CollMode::blocking) {
     Status s = call_.run();
+    board.leave(*c_, s != Status::ok);
+    if (s == Status::timed_out) [[unlikely]] set_error_detail(error_detail() + "; " + board.describe_stall(*c_));
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
   }
+  board.leave(*c_);  // a non-blocking or persistent call counts as issued
   if (Status s = call_.error(); s != Status::ok) return raise_status(comm_, s, fn_);
   Request* r = g_state->requests.alloc(RequestKind::coll);
   r->owner = comm_;

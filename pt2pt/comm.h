@@ -33,6 +33,9 @@ struct Comm {
   // first such member (communicator rank, -1: none), as of the bootstrap's failure count
   // failures_checked (kept by Transport::failed_member).
   mutable int failed_member = -1;
+  // This communicator's entry in the rank's collective status board (pt2pt/status_board.h), -1:
+  // none yet.
+  mutable int board_entry = -1;
   mutable uint32_t failures_checked = 0;
 
   // An intercommunicator: rank, size and world_ranks are the local group's; point-to-point

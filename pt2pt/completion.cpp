@@ -1,6 +1,10 @@
 // Completion of request sets and probes, failing them on known member failures.
 #include "pt2pt/completion.h"
 
+#include <cstdio>
+
+#include "runtime/wait_deadline.h"
+
 namespace weft {
 
 namespace {
@@ -8,6 +12,13 @@ namespace {
 // A blocking probe must not wait forever: true (with the error detail set) once a member of
 // the communicator is known to have failed (the source, or another: failure is contagious).
 bool member_lost(Transport& t, const Comm& c, int source) {
+  if (wait_timed_out()) [[unlikely]] {
+    char limit[32];
+    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
+    set_error_detail(std::string("a blocking probe on ") + c.label() + " found no message within WEFT_TIMEOUT (" +
+                     limit + ")");
+    return true;
+  }
   Bootstrap& b = t.boot();
   b.poll_local_liveness();
   if (b.failures_seen() == 0) return false;
@@ -25,6 +36,12 @@ bool member_lost(Transport& t, const Comm& c, int source) {
 }  // namespace
 
 bool fail_on_member_failures(Transport& t, Request* const* reqs, size_t n, FailureScope scope) {
+  if (wait_timed_out()) [[unlikely]] {
+    bool failed = false;
+    for (size_t i = 0; i < n; ++i)
+      if (Request* r = reqs[i]; r && !r->complete && t.fail_timed_out(r, scope(r))) failed = true;
+    if (failed) return true;
+  }
   t.boot().poll_local_liveness();
   if (t.boot().failures_seen() == 0) [[likely]] return false;
   bool failed = false;
@@ -42,6 +59,7 @@ int first_complete(Request* const* reqs, size_t n) {
 }
 
 void wait_for_any(Transport& t, Request* const* reqs, size_t n, FailureScope scope) {
+  WaitBound bound;
   t.progress_engine().wait(
       [&] { return first_complete(reqs, n) >= 0 || fail_on_member_failures(t, reqs, n, scope); });
 }
@@ -64,6 +82,7 @@ void poll_once(Transport& t, Request* const* reqs, size_t n, FailureScope scope)
 }
 
 void wait_all(Transport& t, const RequestSet& set, FailureScope scope) {
+  WaitBound bound;  // one bound for the whole set
   for (size_t i = 0; i < set.size(); ++i)
     if (Request* r = set[i]; r && !r->complete) t.wait(r, scope(r));
 }
@@ -127,6 +146,7 @@ bool probe(Transport& t, const Comm& c, int source, uint64_t tag, uint64_t mask,
     return t.probe(tag, mask, remove, info, message);
   }
   bool found = false;
+  WaitBound bound;
   t.progress_engine().wait([&] {
     found = t.probe(tag, mask, remove, info, message);
     return found || member_lost(t, c, source);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "runtime/device_staging.h"
 #include "runtime/memkind.h"
 #include "runtime/startup_phases.h"
+#include "runtime/wait_deadline.h"
 
 namespace weft {
 
@@ -141,6 +143,22 @@ JobFacts job_facts(const Config& cfg) {
   return facts;
 }
 
+// WEFT_TIMEOUT: seconds, decimals allowed; 0 turns the bound off.
+Status configure_timeout(const Config& cfg) {
+  const std::string text(cfg.value("WEFT_TIMEOUT"));
+  char* end = nullptr;
+  const double seconds = strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
+    const std::string msg = "WEFT_TIMEOUT='" + text + "': expected seconds (e.g. 30 or 2.5), 0 for no bound";
+    WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::invalid_arg;
+  }
+  set_wait_timeout(seconds);
+  if (seconds > 0) WEFT_INFO(Subsys::init, "blocking waits are bounded: WEFT_TIMEOUT=%g s", seconds);
+  return Status::ok;
+}
+
 }  // namespace
 
 Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus) {
@@ -151,6 +169,7 @@ Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Boot
   startup_phases().mark("bootstrap");
   log_configure(log, (*boot)->rank());
   if (Status s = (*boot)->require_agreement(encode_facts(job_facts(cfg))); s != Status::ok) return s;
+  if (Status s = configure_timeout(cfg); s != Status::ok) return s;
   if (Status s = start_wait_policy(cfg, **boot, progress, cpus); s != Status::ok) return s;
   (void)cuda_probe(cfg.value("WEFT_CUDA") != "off");
   cuda_ipc_configure(cfg.value("WEFT_CUDA_IPC") != "off", size_t(cfg.integer("WEFT_CUDA_IPC_CACHE")));

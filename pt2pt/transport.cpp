@@ -10,6 +10,7 @@
 #include "runtime/device_staging.h"
 #include "runtime/log.h"
 #include "runtime/ucx_service.h"
+#include "runtime/wait_deadline.h"
 #include "device_datatype.h"
 #include "shm.h"
 #include "tag.h"
@@ -529,15 +530,27 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
   if (UCS_PTR_IS_ERR(sp)) return send_failed(dest, UCS_PTR_STATUS(sp));
   ucs_status_t st;
   int dead = -1;  // the failed job rank that ends the wait
+  WaitBound bound;
+  bool timed_out = false;
   progress_.wait([&] {
     st = ucp_request_check_status(sp);
     if (st != UCS_INPROGRESS) return true;
+    if (wait_timed_out()) [[unlikely]] return timed_out = true;
     boot_.poll_local_liveness();
     if (boot_.failures_seen() == 0) [[likely]] return false;
     if (boot_.peer_failed(dest)) dead = dest;
     else if (scope && failed_member(*scope) >= 0) dead = scope->world_rank(scope->failed_member);
     return dead >= 0;
   });
+  if (st == UCS_INPROGRESS && timed_out) {
+    ucp_request_free(sp);
+    char limit[32];
+    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
+    std::string msg = "a send to job rank " + std::to_string(dest) + " did not complete within WEFT_TIMEOUT (" + limit + ")";
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::timed_out;
+  }
   if (st == UCS_INPROGRESS) {
     ucp_request_free(sp);  // UCX may finish it, but reports nothing more
     std::string msg = "send to rank " + std::to_string(dest) + " failed: " + failure_detail(scope, dead);
@@ -631,7 +644,28 @@ std::string Transport::failure_detail(const Comm* c, int job_rank) {
   return "rank " + std::to_string(job_rank) + " has terminated";
 }
 
+bool Transport::fail_timed_out(Request* r, const Comm* scope) {
+  if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
+  std::string peer = "any rank";
+  if (r->peer >= 0) {
+    peer = "job rank " + std::to_string(r->peer);
+    if (scope)
+      for (int k = 0; k < scope->peer_count(); ++k)
+        if (scope->peer_world_rank(k) == r->peer)
+          peer = "rank " + std::to_string(k) + " of " + scope->label() + " (job rank " + std::to_string(r->peer) + ")";
+  }
+  char limit[32];
+  snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
+  const std::string msg = std::string(r->kind == RequestKind::send ? "a send to " : "a receive from ") + peer +
+                          " did not complete within WEFT_TIMEOUT (" + limit + ")";
+  WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+  set_error_detail(msg);
+  fail_request(r, Status::timed_out);
+  return true;
+}
+
 bool Transport::check_failure(Request* r, const Comm* scope) {
+  if (wait_timed_out()) [[unlikely]] return fail_timed_out(r, scope);
   boot_.poll_local_liveness();
   if (boot_.failures_seen() == 0) [[likely]] return false;
   if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
@@ -652,7 +686,7 @@ bool Transport::check_failure(Request* r, const Comm* scope) {
   return true;
 }
 
-void Transport::fail_request(Request* r) {
+void Transport::fail_request(Request* r, Status why) {
   if (r->complete) return;
   if (hybrid_) forget_watched(r);
   if (shm_) shm_->abandon(r);
@@ -666,12 +700,13 @@ void Transport::fail_request(Request* r) {
       r->transport_handle = nullptr;
     }
   }
-  r->status.error = Status::peer_failed;
+  r->status.error = why;
   r->status.cancelled = false;
   r->complete = true;
 }
 
 void Transport::wait(Request* r, const Comm* scope) {
+  WaitBound bound;
   progress_.wait([&] { return r->complete || check_failure(r, scope); });
   if (scope && (r->status.error == Status::transport || r->status.error == Status::peer_failed)) {
     // In a communicator with a failed member, a transport error comes of the failure (a peer

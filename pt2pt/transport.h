@@ -97,8 +97,12 @@ class Transport {
   static std::string failure_detail(const Comm* c, int job_rank);
   // Gives up an incomplete send or receive: takes it out of both engines, so that nothing
   // touches r afterwards (a late answer from a peer is dropped; UCX stops reporting it), and
-  // completes it with Status::peer_failed. A complete request is left as it is.
-  void fail_request(Request* r);
+  // completes it with `why` (Status::peer_failed, or Status::timed_out). A complete request is
+  // left as it is.
+  void fail_request(Request* r, Status why = Status::peer_failed);
+  // WEFT_TIMEOUT passed during a wait on r (a send or receive not complete): fails r with
+  // Status::timed_out, the detail naming the peer and the communicator. True if it did.
+  bool fail_timed_out(Request* r, const Comm* scope);
 
   int progress();
   // Waits until everything this process queued for its peers has been handed over (finish

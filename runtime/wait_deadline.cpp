@@ -1,0 +1,30 @@
+#include "wait_deadline.h"
+
+#include <time.h>
+
+namespace weft {
+
+thread_local WaitDeadline t_wait_deadline [[gnu::tls_model("initial-exec")]];
+uint64_t g_wait_timeout_ns = 0;
+
+namespace {
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+void set_wait_timeout(double seconds) { g_wait_timeout_ns = seconds > 0 ? uint64_t(seconds * 1e9) : 0; }
+
+void WaitBound::start() { t_wait_deadline = WaitDeadline{now_ns() + g_wait_timeout_ns, 0, false}; }
+
+bool wait_deadline_passed() {
+  WaitDeadline& d = t_wait_deadline;
+  if (d.expired) return true;
+  if ((++d.calls & 63) != 0) return false;
+  d.expired = now_ns() >= d.at_ns;
+  return d.expired;
+}
+
+}  // namespace weft
