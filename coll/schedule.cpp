@@ -127,7 +127,15 @@ Status ScheduleRun::check_members() {
   }
   Transport& t = *ctx_.transport;
   t.boot().poll_local_liveness();
-  if (t.boot().failures_seen() == 0) [[likely]] return Status::ok;
+  if ((++notice_polls_ & 255) == 0) [[unlikely]] t.poll_revocation_notices();
+  if (t.boot().fault_events() == 0) [[likely]] return Status::ok;
+  if (t.revoked(ctx_.comm)) {
+    std::string msg = ctx_.comm.label() + " has been revoked (MPIX_Comm_revoke): the collective (" +
+                      schedule_->name() + ") fails";
+    WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::revoked;
+  }
   const int dead = t.failed_member(ctx_.comm);
   if (dead < 0) return Status::ok;
   std::string msg = Transport::failure_detail(&ctx_.comm, ctx_.comm.world_rank(dead)) + ": the collective (" +

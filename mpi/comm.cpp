@@ -106,6 +106,8 @@ Comm* lookup_comm(MPI_Comm h) {
 }
 
 int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c) {
+  if (g_state->transport->revoked(c))
+    return raise(comm, MPIX_ERR_REVOKED, fn, "%s has been revoked (MPIX_Comm_revoke)", c.label().c_str());
   const int dead = g_state->transport->failed_member(c);
   if (dead < 0) return MPI_SUCCESS;
   return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s: every operation on %s fails",
@@ -179,6 +181,7 @@ int free_comm(const char* fn, MPI_Comm* comm, bool wait) {
   if (rc != MPI_SUCCESS) return rc;
   release_stream_comm(e->comm);  // waits for its stream before the GPU workspace goes
   coll::release(e->comm);         // its plans, choices and what its collectives made
+  g_state->transport->forget_revocation(e->comm);
   if (e->comm.context_id >= 2 * coll::kReservedPairs)  // else an idup's, never agreed
     g_state->context_ids.set(e->comm.context_id / 2, true);
   release_errhandler(e->comm.errhandler);

@@ -15,6 +15,17 @@ Group* lookup_group(MPI_Group h) {
   return lookup_direct(&State::groups, h, handle::group, 1);
 }
 
+int make_group(std::vector<int> world_ranks, MPI_Group* out) {
+  if (world_ranks.empty()) {
+    *out = MPI_GROUP_EMPTY;
+    return MPI_SUCCESS;
+  }
+  auto g = std::make_unique<Group>();
+  g->world_ranks = std::move(world_ranks);
+  *out = handle::make(handle::direct, handle::group, g_state->groups.add(std::move(g)));
+  return MPI_SUCCESS;
+}
+
 }  // namespace weft::mpi
 
 using namespace weft;
@@ -22,16 +33,7 @@ using namespace weft::mpi;
 
 namespace {
 
-int new_group(std::vector<int> ranks, MPI_Group* out) {
-  if (ranks.empty()) {
-    *out = MPI_GROUP_EMPTY;
-    return MPI_SUCCESS;
-  }
-  auto g = std::make_unique<Group>();
-  g->world_ranks = std::move(ranks);
-  *out = handle::make(handle::direct, handle::group, g_state->groups.add(std::move(g)));
-  return MPI_SUCCESS;
-}
+int new_group(std::vector<int> ranks, MPI_Group* out) { return make_group(std::move(ranks), out); }
 
 int bad_group(const char* fn, MPI_Group g, const char* arg) {
   return raise(MPI_COMM_NULL, MPI_ERR_GROUP, fn, "invalid group 0x%x (argument '%s')", unsigned(g), arg);

@@ -16,7 +16,7 @@ int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype 
   Comm* c = lookup_comm(comm);
   if (!c) [[unlikely]]
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
-  if (g_state->boot->failures_seen()) [[unlikely]] {
+  if (g_state->boot->fault_events()) [[unlikely]] {
     if (int rc = check_comm_alive(fn, comm, *c); rc != MPI_SUCCESS) return rc;
   }
   if (count < 0) [[unlikely]]
@@ -45,7 +45,7 @@ int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype 
   const Datatype* type = builtin_datatype(dt);
   if (!type || count < 0) return false;
   const Comm* c = lookup_comm(comm);
-  if (!c || c->inter || g_state->boot->failures_seen()) [[unlikely]] return false;
+  if (!c || c->inter || g_state->boot->fault_events()) [[unlikely]] return false;
   const bool any_source = receive && peer == MPI_ANY_SOURCE, any_tag = receive && tag == MPI_ANY_TAG;
   if ((uint32_t(peer) >= uint32_t(c->size) && !any_source) ||
       (uint32_t(tag) > uint32_t(tag::kMaxUserTag) && !any_tag)) [[unlikely]]

@@ -75,6 +75,10 @@ using InfoEntries = InfoSet;
 // A communicator with what the MPI layer keeps beside the transport's view.
 struct CommEntry {
   Comm comm;
+  // Failed members acknowledged with MPIX_Comm_failure_ack (job ranks), and the number of
+  // fault-tolerant agreements run on the communicator so far.
+  std::vector<int> acked_failures;
+  uint32_t agreements = 0;
   AttributeSet attrs;
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
@@ -198,6 +202,8 @@ int raise_on(MPI_Errhandler eh, int object, const char* label, int error_class, 
 // MPI_*_call_errhandler: invokes eh with errorcode for the object (its message, if the code
 // carries one).
 void call_errhandler(MPI_Errhandler eh, int object, const char* label, int errorcode);
+// A new group of these job ranks (MPI_GROUP_EMPTY for none).
+int make_group(std::vector<int> world_ranks, MPI_Group* out);
 // A communicator made by coll (view: this rank's, a member) in a new handle with error handler eh.
 int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
                       std::shared_ptr<const Topology> topo = nullptr);
@@ -327,6 +333,11 @@ void release_windows(std::vector<void*>* memory);
 #define WEFT_ALIAS_EACH_(name, ...) \
   WEFT_PMPI_ALIAS(name) __VA_OPT__(WEFT_ALIAS_AGAIN_ WEFT_PARENS_(__VA_ARGS__))
 #define WEFT_ALIAS_AGAIN_() WEFT_ALIAS_EACH_
+// The same for the MPIX_ extensions: MPIX_name a weak alias of PMPIX_name.
+#define WEFT_PMPIX_ALIAS(name) _Pragma(WEFT_STR_(weak MPIX_##name = PMPIX_##name))
+#define WEFT_PMPIX_ALIASES(...) __VA_OPT__(WEFT_EXPAND_(WEFT_XALIAS_EACH_(__VA_ARGS__)))
+#define WEFT_XALIAS_EACH_(name, ...) WEFT_PMPIX_ALIAS(name) __VA_OPT__(WEFT_XALIAS_AGAIN_ WEFT_PARENS_(__VA_ARGS__))
+#define WEFT_XALIAS_AGAIN_() WEFT_XALIAS_EACH_
 
 // Every binding that touches shared state holds the entry lock for its duration, when it is on
 // (runtime/entry_lock.h: MPI_THREAD_MULTIPLE or the asynchronous progress thread).

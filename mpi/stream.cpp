@@ -25,11 +25,6 @@
 #include "runtime/typemap.h"
 #include "state.h"
 
-#define WEFT_PMPIX_ALIAS(name) _Pragma(WEFT_STR_(weak MPIX_##name = PMPIX_##name))
-#define WEFT_PMPIX_ALIASES(...) __VA_OPT__(WEFT_EXPAND_(WEFT_XALIAS_EACH_(__VA_ARGS__)))
-#define WEFT_XALIAS_EACH_(name, ...) WEFT_PMPIX_ALIAS(name) __VA_OPT__(WEFT_XALIAS_AGAIN_ WEFT_PARENS_(__VA_ARGS__))
-#define WEFT_XALIAS_AGAIN_() WEFT_XALIAS_EACH_
-
 namespace weft::mpi {
 
 namespace {

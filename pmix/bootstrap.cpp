@@ -571,7 +571,10 @@ void Bootstrap::unlink_tracked_shm() {
 
 void Bootstrap::mark_failed(int rank) {
   if (rank < 0 || rank >= size_) return;
-  if (!failed_[size_t(rank)].exchange(true)) failures_.fetch_add(1, std::memory_order_release);
+  if (!failed_[size_t(rank)].exchange(true)) {
+    failures_.fetch_add(1, std::memory_order_release);
+    events_.fetch_add(1, std::memory_order_release);
+  }
 }
 
 }  // namespace weft

@@ -66,6 +66,10 @@ class Bootstrap {
     return rank >= 0 && rank < size_ && failed_[size_t(rank)].load(std::memory_order_relaxed);
   }
   uint32_t failures_seen() const { return failures_.load(std::memory_order_acquire); }
+  // Fault events so far: ranks found failed and communicators revoked (note_revocation). While
+  // it is 0, the bindings and wait loops skip every failure and revocation check.
+  uint32_t fault_events() const { return events_.load(std::memory_order_acquire); }
+  void note_revocation() { events_.fetch_add(1, std::memory_order_release); }
   // The lowest job rank known to have failed, or -1.
   int first_failed() const;
   void mark_failed(int rank);
@@ -129,6 +133,7 @@ class Bootstrap {
   std::map<std::string, std::vector<char>, std::less<>> local_store_;  // singleton modex
   std::unique_ptr<std::atomic<bool>[]> failed_;
   std::atomic<uint32_t> failures_{0};
+  std::atomic<uint32_t> events_{0};  // failures_ plus revocations
   struct LocalPeer { int rank; int pid; uint64_t start_time; bool departed = false; };
   std::vector<LocalPeer> local_pids_;  // this host's peers, filled on first poll, from the modex
   bool local_pids_loaded_ = false;

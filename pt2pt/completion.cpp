@@ -43,7 +43,7 @@ bool fail_on_member_failures(Transport& t, Request* const* reqs, size_t n, Failu
     if (failed) return true;
   }
   t.boot().poll_local_liveness();
-  if (t.boot().failures_seen() == 0) [[likely]] return false;
+  if (t.boot().fault_events() == 0) [[likely]] return false;
   bool failed = false;
   for (size_t i = 0; i < n; ++i) {
     Request* r = reqs[i];

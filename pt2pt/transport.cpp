@@ -2,6 +2,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -664,12 +665,80 @@ bool Transport::fail_timed_out(Request* r, const Comm* scope) {
   return true;
 }
 
+namespace {
+// Revocation notices travel on a context of their own, above every communicator's; the tag is
+// the revoked communicator's context id.
+constexpr uint32_t kNoticeContext = tag::kMaxContextId;
+}  // namespace
+
+void Transport::revoke(const Comm& c) {
+  if (!revoked(c)) {
+    revoked_contexts_.push_back(c.context_id);
+    boot_.note_revocation();
+  }
+  static const char none = 0;
+  for (int k = 0; k < c.peer_count(); ++k) {
+    const int peer = c.peer_world_rank(k);
+    if (peer == boot_.rank() || boot_.peer_failed(peer)) continue;
+    // Eager and small: a send to a live peer completes; one that does not is given up.
+    Request r;
+    r.kind = RequestKind::send;
+    if (isend(&none, 0, peer, tag::make(kNoticeContext, uint32_t(boot_.rank()), c.context_id), SendMode::standard,
+              &r) != Status::ok)
+      continue;
+    progress_.wait([&] {
+      boot_.poll_local_liveness();
+      return r.complete || boot_.peer_failed(peer);
+    });
+    if (!r.complete) fail_request(&r);
+  }
+  WEFT_INFO(Subsys::pt2pt, "%s revoked: its members are told", c.label().c_str());
+}
+
+bool Transport::revoked(const Comm& c) const {
+  for (uint32_t id : revoked_contexts_)
+    if (id == c.context_id) return true;
+  return false;
+}
+
+void Transport::forget_revocation(const Comm& c) {
+  std::erase(revoked_contexts_, c.context_id);
+}
+
+void Transport::poll_revocation_notices() {
+  MatchInfo info;
+  void* message = nullptr;
+  const uint64_t bits = tag::make(kNoticeContext, 0, 0);
+  while (probe(bits, tag::kContextMask, true, &info, &message)) {
+    char sink;
+    Request r;
+    r.kind = RequestKind::recv;
+    if (mrecv(&sink, 0, message, &r) == Status::ok && !r.complete)
+      progress_.wait([&] { return r.complete; });  // a matched zero-byte message: already here
+    const auto context = uint32_t(info.tag);
+    if (std::find(revoked_contexts_.begin(), revoked_contexts_.end(), context) == revoked_contexts_.end()) {
+      revoked_contexts_.push_back(context);
+      boot_.note_revocation();
+      WEFT_INFO(Subsys::pt2pt, "job rank %d revoked the communicator of context %u", info.source, context);
+    }
+  }
+}
+
 bool Transport::check_failure(Request* r, const Comm* scope) {
   if (wait_timed_out()) [[unlikely]] return fail_timed_out(r, scope);
   boot_.poll_local_liveness();
-  if (boot_.failures_seen() == 0) [[likely]] return false;
+  if ((++notice_polls_ & 255) == 0) [[unlikely]] poll_revocation_notices();
+  if (boot_.fault_events() == 0) [[likely]] return false;
   if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
   std::string msg;
+  if (scope && revoked(*scope)) {
+    msg = scope->label() + " has been revoked (MPIX_Comm_revoke): its pending operations fail";
+    WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
+    set_error_detail(msg);
+    fail_request(r, Status::revoked);
+    return true;
+  }
+  if (boot_.failures_seen() == 0) return false;
   if (r->peer >= 0 && boot_.peer_failed(r->peer)) {
     msg = failure_detail(scope, r->peer) + " during the operation";
   } else if (scope && failed_member(*scope) >= 0) {

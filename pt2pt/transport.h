@@ -104,6 +104,18 @@ class Transport {
   // Status::timed_out, the detail naming the peer and the communicator. True if it did.
   bool fail_timed_out(Request* r, const Comm* scope);
 
+  // Revocation (MPIX_Comm_revoke): every later and pending operation on a revoked communicator
+  // fails with Status::revoked, except the fault-tolerant agreements (coll/fault/). revoke()
+  // marks c here and sends a notice to each live member (a message on the notice context, the
+  // tag naming c's context id); members take notices in when they look for them:
+  // poll_revocation_notices() (from the wait loops' failure checks, every 256th call, and at the
+  // fault-tolerance calls).
+  void revoke(const Comm& c);
+  bool revoked(const Comm& c) const;
+  void poll_revocation_notices();
+  // A communicator is freed: its context id may serve another one.
+  void forget_revocation(const Comm& c);
+
   int progress();
   // Waits until everything this process queued for its peers has been handed over (finish
   // and acknowledgement cells included), so it can stop progressing (e.g. at finalize).
@@ -173,6 +185,8 @@ class Transport {
     ++sent_[size_t(dest)].messages;
     sent_[size_t(dest)].bytes += bytes;
   }
+  std::vector<uint32_t> revoked_contexts_;
+  uint32_t notice_polls_ = 0;
   bool peer_error_mode_ = false;
   bool require_fast_path_ = false;
   // Registered one-sided regions: while there are any, progress also drives the UCX worker in

@@ -683,3 +683,15 @@ WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK
 #undef WEFT_NEIGHBOR_ALLTOALLW_PARAMS
 #undef WEFT_REDUCE_SCATTER_PARAMS
 #undef WEFT_REDUCE_SCATTER_BLOCK_PARAMS
+
+/* Fault tolerance (ULFM, as MPICH and Open MPI 5 name them) and straggler diagnosis: see
+ * docs/RELIABILITY.md. MPIX_Comm_monitored_barrier: rank 0 waits up to timeout_ms for every
+ * rank; *late_group receives the ranks that did not arrive (MPI_GROUP_EMPTY when all did). */
+WEFT_MPIX_FUNCTION(int, Comm_revoke, (MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Comm_is_revoked, (MPI_Comm comm, int *flag))
+WEFT_MPIX_FUNCTION(int, Comm_shrink, (MPI_Comm comm, MPI_Comm *newcomm))
+WEFT_MPIX_FUNCTION(int, Comm_agree, (MPI_Comm comm, int *flag))
+WEFT_MPIX_FUNCTION(int, Comm_failure_ack, (MPI_Comm comm))
+WEFT_MPIX_FUNCTION(int, Comm_failure_get_acked, (MPI_Comm comm, MPI_Group *failedgrp))
+WEFT_MPIX_FUNCTION(int, Comm_get_failed, (MPI_Comm comm, MPI_Group *failedgrp))
+WEFT_MPIX_FUNCTION(int, Comm_monitored_barrier, (MPI_Comm comm, int timeout_ms, MPI_Group *late_group))
