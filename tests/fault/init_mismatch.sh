@@ -40,9 +40,13 @@ open(dst, "wb").write(data)
 PY
     other=${id:0:${#id}-2}$(printf '%02x' $(( 0x${id: -2} ^ 0xff )))
     expect="build $other on rank 1"
+    # A sanitizer build: its runtime must come first in the list of libraries.
+    preload=$copy
+    asan=$(ldd "$prog" | awk '/libasan\.so/ {print $3; exit}')
+    [ -n "$asan" ] && preload="$asan:$copy"
     cat > "$wrapper" <<W
 #!/usr/bin/env bash
-[ "\${PMIX_RANK:-}" = 1 ] && export LD_PRELOAD=$copy
+[ "\${PMIX_RANK:-}" = 1 ] && export LD_PRELOAD=$preload
 exec "\$@"
 W
     ;;

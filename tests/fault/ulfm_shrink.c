@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef ULFM_DEVICE
 #include <cuda_runtime_api.h>
@@ -22,6 +23,12 @@
 #define N 8
 
 static int rank_of_world;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 static void fail(const char* what, int rc) {
   char text[MPI_MAX_ERROR_STRING] = "";
@@ -35,7 +42,10 @@ static void fail(const char* what, int rc) {
 int main(int argc, char** argv) {
 #ifdef ULFM_DEVICE
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 77;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("SKIP no CUDA device\n");
+    return 77;
+  }
 #endif
   MPI_Init(&argc, &argv);
   int size;
@@ -61,8 +71,10 @@ int main(int argc, char** argv) {
 #ifdef ULFM_DEVICE
     cudaMemcpy(send, in, sizeof in, cudaMemcpyHostToDevice);
 #endif
+    const double t0 = now_ms();
     const int rc = MPI_Allreduce(send, recv, N, MPI_LONG, MPI_SUM, work);
     if (rc != MPI_SUCCESS) {
+      const double t_error = now_ms();
       int cls = 0;
       MPI_Error_class(rc, &cls);
       if (cls != MPIX_ERR_PROC_FAILED && cls != MPIX_ERR_REVOKED) fail("allreduce failed with another class", rc);
@@ -70,8 +82,11 @@ int main(int argc, char** argv) {
       int r = MPIX_Comm_revoke(work);
       if (r != MPI_SUCCESS) fail("MPIX_Comm_revoke", r);
       MPI_Comm shrunk;
+      const double t_revoked = now_ms();
       r = MPIX_Comm_shrink(work, &shrunk);
       if (r != MPI_SUCCESS) fail("MPIX_Comm_shrink", r);
+      printf("rank %d: allreduce error after %.1f ms, revoke %.2f ms, shrink %.2f ms\n", rank_of_world,
+             t_error - t0, t_revoked - t_error, now_ms() - t_revoked);
       r = MPIX_Comm_failure_ack(work);
       if (r != MPI_SUCCESS) fail("MPIX_Comm_failure_ack", r);
       MPI_Group acked, world_group;
