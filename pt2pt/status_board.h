@@ -1,7 +1,9 @@
 // Each rank's record of the collectives it started and finished on each communicator, kept in a
-// small shared-memory file of its own (made at its first collective) that only it writes. When a
-// collective times out (WEFT_TIMEOUT), the waiting rank reads the files of the members on its
-// host: the diagnosis does not travel through the path that is stuck.
+// small shared-memory file of its own that only it writes. When a collective times out
+// (WEFT_TIMEOUT), the waiting rank reads the files of the members on its host: the diagnosis
+// does not travel through the path that is stuck. Kept only while WEFT_TIMEOUT is set (the file
+// is made at the first collective): without it nothing reads the board, and a default job makes
+// no file.
 #pragma once
 #include <cstdint>
 #include <memory>
