@@ -9,6 +9,7 @@
 
 #include "control.h"
 #include "runtime/log.h"
+#include "runtime/wait_deadline.h"
 #include "window.h"
 
 namespace weft::rma {
@@ -24,7 +25,12 @@ Status Window::ctrl_read(int target, size_t off, uint64_t* value) {
   return ctrl_atomic(target, off, Transport::RmaAtomic::add, &zero, value);
 }
 
+// WEFT_TIMEOUT ends the wait of an admitted rank for the holders (it then admits the next, so
+// a rank in line behind it, whose bound has passed too, gives up as soon as it is admitted). A
+// rank waiting in line does not give its ticket up for a timeout: its slot would be reused by
+// its next lock, and the ticket never skipped.
 Status Window::check_lock_holders(int target, uint64_t word) {
+  if (wait_timed_out()) [[unlikely]] return waited_too_long(target, "a lock");
   Bootstrap& b = t_.boot();
   b.poll_local_liveness();
   if (b.failures_seen() == 0) [[likely]] return Status::ok;
@@ -151,6 +157,7 @@ Status Window::queued_lock(int target, LockType type) {
 }
 
 Status Window::lock(int target, LockType type) {
+  WaitBound bound;
   const bool counted = type == LockType::shared && reader_slots_;
   const uint64_t one = 1, zero = 0;
   uint64_t scratch = 0;

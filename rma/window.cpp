@@ -16,6 +16,7 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
+#include "runtime/wait_deadline.h"
 
 namespace weft::rma {
 
@@ -379,6 +380,15 @@ Status Window::find_dead(int target) {
   return Status::ok;
 }
 
+Status Window::waited_too_long(int target, const char* what) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s at window rank %d (job rank %d) did not complete within WEFT_TIMEOUT (%g s)", what,
+           target, job_ranks_[size_t(target)], wait_timeout_seconds());
+  WEFT_WARN(Subsys::rma, "%s", msg);
+  set_error_detail(msg);
+  return Status::timed_out;
+}
+
 Status Window::rank_gone(int q) {
   const std::string msg = "window rank " + std::to_string(q) + " (job rank " + std::to_string(job_ranks_[size_t(q)]) +
                           ") has failed";
@@ -445,8 +455,11 @@ Status Window::await_ctrl(size_t off, uint64_t value, std::span<const int> from)
   // The peers' atomics may need this rank's progress (UCX over tcp).
   Bootstrap& b = t_.boot();
   int dead = -1;
+  bool timed_out = false;
+  WaitBound bound;
   t_.progress_engine().wait([&] {
     if (__atomic_load_n(ctrl_word(off), __ATOMIC_ACQUIRE) >= value) return true;
+    if (wait_timed_out()) [[unlikely]] return timed_out = true;
     b.poll_local_liveness();
     if (b.failures_seen() == 0) return false;
     for (int q : from)
@@ -456,12 +469,15 @@ Status Window::await_ctrl(size_t off, uint64_t value, std::span<const int> from)
       }
     return false;
   });
+  if (timed_out) return waited_too_long(rank_, "a synchronisation with the other ranks");
   return dead >= 0 ? rank_gone(dead) : Status::ok;
 }
 
 Status Window::mutex_lock(int target) {
   const uint64_t mark = uint64_t(rank_) + 1;
+  WaitBound bound;
   for (uint32_t idle = 0;;) {
+    if (wait_timed_out()) [[unlikely]] return waited_too_long(target, "taking the accumulate mutex");
     uint64_t old = 0;  // compare value in, old value out
     WEFT_TRY(ctrl_atomic(target, ctrl::kMutex, Transport::RmaAtomic::cswap, &mark, &old));
     if (old == 0) return Status::ok;

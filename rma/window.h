@@ -207,6 +207,8 @@ class Window {
   // holder, or a shared one by its bit or reader slot): then Status::peer_failed naming it.
   Status check_lock_holders(int target, uint64_t word);
   Status holder_gone(int target, int holder, const char* what);
+  // WEFT_TIMEOUT passed while waiting on `target` for `what`: Status::timed_out, detail set.
+  Status waited_too_long(int target, const char* what);
   // What a shared lock adds to the lock word: this rank's bit, or 1 where holders are counted.
   uint64_t shared_delta() const { return reader_slots_ ? 1 : uint64_t(1) << rank_; }
   size_t own_reader_slot() const { return ctrl::reader_slots(job_ranks_.size()) + 8 * size_t(rank_); }
