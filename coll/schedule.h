@@ -174,7 +174,6 @@ class ScheduleRun {
   uint32_t tag_ = 0;
   size_t round_ = 0;
   size_t next_local_ = 0;  // where the current round's local steps resume (after a pending poll)
-  uint32_t notice_polls_ = 0;  // check_members looks for revocation notices every 256th call
   std::vector<Request> requests_;  // [0, active_) belong to the current round; kept between rounds
   size_t active_ = 0;
   bool done_ = false;

@@ -452,6 +452,7 @@ void Bootstrap::liveness_due() {
   next_liveness_ns_ = now + kLivenessPeriodNs;
   check_launcher();
   check_liveness();
+  periodic_turn_ = true;
 }
 
 // Every process of this host, not only of this (virtual) node: /proc shows them all.

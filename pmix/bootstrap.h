@@ -85,6 +85,14 @@ class Bootstrap {
   void poll_local_liveness() {
     if ((++liveness_calls_ & 255) == 0) [[unlikely]] liveness_due();  // inline: fast paths call it
   }
+  // Set by each liveness check (every 20 ms while a rank waits in MPI), taken by the wait loops'
+  // checks of the layers above, which then do their own periodic work at a point where they may
+  // (the transport looks for revocation notices): true once per check.
+  bool take_periodic_turn() {
+    if (!periodic_turn_) [[likely]] return false;
+    periodic_turn_ = false;
+    return true;
+  }
   // The same checks at once (on an error path, where a recent death may explain the error).
   void check_liveness_now() {
     check_launcher();
@@ -139,6 +147,7 @@ class Bootstrap {
   bool local_pids_loaded_ = false;
   uint64_t next_liveness_ns_ = 0;
   uint32_t liveness_calls_ = 0;
+  bool periodic_turn_ = false;
   size_t event_handler_id_ = 0;
   bool event_handler_registered_ = false;
   size_t lost_handler_id_ = 0;

@@ -727,7 +727,7 @@ void Transport::poll_revocation_notices() {
 bool Transport::check_failure(Request* r, const Comm* scope) {
   if (wait_timed_out()) [[unlikely]] return fail_timed_out(r, scope);
   boot_.poll_local_liveness();
-  if ((++notice_polls_ & 255) == 0) [[unlikely]] poll_revocation_notices();
+  if (boot_.take_periodic_turn()) [[unlikely]] poll_revocation_notices();  // every 20 ms
   if (boot_.fault_events() == 0) [[likely]] return false;
   if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
   std::string msg;

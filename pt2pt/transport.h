@@ -108,8 +108,9 @@ class Transport {
   // fails with Status::revoked, except the fault-tolerant agreements (coll/fault/). revoke()
   // marks c here and sends a notice to each live member (a message on the notice context, the
   // tag naming c's context id); members take notices in when they look for them:
-  // poll_revocation_notices() (from the wait loops' failure checks, every 256th call, and at the
-  // fault-tolerance calls).
+  // poll_revocation_notices(), which the wait loops' checks run at each turn the bootstrap's
+  // liveness check gives (every 20 ms while a rank waits in MPI), and the fault-tolerance calls
+  // at once.
   void revoke(const Comm& c);
   bool revoked(const Comm& c) const;
   void poll_revocation_notices();
@@ -186,7 +187,6 @@ class Transport {
     sent_[size_t(dest)].bytes += bytes;
   }
   std::vector<uint32_t> revoked_contexts_;
-  uint32_t notice_polls_ = 0;
   bool peer_error_mode_ = false;
   bool require_fast_path_ = false;
   // Registered one-sided regions: while there are any, progress also drives the UCX worker in
