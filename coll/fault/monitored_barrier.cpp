@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "pt2pt/tag.h"
@@ -97,8 +98,12 @@ Status monitored_barrier(Transport& t, const Comm& c, int timeout_ms, std::vecto
     if (!ok[1]) {
       late->push_back(0);
     } else {
+      // Rank 0's bytes: only ranks of c, each once, are taken from them.
       const int32_t count = release[0];
-      for (int32_t i = 0; i < count && size_t(i) < n; ++i) late->push_back(release[1 + size_t(i)]);
+      for (int32_t i = 0; i < count && size_t(i) < n; ++i) {
+        const int32_t k = release[1 + size_t(i)];
+        if (k >= 0 && k < c.size && std::find(late->begin(), late->end(), k) == late->end()) late->push_back(k);
+      }
     }
   }
   if (late->empty()) return Status::ok;
