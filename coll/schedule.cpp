@@ -117,10 +117,8 @@ void ScheduleRun::reuse(CollContext ctx, std::shared_ptr<const Schedule> schedul
 
 Status ScheduleRun::check_members() {
   if (wait_timed_out()) [[unlikely]] {
-    char limit[32];
-    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
     std::string msg = std::string("the collective (") + schedule_->name() + ") on " + ctx_.comm.label() +
-                      " did not complete within WEFT_TIMEOUT (" + limit + ")";
+                      " did not complete within " + wait_timeout_text();
     WEFT_WARN(Subsys::coll, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::timed_out;

@@ -7,6 +7,7 @@
 #include "coll/agreements.h"
 #include "coll/fault/agree.h"
 #include "coll/fault/monitored_barrier.h"
+#include "runtime/rank_set.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -43,12 +44,6 @@ std::vector<int> take_in_failures(const Comm& c, const std::vector<uint64_t>& al
       transport().boot().mark_failed(c.world_rank(k));
     }
   return dead;
-}
-
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s;
-  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
-  return s;
 }
 
 }  // namespace
@@ -131,7 +126,7 @@ int PMPIX_Comm_agree(MPI_Comm comm, int* flag) {
     return raise(comm, MPIX_ERR_PROC_FAILED, fn,
                  "rank%s %s of %s failed and not every survivor acknowledged it (MPIX_Comm_failure_ack); "
                  "the flag is the survivors' and",
-                 unacked.size() > 1 ? "s" : "", rank_list(unacked).c_str(), c.label().c_str());
+                 unacked.size() > 1 ? "s" : "", rank_list_text(unacked).c_str(), c.label().c_str());
   return MPI_SUCCESS;
 }
 
@@ -162,7 +157,7 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) {
     if (alive_in(alive, k)) survivors.push_back(c.world_rank(k));
   Comm view = coll::view_with_nodes(coll_context(c), context, survivors);
   WEFT_INFO(Subsys::core, "%s: %s shrinks to %zu ranks without rank%s %s", fn, c.label().c_str(), survivors.size(),
-            dead.size() == 1 ? "" : "s", rank_list(dead).c_str());
+            dead.size() == 1 ? "" : "s", rank_list_text(dead).c_str());
   return register_new_comm(fn, std::move(view), c.errhandler, newcomm);
 }
 

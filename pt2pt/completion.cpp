@@ -1,8 +1,6 @@
 // Completion of request sets and probes, failing them on known member failures.
 #include "pt2pt/completion.h"
 
-#include <cstdio>
-
 #include "runtime/wait_deadline.h"
 
 namespace weft {
@@ -13,10 +11,7 @@ namespace {
 // the communicator is known to have failed (the source, or another: failure is contagious).
 bool member_lost(Transport& t, const Comm& c, int source) {
   if (wait_timed_out()) [[unlikely]] {
-    char limit[32];
-    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
-    set_error_detail(std::string("a blocking probe on ") + c.label() + " found no message within WEFT_TIMEOUT (" +
-                     limit + ")");
+    set_error_detail("a blocking probe on " + c.label() + " found no message within " + wait_timeout_text());
     return true;
   }
   Bootstrap& b = t.boot();

@@ -545,9 +545,7 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
   });
   if (st == UCS_INPROGRESS && timed_out) {
     ucp_request_free(sp);
-    char limit[32];
-    snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
-    std::string msg = "a send to job rank " + std::to_string(dest) + " did not complete within WEFT_TIMEOUT (" + limit + ")";
+    std::string msg = "a send to job rank " + std::to_string(dest) + " did not complete within " + wait_timeout_text();
     WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::timed_out;
@@ -655,10 +653,8 @@ bool Transport::fail_timed_out(Request* r, const Comm* scope) {
         if (scope->peer_world_rank(k) == r->peer)
           peer = "rank " + std::to_string(k) + " of " + scope->label() + " (job rank " + std::to_string(r->peer) + ")";
   }
-  char limit[32];
-  snprintf(limit, sizeof limit, "%g s", wait_timeout_seconds());
   const std::string msg = std::string(r->kind == RequestKind::send ? "a send to " : "a receive from ") + peer +
-                          " did not complete within WEFT_TIMEOUT (" + limit + ")";
+                          " did not complete within " + wait_timeout_text();
   WEFT_WARN(Subsys::pt2pt, "%s", msg.c_str());
   set_error_detail(msg);
   fail_request(r, Status::timed_out);

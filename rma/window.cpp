@@ -381,10 +381,9 @@ Status Window::find_dead(int target) {
 }
 
 Status Window::waited_too_long(int target, const char* what) {
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s at window rank %d (job rank %d) did not complete within WEFT_TIMEOUT (%g s)", what,
-           target, job_ranks_[size_t(target)], wait_timeout_seconds());
-  WEFT_WARN(Subsys::rma, "%s", msg);
+  const std::string msg = std::string(what) + " at window rank " + std::to_string(target) + " (job rank " +
+                          std::to_string(job_ranks_[size_t(target)]) + ") did not complete within " + wait_timeout_text();
+  WEFT_WARN(Subsys::rma, "%s", msg.c_str());
   set_error_detail(msg);
   return Status::timed_out;
 }

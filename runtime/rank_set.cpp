@@ -66,4 +66,10 @@ void set_translate(const RankSet& a, const RankSet& b, int n, const int* positio
   }
 }
 
+std::string rank_list_text(const RankSet& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
 }  // namespace weft

@@ -1,6 +1,7 @@
 // Ordered sets of job ranks (what an MPI group is) and their algebra. Results keep the order
 // the MPI standard gives them: that of the first set, then the second's for a union.
 #pragma once
+#include <string>
 #include <vector>
 
 namespace weft {
@@ -20,5 +21,8 @@ SetMatch set_compare(const RankSet& a, const RankSet& b);
 // The position in b of the member of a at each of `positions` (n of them, valid; `skip`
 // entries are copied as they are), or `absent`.
 void set_translate(const RankSet& a, const RankSet& b, int n, const int* positions, int* out, int skip, int absent);
+
+// "0, 2, 5": ranks for a message.
+std::string rank_list_text(const RankSet& ranks);
 
 }  // namespace weft

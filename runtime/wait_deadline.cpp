@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <cstdio>
+
 namespace weft {
 
 thread_local WaitDeadline t_wait_deadline [[gnu::tls_model("initial-exec")]];
@@ -16,6 +18,12 @@ uint64_t now_ns() {
 }  // namespace
 
 void set_wait_timeout(double seconds) { g_wait_timeout_ns = seconds > 0 ? uint64_t(seconds * 1e9) : 0; }
+
+std::string wait_timeout_text() {
+  char text[48];
+  snprintf(text, sizeof text, "WEFT_TIMEOUT (%g s)", wait_timeout_seconds());
+  return text;
+}
 
 void WaitBound::start() { t_wait_deadline = WaitDeadline{now_ns() + g_wait_timeout_ns, 0, false}; }
 

@@ -4,6 +4,7 @@
 // while one is.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace weft {
 
@@ -18,6 +19,8 @@ extern uint64_t g_wait_timeout_ns;  // 0: off (the default)
 // From WEFT_TIMEOUT at MPI_Init (seconds; 0 turns the bound off).
 void set_wait_timeout(double seconds);
 inline double wait_timeout_seconds() { return double(g_wait_timeout_ns) * 1e-9; }
+// "WEFT_TIMEOUT (2 s)": how the errors of a wait past the bound name it.
+std::string wait_timeout_text();
 
 bool wait_deadline_passed();  // reads the clock every 64th call
 

@@ -1,7 +1,5 @@
 #include "coll/fault/agree.h"
 
-#include <cstdio>
-
 #include "pt2pt/tag.h"
 #include "runtime/log.h"
 #include "runtime/wait_deadline.h"
@@ -54,10 +52,9 @@ class Agreement {
   size_t bytes() const { return words_.size() * sizeof(uint64_t); }
 
   Status timed_out(const char* waiting) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "agreement %u on %s did not complete within WEFT_TIMEOUT (%g s) %s", seq_,
-             c_.label().c_str(), wait_timeout_seconds(), waiting);
-    WEFT_WARN(Subsys::coll, "%s", msg);
+    const std::string msg = "agreement " + std::to_string(seq_) + " on " + c_.label() + " did not complete within " +
+                            wait_timeout_text() + " " + waiting;
+    WEFT_WARN(Subsys::coll, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::timed_out;
   }

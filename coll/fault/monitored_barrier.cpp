@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "pt2pt/tag.h"
+#include "runtime/rank_set.h"
 #include "runtime/log.h"
 
 namespace weft::coll::fault {
@@ -36,12 +37,6 @@ std::vector<bool> wait_until(Transport& t, std::vector<Request>& rs, const std::
     else ok[k] = rs[k].status.error == Status::ok;
   }
   return ok;
-}
-
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s;
-  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
-  return s;
 }
 
 }  // namespace
@@ -108,7 +103,7 @@ Status monitored_barrier(Transport& t, const Comm& c, int timeout_ms, std::vecto
   }
   if (late->empty()) return Status::ok;
   const std::string msg = "monitored barrier on " + c.label() + ": rank" + (late->size() > 1 ? "s " : " ") +
-                          rank_list(*late) + " did not arrive within " +
+                          rank_list_text(*late) + " did not arrive within " +
                           std::to_string(timeout_ms) + " ms";
   WEFT_WARN(Subsys::coll, "%s", msg.c_str());
   set_error_detail(msg);
