@@ -54,37 +54,94 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
+namespace {
+
+// Facts come from other processes: bound what one rank's text may cost to read and to print.
+constexpr size_t kMaxFactsBytes = 16384;
+constexpr size_t kMaxFactsNamed = 16;  // differing facts in one message
+constexpr size_t kMaxValuesNamed = 8;  // values of one fact in one message
+constexpr size_t kMaxValueChars = 96;
+
+std::string shown_value(const std::string& value) {
+  if (value.empty()) return "(empty)";
+  std::string out;
+  for (char ch : value.substr(0, kMaxValueChars)) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  if (value.size() > kMaxValueChars) out += "...";
+  return out;
+}
+
+using FactMap = std::map<std::string, std::string>;
+
+// One rank's facts by name; a text over the bound, or naming a fact twice, stands for a fact
+// of its own so that it still differs from a well-formed rank 0.
+FactMap read_facts(const std::string& text) {
+  FactMap facts;
+  if (text.size() > kMaxFactsBytes) {
+    facts["(facts)"] = std::to_string(text.size()) + " bytes, over the " + std::to_string(kMaxFactsBytes) + " allowed";
+    return facts;
+  }
+  for (auto& [name, value] : decode_facts(text))
+    if (!facts.try_emplace(name, value).second) facts["(facts)"] = "names " + shown_value(name) + " twice";
+  return facts;
+}
+
+}  // namespace
+
 std::string describe_disagreement(const std::vector<std::string>& facts_by_rank) {
   if (facts_by_rank.empty()) return "";
-  bool all_same = true;
-  for (const std::string& f : facts_by_rank) all_same = all_same && f == facts_by_rank[0];
-  if (all_same) return "";
-  // Every fact name any rank has, in rank 0's order first.
-  std::vector<JobFacts> decoded;
+  std::vector<int> differing_ranks;
+  for (size_t r = 1; r < facts_by_rank.size(); ++r)
+    if (facts_by_rank[r] != facts_by_rank[0]) differing_ranks.push_back(int(r));
+  if (differing_ranks.empty()) return "";
+  std::vector<FactMap> decoded;
   decoded.reserve(facts_by_rank.size());
-  for (const std::string& f : facts_by_rank) decoded.push_back(decode_facts(f));
+  for (const std::string& f : facts_by_rank) decoded.push_back(read_facts(f));
+  // Fact names in the order rank 0 gives them, then those only other ranks have.
   std::vector<std::string> names;
-  for (const JobFacts& facts : decoded)
-    for (const auto& fact : facts)
-      if (std::find(names.begin(), names.end(), fact.first) == names.end()) names.push_back(fact.first);
+  for (const auto& fact : decode_facts(facts_by_rank[0].substr(0, kMaxFactsBytes)))
+    if (decoded[0].count(fact.first) && std::find(names.begin(), names.end(), fact.first) == names.end())
+      names.push_back(fact.first);
+  if (decoded[0].count("(facts)") && std::find(names.begin(), names.end(), "(facts)") == names.end())
+    names.push_back("(facts)");
   std::string message;
-  for (const std::string& name : names) {
-    std::map<std::string, std::vector<int>> holders;  // value -> ranks
+  size_t named = 0;
+  auto describe = [&](const std::string& name) {
+    std::map<std::string, std::vector<int>> holders;  // shown value -> ranks
     std::vector<std::string> order;
     for (size_t r = 0; r < decoded.size(); ++r) {
-      std::string value = "(none)";
-      for (const auto& fact : decoded[r])
-        if (fact.first == name) value = fact.second.empty() ? "(empty)" : fact.second;
+      auto found = decoded[r].find(name);
+      const std::string value = found == decoded[r].end() ? "(none)" : shown_value(found->second);
       auto [it, fresh] = holders.try_emplace(value);
       if (fresh) order.push_back(value);
       it->second.push_back(int(r));
     }
-    if (holders.size() == 1) continue;
+    if (holders.size() == 1) return;
+    if (named++ == kMaxFactsNamed) {
+      message += "; and more";
+      return;
+    }
     if (!message.empty()) message += "; ";
-    message += name + ":";
-    for (size_t k = 0; k < order.size(); ++k)
+    message += shown_value(name) + ":";
+    for (size_t k = 0; k < order.size() && k < kMaxValuesNamed; ++k)
       message += (k ? "; " : " ") + order[k] + " on " + rank_list(holders[order[k]]);
+    if (order.size() > kMaxValuesNamed) message += "; " + std::to_string(order.size() - kMaxValuesNamed) + " more values";
+  };
+  for (const std::string& name : names) {
+    if (named > kMaxFactsNamed) break;
+    describe(name);
   }
+  // Names rank 0 lacks, looked at only on the ranks that differ from it.
+  for (int r : differing_ranks) {
+    for (const auto& fact : decoded[size_t(r)]) {
+      if (named > kMaxFactsNamed) break;
+      if (decoded[0].count(fact.first) || std::find(names.begin(), names.end(), fact.first) != names.end()) continue;
+      names.push_back(fact.first);
+      describe(fact.first);
+    }
+  }
+  // Texts that differ only in form (a missing last newline, say) still differ.
+  if (message.empty())
+    message = "the published facts of " + rank_list(differing_ranks) + " differ in form from rank 0's";
   return message;
 }
 

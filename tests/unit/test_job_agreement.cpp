@@ -43,6 +43,37 @@ TEST(JobAgreement, LongRankListsAreCut) {
   EXPECT_NE(msg.find("even on ranks 0, 2, 4, 6, 8, 10, 12, 14 and 12 more"), std::string::npos) << msg;
 }
 
+TEST(JobAgreement, TextsThatDifferOnlyInFormStillDiffer) {
+  const std::string msg = describe_disagreement({"weft=a\n", "weft=a", "weft=a\n"});
+  EXPECT_EQ(msg, "the published facts of rank 1 differ in form from rank 0's");
+}
+
+TEST(JobAgreement, ANameGivenTwiceIsADifference) {
+  const std::string msg = describe_disagreement({"weft=a\n", "weft=a\nweft=b\n"});
+  EXPECT_EQ(msg, "(facts): (none) on rank 0; names weft twice on rank 1");
+}
+
+TEST(JobAgreement, OversizedFactsAreNotRead) {
+  const std::string huge = "weft=a\nx=" + std::string(20000, 'y') + "\n";
+  const std::string msg = describe_disagreement({"weft=a\n", huge});
+  EXPECT_EQ(msg, "weft: a on rank 0; (none) on rank 1; (facts): (none) on rank 0; 20010 bytes, over the 16384 allowed on rank 1");
+}
+
+TEST(JobAgreement, MessagesStayShortWhateverPeersSend) {
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 64; ++r) {
+    std::string text = "weft=" + std::string(500, char('a' + r % 26)) + "\x01\n";
+    for (int k = 0; k < 100; ++k) text += "only" + std::to_string(r) + "_" + std::to_string(k) + "=1\n";
+    ranks.push_back(text);
+  }
+  const std::string msg = describe_disagreement(ranks);
+  EXPECT_LT(msg.size(), 8000u) << msg.size();
+  EXPECT_NE(msg.find("; 18 more values"), std::string::npos) << msg;  // 26 values, 8 shown
+  EXPECT_NE(msg.find("..."), std::string::npos);  // long values are cut
+  EXPECT_EQ(msg.find('\x01'), std::string::npos);  // control bytes are not printed
+  EXPECT_NE(msg.find("; and more"), std::string::npos);
+}
+
 TEST(JobAgreement, BuildIdIsHex) {
   const std::string id = library_build_id();
   for (char ch : id) EXPECT_TRUE((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')) << id;
