@@ -5,6 +5,7 @@
 #include <new>
 
 #include "call.h"
+#include "gpu/gpu_coll.h"
 #include "pt2pt/tag.h"
 #include "runtime/log.h"
 #include "runtime/wait_deadline.h"
@@ -120,6 +121,7 @@ Status ScheduleRun::check_members() {
     std::string msg = std::string("the collective (") + schedule_->name() + ") on " + ctx_.comm.label() +
                       " did not complete within " + wait_timeout_text();
     WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+    gpu::stop_kernels(ctx_.comm, Status::timed_out, msg);
     set_error_detail(msg);
     return Status::timed_out;
   }
@@ -131,6 +133,7 @@ Status ScheduleRun::check_members() {
     std::string msg = ctx_.comm.label() + " has been revoked (MPIX_Comm_revoke): the collective (" +
                       schedule_->name() + ") fails";
     WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+    gpu::stop_kernels(ctx_.comm, Status::revoked, msg);
     set_error_detail(msg);
     return Status::revoked;
   }
@@ -139,6 +142,7 @@ Status ScheduleRun::check_members() {
   std::string msg = Transport::failure_detail(&ctx_.comm, ctx_.comm.world_rank(dead)) + ": the collective (" +
                     schedule_->name() + ") fails, as does every operation on " + ctx_.comm.label();
   WEFT_WARN(Subsys::coll, "%s", msg.c_str());
+  gpu::stop_kernels(ctx_.comm, Status::peer_failed, msg);
   set_error_detail(msg);
   return Status::peer_failed;
 }

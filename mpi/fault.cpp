@@ -7,6 +7,7 @@
 #include "coll/agreements.h"
 #include "coll/fault/agree.h"
 #include "coll/fault/monitored_barrier.h"
+#include "coll/gpu/gpu_coll.h"
 #include "runtime/rank_set.h"
 #include "state.h"
 
@@ -60,6 +61,7 @@ int PMPIX_Comm_revoke(MPI_Comm comm) {
   CommEntry* e;
   if (int rc = comm_entry_of("MPIX_Comm_revoke", comm, &e)) return rc;
   transport().revoke(e->comm);
+  coll::gpu::stop_kernels(e->comm, Status::revoked, e->comm.label() + " was revoked by this rank");
   return MPI_SUCCESS;
 }
 

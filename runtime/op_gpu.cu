@@ -109,7 +109,12 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
   __syncthreads();
   if (t < ins.count && t != flags.me) {
     const volatile unsigned long long* f = flags.at[t];
-    while (*f < epoch) __nanosleep(32);
+    const volatile unsigned int* stop = flags.stop;
+    // The stop word lives in host memory: read every 128 rounds.
+    for (unsigned int rounds = 1; *f < epoch; ++rounds) {
+      __nanosleep(32);
+      if ((rounds & 127) == 0 && stop && *stop) break;
+    }
   }
   __syncthreads();
   __threadfence_system();

@@ -49,6 +49,7 @@ constexpr size_t kFusedMaxBytes = 4 * 1024;
 struct DeviceFlags {
   unsigned long long* at[kReduceMaxInputs] = {};
   int me = 0;
+  const unsigned int* stop = nullptr;  // non-zero once the host gives up: the wait ends
 };
 // Loads every kernel of the multi-input and fused reductions now. With CUDA's lazy loading (the
 // default) a kernel's first launch loads it, which may wait for the device: a stream-ordered

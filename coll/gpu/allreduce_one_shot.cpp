@@ -22,8 +22,10 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
     if (n * elem <= kFusedMaxBytes) {  // copy, barrier and reduction in one launch
       DeviceInputs in;
       in.count = ws.size;
+      WEFT_TRY(ws.check_running());
       DeviceFlags flags;
       flags.me = ws.rank;
+      flags.stop = ws.stop_device;
       for (int q = 0; q < ws.size; ++q) {
         in.in[q] = ws.slot(q, piece);
         flags.at[q] = ws.flag(q);

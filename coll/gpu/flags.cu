@@ -5,11 +5,20 @@
 // flag in IPC-mapped memory until it reaches the epoch.
 // Epochs only grow, so a fast rank already at the next barrier still counts as arrived.
 // The point-to-point kernels below are the same store and poll, one word at a time.
+// Every poll also reads the workspace's stop word (host memory, mapped) every 128 rounds: the
+// host sets it when the communicator fails, so a kernel waiting for a dead rank ends.
 #include "flags.h"
 
 namespace weft::coll::gpu {
 
 namespace {
+
+// One round of a poll: true when the host has stopped the workspace (read every 128 rounds,
+// as a read of host memory costs about a microsecond).
+__device__ __forceinline__ bool poll_round_stopped(const volatile unsigned int* stop, unsigned int* rounds) {
+  __nanosleep(64);
+  return (++*rounds & 127) == 0 && *stop != 0;
+}
 
 struct Flags {
   unsigned long long* at[kFlagRanks];
@@ -17,7 +26,7 @@ struct Flags {
 
 // only < 0: wait for every rank; else for rank `only` alone (a ring step's left neighbour).
 // The epoch is this rank's flag plus one: only this rank's barriers, in stream order, write it.
-__global__ void flag_barrier_kernel(Flags flags, int me, int p, int only) {
+__global__ void flag_barrier_kernel(Flags flags, int me, int p, int only, const unsigned int* stop) {
   __shared__ unsigned long long epoch;
   const int t = int(threadIdx.x);
   if (t == 0) {
@@ -29,7 +38,9 @@ __global__ void flag_barrier_kernel(Flags flags, int me, int p, int only) {
   __syncthreads();
   if (t < p && t != me && (only < 0 || t == only)) {
     const volatile unsigned long long* f = flags.at[t];
-    while (*f < epoch) __nanosleep(64);
+    unsigned int rounds = 0;
+    while (*f < epoch && !poll_round_stopped(stop, &rounds)) {
+    }
   }
   __syncthreads();
   __threadfence_system();
@@ -41,15 +52,19 @@ __global__ void flag_store_kernel(T* a, T v) {
   *reinterpret_cast<volatile T*>(a) = v;
 }
 
-__global__ void flag_wait_geq_kernel(const unsigned long long* a, unsigned long long v) {
+__global__ void flag_wait_geq_kernel(const unsigned long long* a, unsigned long long v, const unsigned int* stop) {
   const volatile unsigned long long* f = a;
-  while (*f < v) __nanosleep(64);
+  unsigned int rounds = 0;
+  while (*f < v && !poll_round_stopped(stop, &rounds)) {
+  }
   __threadfence_system();
 }
 
-__global__ void flag_wait_eq32_kernel(const unsigned int* a, unsigned int v) {
+__global__ void flag_wait_eq32_kernel(const unsigned int* a, unsigned int v, const unsigned int* stop) {
   const volatile unsigned int* f = a;
-  while (*f != v) __nanosleep(64);
+  unsigned int rounds = 0;
+  while (*f != v && !poll_round_stopped(stop, &rounds)) {
+  }
   __threadfence_system();
 }
 
@@ -75,27 +90,29 @@ cudaError_t launch_flag_store32(unsigned int* a, uint32_t v, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, cudaStream_t s) {
-  flag_wait_geq_kernel<<<1, 1, 0, s>>>(a, (unsigned long long)v);
+cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, const unsigned int* stop, cudaStream_t s) {
+  flag_wait_geq_kernel<<<1, 1, 0, s>>>(a, (unsigned long long)v, stop);
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, cudaStream_t s) {
-  flag_wait_eq32_kernel<<<1, 1, 0, s>>>(a, (unsigned int)v);
+cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, const unsigned int* stop, cudaStream_t s) {
+  flag_wait_eq32_kernel<<<1, 1, 0, s>>>(a, (unsigned int)v, stop);
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, cudaStream_t s) {
+cudaError_t launch_flag_barrier(unsigned long long* const* flags, int me, int p, const unsigned int* stop,
+                                cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
-  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, -1);
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, -1, stop);
   return cudaGetLastError();
 }
 
-cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, cudaStream_t s) {
+cudaError_t launch_flag_wait_one(unsigned long long* const* flags, int me, int p, int peer, const unsigned int* stop,
+                                 cudaStream_t s) {
   Flags f{};
   for (int q = 0; q < p && q < kFlagRanks; ++q) f.at[q] = flags[q];
-  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, peer);
+  flag_barrier_kernel<<<1, kFlagRanks, 0, s>>>(f, me, p, peer, stop);
   return cudaGetLastError();
 }
 

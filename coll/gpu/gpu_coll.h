@@ -116,6 +116,12 @@ class GpuWorkspace;
 GpuWorkspace* workspace(const CollContext& ctx, std::string* why);
 // The workspace if one was made and is usable; never makes one.
 GpuWorkspace* existing_workspace(const Comm& c);
+// Stops the GPU kernels of c (its workspace and, across nodes, its node's): kernels waiting for
+// peers end, and later calls on them fail with `status` (Status::peer_failed, revoked or
+// timed_out) and `why`. Called when a call on c fails that way and by MPIX_Comm_revoke; a
+// kernel spinning for a dead rank would otherwise never end, and with it every later wait on
+// the device. No-op where c has no workspace, and in a build without CUDA.
+void stop_kernels(const Comm& c, Status status, const std::string& why);
 // Whether the peer-spinning kernels may run (MPS on, or one GPU per rank), as agreed at
 // creation; else only gpu_copy_engine runs.
 bool kernels_allowed(const GpuWorkspace& ws);

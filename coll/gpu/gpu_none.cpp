@@ -54,6 +54,7 @@ Status reduce_scatter_block_enqueue(GpuWorkspace&, const void*, void*, size_t, B
 Status reduce_enqueue(GpuWorkspace&, const void*, void*, size_t, BasicType, ReduceOp, int, void*) { return no_cuda(); }
 
 void release_all() {}
+void stop_kernels(const Comm&, Status, const std::string&) {}
 
 }  // namespace gpu
 

@@ -19,6 +19,7 @@
 #include "runtime/memkind.h"
 #include "runtime/op_gpu.h"
 #include "coll/comm_state.h"
+#include "coll/hier/hierarchy.h"
 #include "flags.h"
 #include "workspace.h"
 
@@ -88,6 +89,15 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
     return Status::not_supported;
   }
   memcpy(row->handle, &h, sizeof h);
+  // The stop word, in host memory the kernels can read: the host must be able to end a wait
+  // on the device without a CUDA call (the streams may be stuck behind it).
+  void* stop = nullptr;
+  WEFT_CUDA_TRY(cudaHostAlloc(&stop, sizeof(unsigned int), cudaHostAllocMapped));
+  ws.stop_host = static_cast<unsigned int*>(stop);
+  *ws.stop_host = 0;
+  void* stop_device = nullptr;
+  WEFT_CUDA_TRY(cudaHostGetDevicePointer(&stop_device, stop, 0));
+  ws.stop_device = static_cast<const unsigned int*>(stop_device);
   // A blocking stream (not cudaStreamNonBlocking): ordered after what the program issued on
   // the legacy default stream, such as a cudaMemset or a pageable cudaMemcpy whose DMA may
   // still run when it returns; a non-blocking stream read such inputs before they landed.
@@ -266,19 +276,43 @@ GpuWorkspace* workspace(const CollContext& ctx, std::string* why) {
   return h->ws.get();
 }
 
+void stop_kernels(const Comm& c, Status status, const std::string& why) {
+  CommState* st = find_state(c);
+  if (!st) return;
+  if (st->gpu && st->gpu->ws) st->gpu->ws->stop(status, why);
+  if (st->hier && st->hier->node_comm) stop_kernels(*st->hier->node_comm, status, why);
+}
+
 bool kernels_allowed(const GpuWorkspace& ws) { return ws.kernels; }
 const Settings& settings_of(const GpuWorkspace& ws) { return ws.settings; }
 void* internal_stream(const GpuWorkspace& ws) { return ws.stream; }
+
+void GpuWorkspace::stop(Status why_status, const std::string& why) {
+  if (stop_status != Status::ok || released) return;
+  stop_status = why_status;
+  stop_reason = why;
+  if (stop_host) __atomic_store_n(stop_host, 1u, __ATOMIC_RELEASE);
+  WEFT_WARN(Subsys::gpu, "gpu collectives stopped on this communicator (%s): kernels waiting for peers end, and later "
+            "GPU calls on it fail", why.c_str());
+}
+
+Status GpuWorkspace::check_running() const {
+  if (stop_status == Status::ok) [[likely]] return Status::ok;
+  set_error_detail("the GPU collectives of this communicator were stopped: " + stop_reason);
+  return stop_status;
+}
 
 void GpuWorkspace::release(bool after_barrier) {
   if (released) return;
   released = true;
   if (stream) (void)cudaStreamSynchronize(stream);
-  // Tell each peer that this rank no longer reads its memory, then unmap it.
+  // Tell each peer that this rank no longer reads its memory, then unmap it. A stopped
+  // workspace writes no marks: a peer may be dead, its memory gone.
   const uint64_t one = 1;
+  const bool mark = !after_barrier && stop_status == Status::ok;
   for (int q = 0; q < size; ++q) {
     if (!opened[size_t(q)]) continue;
-    if (!after_barrier) (void)cudaMemcpy(base[size_t(q)] + kReleasedAt + 8 * size_t(rank), &one, 8, cudaMemcpyHostToDevice);
+    if (mark) (void)cudaMemcpy(base[size_t(q)] + kReleasedAt + 8 * size_t(rank), &one, 8, cudaMemcpyHostToDevice);
     (void)cudaIpcCloseMemHandle(base[size_t(q)]);
   }
   if (temp) (void)cudaFree(temp);
@@ -294,7 +328,10 @@ void GpuWorkspace::release(bool after_barrier) {
   }
   if (done) (void)cudaEventDestroy(done);
   if (stream) (void)cudaStreamDestroy(stream);
+  if (stop_host) (void)cudaFreeHost(stop_host);
   (void)cudaGetLastError();
+  stop_host = nullptr;
+  stop_device = nullptr;
   own = temp = nullptr;
   stream = nullptr;
   done = nullptr;
@@ -312,34 +349,39 @@ void release_all() {
 
 Status enqueue_flag_barrier(const GpuWorkspace& ws, cudaStream_t s) {
   static_assert(kFlagRanks == kMaxRanks);
+  WEFT_TRY(ws.check_running());
   unsigned long long* flags[kMaxRanks];
   for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
-  const cudaError_t err = launch_flag_barrier(flags, ws.rank, ws.size, s);
+  const cudaError_t err = launch_flag_barrier(flags, ws.rank, ws.size, ws.stop_device, s);
   return err == cudaSuccess ? Status::ok : cuda_failure("flag barrier launch", err);
 }
 
 Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, cudaStream_t s) {
+  WEFT_TRY(ws.check_running());
   unsigned long long* flags[kMaxRanks];
   for (int q = 0; q < ws.size; ++q) flags[q] = ws.flag(q);
-  const cudaError_t err = launch_flag_wait_one(flags, ws.rank, ws.size, peer, s);
+  const cudaError_t err = launch_flag_wait_one(flags, ws.rank, ws.size, peer, ws.stop_device, s);
   return err == cudaSuccess ? Status::ok : cuda_failure("flag wait launch", err);
 }
 
 Status p2p_ready_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream) {
+  WEFT_TRY(ws.check_running());
   const cudaError_t err = launch_flag_store(ws.p2p_ready(ws.rank, peer), seq, static_cast<cudaStream_t>(stream));
   return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point ready launch", err);
 }
 
 Status p2p_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* stream) {
-  const cudaError_t err =
-      launch_flag_wait_eq32(ws.p2p_done(peer, ws.rank, seq), uint32_t(seq), static_cast<cudaStream_t>(stream));
+  WEFT_TRY(ws.check_running());
+  const cudaError_t err = launch_flag_wait_eq32(ws.p2p_done(peer, ws.rank, seq), uint32_t(seq), ws.stop_device,
+                                                static_cast<cudaStream_t>(stream));
   return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point done wait launch", err);
 }
 
 Status p2p_recv_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, const void* src, void* dst, size_t bytes,
                         void* stream) {
+  WEFT_TRY(ws.check_running());
   const auto s = static_cast<cudaStream_t>(stream);
-  cudaError_t err = launch_flag_wait_geq(ws.p2p_ready(peer, ws.rank), seq, s);
+  cudaError_t err = launch_flag_wait_geq(ws.p2p_ready(peer, ws.rank), seq, ws.stop_device, s);
   if (err != cudaSuccess) return cuda_failure("point-to-point ready wait launch", err);
   if (bytes > 0) WEFT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
   err = launch_flag_store32(ws.p2p_done(ws.rank, peer, seq), uint32_t(seq), s);

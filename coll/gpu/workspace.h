@@ -67,12 +67,22 @@ class GpuWorkspace {
   char* temp = nullptr;        // gpu_copy_engine: the peers' pieces, (size - 1) slots; lazily
   uint64_t pieces = 0;         // pieces started so far (their parity picks the slot)
   bool released = false;
+  // The stop word: host memory the kernels read (stop_device) while they wait for peers. Set
+  // once the communicator fails (stop()), so no kernel spins for a dead or departed rank; the
+  // workspace then refuses every call with stop_status.
+  unsigned int* stop_host = nullptr;
+  const unsigned int* stop_device = nullptr;
+  Status stop_status = Status::ok;
+  std::string stop_reason;
+  void stop(Status why_status, const std::string& why);
+  // Status::ok, or the stop's status with its reason as the error detail.
+  Status check_running() const;
 };
 
 // The shared workspace of c (null when none or unusable).
 std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c);
 
-// Enqueues a flag barrier on `s`: a one-block kernel publishes this rank's next epoch (its flag
+// Enqueues a flag barrier on `s` (refused once the workspace is stopped): a one-block kernel publishes this rank's next epoch (its flag
 // word plus one, after a system-wide fence) and waits until every rank's flag has reached it.
 // The epoch is counted on the device, so a CUDA graph that captured barriers may be replayed.
 Status enqueue_flag_barrier(const GpuWorkspace& ws, cudaStream_t s);

@@ -61,8 +61,13 @@ int main(int argc, char** argv) {
   long in[N], out[N];
   void *send = in, *recv = out;
 #ifdef ULFM_DEVICE
-  if (cudaMalloc(&send, sizeof in) != cudaSuccess || cudaMalloc(&recv, sizeof out) != cudaSuccess)
-    fail("cudaMalloc", MPI_SUCCESS);
+  cudaError_t err = cudaMalloc(&send, sizeof in);
+  if (err == cudaSuccess) err = cudaMalloc(&recv, sizeof out);
+  if (err != cudaSuccess) {
+    char what[160];
+    snprintf(what, sizeof what, "cudaMalloc: %s", cudaGetErrorString(err));
+    fail(what, MPI_SUCCESS);
+  }
 #endif
   int recovered_at = -1;
   for (int it = 0; it < iterations; ++it) {
