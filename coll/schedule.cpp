@@ -8,6 +8,7 @@
 #include "gpu/gpu_coll.h"
 #include "pt2pt/tag.h"
 #include "runtime/log.h"
+#include "runtime/profiler.h"
 #include "runtime/wait_deadline.h"
 
 namespace weft::coll {
@@ -107,6 +108,51 @@ ScheduleRun::ScheduleRun(CollContext ctx, std::shared_ptr<const Schedule> schedu
 ScheduleRun::~ScheduleRun() {
   if (!done_)
     for (size_t k = 0; k < active_; ++k) ctx_.transport->fail_request(&requests_[k]);
+  if (prof_coll_ || prof_round_) [[unlikely]] profile_end(done_ ? status_ : Status::internal);
+}
+
+void ScheduleRun::profile_start() {
+  weft_profiler_event_t e = profiler::event(WEFT_PROFILER_COLL, schedule_->name());
+  const char* colon = strchr(schedule_->name(), ':');
+  e.algorithm = colon ? colon + 1 : schedule_->name();
+  for (const auto& round : schedule_->rounds())
+    for (const Step& s : round) e.bytes += s.kind == Step::send ? s.bytes : 0;
+  e.comm = ctx_.comm.context_id;
+  e.comm_size = ctx_.comm.size;
+  e.seq = ctx_.comm.coll_seq;
+  prof_coll_ = prof_parent_ = profiler::start(e);
+}
+
+void ScheduleRun::profile_round_start() {
+  weft_profiler_event_t e = profiler::event(WEFT_PROFILER_ROUND, schedule_->name());
+  e.parent = prof_parent_;
+  e.round = int(round_);
+  prof_round_ = profiler::start(e);
+}
+
+// Stops the round's transfers (their messages are complete, or given up) and the round.
+void ScheduleRun::profile_round_end(Status st) {
+  for (size_t k = 0; k < active_; ++k) {
+    Request& r = requests_[k];
+    if (!r.profile) continue;
+    if (r.status.error != Status::ok) profiler::failed(r.profile, r.status.error);
+    profiler::stop(r.profile);
+    r.profile = nullptr;
+  }
+  if (prof_round_) {
+    if (st != Status::ok) profiler::failed(prof_round_, st);
+    profiler::stop(prof_round_);
+    prof_round_ = nullptr;
+  }
+}
+
+void ScheduleRun::profile_end(Status st) {
+  profile_round_end(st);
+  if (prof_coll_) {
+    if (st != Status::ok) profiler::failed(prof_coll_, st);
+    profiler::stop(prof_coll_);
+    prof_coll_ = nullptr;
+  }
 }
 
 void ScheduleRun::reuse(CollContext ctx, std::shared_ptr<const Schedule> schedule) {
@@ -157,6 +203,8 @@ void ScheduleRun::fail_run(Status st) {
   }
   status_ = st;
   done_ = true;
+  if (prof_coll_ || prof_round_) [[unlikely]] profile_end(st);
+  else if (profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]] profile_round_end(st);
 }
 
 uint32_t reserve_tags(const Comm& comm, const Schedule& schedule) {
@@ -168,10 +216,15 @@ uint32_t reserve_tags(const Comm& comm, const Schedule& schedule) {
 Status ScheduleRun::start(const uint32_t* reserved) {
   if (ctx_.calls) ctx_.calls->start_handed_off();  // calls posted earlier claim first
   WEFT_TRY(check_members());
+  if (profiler::wants(WEFT_PROFILER_COLL | WEFT_PROFILER_ROUND | WEFT_PROFILER_TRANSFER)) [[unlikely]] {
+    prof_parent_ = profiler::current();
+    if (profiler::wants(WEFT_PROFILER_COLL)) profile_start();
+  }
   const uint32_t first = reserved ? *reserved : reserve_tags(ctx_.comm, *schedule_);
   lanes_.clear();
   for (size_t k = 0; k < schedule_->lanes().size(); ++k) {
     lanes_.push_back(std::make_unique<ScheduleRun>(ctx_, schedule_->lanes()[k]));
+    lanes_.back()->prof_parent_ = prof_parent_;
     WEFT_TRY(lanes_.back()->start_with_tag(first + 1 + uint32_t(k)));
   }
   return start_with_tag(first);
@@ -196,6 +249,7 @@ void reset(Request& r, RequestKind kind) {
   r.status = RequestStatus{};
   r.peer = -1;
   r.transport_handle = nullptr;
+  r.profile = nullptr;
 }
 // Where a send or receive step goes: a rank of the communicator (of the remote group on an
 // intercommunicator), on its collective context, or a rank of an intercommunicator's local
@@ -217,7 +271,12 @@ Status ScheduleRun::post_round() {
   active_ = 0;
   if (round_ >= rounds.size()) {
     done_ = true;
+    if (prof_coll_) [[unlikely]] profile_end(Status::ok);
     return Status::ok;
+  }
+  const bool profiled = profiler::wants(WEFT_PROFILER_ROUND | WEFT_PROFILER_TRANSFER);
+  if (profiled) [[unlikely]] {
+    if (profiler::wants(WEFT_PROFILER_ROUND)) profile_round_start();
   }
   const Comm& c = ctx_.comm;
   size_t comm_steps = 0;
@@ -232,12 +291,20 @@ Status ScheduleRun::post_round() {
     const Peer p = peer_of(c, s.peer);
     WEFT_TRY(ctx_.transport->irecv(s.dst, s.bytes, p.world_rank, tag::make(p.context, uint32_t(p.rank), tag_), ~0ull,
                                   &r));
+    if (profiled && profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]] {
+      profiler::ParentScope under(prof_round_ ? prof_round_ : prof_parent_);
+      r.profile = ctx_.transport->transfer_event("recv", p.world_rank, s.bytes);
+    }
   }
   for (const Step& s : rounds[round_]) {
     if (s.kind != Step::send) continue;
     Request& r = requests_[i++];
     reset(r, RequestKind::send);
     const Peer p = peer_of(c, s.peer);
+    if (profiled && profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]] {
+      profiler::ParentScope under(prof_round_ ? prof_round_ : prof_parent_);
+      r.profile = ctx_.transport->transfer_event("send", p.world_rank, s.bytes);
+    }
     WEFT_TRY(ctx_.transport->isend(s.src, s.bytes, p.world_rank, tag::make(p.context, uint32_t(c.rank), tag_),
                                   SendMode::standard, &r));
   }
@@ -299,6 +366,8 @@ bool ScheduleRun::test_rounds() {
       }
     }
     next_local_ = 0;
+    if (prof_round_ || prof_coll_) [[unlikely]] profile_round_end(Status::ok);
+    else if (profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]] profile_round_end(Status::ok);
     ++round_;
     Status st = post_round();
     if (st != Status::ok) return fail(st);

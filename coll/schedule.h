@@ -169,6 +169,15 @@ class ScheduleRun {
   Status check_members();
   // Gives up the current round's incomplete requests and ends the run with st.
   void fail_run(Status st);
+  // Profiler events (runtime/profiler.h): the collective (a top-level run's own), the parent of
+  // this run's rounds (that event, or the top-level run's for a lane), the current round.
+  void profile_start();
+  void profile_round_start();
+  void profile_round_end(Status st);
+  void profile_end(Status st);
+  void* prof_coll_ = nullptr;
+  void* prof_parent_ = nullptr;
+  void* prof_round_ = nullptr;
   CollContext ctx_;
   std::shared_ptr<const Schedule> schedule_;
   uint32_t tag_ = 0;

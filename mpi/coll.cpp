@@ -3,6 +3,7 @@
 // Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each blocking, non-blocking
 // (MPI_I*) and persistent (MPI_*_init) from one planning function.
 #include "coll/inter/inter.h"
+#include "runtime/profiler.h"
 #include "coll_call.h"
 
 
@@ -59,6 +60,7 @@ int CollCall::run(const coll::Description& d, MPI_Request* request) {
 }
 
 int CollCall::execute(MPI_Request* request) {
+  profiler::ApiScope api(fn_);
   StatusBoard& board = *g_state->board;
   board.enter(*c_, fn_);
   if (mode_ == CollMode::blocking) {

@@ -10,6 +10,10 @@
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
+#include "runtime/profiler.h"
+#include "runtime/trace.h"
+#include "pt2pt/tag.h"
+#include "pt2pt/transport.h"
 #include "runtime/startup_phases.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
@@ -43,6 +47,49 @@ std::unique_ptr<CommEntry> make_world_comm(Bootstrap& b, uint32_t context, int h
   _exit(1);
 }
 
+// Rank 0's clock against each rank's, for WEFT_TRACE (only then): rank 0 exchanges
+// kClockRounds pings with every rank in turn; each rank's offset is its time at the reply minus
+// the midpoint of rank 0's round trip, from the shortest round trip; rank 0 sends it back.
+Status measure_clock_offset(Transport& t, Bootstrap& boot) {
+  constexpr int kClockRounds = 8;
+  constexpr uint32_t kClockContext = tag::kMaxContextId - 1;  // below the revocation notices
+  auto now_us = [] { return monotonic_seconds() * 1e6; };
+  double offset = 0;
+  if (boot.rank() == 0) {
+    for (int r = 1; r < boot.size(); ++r) {
+      double best_rtt = 1e300, best = 0;
+      for (int k = 0; k < kClockRounds; ++k) {
+        const double sent = now_us();
+        double theirs = 0;
+        MatchInfo info;
+        WEFT_TRY(t.send(&sent, sizeof sent, r, tag::make(kClockContext, 0, uint32_t(k)), SendMode::standard));
+        WEFT_TRY(t.recv(&theirs, sizeof theirs, r, tag::make(kClockContext, uint32_t(r), uint32_t(k)), ~0ull, &info));
+        const double back = now_us();
+        if (back - sent < best_rtt) {
+          best_rtt = back - sent;
+          best = theirs - (sent + back) / 2;
+        }
+      }
+      WEFT_TRY(t.send(&best, sizeof best, r, tag::make(kClockContext, 0, kClockRounds), SendMode::standard));
+    }
+  } else {
+    for (int k = 0; k <= kClockRounds; ++k) {
+      double value = 0;
+      MatchInfo info;
+      WEFT_TRY(t.recv(&value, sizeof value, 0, tag::make(kClockContext, 0, uint32_t(k)), ~0ull, &info));
+      if (k == kClockRounds) {
+        offset = value;
+        break;
+      }
+      const double mine = now_us();
+      WEFT_TRY(t.send(&mine, sizeof mine, 0, tag::make(kClockContext, uint32_t(boot.rank()), uint32_t(k)),
+                      SendMode::standard));
+    }
+  }
+  trace::set_clock_offset_us(offset);
+  return Status::ok;
+}
+
 // The one start of the runtime, whichever model comes first.
 void start(const char* fn, int required, bool world) {
   // The objects made before the start (info objects) stay with the runtime. A state whose
@@ -69,10 +116,29 @@ void start(const char* fn, int required, bool world) {
   s = coll::configure(state->config, *state->transport, boot, state->comms.get(0)->comm, &state->coll_settings);
   if (s != Status::ok) init_failure(fn, s, &boot);
   startup_phases().mark("collectives");
+  const std::string plugin(state->config.value("WEFT_PROFILER_PLUGIN")), trace_path(state->config.value("WEFT_TRACE"));
+  if (!plugin.empty() || !trace_path.empty()) {
+    weft_profiler_job_info_t job{};
+    job.struct_size = sizeof job;
+    job.rank = boot.rank();
+    job.size = boot.size();
+    job.local_rank = boot.local_rank();
+    job.local_size = boot.local_size();
+    job.job_id = boot.job_id().c_str();
+    job.version = WEFT_VERSION_STRING;
+    if (s = profiler::load(plugin, job); s != Status::ok) init_failure(fn, s, &boot);
+    if (!trace_path.empty()) {
+      // The clocks first, so their messages stay out of the trace.
+      if (s = measure_clock_offset(*state->transport, boot); s != Status::ok) init_failure(fn, s, &boot);
+      s = profiler::use_builtin(trace::consumer(trace_path), "the trace writer (WEFT_TRACE)", job);
+      if (s != Status::ok) init_failure(fn, s, &boot);
+    }
+  }
 
   (void)lookup_datatype(MPI_BYTE);  // fills the builtin types' table (builtin_datatype)
   g_state = state.release();
   g_running = true;
+  start_wait_timeout();
   g_state->own_cpus = cpus;
   WEFT_INFO(Subsys::init, "initialised in %.1f ms (%s)", (monotonic_seconds() - g_state->wtime_origin) * 1e3,
             startup_phases().summary().c_str());
@@ -110,6 +176,7 @@ int teardown(const char* fn) {
   stop_async_progress();
   const Status s = coll::finish_runtime(*g_state, release_windows);
   g_running = false;
+  profiler::unload();
   WEFT_INFO(Subsys::init, "finalized");
   log_shutdown();
   if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, fn);

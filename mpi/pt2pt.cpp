@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pt2pt/p2p.h"
+#include "runtime/profiler.h"
 #include "pt2pt/tag.h"
 #include "pt2pt_call.h"
 
@@ -137,15 +138,18 @@ int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
 int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, SendMode mode) {
   WEFT_REQUIRE_INIT(fn);
+  profiler::ApiScope api(fn);
   Message m;
   // The common message straight to the transport (no packing or device step to take).
   if (quick_message(buf, count, dt, dest, tag, comm, false, &m)) [[likely]] {
+    profiler::P2pScope op(fn, m.peer, tag, m.bytes, m.comm->context_id);
     const Status s = g_state->transport->send(buf, m.bytes, m.peer, m.tag, mode, m.comm);
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
   }
   int rc = check_send_fully(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) return MPI_SUCCESS;
+  profiler::P2pScope op(fn, m.peer, tag, m.bytes, m.comm->context_id);
   Status s = send(*g_state->transport, m, buf, mode);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
   return MPI_SUCCESS;
@@ -161,12 +165,16 @@ int post_operation(const char* fn, bool receive, const void* buf, MPI_Count coun
   if (m.peer == kNoPeer) return MPI_SUCCESS;
   Status s = post_immediate(*g_state->transport, g_state->requests, m, const_cast<void*>(buf), receive, mode, comm, out);
   if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  if (*out && profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]]
+    (*out)->profile = g_state->transport->transfer_event(receive ? "recv" : "send", m.peer == kAnyPeer ? -1 : m.peer,
+                                                          m.bytes);
   return MPI_SUCCESS;
 }
 
 int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
                  int tag, MPI_Comm comm, SendMode mode, MPI_Request* request) {
   WEFT_REQUIRE_INIT(fn);
+  profiler::ApiScope api(fn);
   // The common message goes straight to the transport: contiguous host memory needs none of
   // post_immediate's packing or device steps.
   if (Message m; request && quick_message(buf, count, dt, peer, tag, comm, receive, &m)) [[likely]] {
@@ -180,6 +188,8 @@ int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count,
       g_state->requests.release(r);
       return raise_status(comm, s, fn);
     }
+    if (profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]]
+      r->profile = t.transfer_event(receive ? "recv" : "send", m.peer == kAnyPeer ? -1 : m.peer, m.bytes);
     *request = request_handle(r);
     return MPI_SUCCESS;
   }
@@ -202,8 +212,10 @@ namespace {
 int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
             MPI_Comm comm, MPI_Status* status) {
   WEFT_REQUIRE_INIT(fn);
+  profiler::ApiScope api(fn);
   Message m;
   if (quick_message(buf, count, dt, source, tag, comm, true, &m)) [[likely]] {
+    profiler::P2pScope op(fn, m.peer == kAnyPeer ? -1 : m.peer, tag, m.bytes, m.comm->context_id);
     MatchInfo info;
     const Status s = g_state->transport->recv(buf, m.bytes, m.peer == kAnyPeer ? -1 : m.peer, m.tag, m.mask, &info,
                                               m.comm);
@@ -216,6 +228,7 @@ int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int sou
     set_status_proc_null(status);
     return MPI_SUCCESS;
   }
+  profiler::P2pScope op(fn, m.peer == kAnyPeer ? -1 : m.peer, tag, m.bytes, m.comm->context_id);
   RequestStatus rs;
   Status s = recv(*g_state->transport, m, buf, &rs);
   fill_status(status, rs);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pt2pt/completion.h"
+#include "runtime/profiler.h"
 #include "pt2pt/process_setup.h"
 #include "pt2pt/tag.h"
 #include "runtime/typemap.h"
@@ -200,6 +201,7 @@ extern "C" {
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Wait");
+  profiler::ApiScope api("MPI_Wait");
   if (!request) return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
   Request* r;
   if (!resolve(*request, &r)) return bad_request("MPI_Wait", *request);
@@ -211,6 +213,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Test");
+  profiler::ApiScope api("MPI_Test");
   if (!request || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
   Request* r;
   if (!resolve(*request, &r)) return bad_request("MPI_Test", *request);
@@ -223,6 +226,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitall");
+  profiler::ApiScope api("MPI_Waitall");
   if (int rc = check_count("MPI_Waitall", count, reqs)) return rc;
   RequestSet active{size_t(count)};
   if (int rc = check_array("MPI_Waitall", count, reqs, &active)) return rc;
@@ -233,6 +237,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testall");
+  profiler::ApiScope api("MPI_Testall");
   if (!flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
   if (int rc = check_count("MPI_Testall", count, reqs)) return rc;
   RequestSet active{size_t(count)};
@@ -245,6 +250,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]
 int PMPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitany");
+  profiler::ApiScope api("MPI_Waitany");
   if (!index) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
   return any_of("MPI_Waitany", count, reqs, index, nullptr, status);
 }
@@ -252,6 +258,7 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) 
 int PMPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testany");
+  profiler::ApiScope api("MPI_Testany");
   if (!index || !flag) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
   return any_of("MPI_Testany", count, reqs, index, flag, status);
 }
@@ -259,12 +266,14 @@ int PMPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Statu
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Waitsome");
+  profiler::ApiScope api("MPI_Waitsome");
   return some_of("MPI_Waitsome", true, incount, reqs, outcount, indices, statuses);
 }
 
 int PMPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   WEFT_ENTRY;
   WEFT_REQUIRE_INIT("MPI_Testsome");
+  profiler::ApiScope api("MPI_Testsome");
   return some_of("MPI_Testsome", false, incount, reqs, outcount, indices, statuses);
 }
 

@@ -15,6 +15,7 @@
 
 #include "coll_call.h"
 #include "runtime/log.h"
+#include "runtime/profiler.h"
 #include "window_entry.h"
 
 namespace weft::mpi {
@@ -41,6 +42,7 @@ int rc_of(MPI_Comm comm, rma::Outcome o, const char* fn) {
 // A valid window, and the outcome of call(its entry) as an MPI error.
 template <class Call>
 int on_win(const char* fn, MPI_Win win, Call&& call) {
+  profiler::ApiScope api(fn);
   WinEntry* e;
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
   return rc_of(e->comm, call(*e), fn);
@@ -181,8 +183,35 @@ int wait_or_test(const char* fn, MPI_Win win, bool block, int* flag) {
   });
 }
 
+// RMA_EPOCH events: one opens in *slot (closing what was there) after the call that opens the
+// epoch succeeded; it closes after the call that ends it.
+void epoch_close(void** slot) {
+  if (*slot) [[unlikely]] {
+    profiler::stop(*slot);
+    *slot = nullptr;
+  }
+}
+void epoch_open(void** slot, const char* fn, int peer) {
+  if (!profiler::wants(WEFT_PROFILER_RMA_EPOCH)) [[likely]] return;
+  epoch_close(slot);
+  weft_profiler_event_t ev = profiler::event(WEFT_PROFILER_RMA_EPOCH, fn);
+  ev.peer = peer;
+  *slot = profiler::start_top_level(ev);
+}
+// After a call on win that returned rc: runs f on its entry if the call succeeded.
+template <class F>
+int then_epoch(int rc, MPI_Win win, F&& f) {
+  if (rc == MPI_SUCCESS && profiler::wants(WEFT_PROFILER_RMA_EPOCH)) [[unlikely]]
+    if (WinEntry* e = lookup_win(win)) f(*e);
+  return rc;
+}
+
 void free_entry(uint32_t index) {
   WinEntry* e = wins().get(index);
+  epoch_close(&e->access_epoch);
+  epoch_close(&e->exposure_epoch);
+  for (auto& [target, event] : e->lock_epochs) epoch_close(&event);
+  e->lock_epochs.clear();
   e->win.reset();
   (void)PMPI_Comm_free(&e->comm);
   wins().remove(index);
@@ -431,19 +460,31 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
 
 int PMPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
   WEFT_ENTRY;
-  return open_pscw("MPI_Win_post", group, assert_flags, win,
-                   [](rma::MpiWindow& w, const std::vector<int>& ranks, bool notify) { return w.post(ranks, notify); });
+  const int rc = open_pscw("MPI_Win_post", group, assert_flags, win, [](rma::MpiWindow& w, const std::vector<int>& ranks,
+                                                                        bool notify) { return w.post(ranks, notify); });
+  return then_epoch(rc, win, [](WinEntry& e) { epoch_open(&e.exposure_epoch, "MPI_Win_post", -1); });
 }
 
 int PMPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
   WEFT_ENTRY;
-  return open_pscw("MPI_Win_start", group, assert_flags, win,
-                   [](rma::MpiWindow& w, const std::vector<int>& ranks, bool wait) { return w.start(ranks, wait); });
+  const int rc = open_pscw("MPI_Win_start", group, assert_flags, win, [](rma::MpiWindow& w, const std::vector<int>& ranks,
+                                                                         bool wait) { return w.start(ranks, wait); });
+  return then_epoch(rc, win, [](WinEntry& e) { epoch_open(&e.access_epoch, "MPI_Win_start", -1); });
 }
 
-int PMPI_Win_wait(MPI_Win win) { WEFT_ENTRY; return wait_or_test("MPI_Win_wait", win, true, nullptr); }
+int PMPI_Win_wait(MPI_Win win) {
+  WEFT_ENTRY;
+  const int rc = wait_or_test("MPI_Win_wait", win, true, nullptr);
+  return then_epoch(rc, win, [](WinEntry& e) { epoch_close(&e.exposure_epoch); });
+}
 
-int PMPI_Win_test(MPI_Win win, int* flag) { WEFT_ENTRY; return wait_or_test("MPI_Win_test", win, false, flag); }
+int PMPI_Win_test(MPI_Win win, int* flag) {
+  WEFT_ENTRY;
+  const int rc = wait_or_test("MPI_Win_test", win, false, flag);
+  return then_epoch(rc, win, [flag](WinEntry& e) {
+    if (*flag) epoch_close(&e.exposure_epoch);
+  });
+}
 
 int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
   WEFT_ENTRY;
@@ -453,18 +494,33 @@ int PMPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
     return raise(e->comm, MPI_ERR_LOCKTYPE, "MPI_Win_lock", "invalid lock type %d (argument 'lock_type')", lock_type);
   (void)assert_flags;  // MPI_MODE_NOCHECK: the lock is still taken (always correct)
   const auto type = lock_type == MPI_LOCK_EXCLUSIVE ? rma::LockType::exclusive : rma::LockType::shared;
-  return rc_of(e->comm, e->win->lock(target, type), "MPI_Win_lock");
+  profiler::ApiScope api("MPI_Win_lock");
+  const int rc = rc_of(e->comm, e->win->lock(target, type), "MPI_Win_lock");
+  return then_epoch(rc, win, [target](WinEntry& w) { epoch_open(&w.lock_epochs[target], "MPI_Win_lock", target); });
 }
 
 // The synchronisation calls that pass straight to the window: name, parameters, the call.
 #define WEFT_WIN_CALL(Name, params, call) \
   int PMPI_##Name params { WEFT_ENTRY; return on_win("MPI_" #Name, win, [&](WinEntry& e) { return e.win->call; }); }
 
-WEFT_WIN_CALL(Win_fence, (int assert_flags, MPI_Win win), fence(!(assert_flags & MPI_MODE_NOSUCCEED)))
-WEFT_WIN_CALL(Win_complete, (MPI_Win win), complete())
-WEFT_WIN_CALL(Win_unlock, (int target, MPI_Win win), unlock(target))
-WEFT_WIN_CALL(Win_lock_all, (int, MPI_Win win), lock_all())  // the assertions change nothing
-WEFT_WIN_CALL(Win_unlock_all, (MPI_Win win), unlock_all())
+// The same, then an RMA_EPOCH event opened or closed (`epoch`, run on the entry after success).
+#define WEFT_WIN_EPOCH_CALL(Name, params, call, epoch)                                                  \
+  int PMPI_##Name params {                                                                               \
+    WEFT_ENTRY;                                                                                          \
+    const int rc = on_win("MPI_" #Name, win, [&](WinEntry& e) { return e.win->call; });                 \
+    return then_epoch(rc, win, [&](WinEntry& e) { epoch; });                                             \
+  }
+
+// A fence ends the access epoch and, unless no epoch follows (MPI_MODE_NOSUCCEED), opens the next.
+WEFT_WIN_EPOCH_CALL(Win_fence, (int assert_flags, MPI_Win win), fence(!(assert_flags & MPI_MODE_NOSUCCEED)),
+                    if (assert_flags & MPI_MODE_NOSUCCEED) epoch_close(&e.access_epoch);
+                    else epoch_open(&e.access_epoch, "MPI_Win_fence", -1))
+WEFT_WIN_EPOCH_CALL(Win_complete, (MPI_Win win), complete(), epoch_close(&e.access_epoch))
+WEFT_WIN_EPOCH_CALL(Win_unlock, (int target, MPI_Win win), unlock(target), epoch_close(&e.lock_epochs[target]))
+WEFT_WIN_EPOCH_CALL(Win_lock_all, (int, MPI_Win win), lock_all(),  // the assertions change nothing
+                    epoch_open(&e.access_epoch, "MPI_Win_lock_all", -1))
+WEFT_WIN_EPOCH_CALL(Win_unlock_all, (MPI_Win win), unlock_all(), epoch_close(&e.access_epoch))
+#undef WEFT_WIN_EPOCH_CALL
 WEFT_WIN_CALL(Win_flush, (int target, MPI_Win win), flush(target, true))
 WEFT_WIN_CALL(Win_flush_local, (int target, MPI_Win win), flush(target, false))
 WEFT_WIN_CALL(Win_flush_all, (MPI_Win win), flush_all(true))

@@ -2,6 +2,7 @@
 // its own communicator (errors of the window are raised on it, so its error handler is the
 // window's), its name, info, attributes and the values of the predefined attributes.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,11 @@ struct WinEntry {
   // The predefined attributes, whose addresses MPI_Win_get_attr hands out.
   MPI_Aint size = 0;
   int disp_unit = 1, flavor = MPI_WIN_FLAVOR_CREATE, model = MPI_WIN_UNIFIED;
+  // The profiler's open RMA_EPOCH events (runtime/profiler.h): the access epoch (fence,
+  // lock_all, start), the exposure epoch (post), and one per locked target.
+  void* access_epoch = nullptr;
+  void* exposure_epoch = nullptr;
+  std::map<int, void*> lock_epochs;
 };
 
 // nullptr for an invalid or freed handle.

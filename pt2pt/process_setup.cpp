@@ -140,10 +140,17 @@ JobFacts job_facts(const Config& cfg) {
   build += ", build " + (id.empty() ? std::string("(no build id)") : id);
   JobFacts facts{{"weft", build}};
   for (const char* name : kSettingsThatMustAgree) facts.emplace_back(name, std::string(cfg.value(name)));
+  // Tracing aligns the ranks' clocks at init, which every rank must take part in (the paths
+  // may differ).
+  facts.emplace_back("WEFT_TRACE (on or off)", cfg.value("WEFT_TRACE").empty() ? "off" : "on");
   return facts;
 }
 
-// WEFT_TIMEOUT: seconds, decimals allowed; 0 turns the bound off.
+// WEFT_TIMEOUT: seconds, decimals allowed; 0 turns the bound off. Checked here, applied when
+// MPI_Init returns (start_wait_timeout): the waits of MPI_Init itself are not bounded, as a
+// loaded machine may take seconds to start every rank.
+double g_configured_timeout = 0;
+
 Status configure_timeout(const Config& cfg) {
   const std::string text(cfg.value("WEFT_TIMEOUT"));
   char* end = nullptr;
@@ -154,12 +161,14 @@ Status configure_timeout(const Config& cfg) {
     set_error_detail(msg);
     return Status::invalid_arg;
   }
-  set_wait_timeout(seconds);
-  if (seconds > 0) WEFT_INFO(Subsys::init, "blocking waits are bounded: WEFT_TIMEOUT=%g s", seconds);
+  g_configured_timeout = seconds;
+  if (seconds > 0) WEFT_INFO(Subsys::init, "blocking waits after MPI_Init are bounded: WEFT_TIMEOUT=%g s", seconds);
   return Status::ok;
 }
 
 }  // namespace
+
+void start_wait_timeout() { set_wait_timeout(g_configured_timeout); }
 
 Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus) {
   LogSettings log;

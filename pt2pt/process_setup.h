@@ -46,6 +46,8 @@ std::vector<uint32_t> node_ids(Bootstrap& boot, const std::vector<int>& world_ra
 // rank's CPUs in *cpus), and CUDA: the probe, the IPC cache, the staging chunk (before the
 // transport reads it).
 Status start_process(const Config& cfg, Progress& progress, std::unique_ptr<Bootstrap>* boot, CpuSet* cpus);
+// Applies WEFT_TIMEOUT (checked by start_process) once MPI_Init's own waits are over.
+void start_wait_timeout();
 // The next ones: the node topology (when the settings ask for it), the transport, then the wait
 // policy from the bindings of the host's ranks.
 Status start_transport(const Config& cfg, Bootstrap& boot, Progress& progress, RequestPool& requests,

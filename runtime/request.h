@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "profiler.h"
 #include "staging.h"
 #include "status.h"
 
@@ -42,6 +43,7 @@ struct RequestFields {
   uint32_t message = 0;                   // transport: a send's number at its receiver, to cancel it by
   uint64_t buffered = 0;                  // a buffered send's copy in flight (its number), for cancel
   size_t owned_bytes = 0;
+  void* profile = nullptr;                // the profiler's TRANSFER event, stopped at release
 };
 
 static_assert(std::is_trivially_copyable_v<RequestFields>, "RequestPool::release resets it with memcpy");
@@ -79,6 +81,7 @@ class RequestPool {
   }
   void release(Request* r) {
     const uint32_t index = r->index;
+    if (r->profile) [[unlikely]] profiler::stop(r->profile);
     // Most requests own nothing: reset the plain fields only (constructing and move-assigning a
     // whole Request, with its two std::function, cost more than the rest of a small send).
     // Copied from a constant: `= RequestFields{}` compiles to `rep stos`, whose start-up was
