@@ -1,6 +1,7 @@
 // Point-to-point bindings: validate, call the point-to-point engine (pt2pt/p2p.h), map errors.
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "pt2pt/p2p.h"
 #include "runtime/profiler.h"
@@ -135,24 +136,60 @@ int check_recv(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt
   return check_recv_fully(fn, buf, count, dt, source, tag, comm, m);
 }
 
-int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest,
-                     int tag, MPI_Comm comm, SendMode mode) {
-  WEFT_REQUIRE_INIT(fn);
-  profiler::ApiScope api(fn);
+// The events of a blocking point-to-point call while a profiler consumer runs: the P2P
+// operation and, under it, its message's TRANSFER, for the duration of the transport call.
+class BlockingEvents {
+ public:
+  BlockingEvents(const char* fn, const char* kind, const Message& m, int tag)
+      : op_(fn, peer_of(m), tag, m.bytes, m.comm->context_id),
+        transfer_(profiler::wants(WEFT_PROFILER_TRANSFER) ? g_state->transport->transfer_event(kind, peer_of(m), m.bytes)
+                                                          : nullptr) {}
+  ~BlockingEvents() { profiler::stop(transfer_); }
+  void fail(Status s) {
+    op_.fail(s);
+    profiler::failed(transfer_, s);
+  }
+
+ private:
+  static int peer_of(const Message& m) { return m.peer == kAnyPeer ? -1 : m.peer; }
+  profiler::P2pScope op_;
+  void* transfer_;
+};
+
+// kProfiled: a profiler consumer runs (do_blocking_send decides once per call).
+template <bool kProfiled>
+[[gnu::always_inline]] inline int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt,
+                                                int dest, int tag, MPI_Comm comm, SendMode mode) {
   Message m;
   // The common message straight to the transport (no packing or device step to take).
   if (quick_message(buf, count, dt, dest, tag, comm, false, &m)) [[likely]] {
-    profiler::P2pScope op(fn, m.peer, tag, m.bytes, m.comm->context_id);
+    std::optional<BlockingEvents> events;
+    if constexpr (kProfiled) events.emplace(fn, "send", m, tag);
     const Status s = g_state->transport->send(buf, m.bytes, m.peer, m.tag, mode, m.comm);
+    if constexpr (kProfiled) if (s != Status::ok) events->fail(s);
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
   }
   int rc = check_send_fully(fn, buf, count, dt, dest, tag, comm, &m);
   if (rc != MPI_SUCCESS) [[unlikely]] return rc;
   if (m.peer == kNoPeer) return MPI_SUCCESS;
-  profiler::P2pScope op(fn, m.peer, tag, m.bytes, m.comm->context_id);
+  std::optional<BlockingEvents> events;
+  if constexpr (kProfiled) events.emplace(fn, "send", m, tag);
   Status s = send(*g_state->transport, m, buf, mode);
-  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  if (s != Status::ok) [[unlikely]] {
+    if constexpr (kProfiled) events->fail(s);
+    return raise_status(comm, s, fn);
+  }
   return MPI_SUCCESS;
+}
+
+int do_blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest,
+                     int tag, MPI_Comm comm, SendMode mode) {
+  WEFT_REQUIRE_INIT(fn);
+  if (profiler::active()) [[unlikely]] {
+    profiler::ApiScope api(fn);
+    return blocking_send<true>(fn, buf, count, dt, dest, tag, comm, mode);
+  }
+  return blocking_send<false>(fn, buf, count, dt, dest, tag, comm, mode);
 }
 
 int post_operation(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
@@ -171,10 +208,10 @@ int post_operation(const char* fn, bool receive, const void* buf, MPI_Count coun
   return MPI_SUCCESS;
 }
 
-int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
-                 int tag, MPI_Comm comm, SendMode mode, MPI_Request* request) {
-  WEFT_REQUIRE_INIT(fn);
-  profiler::ApiScope api(fn);
+template <bool kProfiled>
+[[gnu::always_inline]] inline int immediate(const char* fn, bool receive, const void* buf, MPI_Count count,
+                                            MPI_Datatype dt, int peer, int tag, MPI_Comm comm, SendMode mode,
+                                            MPI_Request* request) {
   // The common message goes straight to the transport: contiguous host memory needs none of
   // post_immediate's packing or device steps.
   if (Message m; request && quick_message(buf, count, dt, peer, tag, comm, receive, &m)) [[likely]] {
@@ -188,8 +225,9 @@ int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count,
       g_state->requests.release(r);
       return raise_status(comm, s, fn);
     }
-    if (profiler::wants(WEFT_PROFILER_TRANSFER)) [[unlikely]]
-      r->profile = t.transfer_event(receive ? "recv" : "send", m.peer == kAnyPeer ? -1 : m.peer, m.bytes);
+    if constexpr (kProfiled)
+      if (profiler::wants(WEFT_PROFILER_TRANSFER))
+        r->profile = t.transfer_event(receive ? "recv" : "send", m.peer == kAnyPeer ? -1 : m.peer, m.bytes);
     *request = request_handle(r);
     return MPI_SUCCESS;
   }
@@ -207,19 +245,30 @@ int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count,
   return MPI_SUCCESS;
 }
 
+int do_immediate(const char* fn, bool receive, const void* buf, MPI_Count count, MPI_Datatype dt, int peer,
+                 int tag, MPI_Comm comm, SendMode mode, MPI_Request* request) {
+  WEFT_REQUIRE_INIT(fn);
+  if (profiler::active()) [[unlikely]] {
+    profiler::ApiScope api(fn);
+    return immediate<true>(fn, receive, buf, count, dt, peer, tag, comm, mode, request);
+  }
+  return immediate<false>(fn, receive, buf, count, dt, peer, tag, comm, mode, request);
+}
+
 namespace {
 
-int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
-            MPI_Comm comm, MPI_Status* status) {
-  WEFT_REQUIRE_INIT(fn);
-  profiler::ApiScope api(fn);
+template <bool kProfiled>
+[[gnu::always_inline]] inline int blocking_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt,
+                                                int source, int tag, MPI_Comm comm, MPI_Status* status) {
   Message m;
   if (quick_message(buf, count, dt, source, tag, comm, true, &m)) [[likely]] {
-    profiler::P2pScope op(fn, m.peer == kAnyPeer ? -1 : m.peer, tag, m.bytes, m.comm->context_id);
+    std::optional<BlockingEvents> events;
+    if constexpr (kProfiled) events.emplace(fn, "recv", m, tag);
     MatchInfo info;
     const Status s = g_state->transport->recv(buf, m.bytes, m.peer == kAnyPeer ? -1 : m.peer, m.tag, m.mask, &info,
                                               m.comm);
     fill_status(status, RequestStatus{info.source, info.tag, info.bytes});
+    if constexpr (kProfiled) if (s != Status::ok) events->fail(s);
     return s == Status::ok ? MPI_SUCCESS : raise_status(comm, s, fn);
   }
   int rc = check_recv_fully(fn, buf, count, dt, source, tag, comm, &m);
@@ -228,12 +277,26 @@ int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int sou
     set_status_proc_null(status);
     return MPI_SUCCESS;
   }
-  profiler::P2pScope op(fn, m.peer == kAnyPeer ? -1 : m.peer, tag, m.bytes, m.comm->context_id);
+  std::optional<BlockingEvents> events;
+  if constexpr (kProfiled) events.emplace(fn, "recv", m, tag);
   RequestStatus rs;
   Status s = recv(*g_state->transport, m, buf, &rs);
   fill_status(status, rs);
-  if (s != Status::ok) [[unlikely]] return raise_status(comm, s, fn);
+  if (s != Status::ok) [[unlikely]] {
+    if constexpr (kProfiled) events->fail(s);
+    return raise_status(comm, s, fn);
+  }
   return MPI_SUCCESS;
+}
+
+int do_recv(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+            MPI_Comm comm, MPI_Status* status) {
+  WEFT_REQUIRE_INIT(fn);
+  if (profiler::active()) [[unlikely]] {
+    profiler::ApiScope api(fn);
+    return blocking_recv<true>(fn, buf, count, dt, source, tag, comm, status);
+  }
+  return blocking_recv<false>(fn, buf, count, dt, source, tag, comm, status);
 }
 
 // Buffered send; immediate (MPI_Ibsend): *request is a request already complete.

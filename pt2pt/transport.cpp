@@ -507,16 +507,6 @@ void* Transport::transfer_event(const char* kind, int peer, size_t bytes) const 
 }
 
 Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, const Comm* scope) {
-  if (!profiler::wants(WEFT_PROFILER_TRANSFER)) [[likely]] return send_now(buf, bytes, dest, t, mode, scope);
-  void* event = transfer_event("send", dest, bytes);
-  const Status s = send_now(buf, bytes, dest, t, mode, scope);
-  if (s != Status::ok) profiler::failed(event, s);
-  profiler::stop(event);
-  return s;
-}
-
-[[gnu::always_inline]] inline Status Transport::send_now(const void* buf, size_t bytes, int dest, uint64_t t,
-                                                         SendMode mode, const Comm* scope) {
   count_sent(dest, bytes);
   if (via_shm(dest)) {
     if (mode == SendMode::standard && shm_->try_send_now(buf, bytes, dest, t)) [[likely]]
@@ -582,16 +572,6 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
 
 Status Transport::recv(void* buf, size_t bytes, int source, uint64_t t, uint64_t mask,
                        MatchInfo* info, const Comm* scope) {
-  if (!profiler::wants(WEFT_PROFILER_TRANSFER)) [[likely]] return recv_now(buf, bytes, source, t, mask, info, scope);
-  void* event = transfer_event("recv", source, bytes);
-  const Status s = recv_now(buf, bytes, source, t, mask, info, scope);
-  if (s != Status::ok) profiler::failed(event, s);
-  profiler::stop(event);
-  return s;
-}
-
-[[gnu::always_inline]] inline Status Transport::recv_now(void* buf, size_t bytes, int source, uint64_t t,
-                                                         uint64_t mask, MatchInfo* info, const Comm* scope) {
   Request r;
   r.kind = RequestKind::recv;
   WEFT_TRY(irecv(buf, bytes, source, t, mask, &r));

@@ -66,7 +66,8 @@ class Transport {
   Status recv(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, MatchInfo* info,
               const Comm* scope = nullptr);
   // The profiler's TRANSFER event of a message ("send" or "recv") to or from job rank `peer`
-  // (-1: any source), started now under the thread's innermost event; null unless wanted.
+  // (-1: any source), started now under the thread's innermost event (the caller asks only
+  // when TRANSFER events are wanted; the transport's own calls make none).
   void* transfer_event(const char* kind, int peer, size_t bytes) const;
 
   // Probe once (after a progress pass). With remove, the message is taken out of matching and
@@ -199,9 +200,6 @@ class Transport {
   std::unique_ptr<ShmEngine> shm_;  // weft's shared memory, for this node's ranks
   bool hybrid_ = false;             // shm_ for this node's ranks, UCX for the others
   // Whether messages to or from a job rank go through weft's shared memory.
-  Status send_now(const void* buf, size_t bytes, int dest, uint64_t tag, SendMode mode, const Comm* scope);
-  Status recv_now(void* buf, size_t bytes, int source, uint64_t tag, uint64_t mask, MatchInfo* info,
-                  const Comm* scope);
   bool via_shm(int rank) const { return shm_ && (!hybrid_ || boot_.is_local(rank)); }
   Status choose_path(const TransportOptions& options, bool* use_shm);
   Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);

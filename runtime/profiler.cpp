@@ -6,7 +6,7 @@
 
 namespace weft::profiler {
 
-uint32_t g_mask = 0;
+__attribute__((visibility("hidden"))) uint32_t g_mask = 0;
 
 namespace {
 

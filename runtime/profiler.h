@@ -12,8 +12,10 @@ namespace weft::profiler {
 
 // The event types the loaded plugin asked for; 0 when none is loaded. Set before the first
 // event and cleared after the last, so a plain read suffices.
-extern uint32_t g_mask;
+// Hidden: read PC-relative inside libweft, not through the GOT.
+extern uint32_t g_mask __attribute__((visibility("hidden")));
 inline bool wants(uint32_t type) { return (g_mask & type) != 0; }
+inline bool active() { return g_mask != 0; }
 
 // Loads the plugin at `path` ("" loads nothing) and calls its init. A plugin that cannot be
 // loaded, has an unknown ABI version or an incomplete table, or whose init fails, is refused

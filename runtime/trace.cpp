@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -15,14 +16,36 @@ namespace weft::trace {
 
 namespace {
 
-double now_us() {
+uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) * 1e-3;
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+// Integers by std::to_chars, and nanoseconds as microseconds with three decimals: printf's
+// floating-point formatting was most of the cost of an event.
+void append_uint(std::string* out, uint64_t v) {
+  char text[24];
+  const auto r = std::to_chars(text, text + sizeof text, v);
+  out->append(text, size_t(r.ptr - text));
+}
+void append_int(std::string* out, int64_t v) {
+  if (v < 0) {
+    *out += '-';
+    append_uint(out, uint64_t(-(v + 1)) + 1);
+  } else {
+    append_uint(out, uint64_t(v));
+  }
+}
+void append_us(std::string* out, uint64_t ns) {
+  append_uint(out, ns / 1000);
+  const unsigned frac = unsigned(ns % 1000);
+  char text[4] = {'.', char('0' + frac / 100), char('0' + frac / 10 % 10), char('0' + frac % 10)};
+  out->append(text, 4);
 }
 
 struct Open {
-  double start_us;
+  uint64_t start_ns;
   uint64_t id;
   uint32_t type;
   const char* name;
@@ -136,15 +159,21 @@ int trace_init(void** context, const weft_profiler_job_info_t* job, uint32_t* ev
 }
 
 int trace_start(void*, void** handle, const weft_profiler_event_t* e) {
-  auto* o = new Open{now_us(), 0, e->type, e->name, thread_track(), {}};
+  auto* o = new Open{now_ns(), 0, e->type, e->name, thread_track(), {}};
   std::lock_guard<std::mutex> hold(w.lock);
   o->id = w.next_id++;
   if (!synchronous(e->type)) {
-    std::string s;
-    char head[192];
-    const int n = snprintf(head, sizeof head, "{\"ph\":\"b\",\"cat\":\"%s\",\"id\":%llu,\"ts\":%.3f,\"pid\":%d,\"tid\":%d,\"name\":\"",
-                           category(e->type), (unsigned long long)o->id, o->start_us, w.rank, o->tid);
-    s.append(head, size_t(n));
+    std::string s = "{\"ph\":\"b\",\"cat\":\"";
+    s += category(e->type);
+    s += "\",\"id\":";
+    append_uint(&s, o->id);
+    s += ",\"ts\":";
+    append_us(&s, o->start_ns);
+    s += ",\"pid\":";
+    append_int(&s, w.rank);
+    s += ",\"tid\":";
+    append_int(&s, o->tid);
+    s += ",\"name\":\"";
     append_name(&s, e->name);
     s += "\"";
     append_args(&s, *e);
@@ -159,18 +188,25 @@ int trace_start(void*, void** handle, const weft_profiler_event_t* e) {
 
 int trace_stop(void* handle) {
   auto* o = static_cast<Open*>(handle);
-  const double end = now_us();
-  char line[320];
-  int n;
-  std::string s;
+  const uint64_t end = now_ns();
+  std::string s = synchronous(o->type) ? "{\"ph\":\"X\",\"cat\":\"" : "{\"ph\":\"e\",\"cat\":\"";
+  s += category(o->type);
   if (synchronous(o->type)) {
-    n = snprintf(line, sizeof line, "{\"ph\":\"X\",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d,\"name\":\"",
-                 category(o->type), o->start_us, end - o->start_us, w.rank, o->tid);
+    s += "\",\"ts\":";
+    append_us(&s, o->start_ns);
+    s += ",\"dur\":";
+    append_us(&s, end - o->start_ns);
   } else {
-    n = snprintf(line, sizeof line, "{\"ph\":\"e\",\"cat\":\"%s\",\"id\":%llu,\"ts\":%.3f,\"pid\":%d,\"tid\":%d,\"name\":\"",
-                 category(o->type), (unsigned long long)o->id, end, w.rank, o->tid);
+    s += "\",\"id\":";
+    append_uint(&s, o->id);
+    s += ",\"ts\":";
+    append_us(&s, end);
   }
-  s.append(line, size_t(n));
+  s += ",\"pid\":";
+  append_int(&s, w.rank);
+  s += ",\"tid\":";
+  append_int(&s, o->tid);
+  s += ",\"name\":\"";
   append_name(&s, o->name);
   s += "\"";
   s += o->args;
@@ -188,7 +224,7 @@ int trace_state(void* handle, int state, int64_t value) {
   const int n = snprintf(line, sizeof line,
                          "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"failed\",\"ts\":%.3f,\"pid\":%d,\"tid\":%d,\"name\":\"failed\","
                          "\"args\":{\"status\":%lld}}",
-                         now_us(), w.rank, o->tid, (long long)value);
+                         double(now_ns()) * 1e-3, w.rank, o->tid, (long long)value);
   std::lock_guard<std::mutex> hold(w.lock);
   append_line(std::string(line, size_t(n)));
   return WEFT_PROFILER_OK;
