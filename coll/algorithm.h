@@ -21,6 +21,10 @@ struct Algorithm {
 };
 
 std::span<const Algorithm* const> algorithms();
+// Collective calls run by each algorithm (indexed as algorithms()) since the process started:
+// the MPI_T performance variables. Counted when a planned schedule starts.
+uint64_t algorithm_calls(size_t index);
+void count_algorithm_call(int index);
 // The algorithm the cost model alone picks for a call on c (no WEFT_COLL_TUNE rules): among the
 // host algorithms, or among coll/gpu's for a call on device memory (`device`).
 const Algorithm* lowest_estimate(const CollArgs& a, const CollContext& c, const CostModel& m, bool device = false);

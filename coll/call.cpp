@@ -324,6 +324,7 @@ Status Call::plan(const CollArgs& call_args, const PlanKey* key) {
   } else {
     Schedule& o = outer();
     o.set_name(inner->name());
+    o.set_algorithm(inner->algorithm());
     if (!pre_.empty()) {
       o.new_round();
       for (auto& f : pre_) o.call(std::move(f));

@@ -2,6 +2,7 @@
 // (defining `extern const Algorithm <collective>_<name>`; coll/CMakeLists.txt picks the file
 // up), and its line below: the list declares the variables and fills the table.
 #include <array>
+#include <atomic>
 
 #include "algorithm.h"
 #include "gpu/gpu_coll.h"
@@ -45,6 +46,22 @@ const std::array kAlgorithms{
 }  // namespace
 
 std::span<const Algorithm* const> algorithms() { return kAlgorithms; }
+
+namespace {
+// Relaxed loads and stores rather than an atomic add: a count that two threads bump at the same
+// instant may lose one, which a statistic can afford on the collective path.
+std::array<std::atomic<uint64_t>, kAlgorithms.size()> g_algorithm_calls{};
+}  // namespace
+
+uint64_t algorithm_calls(size_t index) {
+  return index < g_algorithm_calls.size() ? g_algorithm_calls[index].load(std::memory_order_relaxed) : 0;
+}
+
+void count_algorithm_call(int index) {
+  if (index < 0 || size_t(index) >= g_algorithm_calls.size()) return;
+  auto& n = g_algorithm_calls[size_t(index)];
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 const Algorithm* find_algorithm(Collective coll, std::string_view name) {
   for (const Algorithm* a : kAlgorithms)

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "algorithm.h"
 #include "call.h"
 #include "gpu/gpu_coll.h"
 #include "pt2pt/tag.h"
@@ -216,6 +217,7 @@ uint32_t reserve_tags(const Comm& comm, const Schedule& schedule) {
 Status ScheduleRun::start(const uint32_t* reserved) {
   if (ctx_.calls) ctx_.calls->start_handed_off();  // calls posted earlier claim first
   WEFT_TRY(check_members());
+  count_algorithm_call(schedule_->algorithm());
   if (profiler::wants(WEFT_PROFILER_COLL | WEFT_PROFILER_ROUND | WEFT_PROFILER_TRANSFER)) [[unlikely]] {
     prof_parent_ = profiler::current();
     if (profiler::wants(WEFT_PROFILER_COLL)) profile_start();

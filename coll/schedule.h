@@ -94,6 +94,10 @@ class Schedule {
   const std::vector<std::shared_ptr<Schedule>>& lanes() const { return lanes_; }
 
   const char* name() const { return name_; }
+  // The algorithm's place in algorithms() when the selector built this schedule for a call
+  // (its runs are counted per algorithm), else -1.
+  int algorithm() const { return algorithm_; }
+  void set_algorithm(int index) { algorithm_ = index; }
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
   const Reduction& reduction() const { return reduction_; }
   Status run_call(size_t index) const { return calls_[index](); }
@@ -108,6 +112,7 @@ class Schedule {
     rounds_.back().push_back(s);
   }
   const char* name_;
+  int algorithm_ = -1;
   std::vector<std::vector<Step>> rounds_;
   std::vector<StagingBuffer> scratch_;
   std::vector<std::shared_ptr<const void>> kept_;

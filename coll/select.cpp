@@ -5,6 +5,7 @@
 // must pass device memory) chooses among the GPU algorithms, whose estimates carry the GPU
 // rule (gpu::rule_pick), every other call among the host algorithms. Where a rule made the
 // lowest estimate (the GPU rule, WEFT_OFFLOAD=require) the log says "rule, not a measured model".
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -160,6 +161,8 @@ Status plan(const CollContext& c, const CollArgs& a, std::shared_ptr<Schedule>* 
     with_copy->append(*s);
     s = std::move(with_copy);
   }
+  const auto all = algorithms();
+  s->set_algorithm(int(std::find(all.begin(), all.end(), alg) - all.begin()));
   *out = std::move(s);
   return Status::ok;
 }

@@ -590,6 +590,97 @@ typedef int (MPI_Datarep_extent_function)(MPI_Datatype datatype,
 #define MPI_CONVERSION_FN_NULL  ((MPI_Datarep_conversion_function *)0)
 
 /* ======================================================================
+ * The tool information interface (MPI_T)
+ *
+ * Handles are pointers to opaque structures and the constants have the
+ * values MPICH gives them, so that tools built against MPICH run unchanged.
+ * ====================================================================== */
+
+struct MPIR_T_enum_s;
+struct MPIR_T_cvar_handle_s;
+struct MPIR_T_pvar_handle_s;
+struct MPIR_T_pvar_session_s;
+struct MPIR_T_event_registration_s;
+struct MPIR_T_event_instance_s;
+typedef struct MPIR_T_enum_s *MPI_T_enum;
+typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+
+/* A handle no allocation returns: "every handle of the session". */
+extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
+
+#define MPI_T_ENUM_NULL          ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL   ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL   ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL  ((MPI_T_pvar_session)0)
+
+/* Verbosity levels, increasing in this order */
+#define MPI_T_VERBOSITY_USER_BASIC     221
+#define MPI_T_VERBOSITY_USER_DETAIL    222
+#define MPI_T_VERBOSITY_USER_ALL       223
+#define MPI_T_VERBOSITY_TUNER_BASIC    224
+#define MPI_T_VERBOSITY_TUNER_DETAIL   225
+#define MPI_T_VERBOSITY_TUNER_ALL      226
+#define MPI_T_VERBOSITY_MPIDEV_BASIC   227
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL  228
+#define MPI_T_VERBOSITY_MPIDEV_ALL     229
+
+/* What a variable is bound to */
+#define MPI_T_BIND_NO_OBJECT       9700
+#define MPI_T_BIND_MPI_COMM        9701
+#define MPI_T_BIND_MPI_DATATYPE    9702
+#define MPI_T_BIND_MPI_ERRHANDLER  9703
+#define MPI_T_BIND_MPI_FILE        9704
+#define MPI_T_BIND_MPI_GROUP       9705
+#define MPI_T_BIND_MPI_OP          9706
+#define MPI_T_BIND_MPI_REQUEST     9707
+#define MPI_T_BIND_MPI_WIN         9708
+#define MPI_T_BIND_MPI_MESSAGE     9709
+#define MPI_T_BIND_MPI_INFO        9710
+
+/* Where a control variable may be changed */
+#define MPI_T_SCOPE_CONSTANT  60438
+#define MPI_T_SCOPE_READONLY  60439
+#define MPI_T_SCOPE_LOCAL     60440
+#define MPI_T_SCOPE_GROUP     60441
+#define MPI_T_SCOPE_GROUP_EQ  60442
+#define MPI_T_SCOPE_ALL       60443
+#define MPI_T_SCOPE_ALL_EQ    60444
+
+/* Performance variable classes */
+#define MPI_T_PVAR_CLASS_STATE          240
+#define MPI_T_PVAR_CLASS_LEVEL          241
+#define MPI_T_PVAR_CLASS_SIZE           242
+#define MPI_T_PVAR_CLASS_PERCENTAGE     243
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK  244
+#define MPI_T_PVAR_CLASS_LOWWATERMARK   245
+#define MPI_T_PVAR_CLASS_COUNTER        246
+#define MPI_T_PVAR_CLASS_AGGREGATE      247
+#define MPI_T_PVAR_CLASS_TIMER          248
+#define MPI_T_PVAR_CLASS_GENERIC        249
+
+/* Events (MPI 4.0): weft defines no event sources, so these only type the prototypes. */
+typedef enum MPI_T_cb_safety {
+  MPI_T_CB_REQUIRE_NONE = 0,
+  MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+  MPI_T_CB_REQUIRE_THREAD_SAFE,
+  MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+typedef enum MPI_T_source_order { MPI_T_SOURCE_ORDERED = 0, MPI_T_SOURCE_UNORDERED } MPI_T_source_order;
+typedef void (MPI_T_event_cb_function)(MPI_T_event_instance event_instance,
+                                       MPI_T_event_registration event_registration,
+                                       MPI_T_cb_safety cb_safety, void *user_data);
+typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration,
+                                            MPI_T_cb_safety cb_safety, void *user_data);
+typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count,
+                                               MPI_T_event_registration event_registration,
+                                               int source_index, MPI_T_cb_safety cb_safety,
+                                               void *user_data);
+
+/* ======================================================================
  * Predefined attribute callbacks
  *
  * The "null" callbacks are null pointers.  The "dup" callbacks all refer

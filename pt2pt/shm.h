@@ -86,6 +86,8 @@ class ShmEngine {
   bool idle() const { return pending_count_ == 0 && device_copies_.empty(); }
   size_t eager_limit() const { return payload_size_; }
   std::string describe() const;
+  // Messages that arrived before a matching receive was posted (the MPI_T pvar).
+  size_t unexpected_count() const { return unexpected_.size(); }
 
  // Called once every rank has published its segment (after the modex exchange).
   Status map_all_and_unlink();

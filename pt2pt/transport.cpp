@@ -165,7 +165,7 @@ Status Transport::init(const TransportOptions& options) {
   }
   WEFT_TRY(boot_.exchange());
   eps_.assign(size_t(boot_.size()), nullptr);
-  sent_.assign(size_t(boot_.size()), Sent{});
+  sent_.assign(size_t(boot_.size()), Traffic{});
   if (shm_) {
     WEFT_TRY(shm_->map_all_and_unlink());
   } else if (boot_.size() > 1 && options.path != Pt2ptPath::ucx) {
@@ -497,6 +497,18 @@ Status Transport::ucx_recv_message(void* buf, size_t bytes, void* message, Reque
                                           static_cast<ucp_tag_message_h>(message), &p),
                      "matched receive");
 }
+
+Transport::Traffic Transport::sent_via(Path path) const {
+  Traffic sum;
+  for (size_t dest = 0; dest < sent_.size(); ++dest) {
+    if (path_to(int(dest)) != path) continue;
+    sum.messages += sent_[dest].messages;
+    sum.bytes += sent_[dest].bytes;
+  }
+  return sum;
+}
+
+size_t Transport::unexpected_messages() const { return shm_ ? shm_->unexpected_count() : 0; }
 
 void* Transport::transfer_event(const char* kind, int peer, size_t bytes) const {
   weft_profiler_event_t e = profiler::event(WEFT_PROFILER_TRANSFER, kind);

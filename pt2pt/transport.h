@@ -70,6 +70,14 @@ class Transport {
   // when TRANSFER events are wanted; the transport's own calls make none).
   void* transfer_event(const char* kind, int peer, size_t bytes) const;
 
+  // What this rank has sent, by path (the MPI_T performance variables): self is a message to
+  // this rank itself outside shared memory.
+  enum class Path : uint8_t { shm, ucx, self };
+  struct Traffic { uint64_t messages = 0, bytes = 0; };
+  Traffic sent_via(Path path) const;
+  // Messages waiting in weft's own unexpected queue (shared memory); UCX matches its own.
+  size_t unexpected_messages() const;
+
   // Probe once (after a progress pass). With remove, the message is taken out of matching and
   // *message keeps it for mrecv.
   bool probe(uint64_t tag, uint64_t mask, bool remove, MatchInfo* info, void** message);
@@ -183,8 +191,7 @@ class Transport {
   std::vector<void*> eps_;   // ucp_ep_h per job rank, created lazily
   // Messages and bytes sent to each job rank, reported per peer and transport at INFO when
   // the transport closes (which path the traffic took, for users and tests).
-  struct Sent { uint64_t messages = 0, bytes = 0; };
-  std::vector<Sent> sent_;
+  std::vector<Traffic> sent_;
   void count_sent(int dest, size_t bytes) {
     if (size_t(dest) >= sent_.size()) return;  // the call itself reports the bad rank
     ++sent_[size_t(dest)].messages;
@@ -201,6 +208,9 @@ class Transport {
   bool hybrid_ = false;             // shm_ for this node's ranks, UCX for the others
   // Whether messages to or from a job rank go through weft's shared memory.
   bool via_shm(int rank) const { return shm_ && (!hybrid_ || boot_.is_local(rank)); }
+  Path path_to(int rank) const {
+    return via_shm(rank) ? Path::shm : rank == boot_.rank() ? Path::self : Path::ucx;
+  }
   Status choose_path(const TransportOptions& options, bool* use_shm);
   Status ucx_recv_message(void* buf, size_t bytes, void* message, Request* r);
   Status ucx_isend(const void* buf, size_t bytes, int dest, uint64_t t, SendMode mode, Request* r);

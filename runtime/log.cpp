@@ -1,3 +1,4 @@
+#include <atomic>
 #include "log.h"
 
 #include <unistd.h>
@@ -18,7 +19,7 @@ constexpr const char* kSubsysNames[] = {"core", "init", "pt2pt", "coll", "topo",
 static_assert(sizeof(kSubsysNames) / sizeof(kSubsysNames[0]) == size_t(Subsys::count_));
 
 struct LogState {
-  LogLevel level = LogLevel::warn;
+  std::atomic<LogLevel> level{LogLevel::warn};  // MPI_T may change it while others log
   uint32_t mask = ~0u;
   FILE* out = stderr;
   bool owns_file = false;
@@ -115,7 +116,7 @@ void log_configure(const LogSettings& settings, int rank) {
   LogState& s = state();
   std::lock_guard lock(s.mutex);
   s.configured = true;
-  s.level = settings.level;
+  s.level.store(settings.level, std::memory_order_relaxed);
   s.mask = settings.subsys_mask;
   set_prefix(s, rank);
   if (!settings.file_pattern.empty()) {
@@ -151,8 +152,11 @@ void log_shutdown() {
 bool log_enabled(LogLevel level, Subsys subsys) {
   const LogState& s = state();
   if (level == LogLevel::error) return true;
-  return level <= s.level && (s.mask & (1u << unsigned(subsys)));
+  return level <= s.level.load(std::memory_order_relaxed) && (s.mask & (1u << unsigned(subsys)));
 }
+
+void log_set_level(LogLevel level) { state().level.store(level, std::memory_order_relaxed); }
+LogLevel log_level() { return state().level.load(std::memory_order_relaxed); }
 
 void log_write(LogLevel level, Subsys subsys, const char* fmt, ...) {
   LogState& s = state();

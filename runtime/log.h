@@ -31,6 +31,9 @@ void log_shutdown();
 bool log_configured();
 
 bool log_enabled(LogLevel level, Subsys subsys);
+// The level of a running process (the MPI_T control variable WEFT_DEBUG writes it).
+void log_set_level(LogLevel level);
+LogLevel log_level();
 // A file name pattern with %h (host), %p (pid) and %r (rank) replaced.
 std::string expand_file_pattern(const std::string& pattern, int rank);
 void log_write(LogLevel level, Subsys subsys, const char* fmt, ...)

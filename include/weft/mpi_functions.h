@@ -695,3 +695,83 @@ WEFT_MPIX_FUNCTION(int, Comm_failure_ack, (MPI_Comm comm))
 WEFT_MPIX_FUNCTION(int, Comm_failure_get_acked, (MPI_Comm comm, MPI_Group *failedgrp))
 WEFT_MPIX_FUNCTION(int, Comm_get_failed, (MPI_Comm comm, MPI_Group *failedgrp))
 WEFT_MPIX_FUNCTION(int, Comm_monitored_barrier, (MPI_Comm comm, int timeout_ms, MPI_Group *late_group))
+
+/* -- The tool information interface (MPI_T): see docs/ARCHITECTURE.md, "MPI_T" -- */
+WEFT_MPI_FUNCTION(int, T_init_thread, (int required, int *provided))
+WEFT_MPI_FUNCTION(int, T_finalize, (void))
+WEFT_MPI_FUNCTION(int, T_enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+WEFT_MPI_FUNCTION(int, T_enum_get_item, (MPI_T_enum enumtype, int indx, int *value, char *name,
+                                         int *name_len))
+WEFT_MPI_FUNCTION(int, T_cvar_get_num, (int *num_cvar))
+WEFT_MPI_FUNCTION(int, T_cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity,
+                                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+                                         int *desc_len, int *bind, int *scope))
+WEFT_MPI_FUNCTION(int, T_cvar_get_index, (const char *name, int *cvar_index))
+WEFT_MPI_FUNCTION(int, T_cvar_handle_alloc, (int cvar_index, void *obj_handle,
+                                             MPI_T_cvar_handle *handle, int *count))
+WEFT_MPI_FUNCTION(int, T_cvar_handle_free, (MPI_T_cvar_handle *handle))
+WEFT_MPI_FUNCTION(int, T_cvar_read, (MPI_T_cvar_handle handle, void *buf))
+WEFT_MPI_FUNCTION(int, T_cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+WEFT_MPI_FUNCTION(int, T_pvar_get_num, (int *num_pvar))
+WEFT_MPI_FUNCTION(int, T_pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity,
+                                         int *var_class, MPI_Datatype *datatype,
+                                         MPI_T_enum *enumtype, char *desc, int *desc_len,
+                                         int *bind, int *readonly, int *continuous, int *atomic))
+WEFT_MPI_FUNCTION(int, T_pvar_get_index, (const char *name, int var_class, int *pvar_index))
+WEFT_MPI_FUNCTION(int, T_pvar_session_create, (MPI_T_pvar_session *session))
+WEFT_MPI_FUNCTION(int, T_pvar_session_free, (MPI_T_pvar_session *session))
+WEFT_MPI_FUNCTION(int, T_pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index,
+                                             void *obj_handle, MPI_T_pvar_handle *handle,
+                                             int *count))
+WEFT_MPI_FUNCTION(int, T_pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+WEFT_MPI_FUNCTION(int, T_pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WEFT_MPI_FUNCTION(int, T_pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WEFT_MPI_FUNCTION(int, T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                     void *buf))
+WEFT_MPI_FUNCTION(int, T_pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                      const void *buf))
+WEFT_MPI_FUNCTION(int, T_pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WEFT_MPI_FUNCTION(int, T_pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                          void *buf))
+WEFT_MPI_FUNCTION(int, T_category_get_num, (int *num_cat))
+WEFT_MPI_FUNCTION(int, T_category_get_info, (int cat_index, char *name, int *name_len, char *desc,
+                                             int *desc_len, int *num_cvars, int *num_pvars,
+                                             int *num_categories))
+WEFT_MPI_FUNCTION(int, T_category_get_index, (const char *name, int *cat_index))
+WEFT_MPI_FUNCTION(int, T_category_get_cvars, (int cat_index, int len, int indices[]))
+WEFT_MPI_FUNCTION(int, T_category_get_pvars, (int cat_index, int len, int indices[]))
+WEFT_MPI_FUNCTION(int, T_category_get_categories, (int cat_index, int len, int indices[]))
+WEFT_MPI_FUNCTION(int, T_category_changed, (int *update_number))
+/* MPI 4.0 events: weft has no event sources (the counts are 0); the routines that need an
+ * event or a registration are not supported. */
+WEFT_MPI_FUNCTION(int, T_category_get_num_events, (int cat_index, int *num_events))
+WEFT_MPI_FUNCTION(int, T_category_get_events, (int cat_index, int len, int indices[]))
+WEFT_MPI_FUNCTION(int, T_source_get_num, (int *num_sources))
+WEFT_MPI_FUNCTION(int, T_source_get_info, (int source_index, char *name, int *name_len, char *desc,
+                                           int *desc_len, MPI_T_source_order *ordering,
+                                           MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                                           MPI_Info *info))
+WEFT_MPI_FUNCTION(int, T_source_get_timestamp, (int source_index, MPI_Count *timestamp))
+WEFT_MPI_FUNCTION(int, T_event_get_num, (int *num_events))
+WEFT_MPI_FUNCTION(int, T_event_get_info, (int event_index, char *name, int *name_len,
+                                          int *verbosity, MPI_Datatype array_of_datatypes[],
+                                          MPI_Aint array_of_displacements[], int *num_elements,
+                                          MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                                          int *desc_len, int *bind))
+WEFT_MPI_FUNCTION(int, T_event_get_index, (const char *name, int *event_index))
+WEFT_MPI_FUNCTION(int, T_event_handle_alloc, (int event_index, void *obj_handle, MPI_Info info,
+                                              MPI_T_event_registration *event_registration))
+WEFT_MPI_FUNCTION(int, T_event_handle_free, (MPI_T_event_registration event_registration,
+                                             void *user_data,
+                                             MPI_T_event_free_cb_function free_cb_function))
+WEFT_MPI_FUNCTION(int, T_event_register_callback, (MPI_T_event_registration event_registration,
+                                                   MPI_T_cb_safety cb_safety, MPI_Info info,
+                                                   void *user_data,
+                                                   MPI_T_event_cb_function event_cb_function))
+WEFT_MPI_FUNCTION(int, T_event_read, (MPI_T_event_instance event_instance, int element_index,
+                                      void *buffer))
+WEFT_MPI_FUNCTION(int, T_event_copy, (MPI_T_event_instance event_instance, void *buffer))
+WEFT_MPI_FUNCTION(int, T_event_get_timestamp, (MPI_T_event_instance event_instance,
+                                               MPI_Count *event_timestamp))
+WEFT_MPI_FUNCTION(int, T_event_get_source, (MPI_T_event_instance event_instance,
+                                            int *source_index))

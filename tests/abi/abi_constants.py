@@ -2,7 +2,7 @@
 """MPICH-ABI check of mpi.h's constants: every object-like MPI_* macro of weft's mpi.h is printed
 by one C program built twice, against weft's mpi.h and with MPICH's compiler wrapper against
 MPICH's mpi.h; integer values and the sizes of MPI_Count, MPI_Offset, MPI_Aint, MPI_Status and
-MPI_Fint must agree. A macro MPICH's header lacks, or defines to MPI_DATATYPE_NULL where weft
+MPI_Fint must agree (MPICH's MPI_T enumerators too). A macro MPICH's header lacks, or defines to MPI_DATATYPE_NULL where weft
 has a real type (a Fortran type MPICH's build left out), is listed, not failed.
 
 usage: abi_constants.py WEFT_MPI_H CC MPICC_MPICH WORKDIR
@@ -13,6 +13,8 @@ import subprocess
 import sys
 
 DATATYPE_NULL = 0x0c000000
+# MPICH declares these MPI_T constants as enumerators, not macros: shown without #ifdef.
+ENUM_PREFIXES = ('MPI_T_VERBOSITY_', 'MPI_T_BIND_', 'MPI_T_SCOPE_', 'MPI_T_PVAR_CLASS_')
 
 
 def macro_names(header):
@@ -32,7 +34,10 @@ def program(names):
              'long long: (long long)(n), default: 0x7fffffffffffLL))',
              'int main(void) {']
     for n in names:
-        lines.append(f'#ifdef {n}\n  SHOW({n});\n#endif')
+        if n.startswith(ENUM_PREFIXES):
+            lines.append(f'  SHOW({n});')
+        else:
+            lines.append(f'#ifdef {n}\n  SHOW({n});\n#endif')
     for t in ('MPI_Count', 'MPI_Offset', 'MPI_Aint', 'MPI_Status', 'MPI_Fint'):
         lines.append(f'  printf("sizeof({t}) %zu\\n", sizeof({t}));')
     lines.append('  return 0;\n}')
