@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_timing.h"
 #include "log.h"
 #include "memkind.h"
 
@@ -263,7 +264,9 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
   IpcState& s = *sp;
   char* base = nullptr;
   WEFT_TRY(map_peer_buffer(s, peer, d, &base, false));
+  gpu_timing::Span* span = bytes ? gpu_timing::begin(s.stream, "ipc_copy", bytes, 0) : nullptr;
   const cudaError_t err = bytes ? cudaMemcpyAsync(dst, base + d.offset, bytes, cudaMemcpyDefault, s.stream) : cudaSuccess;
+  gpu_timing::end(span, s.stream);
   if (err != cudaSuccess) return cuda_fail("copy from a peer's device buffer (CUDA IPC)", err);
   return Status::ok;
 }

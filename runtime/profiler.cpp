@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "gpu_timing.h"
 #include "log.h"
 
 namespace weft::profiler {
@@ -12,7 +13,8 @@ namespace {
 
 // Every type this weft reports (GPU kernels and KV transfers are not reported yet).
 constexpr uint32_t kReported = WEFT_PROFILER_API | WEFT_PROFILER_COLL | WEFT_PROFILER_P2P | WEFT_PROFILER_ROUND |
-                               WEFT_PROFILER_TRANSFER | WEFT_PROFILER_RMA_EPOCH;
+                               WEFT_PROFILER_TRANSFER | WEFT_PROFILER_RMA_EPOCH | WEFT_PROFILER_GPU |
+                               WEFT_PROFILER_KV;
 
 struct Loaded {
   void* library = nullptr;
@@ -98,6 +100,7 @@ Status adopt(const weft_profiler_plugin_t* table, const std::string& path, const
 
 void unload() {
   if (!g.table) return;
+  if (wants(WEFT_PROFILER_GPU)) gpu_timing::report_completed(true);  // GPU work still unreported
   g_mask = 0;
   g.table->finalize(g.context);
   if (g.library) dlclose(g.library);

@@ -66,6 +66,8 @@ struct Writer {
 Writer w;
 
 thread_local int t_tid = 0;
+// The track of GPU events, apart from the threads' (numbered from 1).
+constexpr int kGpuTrack = 1000000;
 
 int thread_track() {
   if (!t_tid) t_tid = w.next_tid.fetch_add(1);
@@ -80,6 +82,8 @@ const char* category(uint32_t type) {
     case WEFT_PROFILER_ROUND: return "round";
     case WEFT_PROFILER_TRANSFER: return "transfer";
     case WEFT_PROFILER_RMA_EPOCH: return "rma_epoch";
+    case WEFT_PROFILER_GPU: return "gpu";
+    case WEFT_PROFILER_KV: return "kv";
     default: return "other";
   }
 }
@@ -128,6 +132,10 @@ void append_args(std::string* s, const weft_profiler_event_t& e) {
                    (unsigned long long)e.bytes, e.transport ? e.transport : "");
       break;
     case WEFT_PROFILER_RMA_EPOCH: n = snprintf(text, sizeof text, ",\"args\":{\"peer\":%d}", e.peer); break;
+    case WEFT_PROFILER_GPU:
+      n = snprintf(text, sizeof text, ",\"args\":{\"bytes\":%llu,\"comm\":%u}", (unsigned long long)e.bytes, e.comm);
+      break;
+    case WEFT_PROFILER_KV: n = snprintf(text, sizeof text, ",\"args\":{\"bytes\":%llu}", (unsigned long long)e.bytes); break;
     default: return;
   }
   if (n > 0) s->append(text, size_t(std::min(n, int(sizeof text) - 1)));
@@ -152,13 +160,40 @@ int trace_init(void** context, const weft_profiler_job_info_t* job, uint32_t* ev
   w.buffer = line;
   append_name(&w.buffer, host);
   w.buffer += ")\"}},\n";
+  snprintf(line, sizeof line, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"GPU\"}},\n",
+           w.rank, kGpuTrack);
+  w.buffer += line;
   *event_mask &= WEFT_PROFILER_API | WEFT_PROFILER_COLL | WEFT_PROFILER_P2P | WEFT_PROFILER_ROUND |
-                 WEFT_PROFILER_TRANSFER | WEFT_PROFILER_RMA_EPOCH;
+                 WEFT_PROFILER_TRANSFER | WEFT_PROFILER_RMA_EPOCH | WEFT_PROFILER_GPU | WEFT_PROFILER_KV;
   *context = &w;
   return WEFT_PROFILER_OK;
 }
 
+// GPU work, reported after it ran: one complete event at the device's times, on the GPU track.
+void write_gpu_event(const weft_profiler_event_t& e) {
+  std::string s = "{\"ph\":\"X\",\"cat\":\"gpu\",\"ts\":";
+  append_us(&s, e.start_ns);
+  s += ",\"dur\":";
+  append_us(&s, e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
+  s += ",\"pid\":";
+  append_int(&s, w.rank);
+  s += ",\"tid\":";
+  append_int(&s, kGpuTrack);
+  s += ",\"name\":\"";
+  append_name(&s, e.name);
+  s += "\"";
+  append_args(&s, e);
+  s += "}";
+  std::lock_guard<std::mutex> hold(w.lock);
+  append_line(s);
+}
+
 int trace_start(void*, void** handle, const weft_profiler_event_t* e) {
+  if (e->type == WEFT_PROFILER_GPU) {
+    write_gpu_event(*e);
+    *handle = nullptr;  // complete already: no stop follows
+    return WEFT_PROFILER_OK;
+  }
   auto* o = new Open{now_ns(), 0, e->type, e->name, thread_track(), {}};
   std::lock_guard<std::mutex> hold(w.lock);
   o->id = w.next_id++;

@@ -38,7 +38,7 @@ std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* sen
 }  // namespace
 
 Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
-  return enqueue_pieces_on(ws, stream, [&] {
+  return enqueue_pieces_on(ws, stream, "MPIX_Allgather_enqueue", [&] {
     return allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block);
   });
 }

@@ -35,7 +35,7 @@ std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t b
 }  // namespace
 
 Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
-  return enqueue_pieces_on(ws, stream, [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
+  return enqueue_pieces_on(ws, stream, "MPIX_Bcast_enqueue", [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
 }
 
 namespace {

@@ -41,7 +41,7 @@ std::shared_ptr<const Pieces> reduce_pieces(GpuWorkspace& ws, const char* send, 
 
 Status reduce_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
                       int root, void* stream) {
-  return enqueue_pieces_on(ws, stream, [&] {
+  return enqueue_pieces_on(ws, stream, "MPIX_Reduce_enqueue", [&] {
     return reduce_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op, root);
   });
 }

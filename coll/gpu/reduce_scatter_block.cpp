@@ -43,7 +43,7 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
 
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {
-  return enqueue_pieces_on(ws, stream, [&] {
+  return enqueue_pieces_on(ws, stream, "MPIX_Reduce_scatter_block_enqueue", [&] {
     return reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op);
   });
 }

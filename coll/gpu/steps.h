@@ -36,12 +36,13 @@ inline size_t sub_block_elements(const GpuWorkspace& ws, size_t elem) {
   return per;
 }
 
-// Enqueues the pieces make() returns on a user's stream (kernels allowed only).
+// Enqueues the pieces make() returns on a user's stream (kernels allowed only); `name` (the
+// call's) names its GPU event.
 template <class MakePieces>
-Status enqueue_pieces_on(GpuWorkspace& ws, void* stream, MakePieces make) {
+Status enqueue_pieces_on(GpuWorkspace& ws, void* stream, const char* name, MakePieces make) {
   if (!ws.kernels) return kernels_required();
   const auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(ws, s, [&] { return enqueue_pieces(ws, *make(), s); });
+  return enqueue_stream_call(ws, s, name, [&] { return enqueue_pieces(ws, *make(), s); });
 }
 
 // The blocking schedule of the pieces make(ws) returns, on c's workspace.

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "coll/schedule.h"
+#include "runtime/gpu_timing.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
 #include "runtime/op_gpu.h"
@@ -425,8 +426,11 @@ std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::sha
   auto s = std::make_shared<Schedule>(name);
   auto wait = [ws](const CollContext&) { return query_done(*ws); };
   if (ws->kernels) {
-    s->call([ws, p] {
-      WEFT_TRY(enqueue_pieces(*ws, *p, ws->stream));
+    s->call([ws, p, name, comm = c.context_id] {
+      gpu_timing::Span* span = gpu_timing::begin(ws->stream, name, 0, comm);
+      const Status st = enqueue_pieces(*ws, *p, ws->stream);
+      gpu_timing::end(span, ws->stream);
+      WEFT_TRY(st);
       return record_done(*ws);
     });
     s->poll(wait);
@@ -459,8 +463,11 @@ std::shared_ptr<Schedule> build_pieces(const char* name, const Comm& c, std::sha
 std::shared_ptr<Schedule> build_enqueued(const char* name, const Comm& c, EnqueueFn fn) {
   auto s = std::make_shared<Schedule>(name);
   std::shared_ptr<GpuWorkspace> ws = shared_workspace(c);
-  s->call([ws, fn = std::move(fn)] {
-    WEFT_TRY(fn(*ws, ws->stream));
+  s->call([ws, fn = std::move(fn), name, comm = c.context_id] {
+    gpu_timing::Span* span = gpu_timing::begin(ws->stream, name, 0, comm);
+    const Status st = fn(*ws, ws->stream);
+    gpu_timing::end(span, ws->stream);
+    WEFT_TRY(st);
     return record_done(*ws);
   });
   s->poll([ws](const CollContext&) { return query_done(*ws); });
@@ -501,10 +508,15 @@ bool block_reduce_scatter(const CollArgs& a, const Comm& c) {
   return a.count == a.counts[0] * size_t(c.size);
 }
 
-Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const std::function<Status()>& body) {
+Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const char* name, const std::function<Status()>& body) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   WEFT_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
-  if (capture == cudaStreamCaptureStatusNone) return body();
+  if (capture == cudaStreamCaptureStatusNone) {
+    gpu_timing::Span* span = gpu_timing::begin(s, name, 0, 0);
+    const Status st = body();
+    gpu_timing::end(span, s);
+    return st;
+  }
   WEFT_TRY(enqueue_flag_barrier(ws, s));
   WEFT_TRY(body());
   return enqueue_flag_barrier(ws, s);
@@ -519,7 +531,7 @@ Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send,
                          BasicType type, ReduceOp op, void* stream) {
   if (!ws.kernels) return kernels_required();
   auto s = static_cast<cudaStream_t>(stream);
-  return enqueue_stream_call(ws, s, [&] {
+  return enqueue_stream_call(ws, s, "MPIX_Allreduce_enqueue", [&] {
     return algo == AllreduceAlgo::two_shot ? enqueue_two_shot(ws, send, recv, count, type, op, s)
                                            : enqueue_one_shot(ws, send, recv, count, type, op, s);
   });

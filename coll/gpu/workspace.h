@@ -95,7 +95,7 @@ Status enqueue_flag_wait_one(const GpuWorkspace& ws, int peer, cudaStream_t s);
 // flag barriers before and after it: the graph keeps the slots its pieces used at capture, and
 // may be replayed after any other call, or be followed by any; the barriers keep the slot rule
 // whatever the parities. The flag epochs are counted on the device, so replays count on.
-Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const std::function<Status()>& body);
+Status enqueue_stream_call(GpuWorkspace& ws, cudaStream_t s, const char* name, const std::function<Status()>& body);
 
 // Logs a failed CUDA call (what: the call) and returns Status::internal.
 Status cuda_failure(const char* what, cudaError_t err);

@@ -30,8 +30,15 @@
  *   RMA epochs are top-level (they outlive the calls that open them): from a fence to the
  *   next, lock to unlock (peer: the target's rank in the window), lock_all to unlock_all,
  *   start to complete, post to wait.
- * Not reported yet: GPU kernels and copies, KV-cache transfers (include/weft/kv.h), and the
- * messages weft sends for itself (one-sided control messages, fault-tolerance agreements).
+ *   GPU work is top-level too, and reported late: the kernels and copies weft enqueues on a
+ *   stream for one collective (blocking or stream-ordered) or one CUDA IPC copy are timed with
+ *   CUDA events, and weft starts and stops their event at once when it sees the work complete,
+ *   giving the device's times in start_ns and end_ns (the first GPU event of a process waits
+ *   for an empty stream of its own once, to place the device's clock on CLOCK_MONOTONIC).
+ *   KV-cache transfers (include/weft/kv.h) are top-level: from weft_kv_post to the
+ *   weft_kv_test or weft_kv_wait that sees them finished (or weft_kv_release).
+ * Not reported yet: the messages weft sends for itself (one-sided control messages,
+ * fault-tolerance agreements) and device copies of point-to-point staging.
  *
  * Every function returns WEFT_PROFILER_OK or a negative weft_profiler_status_t. Timestamps are
  * the plugin's to take (weft passes none); CLOCK_MONOTONIC is what MPI_Wtime reads. */
@@ -62,7 +69,10 @@ typedef enum {
   WEFT_PROFILER_P2P = 1u << 2,       /* a point-to-point operation: name, peer, bytes, tag */
   WEFT_PROFILER_ROUND = 1u << 3,     /* one round of a collective's schedule: round */
   WEFT_PROFILER_TRANSFER = 1u << 4,  /* one message: name ("send"/"recv"), peer, bytes, transport */
-  WEFT_PROFILER_RMA_EPOCH = 1u << 5  /* an access epoch on a window: name, peer (lock target or -1) */
+  WEFT_PROFILER_RMA_EPOCH = 1u << 5, /* an access epoch on a window: name, peer (lock target or -1) */
+  WEFT_PROFILER_GPU = 1u << 6,       /* work on a GPU stream: name (the algorithm or "ipc_copy"), bytes,
+                                        comm, start_ns, end_ns */
+  WEFT_PROFILER_KV = 1u << 7         /* a KV-cache transfer: name ("kv_write"/"kv_read"), bytes */
 } weft_profiler_event_type_t;
 
 /* What record_event_state reports. */
@@ -86,6 +96,10 @@ typedef struct weft_profiler_event {
   uint32_t seq;           /* COLL: the collective's number on its communicator (grows by one or more
                              per collective) */
   int round;              /* ROUND: the round's index in its schedule, from 0 */
+  /* Added within version 1 (check struct_size): GPU: when the work ran on the device, in
+   * CLOCK_MONOTONIC nanoseconds (the report comes after it); 0 for the other types. */
+  uint64_t start_ns;
+  uint64_t end_ns;
 } weft_profiler_event_t;
 
 typedef struct weft_profiler_job_info {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rma/kv/kv_agent.h"
+#include "runtime/profiler.h"
 #include "runtime/status.h"
 #include "weft/kv.h"
 
@@ -17,6 +18,10 @@ struct weft_kv_agent_s {
 };
 struct weft_kv_request_s {
   weft::kv::Request* request;
+  // The profiler's KV event of the transfer posted last, open until it is seen finished.
+  const char* kind = nullptr;
+  uint64_t bytes = 0;
+  void* profile = nullptr;
 };
 
 namespace {
@@ -115,6 +120,8 @@ int weft_kv_prepare(weft_kv_agent_t agent, weft_kv_op_t op, weft_kv_peer_t peer,
     if (int rc = agent->agent->prepare(op, peer, blocks, count, notification, notification_length, &h->request);
         rc != WEFT_KV_SUCCESS)
       return rc;
+    h->kind = op == WEFT_KV_WRITE ? "kv_write" : "kv_read";
+    for (size_t k = 0; k < count; ++k) h->bytes += blocks[k].length;
     *request = h.release();
     return int(WEFT_KV_SUCCESS);
   });
@@ -122,21 +129,40 @@ int weft_kv_prepare(weft_kv_agent_t agent, weft_kv_op_t op, weft_kv_peer_t peer,
 
 int weft_kv_post(weft_kv_request_t request) {
   if (!request) return arg_error("post: request is null");
-  return guarded([&] { return request->request->post(); });
+  const int rc = guarded([&] { return request->request->post(); });
+  if (weft::profiler::wants(WEFT_PROFILER_KV) && !request->profile && rc >= 0) [[unlikely]] {
+    weft_profiler_event_t e = weft::profiler::event(WEFT_PROFILER_KV, request->kind);
+    e.bytes = request->bytes;
+    request->profile = weft::profiler::start_top_level(e);
+  }
+  return rc;
 }
+
+namespace {
+// Stops the request's KV event once a test or wait saw the transfer end (rc: what it returned).
+int profile_outcome(weft_kv_request_t request, int rc) {
+  if (!request->profile || rc == WEFT_KV_IN_PROGRESS || rc == WEFT_KV_ERR_TIMEOUT) [[likely]]
+    return rc;
+  if (rc < 0) weft::profiler::failed(request->profile, weft::Status::transport);
+  weft::profiler::stop(request->profile);
+  request->profile = nullptr;
+  return rc;
+}
+}  // namespace
 
 int weft_kv_test(weft_kv_request_t request) {
   if (!request) return arg_error("test: request is null");
-  return guarded([&] { return request->request->test(); });
+  return profile_outcome(request, guarded([&] { return request->request->test(); }));
 }
 
 int weft_kv_wait(weft_kv_request_t request, int timeout_ms) {
   if (!request) return arg_error("wait: request is null");
-  return guarded([&] { return request->request->wait(timeout_ms); });
+  return profile_outcome(request, guarded([&] { return request->request->wait(timeout_ms); }));
 }
 
 int weft_kv_release(weft_kv_request_t request) {
   if (!request) return arg_error("release: request is null");
+  if (request->profile) weft::profiler::stop(request->profile);
   request->request->release();
   delete request;
   return WEFT_KV_SUCCESS;

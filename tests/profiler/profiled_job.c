@@ -5,10 +5,15 @@
  * With the argument "rma", also one-sided epochs on a window of every rank: a fence epoch in
  * which each rank puts to its right neighbour, and (rank 1) a lock epoch on rank 0 with a put,
  * a flush and a get of the same value.
+ * With "kv", KV-cache transfers (include/weft/kv.h) between ranks 0 and 1: rank 0 WRITEs one
+ * block of 4096 bytes twice with one request, then READs two blocks of 1000 bytes back.
  * Every value received is checked; "PASS rank R" at the end. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "weft/kv.h"
 
 static int failures;
 
@@ -17,6 +22,57 @@ static void expect(int ok, const char* what, int rank) {
     printf("FAIL rank %d: %s\n", rank, what);
     failures++;
   }
+}
+
+#define KV(call) expect((call) == WEFT_KV_SUCCESS, #call, rank)
+
+/* Rank 0 writes into rank 1's region and reads part of it back; agents meet through MPI. */
+static void kv_transfers(int rank) {
+  enum { kBytes = 8192 };
+  unsigned char* mem = calloc(1, kBytes);
+  weft_kv_agent_t agent;
+  weft_kv_region_t region;
+  KV(weft_kv_agent_create(rank == 0 ? "profiled_prefill" : "profiled_decode", &agent));
+  KV(weft_kv_register(agent, mem, kBytes, &region));
+  char blob[4096];
+  size_t length = 0;
+  KV(weft_kv_export(agent, blob, sizeof blob, &length));
+  if (rank == 1) {
+    MPI_Send(blob, (int)length, MPI_BYTE, 0, 90, MPI_COMM_WORLD);
+    int done = 0;
+    MPI_Recv(&done, 1, MPI_INT, 0, 91, MPI_COMM_WORLD, MPI_STATUS_IGNORE);  /* rank 0's transfers are done */
+    for (int k = 0; k < 4096; ++k) expect(mem[k] == (unsigned char)(k * 7), "kv written byte", rank);
+  } else {
+    MPI_Status st;
+    int n = 0;
+    MPI_Recv(blob, (int)sizeof blob, MPI_BYTE, 1, 90, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    weft_kv_peer_t peer;
+    KV(weft_kv_import(agent, blob, (size_t)n, &peer));
+    for (int k = 0; k < 4096; ++k) mem[k] = (unsigned char)(k * 7);
+    weft_kv_block_t write = {region, 0, 1, 0, 4096};
+    weft_kv_request_t req;
+    KV(weft_kv_prepare(agent, WEFT_KV_WRITE, peer, &write, 1, NULL, 0, &req));
+    for (int again = 0; again < 2; ++again) {
+      KV(weft_kv_post(req));
+      KV(weft_kv_wait(req, 60000));
+    }
+    KV(weft_kv_release(req));
+    weft_kv_block_t reads[2] = {{region, 4096, 1, 0, 1000}, {region, 6000, 1, 2000, 1000}};
+    KV(weft_kv_prepare(agent, WEFT_KV_READ, peer, reads, 2, NULL, 0, &req));
+    KV(weft_kv_post(req));
+    while (weft_kv_test(req) == WEFT_KV_IN_PROGRESS) {
+    }
+    KV(weft_kv_release(req));
+    for (int k = 0; k < 1000; ++k) {
+      expect(mem[4096 + k] == (unsigned char)(k * 7), "kv read byte", rank);
+      expect(mem[6000 + k] == (unsigned char)((2000 + k) * 7), "kv read byte", rank);
+    }
+    const int done = 1;
+    MPI_Send(&done, 1, MPI_INT, 1, 91, MPI_COMM_WORLD);
+  }
+  KV(weft_kv_agent_destroy(agent));
+  free(mem);
 }
 
 int main(int argc, char** argv) {
@@ -79,6 +135,10 @@ int main(int argc, char** argv) {
       expect(back == 7, "lock epoch put and get", rank);
     }
     MPI_Win_free(&win);
+  }
+  if (argc > 1 && strcmp(argv[1], "kv") == 0) {
+    if (rank <= 1) kv_transfers(rank);
+    MPI_Barrier(MPI_COMM_WORLD);
   }
   if (!failures) printf("PASS rank %d\n", rank);
   fflush(stdout);

@@ -8,7 +8,9 @@
  *   profiler_count rank 0: totals started 61 stopped 61 unstopped 0 bad_parent 0 failed 0 max_depth 4
  *
  * to stderr, or to the file PROFILER_COUNT_OUT names (%r: the rank). PROFILER_COUNT_TYPES
- * (a list of api, coll, p2p, round, transfer, rma_epoch) limits the events asked for. */
+ * (a list of api, coll, p2p, round, transfer, rma_epoch, gpu, kv) limits the events asked for.
+ * GPU events must carry the device's times (start_ns <= end_ns, not 0): bad_gpu_times counts
+ * those that do not. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +42,7 @@ static struct {
   struct open_event head; /* the list of open events */
   struct tally tallies[MAX_TALLIES];
   int n_tallies;
-  unsigned long long started, stopped, bad_parent, failed, dropped;
+  unsigned long long started, stopped, bad_parent, failed, dropped, bad_gpu_times;
   int max_depth;
 } g = {PTHREAD_MUTEX_INITIALIZER};
 
@@ -52,6 +54,8 @@ static const char *type_name(uint32_t type) {
     case WEFT_PROFILER_ROUND: return "round";
     case WEFT_PROFILER_TRANSFER: return "transfer";
     case WEFT_PROFILER_RMA_EPOCH: return "rma_epoch";
+    case WEFT_PROFILER_GPU: return "gpu";
+    case WEFT_PROFILER_KV: return "kv";
     default: return "none";
   }
 }
@@ -59,7 +63,8 @@ static const char *type_name(uint32_t type) {
 static uint32_t parse_types(const char *list) {
   uint32_t mask = 0;
   static const uint32_t all[] = {WEFT_PROFILER_API, WEFT_PROFILER_COLL, WEFT_PROFILER_P2P, WEFT_PROFILER_ROUND,
-                                 WEFT_PROFILER_TRANSFER, WEFT_PROFILER_RMA_EPOCH};
+                                 WEFT_PROFILER_TRANSFER, WEFT_PROFILER_RMA_EPOCH, WEFT_PROFILER_GPU,
+                                 WEFT_PROFILER_KV};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     if (strstr(list, type_name(all[i]))) mask |= all[i];
   return mask;
@@ -128,6 +133,7 @@ static int count_start(void *context, void **handle, const weft_profiler_event_t
     }
   }
   o->type = e->type;
+  if (e->type == WEFT_PROFILER_GPU && (e->start_ns == 0 || e->end_ns < e->start_ns)) g.bad_gpu_times++;
   o->next = g.head.next;
   o->prev = &g.head;
   g.head.next->prev = o;
@@ -193,8 +199,8 @@ static int count_finalize(void *context) {
   }
   fprintf(out,
           "profiler_count rank %d: totals started %llu stopped %llu unstopped %llu bad_parent %llu failed %llu "
-          "max_depth %d dropped %llu\n",
-          g.rank, g.started, g.stopped, unstopped, g.bad_parent, g.failed, g.max_depth, g.dropped);
+          "max_depth %d dropped %llu bad_gpu_times %llu\n",
+          g.rank, g.started, g.stopped, unstopped, g.bad_parent, g.failed, g.max_depth, g.dropped, g.bad_gpu_times);
   if (out != stderr) fclose(out);
   return WEFT_PROFILER_OK;
 }
