@@ -1,6 +1,9 @@
-// The monotonic clock (CLOCK_MONOTONIC) in seconds, and its resolution: MPI_Wtime and MPI_Wtick.
+// The monotonic clock (CLOCK_MONOTONIC) in seconds, and its resolution: MPI_Wtime and MPI_Wtick;
+// and in nanoseconds, for deadlines and timelines.
 #pragma once
 #include <time.h>
+
+#include <cstdint>
 
 namespace weft {
 
@@ -8,6 +11,12 @@ inline double monotonic_seconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+inline uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
 inline double monotonic_tick() {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "clock.h"
 #include "log.h"
 #include "profiler.h"
 
@@ -27,11 +28,7 @@ struct Span {
 
 namespace {
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
+uint64_t now_ns() { return monotonic_ns(); }
 
 struct Anchor {
   cudaEvent_t event = nullptr;

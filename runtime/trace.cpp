@@ -10,17 +10,14 @@
 #include <mutex>
 #include <string>
 
+#include "clock.h"
 #include "log.h"
 
 namespace weft::trace {
 
 namespace {
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
+uint64_t now_ns() { return monotonic_ns(); }
 
 // Integers by std::to_chars, and nanoseconds as microseconds with three decimals: printf's
 // floating-point formatting was most of the cost of an event.

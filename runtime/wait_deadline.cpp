@@ -4,17 +4,15 @@
 
 #include <cstdio>
 
+#include "clock.h"
+
 namespace weft {
 
 thread_local WaitDeadline t_wait_deadline [[gnu::tls_model("initial-exec")]];
 uint64_t g_wait_timeout_ns = 0;
 
 namespace {
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
+uint64_t now_ns() { return monotonic_ns(); }
 }  // namespace
 
 void set_wait_timeout(double seconds) { g_wait_timeout_ns = seconds > 0 ? uint64_t(seconds * 1e9) : 0; }

@@ -47,7 +47,9 @@ for r, evs in per_rank.items():
     closed = collections.Counter((e["cat"], e["id"]) for e in mine if e["ph"] == "e")
     if opened != closed: fail("rank %d: async slices unbalanced" % r)
     cats = {e["cat"] for e in mine if e["ph"] == "b"}
-    for c in ("coll", "round", "transfer", "rma_epoch"):
+    # Ranks above 1 send only collectives' messages, and none when the cost model (measured at
+    # init) picks the shared-memory algorithms, which make no transfers.
+    for c in ("coll", "round", "rma_epoch") + (("transfer",) if r <= 1 else ()):
         if c not in cats: fail("rank %d: no %s slices" % (r, c))
     colls = [e for e in mine if e["ph"] == "b" and e["cat"] == "coll"]
     # 4 calls, and the window's creation may add its own
