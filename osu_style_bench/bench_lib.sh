@@ -184,3 +184,58 @@ bench_rows() {
     awk -F, -v tag="$tag" -v f="$field" '
         /^[0-9]+,/ && $f ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ { print tag, $1, $f }' "$@"
 }
+
+# bench_one LABEL NP SIZE FILE ARG...: runs `$MPIRUN --oversubscribe --bind-to $bind -np NP ARG...
+# --csv -m SIZE:SIZE` (ARG...: mpirun options, then the program) for at most 300 s, its stderr
+# appended to $out/errors.log, and appends the value it prints for SIZE to FILE; without one,
+# reports LABEL as failed and sets status to 1.
+bench_one() {
+    local label=$1 np=$2 size=$3 file=$4
+    shift 4
+    local v b=$bind
+    # Binding to cores needs a core per rank.
+    [ "$b" = core ] && [ "$(nproc)" -lt "$np" ] && b=none
+    v=$(timeout 300 "$MPIRUN" --oversubscribe --bind-to "$b" -np "$np" "$@" --csv -m "$size:$size" \
+          </dev/null 2>>"$out/errors.log" | awk -F, -v s="$size" '$1 == s { print $2 }')
+    if [ -z "$v" ]; then
+        echo "$BENCH_SCRIPT: $label failed (see $out/errors.log)" >&2
+        status=1
+        return
+    fi
+    echo "$v" >> "$file"
+}
+
+# Plots: scripts/plots/weft_plot.py under the first python3 that has matplotlib: PATH's, then
+# Debian's (python3-matplotlib serves only /usr/bin/python3, and PATH may hold another).
+BENCH_PLOTTER=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/plots/weft_plot.py
+BENCH_PLOT_PY=
+
+# The machine for the plots' captions, without its host name: "2 cores, Debian 12".
+bench_machine() {
+    local os=
+    [ -r /etc/os-release ] && os=$(. /etc/os-release && echo "${NAME:-} ${VERSION_ID:-}" | sed 's| GNU/Linux||')
+    echo "$(nproc) cores${os:+, $os}"
+}
+
+# bench_plot SUBCOMMAND ARG...: one PNG by weft_plot.py. Never changes the caller's exit status:
+# without matplotlib it says so once and draws nothing; BENCH_PLOTS=0 turns the plots off.
+bench_plot() {
+    [ "${BENCH_PLOTS:-1}" = 0 ] && return 0
+    if [ -z "$BENCH_PLOT_PY" ]; then
+        local py
+        BENCH_PLOT_PY=none
+        for py in python3 /usr/bin/python3; do
+            if "$py" -c 'import matplotlib' >/dev/null 2>&1; then
+                BENCH_PLOT_PY=$py
+                break
+            fi
+        done
+        if [ "$BENCH_PLOT_PY" = none ]; then
+            echo "plots skipped: python3-matplotlib is not installed (scripts/install-deps.sh installs it)" >&2
+        fi
+    fi
+    [ "$BENCH_PLOT_PY" = none ] && return 0
+    "$BENCH_PLOT_PY" "$BENCH_PLOTTER" "$@" --machine "$(bench_machine)" ||
+        echo "${BENCH_SCRIPT:-bench_lib.sh}: plot '$1' failed (the tables stand)" >&2
+    return 0
+}

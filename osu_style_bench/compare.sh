@@ -19,7 +19,8 @@
 #      with --csv; the Open MPI run also gets `--mca btl self,vader`;
 #   3. prints a table per program (size | weft | open-mpi | ratio, where
 #      ratio = weft / open-mpi) and writes BUILD_DIR/compare/results.csv
-#      (program,size,weft,ompi,ratio).  Raw outputs are kept in
+#      (program,size,weft,ompi,ratio) and a plot per program,
+#      BUILD_DIR/compare/PROGRAM.png.  Raw outputs are kept in
 #      BUILD_DIR/compare/raw/.
 #
 # The value compared is the one the program prints with --csv: bandwidth for
@@ -38,6 +39,7 @@
 #                  ranks do not outnumber the cores)
 #   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
 #   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
+#   BENCH_PLOTS    0: no plots
 #
 # Exit status: 0 when every build and run succeeded, 1 otherwise (the tables
 # are still printed for whatever ran), 2 on usage errors.
@@ -139,5 +141,8 @@ done
 
 echo
 echo "# results: $RESULTS"
+bench_plot sweep "$RESULTS" -o "$OUT/{name}.png" --bench compare.sh \
+    --setup "2 ranks (collectives $NP), shared memory, --bind-to ${BENCH_BIND:-none}" \
+    --note "one run, $(date -u +%F)"
 [ $status -eq 0 ] || echo "# some builds or runs failed, see the messages above and $RAW/" >&2
 exit $status

@@ -7,8 +7,9 @@
 #   osu_style_bench/compare_hier.sh BUILD_DIR [PASSES] [NP] [NODES] [SIZES]
 #
 # PASSES 5, NP 4, NODES 2, SIZES "1048576:16777216" by default. Writes
-# BUILD_DIR/compare_hier/median.csv (size,algorithm,us,ratio_to_ring).
+# BUILD_DIR/compare_hier/median.csv (size,algorithm,us,ratio_to_ring) and median.png.
 set -euo pipefail
+BENCH_SCRIPT=compare_hier.sh
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 build=$(cd "$1" && pwd)
@@ -51,3 +52,6 @@ sort -t, -k2,2n -k1,1 "$out/all.csv" | awk -F, -v out="$out/median.csv" "$BENCH_
       }
     }
   }'
+bench_plot sweep "$out/all.csv" --anchor ring -o "$out/median.png" --ylabel "allreduce average latency (µs)" \
+  --title "compare_hier.sh: allreduce algorithms on virtual nodes" \
+  --setup "$np ranks on $nodes virtual nodes (WEFT_FAKE_NODES), shared memory" --note "$passes pass(es), $(date -u +%F)"

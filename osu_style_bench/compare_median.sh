@@ -8,9 +8,13 @@
 # RUNS defaults to 5. NP (default 2) is the number of ranks of the collective programs
 # (osu_allreduce, osu_barrier, osu_bcast, osu_reduce, osu_allgather, osu_alltoall,
 # osu_iallreduce); the point-to-point programs always run on 2 ranks.
-# Writes BUILD_DIR/compare/median.csv (program,size,weft,ompi,ratio) and prints a table.
-# Environment is passed to compare.sh (BENCH_ARGS, BENCH_PROGS to pick programs, ...).
+# Writes BUILD_DIR/compare/median.csv (program,size,weft,ompi,ratio), prints a table, and plots
+# each program's medians and spread (BUILD_DIR/compare/median/PROGRAM.png) and every ratio
+# (BUILD_DIR/compare/median/ratios.png).
+# Environment is passed to compare.sh (BENCH_ARGS, BENCH_PROGS to pick programs, ...); BENCH_PLOTS=0:
+# no plots.
 set -euo pipefail
+BENCH_SCRIPT=compare_median.sh
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +26,7 @@ all=$build/compare/all_runs.csv
 : > "$all"
 for i in $(seq 1 "$runs"); do
   echo "# run $i of $runs" >&2
-  bash "$here/compare.sh" "$build" "$np" > "$build/compare/run$i.log" 2>&1 || {
+  BENCH_PLOTS=0 bash "$here/compare.sh" "$build" "$np" > "$build/compare/run$i.log" 2>&1 || {
     echo "compare_median.sh: run $i failed, see $build/compare/run$i.log" >&2
     echo "compare_median.sh: (BENCH_PROGS=\"...\" limits the runs to the programs that work)" >&2
     exit 1
@@ -44,3 +48,8 @@ sort -t, -k1,1 -k2,2n "$all" | awk -F, -v out="$build/compare/median.csv" "$BENC
     ws = ws " " $3; os = os " " $4 }
   END { flush() }'
 echo "# medians of $runs runs: $build/compare/median.csv" >&2
+setup="2 ranks (collectives $np), shared memory, --bind-to ${BENCH_BIND:-none}"
+bench_plot sweep "$all" --header program,size,weft,ompi,ratio -o "$build/compare/median/{name}.png" \
+  --bench compare_median.sh --setup "$setup" --note "$runs runs, $(date -u +%F)"
+bench_plot ratios "$all" --header program,size,weft,ompi,ratio -o "$build/compare/median/ratios.png" \
+  --title "compare_median.sh: weft / Open MPI per program and size" --setup "$setup" --note "$(date -u +%F)"

@@ -9,8 +9,9 @@
 # PASSES 5, NP 4, NODES 4, SIZES 8:1048576 by default. Variants: "offload"
 # (WEFT_OFFLOAD=require), "host" (no plugin: the cost model's choice), "hier" (allreduce:hier
 # forced). The daemon runs with its defaults (64 KiB fragments, window 8) unless
-# AGGD_ARGS says otherwise. Writes BUILD_DIR/compare_offload/median.csv.
+# AGGD_ARGS says otherwise. Writes BUILD_DIR/compare_offload/median.csv and median.png.
 set -euo pipefail
+BENCH_SCRIPT=compare_offload.sh
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 build=$(cd "$1" && pwd)
@@ -26,7 +27,8 @@ dir=$(mktemp -d /tmp/weft_compare_offload.XXXXXX)
 # shellcheck disable=SC2086
 "$build/bin/weft-aggd" --listen "unix:$dir/aggd.sock" --key-file "$dir/aggd.key" ${AGGD_ARGS:-} 2> "$out/daemon.log" &
 daemon=$!
-trap 'kill $daemon 2>/dev/null; rm -rf "$dir"' EXIT
+# The daemon is gone when the run ends well: a failed kill must not fail the script (set -e).
+trap 'kill $daemon 2>/dev/null || true; rm -rf "$dir"' EXIT
 for _ in $(seq 100); do grep -q listening "$out/daemon.log" && break; sleep 0.1; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 UCX_NET_DEVICES=lo WEFT_FAKE_NODES=$nodes
 for pass in $(seq 1 "$passes"); do
@@ -56,3 +58,7 @@ sort -t, -k2,2n -k1,1 "$out/all.csv" | awk -F, -v out="$out/median.csv" "$BENCH_
   }'
 kill "$daemon" && wait "$daemon" || true
 tail -n 1 "$out/daemon.log" >&2
+bench_plot sweep "$out/all.csv" --anchor host -o "$out/median.png" --ylabel "allreduce average latency (µs)" \
+  --title "compare_offload.sh: allreduce through in-network offload against the host" \
+  --setup "$np ranks on $nodes virtual nodes (WEFT_FAKE_NODES), weft-aggd on a UNIX socket" \
+  --note "$passes pass(es), $(date -u +%F)"

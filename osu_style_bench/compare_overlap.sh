@@ -6,7 +6,9 @@
 #      the progress thread, weft without it, Open MPI;
 #   3. osu_latency_mt: 8-byte latency with MPI_THREAD_SERIALIZED and MPI_THREAD_MULTIPLE (one
 #      thread calling), and the message rate of 1, 2 and 4 threads (8 bytes), 2 ranks.
-# Medians of RUNS runs (default 3), interleaved. Writes BUILD_DIR/overlap/*.txt and prints tables.
+# Medians of RUNS runs (default 3), interleaved. Writes BUILD_DIR/overlap/*.txt, prints tables,
+# and writes them as nbc.csv, ddp.csv and threads.csv with a plot each (PROGRAM.png per overlap
+# test, ddp.png, threads.png).
 #
 #   osu_style_bench/compare_overlap.sh BUILD_DIR [NP] [RUNS]
 #
@@ -15,6 +17,9 @@
 # OVERLAP_ARGS (options of the overlap tests, default "-m 1024:1048576 -i 200 -x 20").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+BENCH_SCRIPT=compare_overlap.sh
+# shellcheck source=bench_lib.sh
+. "$here/bench_lib.sh"
 build=$(cd "$1" && pwd)
 np=${2:-4}
 runs=${3:-3}
@@ -68,54 +73,71 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR % 2 ? a[(NR+1)/2] : 
 # csv_median FILE SIZE FIELD
 csv_median() { grep -E "^$2," "$1" 2>/dev/null | cut -d, -f"$3" | median; }
 
+# Every table also goes to a CSV next to the raw outputs, for the plots.
 echo
 echo "== overlap (%) of the non-blocking collectives, np $np (OSU's method; medians of $runs runs)"
 printf "%-16s %-9s %10s %10s %10s %14s %14s\n" program size weft+async weft open-mpi "pure weft+a" "pure ompi"
+echo "program,size,weft_async,weft,ompi,pure_weft_async,pure_ompi" > "$out/nbc.csv"
 for p in $nbc; do
   for size in $(grep -hE '^[0-9]+,' "$out/$p.weft_async.txt" | cut -d, -f1 | sort -un); do
-    printf "%-16s %-9s %10s %10s %10s %14s %14s\n" "$p" "$size" \
-      "$(csv_median "$out/$p.weft_async.txt" "$size" 5)" "$(csv_median "$out/$p.weft.txt" "$size" 5)" \
-      "$(csv_median "$out/$p.ompi.txt" "$size" 5)" "$(csv_median "$out/$p.weft_async.txt" "$size" 4)" \
-      "$(csv_median "$out/$p.ompi.txt" "$size" 4)"
+    vals=("$(csv_median "$out/$p.weft_async.txt" "$size" 5)" "$(csv_median "$out/$p.weft.txt" "$size" 5)"
+          "$(csv_median "$out/$p.ompi.txt" "$size" 5)" "$(csv_median "$out/$p.weft_async.txt" "$size" 4)"
+          "$(csv_median "$out/$p.ompi.txt" "$size" 4)")
+    printf "%-16s %-9s %10s %10s %10s %14s %14s\n" "$p" "$size" "${vals[@]}"
+    (IFS=,; echo "$p,$size,${vals[*]}") >> "$out/nbc.csv"
   done
 done
 
+# ddp_row LABEL CATEGORY AWK-PROGRAM: the median of each implementation's column
+ddp_row() {
+  local v line=$2 impl
+  printf "%-8s" "$1"
+  for impl in weft_async weft ompi; do
+    v=$(awk "$3" "$out/ddp.$impl.txt" | median)
+    printf " %12s" "$v"
+    line="$line,$v"
+  done
+  echo
+  echo "time (ms); lower is better,$line" >> "$out/ddp.csv"
+}
 echo
 echo "== ddp_overlap, np $np: step time (ms) by bucket size (medians), and the baseline"
 printf "%-8s %12s %12s %12s\n" bucket weft+async weft open-mpi
+echo "panel,category,weft_async,weft,ompi" > "$out/ddp.csv"
 for b in 1 5 25 100; do
-  printf "%-8s" "$b"
-  for impl in weft_async weft ompi; do
-    printf " %12s" "$(awk -v b="$b" '$1 == b {print $5}' "$out/ddp.$impl.txt" | median)"
-  done
-  echo
+  ddp_row "$b" "step: $b MiB buckets" '$1 == '"$b"' {print $5}'
 done
-printf "%-8s" baseline
-for impl in weft_async weft ompi; do
-  printf " %12s" "$(awk '$1 == 1 {print $6}' "$out/ddp.$impl.txt" | median)"
-done
-echo
-printf "%-8s" compute
-for impl in weft_async weft ompi; do
-  printf " %12s" "$(awk '$1 == 1 {print $3}' "$out/ddp.$impl.txt" | median)"
-done
-echo
-printf "%-8s" comm25
-for impl in weft_async weft ompi; do
-  printf " %12s" "$(awk '$1 == 25 {print $4}' "$out/ddp.$impl.txt" | median)"
-done
-echo
+ddp_row baseline "step: one allreduce after" '$1 == 1 {print $6}'
+ddp_row compute "compute alone" '$1 == 1 {print $3}'
+ddp_row comm25 "comm alone: 25 MiB" '$1 == 25 {print $4}'
 
+# thread_row LABEL PANEL CATEGORY NAME: the median of the 8-byte rows of NAME.{weft,ompi}.txt
+thread_row() {
+  local w o
+  w=$(awk '$1 == 8 {print $2}' "$out/$4.weft.txt" | median)
+  o=$(awk '$1 == 8 {print $2}' "$out/$4.ompi.txt" | median)
+  printf "%-34s %12s %12s\n" "$1" "$w" "$o"
+  echo "$2,$3,$w,$o" >> "$out/threads.csv"
+}
 echo
 echo "== threads, 2 ranks: 8-byte latency (us) and 8-byte message rate (messages/s), medians"
 printf "%-34s %12s %12s\n" test weft open-mpi
+echo "panel,category,weft,ompi" > "$out/threads.csv"
 for level in serialized multiple; do
-  printf "%-34s %12s %12s\n" "latency, $level (one thread)" \
-    "$(awk '$1 == 8 {print $2}' "$out/lat_$level.weft.txt" | median)" \
-    "$(awk '$1 == 8 {print $2}' "$out/lat_$level.ompi.txt" | median)"
+  thread_row "latency, $level (one thread)" "8-byte latency (µs); lower is better" "$level" "lat_$level"
 done
 for t in 1 2 4; do
-  printf "%-34s %12s %12s\n" "message rate, $t thread(s)" \
-    "$(awk '$1 == 8 {print $2}' "$out/rate_t$t.weft.txt" | median)" \
-    "$(awk '$1 == 8 {print $2}' "$out/rate_t$t.ompi.txt" | median)"
+  thread_row "message rate, $t thread(s)" "8-byte message rate (messages/s); higher is better" "$t thread(s)" \
+    "rate_t$t"
 done
+
+setup="$np ranks, shared memory, --bind-to $bind"
+for p in $nbc; do
+  bench_plot sweep "$out/nbc.csv" --name "$p" --series weft_async,weft,ompi --anchor none --linear-y --better higher \
+    --ylabel "overlap of compute and communication (%)" -o "$out/$p.png" \
+    --title "compare_overlap.sh: $p, overlap (OSU's method)" --setup "$setup" --note "medians of $runs run(s)"
+done
+bench_plot bars "$out/ddp.csv" -o "$out/ddp.png" --setup "$setup" --note "medians of $runs run(s)" \
+  --title "compare_overlap.sh: ddp_overlap (ResNet-50 x ${DDP_SCALE:-0.25}), step time"
+bench_plot bars "$out/threads.csv" -o "$out/threads.png" --setup "2 ranks, shared memory, --bind-to $bind" \
+  --note "medians of $runs run(s)" --title "compare_overlap.sh: osu_latency_mt, threads"

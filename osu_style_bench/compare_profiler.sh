@@ -9,9 +9,12 @@
 # Rows (2 ranks): osu_latency 8 B, osu_allreduce 1 MiB (µs, lower is better). Prints each
 # variant's median and its ratio to "off" and to Open MPI. Environment: MPICC (default
 # mpicc.openmpi), MPIRUN (default mpirun), BENCH_BIND (default core; none with fewer cores
-# than ranks).
+# than ranks). Writes BUILD_DIR/profiler_cost/ratios.csv and ratios.png.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+BENCH_SCRIPT=compare_profiler.sh
+# shellcheck source=bench_lib.sh
+. "$here/bench_lib.sh"
 [ $# -ge 1 ] || { sed -n 2,13p "$0"; exit 2; }
 build=$(cd "$1" && pwd)
 runs=${2:-5}
@@ -38,15 +41,7 @@ one() {  # VARIANT PROG SIZE FILE
     trace) env=(-x "WEFT_TRACE=$out/trace/run") ;;
     ompi) bin=$out/ompi/$prog; args=(--mca btl self,vader) ;;
   esac
-  local v
-  v=$(timeout 300 "$MPIRUN" --oversubscribe --bind-to "$bind" -np 2 "${env[@]}" "${args[@]}" "$bin" --csv \
-        -m "$size:$size" </dev/null 2>>"$out/errors.log" | awk -F, -v s="$size" '$1 == s { print $2 }')
-  if [ -z "$v" ]; then
-    echo "compare_profiler.sh: $variant $prog $size failed (see $out/errors.log)" >&2
-    status=1
-    return
-  fi
-  echo "$v" >> "$file"
+  bench_one "$variant $prog $size" 2 "$size" "$file" "${env[@]}" "${args[@]}" "$bin"
 }
 for r in $(seq 1 "$runs"); do
   echo "# run $r of $runs" >&2
@@ -71,4 +66,19 @@ for row in "${rows[@]}"; do
       printf "%-16s %-8s %10.2f %9.2f %9.2f\n", n, v, m, (b + 0 ? m / b : 0), (a + 0 ? m / a : 0) }'
   done
 done
+# Each variant against "off", and "off" against Open MPI; no targets.
+echo "row,numerator,denominator,better,target" > "$out/ratios.csv"
+for row in "${rows[@]}"; do
+  read -r name _ _ <<< "$row"
+  for v in "${variants[@]}"; do
+    case $v in
+      off) echo "$name off/ompi,$name.off.vals,$name.ompi.vals,lower," ;;
+      ompi) ;;
+      *) echo "$name $v/off,$name.$v.vals,$name.off.vals,lower," ;;
+    esac
+  done >> "$out/ratios.csv"
+done
+bench_plot ratios "$out/ratios.csv" -o "$out/ratios.png" --xlabel "ratio of medians (log scale)" \
+  --title "compare_profiler.sh: the cost of the profiler plugin and WEFT_TRACE" \
+  --setup "2 ranks, shared memory, --bind-to $bind" --note "$(date -u +%F), $rev"
 exit $status

@@ -17,8 +17,8 @@
 #      `mpirun --oversubscribe -np 2 --bind-to none -x UCX_NET_DEVICES=lo`; the Open MPI run
 #      also gets `--mca osc ucx --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any`;
 #   3. prints a table per case (size | weft | open-mpi | ratio, ratio = weft / open-mpi) and
-#      writes BUILD_DIR/compare_rma/results.csv (case,size,weft,ompi,ratio).  Raw outputs
-#      are kept in BUILD_DIR/compare_rma/raw/.
+#      writes BUILD_DIR/compare_rma/results.csv (case,size,weft,ompi,ratio) and a plot per
+#      case, BUILD_DIR/compare_rma/CASE.png.  Raw outputs are kept in BUILD_DIR/compare_rma/raw/.
 #
 # Cases (name: program and options; OSU's defaults otherwise: MPI_Win_allocate, -s flush):
 #   put_latency            osu_put_latency -m 8:1048576
@@ -42,6 +42,7 @@
 #   MPIRUN         launcher for both runs (default: mpirun)
 #   MPICC          Open MPI compiler wrapper (default: mpicc.openmpi)
 #   BENCH_TIMEOUT  seconds allowed per run (default 600; needs `timeout`)
+#   BENCH_PLOTS    0: no plots
 #
 # Exit status: 0 when every build and run succeeded, 1 otherwise (the tables are still
 # printed for whatever ran), 2 on usage errors.
@@ -159,5 +160,8 @@ done
 
 echo
 echo "# results: $RESULTS"
+bench_plot sweep "$RESULTS" -o "$OUT/{name}.png" --bench compare_rma.sh \
+    --setup "2 ranks, one host, UCX on loopback (Open MPI: osc ucx)" \
+    --note "medians of $RUNS pass(es), $(date -u +%F)"
 [ $status -eq 0 ] || echo "# some builds or runs failed, see the messages above and $RAW/" >&2
 exit $status

@@ -16,9 +16,13 @@
 # ranks; "none" for unbound runs).
 # Exit status 0 when every run worked (missed targets are reported, not failed: the guard is for
 # people, timing belongs to no test), 1 when a run failed.
+# Writes BUILD_DIR/short/ratios.csv (the rows, their .vals files and targets) and ratios.png.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { sed -n 2,19p "$0"; exit 2; }
+BENCH_SCRIPT=compare_short.sh
+# shellcheck source=bench_lib.sh
+. "$here/bench_lib.sh"
+[ $# -ge 1 ] || { sed -n 2,20p "$0"; exit 2; }
 build=$(cd "$1" && pwd)
 runs=${2:-5}
 MPICC=${MPICC:-mpicc.openmpi}
@@ -42,29 +46,12 @@ rows=(
 )
 status=0
 rm -f "$out"/*.vals
-# one IMPL PROG NP SIZE FILE: appends the value the program prints for SIZE
-one() {
-  local impl=$1 prog=$2 np=$3 size=$4 file=$5 bin args=()
-  bin=$build/bin/$prog
-  if [ "$impl" = ompi ]; then bin=$out/ompi/$prog; args=(--mca btl self,vader); fi
-  local v b=$bind
-  # Binding to cores needs a core per rank.
-  [ "$b" = core ] && [ "$(nproc)" -lt "$np" ] && b=none
-  v=$(timeout 300 "$MPIRUN" --oversubscribe --bind-to "$b" -np "$np" "${args[@]}" "$bin" --csv -m "$size:$size" \
-        </dev/null 2>>"$out/errors.log" | awk -F, -v s="$size" '$1 == s { print $2 }')
-  if [ -z "$v" ]; then
-    echo "compare_short.sh: $impl $prog $size failed (see $out/errors.log)" >&2
-    status=1
-    return
-  fi
-  echo "$v" >> "$file"
-}
 for r in $(seq 1 "$runs"); do
   echo "# run $r of $runs" >&2
   for row in "${rows[@]}"; do
     read -r name prog np size _ _ <<< "$row"
-    one weft "$prog" "$np" "$size" "$out/$name.weft.vals"
-    one ompi "$prog" "$np" "$size" "$out/$name.ompi.vals"
+    bench_one "weft $prog $size" "$np" "$size" "$out/$name.weft.vals" "$build/bin/$prog"
+    bench_one "ompi $prog $size" "$np" "$size" "$out/$name.ompi.vals" --mca btl self,vader "$out/ompi/$prog"
   done
 done
 
@@ -86,4 +73,13 @@ for row in "${rows[@]}"; do
     printf "%-18s %12.2f %12.2f %7.2f  %s %s %s\n", n, w, o, r, (b == "lower" ? "<=" : ">="), t, (ok ? "met" : "MISSED")
   }'
 done
+echo "row,numerator,denominator,better,target" > "$out/ratios.csv"
+for row in "${rows[@]}"; do
+  read -r name _ _ _ better target <<< "$row"
+  echo "$name,$name.weft.vals,$name.ompi.vals,$better,$target" >> "$out/ratios.csv"
+done
+bench_plot ratios "$out/ratios.csv" -o "$out/ratios.png" --xlabel "weft / Open MPI (ratio of medians, log scale)" \
+  --title "compare_short.sh: hot-path guard, weft against Open MPI" \
+  --setup "2 ranks (allreduce 4, mbw_mr 2 pairs), shared memory, --bind-to $bind" \
+  --note "$(date -u +%F), $rev"
 exit $status

@@ -7,7 +7,12 @@
 #            gpu_allreduce, osu_latency, osu_bw, osu_bibw and, where NCCL was
 #            found, nccl_allreduce.
 # LOG_DIR    folder for the logs (created): one NAME.log per run, plus
-#            summary.txt (the floors, the IPC copy and the key rows).
+#            summary.txt (the floors, the IPC copy and the key rows), and per
+#            gpu_allreduce run RUN its plots against nccl_allreduce:
+#            busbw.RUN.png (bus bandwidth and the copy roofline) and
+#            allreduce.RUN.png (time and ratio); python3-matplotlib draws them,
+#            and without it they are skipped (scripts/plots/weft_plot.py draws
+#            them later from a copied LOG_DIR).
 #
 # What runs, in this order (mpirun --oversubscribe --bind-to none):
 #   with 2 or more GPUs, MPS off, one rank per GPU:
@@ -33,9 +38,14 @@
 #   MPIRUN           launcher (default mpirun)
 #   BENCH_TIMEOUT    seconds allowed per run (default 600; needs `timeout`)
 #   NCCL_NVLS_ENABLE defaults to 0 (never NVLink multicast)
+#   BENCH_PLOTS      0: no plots
 #
 # Exit status: 0 when every run succeeded, 1 otherwise, 2 on usage errors.
 set -uo pipefail
+
+BENCH_SCRIPT=gpu_sweep.sh
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 usage() {
     sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
@@ -169,4 +179,8 @@ if [[ "$ONLY" == *" single "* ]]; then
 fi
 
 echo "# logs in $LOG, summary in $SUMMARY"
+if compgen -G "$LOG/*gpu_allreduce*.log" >/dev/null; then
+    bench_plot busbw "$LOG" -o "$LOG/busbw.{run}.png"
+    bench_plot sweep "$LOG" -o "$LOG/allreduce.{run}.png"
+fi
 exit $status
