@@ -33,9 +33,12 @@ Status pmix_fail(const char* what, pmix_status_t rc) {
   return Status::internal;
 }
 
-Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
+// The value of key for proc. With quiet, a key PMIx does not have is not logged (the caller
+// has another way).
+Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out, bool quiet = false) {
   pmix_value_t* val = nullptr;
   pmix_status_t rc = PMIx_Get(&proc, key, nullptr, 0, &val);
+  if (rc == PMIX_ERR_NOT_FOUND && quiet) return Status::transport;
   if (rc != PMIX_SUCCESS) return pmix_fail(key, rc);
   Status st = Status::ok;
   switch (val->type) {
@@ -51,6 +54,8 @@ Status get_u32(const pmix_proc_t& proc, const char* key, uint32_t* out) {
 }
 
 constexpr const char* kPidKey = "weft.pid";
+// This rank's node id (PMIX_NODEID), for peers whose launcher does not tell other nodes' ids.
+constexpr const char* kNodeKey = "weft.node";
 constexpr const char* kFinalizingKey = "weft.finalizing";
 constexpr const char* kAgreementKey = "weft.agreement";
 constexpr uint64_t kLivenessPeriodNs = 20'000'000;  // 20 ms between checks of local peers
@@ -161,6 +166,7 @@ Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
     // Published with the modex so node-local peers can check that this process still exists.
     uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
     WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
+    WEFT_TRY(b->put(kNodeKey, &b->node_id_, sizeof b->node_id_));
     // Unset or empty: no split (the registered default, 1, says the same).
     const Config& cfg = process_config();
     if (const std::string fake(cfg.value("WEFT_FAKE_NODES")); cfg.is_set("WEFT_FAKE_NODES") && !fake.empty())
@@ -374,7 +380,14 @@ Status Bootstrap::node_of(int rank, uint32_t* node) {
     PMIX_PROC_CONSTRUCT(&peer);
     PMIX_LOAD_PROCID(&peer, proc_->self.nspace, pmix_rank_t(rank));
     uint32_t id = 0;
-    WEFT_TRY(get_u32(peer, PMIX_NODEID, &id));
+    if (get_u32(peer, PMIX_NODEID, &id, true) != Status::ok) {
+      // Open MPI 4.1's mpirun tells no node id of ranks on other hosts: the one the rank
+      // published with the modex (there after the exchange).
+      std::vector<char> blob;
+      WEFT_TRY(get(rank, kNodeKey, &blob));
+      if (blob.size() != sizeof id) return pmix_fail("a peer's node id", PMIX_ERR_TYPE_MISMATCH);
+      memcpy(&id, blob.data(), sizeof id);
+    }
     known = id;
   }
   *node = known;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# weft across hosts that are network namespaces (scripts/netns-cluster.sh): brings up HOSTS
+# hosts, runs programs across them with Open MPI's mpirun (two ranks per host, mapped by node),
+# checks each, and brings the cluster down, even on failure. Nothing fakes the nodes: weft learns
+# them from PMIx, reaches the other hosts with UCX tcp over their eth0 (192.0.2.0/24, inside the
+# namespaces only) and uses its shared memory inside a host.
+#   run_netns.sh HOSTS BIN_DIR SOURCE_DIR
+# Exits 77 (skipped) where namespaces cannot be made (not root, no iproute2), saying why.
+set -uo pipefail
+hosts=$1 bin=$2 src=$3
+cluster=$src/scripts/netns-cluster.sh
+np=$((2 * hosts))
+fail() { echo "run_netns: FAIL: $*"; exit 1; }
+skip() { echo "run_netns: skipped: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+command -v ip > /dev/null || skip "ip (iproute2) is not installed"
+command -v unshare > /dev/null || skip "unshare (util-linux) is not installed"
+ip netns add weft-probe 2> /dev/null || skip "this machine refuses to make network namespaces"
+ip netns del weft-probe
+"$cluster" status | grep -q "no host is up" || fail "a cluster is up already: $("$cluster" status | tr '\n' ' ')"
+out=$(mktemp -d)
+trap '"$cluster" down > /dev/null; rm -rf "$out"' EXIT
+"$cluster" up "$hosts" || fail "the cluster did not come up"
+
+# run NAME EXPECT [mpirun options] -- PROGRAM ARGS: passes when the job succeeds and prints EXPECT.
+run() {
+  local name=$1 expect=$2
+  shift 2
+  local opts=()
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  local t0=$SECONDS
+  timeout -k 5 240 "$cluster" mpirun -np "$np" --map-by node -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 \
+    -x WEFT_DEBUG=INFO -x WEFT_DEBUG_SUBSYS=init,pt2pt "${opts[@]}" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  if [ $rc -ne 0 ] || ! grep -qF -- "$expect" "$out/$name.log"; then
+    tail -40 "$out/$name.log"
+    fail "$name: exit $rc, expected output '$expect'"
+  fi
+  echo "run_netns: $name passed on $hosts hosts, $np ranks ($((SECONDS - t0)) s)"
+}
+
+# Point-to-point; each rank must be on the node mpirun put it on, found without WEFT_FAKE_NODES.
+run ring "OK (np $np)" -- "$bin/tests/ring"
+for r in $(seq 0 $((np - 1))); do
+  host=weft-h$((r % hosts + 1))
+  grep -q "rank $r of $np, local $((r / hosts)) of 2, node $((r % hosts)) ($host)" "$out/ring.log" ||
+    fail "rank $r is not local rank $((r / hosts)) of node $((r % hosts)) on $host: $(grep "rank $r of" "$out/ring.log")"
+done
+# Between hosts UCX over eth0 only; inside a host weft's shared memory.
+grep -q "transports tcp/eth0" "$out/ring.log" || fail "no peer reached over tcp/eth0"
+grep -E "transports " "$out/ring.log" | grep -v "tcp/eth0" | grep -qv "shm" &&
+  fail "a peer reached another way: $(grep -E 'transports ' "$out/ring.log" | grep -v tcp/eth0 | head -2)"
+run all_pairs "OK (np $np)" -- "$bin/tests/all_pairs"
+run wildcard "OK (np $np)" -- "$bin/tests/wildcard"
+# Every hierarchical collective, forced.
+for entry in "allreduce:Allreduce" "bcast:Bcast" "reduce:Reduce" "barrier:Barrier" "allgather:Allgather Allgatherv"; do
+  coll=${entry%%:*}
+  run "hier_$coll" "OK (np $np)" -x "WEFT_COLL_TUNE=$coll:@hier" -- "$bin/tests/coll_matrix" ${entry#*:}
+done
+# The whole matrix, the cost model choosing, at 2 hosts (it takes long on this network).
+[ "$hosts" = 2 ] && run coll_matrix "OK (np $np)" -- "$bin/tests/coll_matrix"
+# One-sided, and KV-cache transfers between rank 0 (weft-h1) and rank 1 (weft-h2).
+run rma_basic "every check passed at np $np" -- "$bin/tests/rma_basic"
+run kv "PASS rank 1" -- "$bin/tests/profiled_job" kv
+# Not checked yet: a rank killed on another host. Its host's ranks report it (they watch the
+# host's processes), but ranks on other hosts learn nothing: Open MPI 4.1's daemons do not pass
+# the failure on (PMIx event notification fails), and a UCX endpoint error is not yet turned
+# into a failed peer (docs/RELIABILITY.md).
+echo "run_netns: ok ($hosts hosts)"
