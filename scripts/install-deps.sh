@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential g++ cmake ninja-build pkg-config
       openmpi-bin libopenmpi-dev libpmix-dev libucx-dev ucx-utils libhwloc-dev hwloc
       slurm-wlm munge libmunge-dev libgtest-dev libbenchmark-dev libmpich-dev mpich
-      libssl-dev clang libclang-rt-14-dev python3 python3-matplotlib nlohmann-json3-dev)
+      libssl-dev clang libclang-rt-14-dev python3 python3-matplotlib nlohmann-json3-dev iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
