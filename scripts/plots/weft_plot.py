@@ -480,19 +480,29 @@ def is_gpu_log(path):
     return "# FLOOR" in head or "algbw" in head
 
 
-def sweep_gpu(args):
+def gpu_run_logs(args):
+    """Each run of gpu_sweep.sh's logs with rows: (run, weft log, NCCL log or None); sets
+    args.setup for the run (the given one, else the logs' GPU and ranks, and why NCCL is empty)."""
     runs = gpu_runs(args.input)
     if not runs:
         sys.exit(f"weft_plot.py: no gpu_allreduce logs in {args.input}")
     log_dir = args.input if os.path.isdir(args.input) else os.path.dirname(args.input)
     given_setup = args.setup
-    drawn = 0
     for run, wpath, npath in runs:
         w = read_gpu_log(wpath)
         n = read_gpu_log(npath) if npath else None
         if not w["rows"]:
             print(f"weft_plot.py: {wpath}: no rows", file=sys.stderr)
             continue
+        args.setup = given_setup or gpu_setup(w, log_dir)
+        if n is not None and not n["rows"]:
+            args.setup += ", NCCL: nothing measured (it needs one GPU per rank)"
+        yield run, w, n
+
+
+def sweep_gpu(args):
+    drawn = 0
+    for run, w, n in gpu_run_logs(args):
         col = 2 if args.in_place else 1
         series = ["weft"] + (["nccl"] if n and n["rows"] else [])
         values = {"weft": {r[0]: [r[col]] for r in w["rows"]}}
@@ -501,9 +511,6 @@ def sweep_gpu(args):
             values[("weft", "nccl")] = {}
         sizes = sorted(set(values["weft"]) | set(values.get("nccl", {})))
         place = "in place" if args.in_place else "out of place"
-        args.setup = given_setup or gpu_setup(w, log_dir)
-        if n is not None and not n["rows"]:
-            args.setup += ", NCCL: nothing measured (it needs one GPU per rank)"
         title = args.title or f"gpu_sweep.sh: all-reduce time on device buffers, {run}"
         fig = sweep_figure(args, sizes, series, "nccl" if len(series) > 1 else None, values,
                            args.ylabel or f"time per call (µs), {place}", "lower", title,
@@ -677,21 +684,11 @@ def ratios_grid(args):
 # --- busbw ------------------------------------------------------------------------------------
 
 def cmd_busbw(args):
-    runs = gpu_runs(args.input)
-    if not runs:
-        sys.exit(f"weft_plot.py: no gpu_allreduce logs in {args.input}")
-    if len(runs) > 1 and "{run}" not in args.output:
+    if len(gpu_runs(args.input)) > 1 and "{run}" not in args.output:
         sys.exit("weft_plot.py: several runs: -o needs {run}")
-    log_dir = args.input if os.path.isdir(args.input) else os.path.dirname(args.input)
-    given_setup = args.setup
     what = "algorithm bandwidth (size / time)" if args.algbw else "bus bandwidth (algbw × 2(p−1)/p)"
     drawn = 0
-    for run, wpath, npath in runs:
-        w = read_gpu_log(wpath)
-        n = read_gpu_log(npath) if npath else None
-        if not w["rows"]:
-            print(f"weft_plot.py: {wpath}: no rows", file=sys.stderr)
-            continue
+    for run, w, n in gpu_run_logs(args):
         fig, ax = plt.subplots(figsize=(8, 5))
         sizes = [r[0] for r in w["rows"]]
         for i, (label, log) in enumerate((("weft", w), ("NCCL", n))):
@@ -722,9 +719,6 @@ def cmd_busbw(args):
         ax.grid(True, which="minor", alpha=0.12)
         ax.legend(fontsize=8.5, loc="upper left" if not w["roof"] else "lower right")
         title = args.title or f"gpu_sweep.sh: all-reduce ({w['type'] or 'float'} sum) on device buffers, {run}"
-        args.setup = given_setup or gpu_setup(w, log_dir)
-        if n is not None and not n["rows"]:
-            args.setup += ", NCCL: nothing measured (it needs one GPU per rank)"
         margins(fig, heading(fig, title, subtitle(args)) + 0.35, 0.6, 0.85, 0.2)
         finish(fig, out_path(args.output, run=run, name=run), args)
         drawn += 1
