@@ -60,10 +60,19 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const size_t first = ring_segment_start(a.count, l, owned);
   const size_t count = ring_segment_start(a.count, l, owned + 1) - first;
   char* part = buf + first * a.red.elem_size;
-  // The column's algorithm by the part's size alone, so that the column's ranks agree
-  // (their parts are equal): rounds matter below 64 KiB, bandwidth above.
-  constexpr size_t kRingFrom = 64 * 1024;
-  const bool ring = count >= size_t(column.size) && count * a.red.elem_size >= kRingFrom;
+  // The column's algorithm by the estimate's own costs (the column's ranks agree: their parts
+  // and models are equal); a ring pays 2(q-1) latencies, which across many nodes outweighs its
+  // bandwidth. Without a model, by the part's size: rounds matter below 64 KiB, bandwidth above.
+  const CostModel m = model_for(c, ctx.model);
+  const double part_bytes = double(count * a.red.elem_size);
+  bool ring = count >= size_t(column.size);
+  if (net_level(m).alpha_us > 0) {
+    const Costs col = column_costs(part_bytes, column.size, l, m);
+    ring = ring && col.ring < col.doubling;
+  } else {
+    constexpr double kRingFrom = 64 * 1024;
+    ring = ring && part_bytes >= kRingFrom;
+  }
   auto across = ring ? build_allreduce_ring(column, part, count, a.red)
                      : build_allreduce_recursive_doubling(column, part, count, a.red);
   s->append_mapped(*across, h.column);

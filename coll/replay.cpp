@@ -1,0 +1,362 @@
+// Replay of schedules in the LogGP-style model (replay.h). Every rank's schedule (and each of
+// its lanes) is an actor that posts a round's sends and receives at once and moves on when they
+// have completed and its local steps have run; actors advance in time order, so the links they
+// share are taken first come, first served.
+#include "coll/replay.h"
+
+#include <algorithm>
+#include <deque>
+#include <queue>
+#include <unordered_map>
+
+#include "coll/hier/hierarchy.h"
+#include "coll/schedule.h"
+#include "coll/shm/segment.h"
+
+namespace weft::coll {
+
+namespace {
+
+struct Costs {
+  Level node{}, net{};
+  double gamma = 0;      // us per byte reduced
+  double copy_beta = 0;  // us per byte copied
+  double gap = 0;        // the least time a send holds its link
+  double flag_us = 0;    // a shared-memory engine step
+};
+
+Costs costs_of(const CostModel& m, int largest_node) {
+  Costs c;
+  c.node = node_level(m);
+  c.net = net_level(m);
+  c.gamma = m.gamma_us_per_byte;
+  c.copy_beta = m.shm_beta_us_per_byte > 0 ? m.shm_beta_us_per_byte : c.node.beta_us_per_byte;
+  c.gap = m.gap_us;
+  c.flag_us = shm::model_known(m) ? shm::flag_exchange_us(m, largest_node) : c.node.alpha_us;
+  return c;
+}
+
+// The time of a round's local steps.
+double local_us(const Schedule& s, const std::vector<Step>& round, const Costs& c, size_t* shm_steps) {
+  double us = 0;
+  const double elem = double(std::max<size_t>(1, s.reduction().elem_size));
+  for (const Step& st : round) {
+    if (st.kind == Step::reduce) us += double(st.count) * elem * c.gamma;
+    else if (st.kind == Step::copy) us += double(st.bytes) * c.copy_beta;
+    else if (st.kind == Step::poll) {
+      us += c.flag_us;
+      ++*shm_steps;
+    }
+  }
+  return us;
+}
+
+// Every schedule of a run: the main one first, then its lanes depth first (the order in which
+// ranks number their lanes' tags, the same at every rank).
+void flatten(const Schedule* s, int parent, std::vector<const Schedule*>* out, std::vector<int>* parents) {
+  out->push_back(s);
+  parents->push_back(parent);
+  const int me = int(out->size()) - 1;
+  for (const auto& lane : s->lanes()) flatten(lane.get(), me, out, parents);
+}
+
+size_t steps_of(const Schedule& s) {
+  size_t n = 0;
+  for (const auto& r : s.rounds()) n += r.size();
+  for (const auto& lane : s.lanes()) n += steps_of(*lane);
+  return n;
+}
+
+struct Message {
+  double arrival;  // the last byte at the receiver's link
+  double hold;     // how long it holds the receiver's link
+  bool network;
+};
+
+struct Actor {
+  int rank = 0;
+  int lane = 0;
+  int parent = -1;  // the actor whose join waits for this one (index), or -1
+  const Schedule* s = nullptr;
+  size_t round = 0;
+  double start = 0;  // the current round's post time
+  double ready = 0;  // the latest completion in the current round so far
+  std::vector<const Step*> waiting;  // receives not yet matched, in posting order
+  bool posted = false;
+  bool done = false;
+  double finish = 0;
+  int open_lanes = 0;
+  double lanes_finish = 0;
+};
+
+class FullReplay {
+ public:
+  FullReplay(const std::vector<std::shared_ptr<Schedule>>& schedules, const std::vector<int>& node_index,
+             int node_count, const Costs& c)
+      : node_(node_index), costs_(c), rank_out_(schedules.size(), 0), rank_in_(schedules.size(), 0),
+        nic_out_(size_t(node_count), 0), nic_in_(size_t(node_count), 0) {
+    first_.resize(schedules.size());
+    for (size_t r = 0; r < schedules.size(); ++r) {
+      std::vector<const Schedule*> flat;
+      std::vector<int> parents;
+      flatten(schedules[r].get(), -1, &flat, &parents);
+      first_[r] = int(actors_.size());
+      if (r == 0) lanes_ = int(flat.size());
+      for (size_t i = 0; i < flat.size(); ++i) {
+        Actor a;
+        a.rank = int(r);
+        a.lane = int(i);
+        a.s = flat[i];
+        a.parent = parents[i] < 0 ? -1 : first_[r] + parents[i];
+        actors_.push_back(std::move(a));
+      }
+      for (size_t i = 1; i < flat.size(); ++i) ++actors_[size_t(actors_[size_t(first_[r]) + i].parent)].open_lanes;
+      if (int(flat.size()) != lanes_) lane_mismatch_ = int(r);
+    }
+  }
+
+  ReplayResult run() {
+    ReplayResult out;
+    if (lane_mismatch_ >= 0) {
+      out.error = "rank " + std::to_string(lane_mismatch_) + " runs another number of lanes than rank 0";
+      return out;
+    }
+    for (size_t i = 0; i < actors_.size(); ++i) queue_.push({0.0, int(i)});
+    while (!queue_.empty() && error_.empty()) {
+      const auto [t, i] = queue_.top();
+      queue_.pop();
+      begin_round(i, t);
+    }
+    out.steps = steps_;
+    out.shared_memory_steps = shm_steps_;
+    if (!error_.empty()) {
+      out.error = error_;
+      return out;
+    }
+    // A rank finishes with the last of its schedules (lanes may outlast the main rounds).
+    std::vector<double> rank_finish(first_.size(), 0);
+    for (const Actor& a : actors_) {
+      if (!a.done) {
+        out.error = "rank " + std::to_string(a.rank) + (a.lane ? " lane " + std::to_string(a.lane) : "") +
+                    " never finishes round " + std::to_string(a.round) + " (a receive no rank sends)";
+        return out;
+      }
+      rank_finish[size_t(a.rank)] = std::max(rank_finish[size_t(a.rank)], a.finish);
+    }
+    for (size_t r = 0; r < rank_finish.size(); ++r) {
+      if (rank_finish[r] >= out.us) {
+        out.us = rank_finish[r];
+        out.slowest_rank = int(r);
+      }
+    }
+    return out;
+  }
+
+ private:
+  using Event = std::pair<double, int>;
+
+  int actor_of(int rank, int lane) const { return first_[size_t(rank)] + lane; }
+  static uint64_t channel_key(int src, int dst, int lane) {
+    return uint64_t(uint32_t(src)) << 40 | uint64_t(uint32_t(dst)) << 16 | uint64_t(uint32_t(lane));
+  }
+
+  void begin_round(int i, double t) {
+    Actor& a = actors_[size_t(i)];
+    const auto& rounds = a.s->rounds();
+    if (a.round >= rounds.size()) {
+      finish(i, t);
+      return;
+    }
+    a.start = a.ready = t;
+    a.posted = true;
+    a.waiting.clear();
+    const auto& steps = rounds[a.round];
+    steps_ += steps.size();
+    std::vector<int> wake;
+    for (const Step& st : steps) {
+      if (st.kind == Step::recv) {
+        if (!valid_peer(a, st.peer)) return;
+        a.waiting.push_back(&st);
+      } else if (st.kind == Step::send) {
+        if (!valid_peer(a, st.peer)) return;
+        send(a, st, t);
+        wake.push_back(actor_of(st.peer, a.lane));
+      }
+    }
+    for (int w : wake)
+      if (w != i) try_complete(w);
+    try_complete(i);
+  }
+
+  bool valid_peer(const Actor& a, int peer) {
+    if (peer >= 0 && peer < int(first_.size())) return true;
+    error_ = "rank " + std::to_string(a.rank) + " names peer " + std::to_string(peer) +
+             " (intercommunicator and out-of-range peers are not replayed)";
+    return false;
+  }
+
+  void send(Actor& a, const Step& st, double t) {
+    const int dst = st.peer;
+    const double n = double(st.bytes);
+    Message m{};
+    if (dst == a.rank) {
+      m = {t + n * costs_.copy_beta, 0, false};
+    } else {
+      m.network = node_[size_t(a.rank)] != node_[size_t(dst)];
+      const Level& lv = m.network ? costs_.net : costs_.node;
+      double& out = m.network ? nic_out_[size_t(node_[size_t(a.rank)])] : rank_out_[size_t(a.rank)];
+      const double depart = std::max(t, out);
+      const double hold = std::max(costs_.gap, n * lv.beta_us_per_byte);
+      out = depart + hold;
+      m.arrival = depart + lv.alpha_us + n * lv.beta_us_per_byte;
+      m.hold = n * lv.beta_us_per_byte;
+      a.ready = std::max(a.ready, depart + hold);
+    }
+    channels_[channel_key(a.rank, dst, a.lane)].push_back(m);
+  }
+
+  void try_complete(int i) {
+    Actor& a = actors_[size_t(i)];
+    if (!a.posted || a.done) return;
+    auto it = a.waiting.begin();
+    while (it != a.waiting.end()) {
+      auto ch = channels_.find(channel_key((*it)->peer, a.rank, a.lane));
+      if (ch == channels_.end() || ch->second.empty()) {
+        ++it;
+        continue;
+      }
+      const Message m = ch->second.front();
+      ch->second.pop_front();
+      double end = m.arrival;
+      if (m.hold > 0) {
+        double& in = m.network ? nic_in_[size_t(node_[size_t(a.rank)])] : rank_in_[size_t(a.rank)];
+        end = std::max(m.arrival, in + m.hold);
+        in = end;
+      }
+      a.ready = std::max(a.ready, end);
+      it = a.waiting.erase(it);
+    }
+    if (!a.waiting.empty()) return;
+    const auto& steps = a.s->rounds()[a.round];
+    const bool join = std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.kind == Step::join; });
+    if (join && a.open_lanes > 0) return;  // the last lane to finish moves it on
+    if (join) a.ready = std::max(a.ready, a.lanes_finish);
+    const double end = a.ready + local_us(*a.s, steps, costs_, &shm_steps_);
+    a.posted = false;
+    ++a.round;
+    queue_.push({end, i});
+  }
+
+  void finish(int i, double t) {
+    Actor& a = actors_[size_t(i)];
+    a.done = true;
+    a.finish = t;
+    if (a.parent < 0) return;
+    Actor& p = actors_[size_t(a.parent)];
+    --p.open_lanes;
+    p.lanes_finish = std::max(p.lanes_finish, t);
+    if (p.open_lanes == 0 && p.posted) try_complete(a.parent);
+  }
+
+  std::vector<int> node_;
+  Costs costs_;
+  std::vector<double> rank_out_, rank_in_, nic_out_, nic_in_;  // when each link is free again
+  std::vector<int> first_;  // each rank's first actor
+  std::vector<Actor> actors_;
+  int lanes_ = 0;
+  int lane_mismatch_ = -1;
+  std::unordered_map<uint64_t, std::deque<Message>> channels_;  // messages sent, not yet received
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  size_t steps_ = 0, shm_steps_ = 0;
+  std::string error_;
+};
+
+// One schedule alone (a sampled rank's, or one of its lanes): each round costs its slowest
+// message, the sends of a round leaving one after another on their link, and its local steps.
+double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const Costs& c, size_t* steps,
+                size_t* shm_steps) {
+  std::vector<double> lanes;
+  for (const auto& lane : s.lanes()) lanes.push_back(alone_us(*lane, rank, node, c, steps, shm_steps));
+  const double lanes_finish = lanes.empty() ? 0 : *std::max_element(lanes.begin(), lanes.end());
+  double t = 0;
+  for (const auto& round : s.rounds()) {
+    *steps += round.size();
+    double out[2] = {0, 0}, in[2] = {0, 0}, alpha[2] = {-1, -1};
+    bool join = false;
+    for (const Step& st : round) {
+      if (st.kind == Step::join) join = true;
+      if (st.kind != Step::send && st.kind != Step::recv) continue;
+      const double n = double(st.bytes);
+      if (st.peer == rank) {
+        out[0] += n * c.copy_beta;
+        alpha[0] = std::max(alpha[0], 0.0);
+        continue;
+      }
+      const bool network = st.peer >= 0 && size_t(st.peer) < node.size() && node[size_t(st.peer)] != node[size_t(rank)];
+      const Level& lv = network ? c.net : c.node;
+      if (st.kind == Step::send) out[network] += std::max(c.gap, n * lv.beta_us_per_byte);
+      else in[network] += n * lv.beta_us_per_byte;
+      alpha[network] = std::max(alpha[network], lv.alpha_us);
+    }
+    double msg = 0;
+    for (int l = 0; l < 2; ++l)
+      if (alpha[l] >= 0) msg = std::max(msg, alpha[l] + std::max(out[l], in[l]));
+    t += msg;
+    if (join) t = std::max(t, lanes_finish);
+    t += local_us(s, round, c, shm_steps);
+  }
+  return std::max(t, lanes_finish);
+}
+
+}  // namespace
+
+ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
+                    const ReplayLimits& limits, const std::vector<int>& sample) {
+  ReplayResult out;
+  const int p = int(nodes.size());
+  if (p < 1) {
+    out.error = "no ranks";
+    return out;
+  }
+  std::vector<int> node_index(static_cast<size_t>(p));
+  std::unordered_map<uint32_t, int> dense;
+  std::vector<int> per_node;
+  for (int r = 0; r < p; ++r) {
+    auto [it, fresh] = dense.emplace(nodes[size_t(r)], int(dense.size()));
+    if (fresh) per_node.push_back(0);
+    node_index[size_t(r)] = it->second;
+    ++per_node[size_t(it->second)];
+  }
+  const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()));
+  std::shared_ptr<Schedule> first = build(0);
+  if (!first) {
+    out.error = "rank 0 has no schedule";
+    return out;
+  }
+  if (p <= limits.max_ranks && steps_of(*first) * size_t(p) <= limits.max_steps) {
+    std::vector<std::shared_ptr<Schedule>> all(static_cast<size_t>(p));
+    all[0] = std::move(first);
+    for (int r = 1; r < p; ++r) {
+      all[size_t(r)] = build(r);
+      if (!all[size_t(r)]) {
+        out.error = "rank " + std::to_string(r) + " has no schedule";
+        return out;
+      }
+    }
+    return FullReplay(all, node_index, int(per_node.size()), c).run();
+  }
+  out.sampled = true;
+  for (int r : sample) {
+    if (r < 0 || r >= p) continue;
+    std::shared_ptr<Schedule> s = r == 0 && first ? std::move(first) : build(r);
+    if (!s) continue;
+    const double us = alone_us(*s, r, node_index, c, &out.steps, &out.shared_memory_steps);
+    if (us >= out.us) {
+      out.us = us;
+      out.slowest_rank = r;
+    }
+  }
+  return out;
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,48 @@
+// Replays collective schedules without running them, in a LogGP-style model with the
+// selector's numbers (cost_model.cpp): a message between two ranks of one node costs
+// node_alpha + n*node_beta, between nodes net_alpha + n*net_beta; a rank's sends leave one after
+// another (each holds its link for max(gap, n*beta)), and the ranks of a node share one network
+// link each way; reductions cost n*gamma, copies n*shm_beta. weft_sim (tools/) predicts each
+// algorithm's time with it at shapes no test machine has.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+
+namespace weft::coll {
+
+class Schedule;
+
+struct ReplayResult {
+  double us = 0;             // the last rank's finish, from a common start
+  int slowest_rank = -1;
+  size_t steps = 0;          // steps replayed
+  // Too many steps to replay every rank together: the sampled ranks ran each alone, every
+  // round costing its slowest message (no waiting for late peers: exact for schedules whose
+  // ranks all run alike, such as rings and recursive doubling; a lower bound otherwise).
+  bool sampled = false;
+  // Shared-memory engine steps (coll/shm): their flags and copies are costed by the flag model
+  // (shm::flag_exchange_us) alone, not replayed.
+  size_t shared_memory_steps = 0;
+  std::string error;         // schedules that do not match (a deadlock, a bad peer)
+};
+
+// The schedule rank r runs (built on a communicator view with rank r).
+using RankSchedule = std::function<std::shared_ptr<Schedule>(int rank)>;
+
+// How much a replay of every rank together may take: building a rank's schedule reads the whole
+// job's node map, so the ranks bound it as well as the steps.
+struct ReplayLimits {
+  size_t max_steps = 20'000'000;  // rank 0's steps times the ranks
+  int max_ranks = 2048;
+};
+
+// Replays the schedules of ranks 0 .. nodes.size()-1 (nodes[r]: rank r's node id): all ranks
+// together within the limits, else each rank of `sample` alone.
+ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
+                    const ReplayLimits& limits, const std::vector<int>& sample);
+
+}  // namespace weft::coll
