@@ -17,16 +17,50 @@ namespace weft::coll {
 
 namespace {
 
+// One-way time by size on a measured curve (LinkCurves).
+double on_curve(const std::vector<std::pair<double, double>>& curve, double n) {
+  if (n <= curve.front().first) return curve.front().second;
+  for (size_t i = 1; i < curve.size(); ++i) {
+    const auto [x1, y1] = curve[i];
+    if (n <= x1) {
+      const auto [x0, y0] = curve[i - 1];
+      return y0 + (y1 - y0) * (n - x0) / (x1 - x0);
+    }
+  }
+  if (curve.size() < 2) return curve.back().second;
+  const auto [x0, y0] = curve[curve.size() - 2];
+  const auto [x1, y1] = curve.back();
+  return y1 + (y1 - y0) / (x1 - x0) * (n - x1);
+}
+
 struct Costs {
   Level node{}, net{};
+  const std::vector<std::pair<double, double>>* node_curve = nullptr;  // or null: node's alpha, beta
+  const std::vector<std::pair<double, double>>* net_curve = nullptr;
   double gamma = 0;      // us per byte reduced
   double copy_beta = 0;  // us per byte copied
   double gap = 0;        // the least time a send holds its link
   double flag_us = 0;    // a shared-memory engine step
+
+  const std::vector<std::pair<double, double>>* curve(bool network) const { return network ? net_curve : node_curve; }
+  // A message of n bytes from its first byte leaving to its last arriving.
+  double time_us(bool network, double n) const {
+    if (const auto* c = curve(network)) return on_curve(*c, n);
+    const Level& lv = network ? net : node;
+    return lv.alpha_us + n * lv.beta_us_per_byte;
+  }
+  // What the message adds to its links' busy time (its bytes through them).
+  double hold_us(bool network, double n) const {
+    if (const auto* c = curve(network)) return std::max(0.0, on_curve(*c, n) - c->front().second);
+    return n * (network ? net : node).beta_us_per_byte;
+  }
+  double latency_us(bool network) const { return time_us(network, 0); }
 };
 
-Costs costs_of(const CostModel& m, int largest_node) {
+Costs costs_of(const CostModel& m, int largest_node, const LinkCurves* curves) {
   Costs c;
+  if (curves && !curves->node.empty()) c.node_curve = &curves->node;
+  if (curves && !curves->net.empty()) c.net_curve = &curves->net;
   c.node = node_level(m);
   c.net = net_level(m);
   c.gamma = m.gamma_us_per_byte;
@@ -203,14 +237,13 @@ class FullReplay {
       m = {t + n * costs_.copy_beta, 0, false};
     } else {
       m.network = node_[size_t(a.rank)] != node_[size_t(dst)];
-      const Level& lv = m.network ? costs_.net : costs_.node;
       double& out = m.network ? nic_out_[size_t(node_[size_t(a.rank)])] : rank_out_[size_t(a.rank)];
       const double depart = std::max(t, out);
-      const double hold = std::max(costs_.gap, n * lv.beta_us_per_byte);
-      out = depart + hold;
-      m.arrival = depart + lv.alpha_us + n * lv.beta_us_per_byte;
-      m.hold = n * lv.beta_us_per_byte;
-      a.ready = std::max(a.ready, depart + hold);
+      m.hold = costs_.hold_us(m.network, n);
+      const double busy = std::max(costs_.gap, m.hold);
+      out = depart + busy;
+      m.arrival = depart + costs_.time_us(m.network, n);
+      a.ready = std::max(a.ready, depart + busy);
     }
     channels_[channel_key(a.rank, dst, a.lane)].push_back(m);
   }
@@ -293,10 +326,9 @@ double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const
         continue;
       }
       const bool network = st.peer >= 0 && size_t(st.peer) < node.size() && node[size_t(st.peer)] != node[size_t(rank)];
-      const Level& lv = network ? c.net : c.node;
-      if (st.kind == Step::send) out[network] += std::max(c.gap, n * lv.beta_us_per_byte);
-      else in[network] += n * lv.beta_us_per_byte;
-      alpha[network] = std::max(alpha[network], lv.alpha_us);
+      if (st.kind == Step::send) out[network] += std::max(c.gap, c.hold_us(network, n));
+      else in[network] += c.hold_us(network, n);
+      alpha[network] = std::max(alpha[network], c.latency_us(network));
     }
     double msg = 0;
     for (int l = 0; l < 2; ++l)
@@ -311,7 +343,7 @@ double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const
 }  // namespace
 
 ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
-                    const ReplayLimits& limits, const std::vector<int>& sample) {
+                    const ReplayLimits& limits, const std::vector<int>& sample, const LinkCurves* curves) {
   ReplayResult out;
   const int p = int(nodes.size());
   if (p < 1) {
@@ -327,7 +359,7 @@ ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& node
     node_index[size_t(r)] = it->second;
     ++per_node[size_t(it->second)];
   }
-  const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()));
+  const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()), curves);
   std::shared_ptr<Schedule> first = build(0);
   if (!first) {
     out.error = "rank 0 has no schedule";

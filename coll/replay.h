@@ -40,9 +40,19 @@ struct ReplayLimits {
   int max_ranks = 2048;
 };
 
+// Measured one-way times of a message by size (bytes, us; sorted by bytes), per level, in place
+// of alpha + n*beta: a transport's protocol changes (eager to rendezvous) bend the line that two
+// calibration points draw. Between points, linear; beyond the last, its beta. A message holds
+// its links for its time less the smallest message's.
+struct LinkCurves {
+  std::vector<std::pair<double, double>> node, net;
+};
+
 // Replays the schedules of ranks 0 .. nodes.size()-1 (nodes[r]: rank r's node id): all ranks
-// together within the limits, else each rank of `sample` alone.
+// together within the limits, else each rank of `sample` alone. curves: measured message times
+// that replace the model's alpha and beta on the levels they give (none: the model's).
 ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
-                    const ReplayLimits& limits, const std::vector<int>& sample);
+                    const ReplayLimits& limits, const std::vector<int>& sample,
+                    const LinkCurves* curves = nullptr);
 
 }  // namespace weft::coll

@@ -4,14 +4,18 @@
 // estimate beside the replay and the algorithm the selector would choose.
 //
 //   weft_sim [--coll C] [--nodes N] [--ppn R | --gpus-per-node G] [--bytes LIST] [--type T]
-//            [--model FILE] [--alpha US] [--beta US_PER_BYTE] [--net-alpha US]
-//            [--net-beta US_PER_BYTE] [--gamma US_PER_BYTE] [--gap US] [--shm-alpha US]
-//            [--shm-beta US_PER_BYTE] [--offload on|off] [--max-steps N] [--max-ranks N] [--csv]
+//            [--model FILE] [--alpha US] [--beta US_PER_BYTE] [--node-alpha US]
+//            [--node-beta US_PER_BYTE] [--net-alpha US] [--net-beta US_PER_BYTE]
+//            [--gamma US_PER_BYTE] [--gap US] [--shm-alpha US]
+//            [--shm-beta US_PER_BYTE] [--offload on|off] [--p2p FILE] [--max-steps N]
+//            [--max-ranks N] [--csv]
 //
 // C: allreduce (default), bcast, reduce, allgather, reduce_scatter, alltoall, barrier.
 // LIST: sizes in bytes with optional k/m/g suffixes, comma-separated. T: f32 (default), f64,
 // i32, i64. FILE: a tuning file (WEFT_COLL_MODEL's format); the options after it override its
-// numbers. Without either, a 100 Gb/s network (2 us, 12.5 GB/s) and a node's shared memory.
+// numbers (--alpha and --beta set both levels). Without either, a 100 Gb/s network (2 us, 12.5 GB/s) and a node's shared memory.
+// --p2p: measured one-way message times ("node|net,BYTES,US" lines) that the replay uses in
+// place of alpha and beta on the levels they give (the estimates keep the model).
 // --max-steps and --max-ranks bound the replay of all ranks together (coll/replay.h); beyond
 // them a sample of ranks is replayed, each alone.
 #include <sys/mman.h>
@@ -48,6 +52,8 @@ struct Options {
   CostModel model;
   bool offload = false;
   ReplayLimits limits;
+  LinkCurves curves;
+  std::string curves_file;
   bool csv = false;
 };
 
@@ -73,6 +79,28 @@ double parse_number(const char* name, const char* s) {
   const double v = strtod(s, &end);
   if (end == s || *end || !std::isfinite(v) || v < 0) usage((std::string(name) + " takes a number, not " + s).c_str());
   return v;
+}
+
+// "node|net,BYTES,US" lines: one-way message times measured on each level ('#' comments).
+void read_curves(const char* path, LinkCurves* out) {
+  FILE* f = fopen(path, "r");
+  if (!f) usage((std::string("cannot open ") + path).c_str());
+  char line[256];
+  int number = 0;
+  while (fgets(line, sizeof line, f)) {
+    ++number;
+    if (line[0] == '#' || line[0] == '\n') continue;
+    char level[16];
+    double bytes = 0, us = 0;
+    if (sscanf(line, "%15[a-z],%lf,%lf", level, &bytes, &us) != 3 || bytes < 0 || us <= 0 ||
+        (strcmp(level, "node") && strcmp(level, "net")))
+      usage((std::string(path) + ":" + std::to_string(number) + ": not 'node|net,BYTES,US'").c_str());
+    (!strcmp(level, "net") ? out->net : out->node).emplace_back(bytes, us);
+  }
+  fclose(f);
+  std::sort(out->node.begin(), out->node.end());
+  std::sort(out->net.begin(), out->net.end());
+  if (out->node.empty() && out->net.empty()) usage((std::string(path) + ": no measurements").c_str());
 }
 
 Options parse(int argc, char** argv) {
@@ -135,6 +163,10 @@ Options parse(int argc, char** argv) {
       m.net_alpha_us = m.node_alpha_us = parse_number("--alpha", v);
     } else if (a == "--beta") {
       m.net_beta_us_per_byte = m.node_beta_us_per_byte = parse_number("--beta", v);
+    } else if (a == "--node-alpha") {
+      m.node_alpha_us = parse_number("--node-alpha", v);
+    } else if (a == "--node-beta") {
+      m.node_beta_us_per_byte = parse_number("--node-beta", v);
     } else if (a == "--net-alpha") {
       m.net_alpha_us = parse_number("--net-alpha", v);
     } else if (a == "--net-beta") {
@@ -150,6 +182,9 @@ Options parse(int argc, char** argv) {
     } else if (a == "--offload") {
       o.offload = !strcmp(v, "on");
       if (!o.offload && strcmp(v, "off")) usage("--offload takes on or off");
+    } else if (a == "--p2p") {
+      read_curves(v, &o.curves);
+      o.curves_file = v;
     } else if (a == "--max-steps") {
       o.limits.max_steps = size_t(parse_number("--max-steps", v));
     } else if (a == "--max-ranks") {
@@ -267,6 +302,9 @@ int main(int argc, char** argv) {
            "gap %.3g us; shm: alpha %.3g us, beta %.3g us/B\n",
            node_level(m).alpha_us, node_level(m).beta_us_per_byte, net_level(m).alpha_us,
            net_level(m).beta_us_per_byte, m.gamma_us_per_byte, m.gap_us, m.shm_alpha_us, m.shm_beta_us_per_byte);
+    if (!o.curves_file.empty())
+      printf("# replay: message times from %s (%zu node, %zu network sizes) in place of alpha and beta\n",
+             o.curves_file.c_str(), o.curves.node.size(), o.curves.net.size());
     printf("%-9s | %-22s | %12s | %12s | %s\n", "size", "algorithm", "estimate us", "replay us", "replay");
   }
   for (size_t bytes : o.sizes) {
@@ -299,7 +337,8 @@ int main(int argc, char** argv) {
           release(c);
           return s;
         };
-        const ReplayResult rr = replay(build, nodes, model_for(view, m), o.limits, sample);
+        const ReplayResult rr = replay(build, nodes, model_for(view, m), o.limits, sample,
+                                       o.curves_file.empty() ? nullptr : &o.curves);
         if (!rr.error.empty()) {
           how = "replay failed: " + rr.error;
         } else {
@@ -311,6 +350,7 @@ int main(int argc, char** argv) {
         }
       }
       const bool is_choice = alg == chosen;
+      if (o.csv) std::replace(how.begin(), how.end(), ',', ';');
       if (o.csv)
         printf("%s,%d,%d,%d,%zu,%s,%.3f,%.3f,%s,%d\n", collective_name(o.coll), o.nodes, o.ppn, p, bytes, alg->name,
                estimate, replayed, how.c_str(), is_choice);

@@ -124,6 +124,30 @@ TEST(Replay, RanksOfOneNodeUseTheNodeLevel) {
   EXPECT_NEAR(rr.us, 1.0 + 1000 * 2.5e-3, 1e-9);
 }
 
+TEST(Replay, MeasuredMessageTimesReplaceAlphaAndBeta) {
+  // A bcast between two nodes takes the measured curve's time at its size (interpolated), and
+  // beyond the last point the curve's last slope.
+  const std::vector<uint32_t> nodes = {0, 1};
+  std::vector<char> buf(1 << 20);
+  LinkCurves curves;
+  curves.net = {{0, 10.0}, {1024, 20.0}, {4096, 60.0}};
+  auto bcast_of = [&](size_t bytes) {
+    return [&, bytes](int r) {
+      Comm c = view(r, nodes);
+      auto s = build_bcast_binomial(c, buf.data(), bytes, 0);
+      release(c);
+      return s;
+    };
+  };
+  const CostModel m = network(1000.0, 1.0, 0);  // never used on the network level
+  EXPECT_NEAR(replay(bcast_of(512), nodes, m, ReplayLimits{}, {0}, &curves).us, 15.0, 1e-9);
+  EXPECT_NEAR(replay(bcast_of(2048), nodes, m, ReplayLimits{}, {0}, &curves).us, 20.0 + 40.0 / 3, 1e-9);
+  EXPECT_NEAR(replay(bcast_of(8192), nodes, m, ReplayLimits{}, {0}, &curves).us, 60.0 + 4096 * 40.0 / 3072, 1e-9);
+  ReplayLimits tiny;
+  tiny.max_ranks = 1;
+  EXPECT_NEAR(replay(bcast_of(512), nodes, m, tiny, {0, 1}, &curves).us, 15.0, 1e-9);
+}
+
 TEST(Replay, AReceiveNoRankSendsIsReported) {
   const std::vector<uint32_t> nodes = {0, 1};
   std::vector<char> buf(8);
