@@ -17,7 +17,7 @@ namespace weft::coll {
 
 namespace {
 
-// One-way time by size on a measured curve (LinkCurves).
+// One-way time by size on a measured curve (Links).
 double on_curve(const std::vector<std::pair<double, double>>& curve, double n) {
   if (n <= curve.front().first) return curve.front().second;
   for (size_t i = 1; i < curve.size(); ++i) {
@@ -41,6 +41,7 @@ struct Costs {
   double copy_beta = 0;  // us per byte copied
   double gap = 0;        // the least time a send holds its link
   double flag_us = 0;    // a shared-memory engine step
+  bool half_duplex = false;
 
   const std::vector<std::pair<double, double>>* curve(bool network) const { return network ? net_curve : node_curve; }
   // A message of n bytes from its first byte leaving to its last arriving.
@@ -57,10 +58,11 @@ struct Costs {
   double latency_us(bool network) const { return time_us(network, 0); }
 };
 
-Costs costs_of(const CostModel& m, int largest_node, const LinkCurves* curves) {
+Costs costs_of(const CostModel& m, int largest_node, const Links* links) {
   Costs c;
-  if (curves && !curves->node.empty()) c.node_curve = &curves->node;
-  if (curves && !curves->net.empty()) c.net_curve = &curves->net;
+  if (links && !links->node.empty()) c.node_curve = &links->node;
+  if (links && !links->net.empty()) c.net_curve = &links->net;
+  c.half_duplex = links && links->half_duplex;
   c.node = node_level(m);
   c.net = net_level(m);
   c.gamma = m.gamma_us_per_byte;
@@ -125,10 +127,11 @@ struct Actor {
 
 class FullReplay {
  public:
+  // nic[r]: the network link rank r uses (its node's, or one of them), from 0 to nic_count - 1.
   FullReplay(const std::vector<std::shared_ptr<Schedule>>& schedules, const std::vector<int>& node_index,
-             int node_count, const Costs& c)
-      : node_(node_index), costs_(c), rank_out_(schedules.size(), 0), rank_in_(schedules.size(), 0),
-        nic_out_(size_t(node_count), 0), nic_in_(size_t(node_count), 0) {
+             const std::vector<int>& nic, int nic_count, const Costs& c)
+      : node_(node_index), nic_(nic), costs_(c), rank_out_(schedules.size(), 0), rank_in_(schedules.size(), 0),
+        nic_out_(size_t(nic_count), 0), nic_in_(size_t(nic_count), 0) {
     first_.resize(schedules.size());
     for (size_t r = 0; r < schedules.size(); ++r) {
       std::vector<const Schedule*> flat;
@@ -237,7 +240,7 @@ class FullReplay {
       m = {t + n * costs_.copy_beta, 0, false};
     } else {
       m.network = node_[size_t(a.rank)] != node_[size_t(dst)];
-      double& out = m.network ? nic_out_[size_t(node_[size_t(a.rank)])] : rank_out_[size_t(a.rank)];
+      double& out = m.network ? nic_out_[size_t(nic_[size_t(a.rank)])] : rank_out_[size_t(a.rank)];
       const double depart = std::max(t, out);
       m.hold = costs_.hold_us(m.network, n);
       const double busy = std::max(costs_.gap, m.hold);
@@ -262,7 +265,8 @@ class FullReplay {
       ch->second.pop_front();
       double end = m.arrival;
       if (m.hold > 0) {
-        double& in = m.network ? nic_in_[size_t(node_[size_t(a.rank)])] : rank_in_[size_t(a.rank)];
+        auto& ports = costs_.half_duplex ? (m.network ? nic_out_ : rank_out_) : (m.network ? nic_in_ : rank_in_);
+        double& in = ports[size_t(m.network ? nic_[size_t(a.rank)] : a.rank)];
         end = std::max(m.arrival, in + m.hold);
         in = end;
       }
@@ -291,7 +295,7 @@ class FullReplay {
     if (p.open_lanes == 0 && p.posted) try_complete(a.parent);
   }
 
-  std::vector<int> node_;
+  std::vector<int> node_, nic_;
   Costs costs_;
   std::vector<double> rank_out_, rank_in_, nic_out_, nic_in_;  // when each link is free again
   std::vector<int> first_;  // each rank's first actor
@@ -332,7 +336,7 @@ double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const
     }
     double msg = 0;
     for (int l = 0; l < 2; ++l)
-      if (alpha[l] >= 0) msg = std::max(msg, alpha[l] + std::max(out[l], in[l]));
+      if (alpha[l] >= 0) msg = std::max(msg, alpha[l] + (c.half_duplex ? out[l] + in[l] : std::max(out[l], in[l])));
     t += msg;
     if (join) t = std::max(t, lanes_finish);
     t += local_us(s, round, c, shm_steps);
@@ -343,23 +347,25 @@ double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const
 }  // namespace
 
 ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
-                    const ReplayLimits& limits, const std::vector<int>& sample, const LinkCurves* curves) {
+                    const ReplayLimits& limits, const std::vector<int>& sample, const Links* links) {
   ReplayResult out;
   const int p = int(nodes.size());
   if (p < 1) {
     out.error = "no ranks";
     return out;
   }
-  std::vector<int> node_index(static_cast<size_t>(p));
+  std::vector<int> node_index(static_cast<size_t>(p)), nic(static_cast<size_t>(p));
   std::unordered_map<uint32_t, int> dense;
   std::vector<int> per_node;
+  const int nics = links && links->nics_per_node > 1 ? links->nics_per_node : 1;
   for (int r = 0; r < p; ++r) {
     auto [it, fresh] = dense.emplace(nodes[size_t(r)], int(dense.size()));
     if (fresh) per_node.push_back(0);
     node_index[size_t(r)] = it->second;
+    nic[size_t(r)] = it->second * nics + per_node[size_t(it->second)] % nics;  // the node's ranks in turn
     ++per_node[size_t(it->second)];
   }
-  const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()), curves);
+  const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()), links);
   std::shared_ptr<Schedule> first = build(0);
   if (!first) {
     out.error = "rank 0 has no schedule";
@@ -375,7 +381,7 @@ ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& node
         return out;
       }
     }
-    return FullReplay(all, node_index, int(per_node.size()), c).run();
+    return FullReplay(all, node_index, nic, int(per_node.size()) * nics, c).run();
   }
   out.sampled = true;
   for (int r : sample) {

@@ -1,8 +1,8 @@
 // Replays collective schedules without running them, in a LogGP-style model with the
 // selector's numbers (cost_model.cpp): a message between two ranks of one node costs
 // node_alpha + n*node_beta, between nodes net_alpha + n*net_beta; a rank's sends leave one after
-// another (each holds its link for max(gap, n*beta)), and the ranks of a node share one network
-// link each way; reductions cost n*gamma, copies n*shm_beta. weft_sim (tools/) predicts each
+// another (each holds its link for max(gap, n*beta)), and the ranks of a node share its network
+// link(s) each way (Links); reductions cost n*gamma, copies n*shm_beta. weft_sim (tools/) predicts each
 // algorithm's time with it at shapes no test machine has.
 #pragma once
 #include <functional>
@@ -40,19 +40,26 @@ struct ReplayLimits {
   int max_ranks = 2048;
 };
 
-// Measured one-way times of a message by size (bytes, us; sorted by bytes), per level, in place
-// of alpha + n*beta: a transport's protocol changes (eager to rendezvous) bend the line that two
-// calibration points draw. Between points, linear; beyond the last, its beta. A message holds
-// its links for its time less the smallest message's.
-struct LinkCurves {
+// What the links are like, beyond the model's alpha and beta. Curves: measured one-way times of
+// a message by size (bytes, us; sorted by bytes), per level, in place of alpha + n*beta (a
+// transport's protocol change, eager to rendezvous, bends the line that two calibration points
+// draw); between points linear, beyond the last its slope; a message holds its links for its
+// time less the smallest message's. Half duplex: a rank's (or node's) sends and receives take
+// turns on one link, as where the CPU copies every byte (TCP over loopback, ranks sharing cores).
+// A node's ranks share its network links (one by default; with several, rank i of the node uses
+// link i mod nics_per_node, as GPUs with a NIC each).
+struct Links {
   std::vector<std::pair<double, double>> node, net;
+  bool half_duplex = false;
+  int nics_per_node = 1;
 };
 
 // Replays the schedules of ranks 0 .. nodes.size()-1 (nodes[r]: rank r's node id): all ranks
-// together within the limits, else each rank of `sample` alone. curves: measured message times
-// that replace the model's alpha and beta on the levels they give (none: the model's).
+// together within the limits, else each rank of `sample` alone. links: measured message times
+// that replace the model's alpha and beta on the levels they give, and the duplex (none: the
+// model's, full duplex).
 ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,
                     const ReplayLimits& limits, const std::vector<int>& sample,
-                    const LinkCurves* curves = nullptr);
+                    const Links* links = nullptr);
 
 }  // namespace weft::coll

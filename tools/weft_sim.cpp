@@ -7,7 +7,8 @@
 //            [--model FILE] [--alpha US] [--beta US_PER_BYTE] [--node-alpha US]
 //            [--node-beta US_PER_BYTE] [--net-alpha US] [--net-beta US_PER_BYTE]
 //            [--gamma US_PER_BYTE] [--gap US] [--shm-alpha US]
-//            [--shm-beta US_PER_BYTE] [--offload on|off] [--p2p FILE] [--max-steps N]
+//            [--shm-beta US_PER_BYTE] [--offload on|off] [--p2p FILE] [--duplex full|half]
+//            [--nics-per-node K] [--max-steps N]
 //            [--max-ranks N] [--csv]
 //
 // C: allreduce (default), bcast, reduce, allgather, reduce_scatter, alltoall, barrier.
@@ -15,7 +16,10 @@
 // i32, i64. FILE: a tuning file (WEFT_COLL_MODEL's format); the options after it override its
 // numbers (--alpha and --beta set both levels). Without either, a 100 Gb/s network (2 us, 12.5 GB/s) and a node's shared memory.
 // --p2p: measured one-way message times ("node|net,BYTES,US" lines) that the replay uses in
-// place of alpha and beta on the levels they give (the estimates keep the model).
+// place of alpha and beta on the levels they give (the estimates keep the model). --duplex half:
+// a rank's sends and receives take turns on its link (where the CPU copies every byte).
+// --nics-per-node: the network links a node's ranks share (1 by default; rank i of a node uses
+// link i mod K).
 // --max-steps and --max-ranks bound the replay of all ranks together (coll/replay.h); beyond
 // them a sample of ranks is replayed, each alone.
 #include <sys/mman.h>
@@ -52,7 +56,7 @@ struct Options {
   CostModel model;
   bool offload = false;
   ReplayLimits limits;
-  LinkCurves curves;
+  Links links;
   std::string curves_file;
   bool csv = false;
 };
@@ -82,7 +86,7 @@ double parse_number(const char* name, const char* s) {
 }
 
 // "node|net,BYTES,US" lines: one-way message times measured on each level ('#' comments).
-void read_curves(const char* path, LinkCurves* out) {
+void read_curves(const char* path, Links* out) {
   FILE* f = fopen(path, "r");
   if (!f) usage((std::string("cannot open ") + path).c_str());
   char line[256];
@@ -183,8 +187,13 @@ Options parse(int argc, char** argv) {
       o.offload = !strcmp(v, "on");
       if (!o.offload && strcmp(v, "off")) usage("--offload takes on or off");
     } else if (a == "--p2p") {
-      read_curves(v, &o.curves);
+      read_curves(v, &o.links);
       o.curves_file = v;
+    } else if (a == "--nics-per-node") {
+      o.links.nics_per_node = int(parse_number("--nics-per-node", v));
+    } else if (a == "--duplex") {
+      o.links.half_duplex = !strcmp(v, "half");
+      if (!o.links.half_duplex && strcmp(v, "full")) usage("--duplex takes full or half");
     } else if (a == "--max-steps") {
       o.limits.max_steps = size_t(parse_number("--max-steps", v));
     } else if (a == "--max-ranks") {
@@ -302,9 +311,11 @@ int main(int argc, char** argv) {
            "gap %.3g us; shm: alpha %.3g us, beta %.3g us/B\n",
            node_level(m).alpha_us, node_level(m).beta_us_per_byte, net_level(m).alpha_us,
            net_level(m).beta_us_per_byte, m.gamma_us_per_byte, m.gap_us, m.shm_alpha_us, m.shm_beta_us_per_byte);
+    if (o.links.half_duplex) printf("# replay: half-duplex links\n");
+    printf("# replay: %d network link(s) per node, shared by its ranks\n", std::max(1, o.links.nics_per_node));
     if (!o.curves_file.empty())
       printf("# replay: message times from %s (%zu node, %zu network sizes) in place of alpha and beta\n",
-             o.curves_file.c_str(), o.curves.node.size(), o.curves.net.size());
+             o.curves_file.c_str(), o.links.node.size(), o.links.net.size());
     printf("%-9s | %-22s | %12s | %12s | %s\n", "size", "algorithm", "estimate us", "replay us", "replay");
   }
   for (size_t bytes : o.sizes) {
@@ -338,7 +349,7 @@ int main(int argc, char** argv) {
           return s;
         };
         const ReplayResult rr = replay(build, nodes, model_for(view, m), o.limits, sample,
-                                       o.curves_file.empty() ? nullptr : &o.curves);
+                                       &o.links);
         if (!rr.error.empty()) {
           how = "replay failed: " + rr.error;
         } else {

@@ -129,7 +129,7 @@ TEST(Replay, MeasuredMessageTimesReplaceAlphaAndBeta) {
   // beyond the last point the curve's last slope.
   const std::vector<uint32_t> nodes = {0, 1};
   std::vector<char> buf(1 << 20);
-  LinkCurves curves;
+  Links curves;
   curves.net = {{0, 10.0}, {1024, 20.0}, {4096, 60.0}};
   auto bcast_of = [&](size_t bytes) {
     return [&, bytes](int r) {
@@ -146,6 +146,29 @@ TEST(Replay, MeasuredMessageTimesReplaceAlphaAndBeta) {
   ReplayLimits tiny;
   tiny.max_ranks = 1;
   EXPECT_NEAR(replay(bcast_of(512), nodes, m, tiny, {0, 1}, &curves).us, 15.0, 1e-9);
+}
+
+TEST(Replay, HalfDuplexLinksTakeAnExchangeInTurns) {
+  // Recursive doubling on two nodes: one exchange of n bytes each way; full duplex it costs one
+  // message, half duplex the two directions share each link.
+  const std::vector<uint32_t> nodes = {0, 1};
+  const size_t count = 1 << 18;
+  std::vector<float> buf(count);
+  auto build = [&](int r) {
+    Comm c = view(r, nodes);
+    auto s = build_allreduce_recursive_doubling(c, buf.data(), count, kSumF32);
+    release(c);
+    return s;
+  };
+  const CostModel m = network(5.0, 1e-3, 0);
+  const double one = double(count * 4) * 1e-3;
+  Links half;
+  half.half_duplex = true;
+  EXPECT_NEAR(replay(build, nodes, m, ReplayLimits{}, {0}).us, 5.0 + one, 1e-6);
+  EXPECT_NEAR(replay(build, nodes, m, ReplayLimits{}, {0}, &half).us, 2 * one, 1e-6);
+  ReplayLimits tiny;
+  tiny.max_ranks = 1;
+  EXPECT_NEAR(replay(build, nodes, m, tiny, {0}, &half).us, 5.0 + 2 * one, 1e-6);
 }
 
 TEST(Replay, AReceiveNoRankSendsIsReported) {
