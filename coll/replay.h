@@ -20,9 +20,11 @@ struct ReplayResult {
   double us = 0;             // the last rank's finish, from a common start
   int slowest_rank = -1;
   size_t steps = 0;          // steps replayed
-  // Too many steps to replay every rank together: the sampled ranks ran each alone, every
-  // round costing its slowest message (no waiting for late peers: exact for schedules whose
-  // ranks all run alike, such as rings and recursive doubling; a lower bound otherwise).
+  // Too many steps to replay every rank together: the nodes of the sampled ranks were replayed,
+  // each rank's rounds in step with its node-mates' (their loads on a shared network link add
+  // up), every round costing its slowest level; nobody waits for a late peer: exact for
+  // schedules whose ranks all run alike, such as rings and recursive doubling, a lower bound
+  // otherwise.
   bool sampled = false;
   // Shared-memory engine steps (coll/shm): their flags and copies are costed by the flag model
   // (shm::flag_exchange_us) alone, not replayed.
@@ -55,7 +57,8 @@ struct Links {
 };
 
 // Replays the schedules of ranks 0 .. nodes.size()-1 (nodes[r]: rank r's node id): all ranks
-// together within the limits, else each rank of `sample` alone. links: measured message times
+// together within the limits, else the nodes of the ranks in `sample` (up to 64 ranks of each).
+// links: measured message times
 // that replace the model's alpha and beta on the levels they give, and the duplex (none: the
 // model's, full duplex).
 ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& nodes, const CostModel& m,

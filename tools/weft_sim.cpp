@@ -25,7 +25,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -278,9 +278,7 @@ std::vector<int> sample_ranks(int p, int ppn) {
   return s;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+double cpu_seconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
 
@@ -299,7 +297,7 @@ int main(int argc, char** argv) {
   const size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
   char* send = reserve(largest);
   char* recv = reserve(largest);
-  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
   const std::vector<int> sample = sample_ranks(p, o.ppn);
 
   if (o.csv) {
@@ -354,7 +352,7 @@ int main(int argc, char** argv) {
           how = "replay failed: " + rr.error;
         } else {
           replayed = rr.us;
-          how = rr.sampled ? "sampled (" + std::to_string(sample.size()) + " ranks alone)" : "all ranks";
+          how = rr.sampled ? "sampled (the nodes of " + std::to_string(sample.size()) + " ranks)" : "all ranks";
           how += ", " + std::to_string(rr.steps) + " steps, slowest rank " + std::to_string(rr.slowest_rank);
           if (rr.shared_memory_steps)
             how += "; " + std::to_string(rr.shared_memory_steps) + " shared-memory steps at the flag model";
@@ -381,7 +379,7 @@ int main(int argc, char** argv) {
     }
     if (!o.csv) printf("%-9s | selector: %s\n", size_name(bytes).c_str(), chosen ? chosen->name : "none");
   }
-  if (!o.csv) printf("# %.2f s of CPU\n", seconds_since(t0));
+  if (!o.csv) printf("# %.2f s of CPU\n", cpu_seconds() - cpu0);
   if (o.offload) offload::unload();
   return 0;
 }
