@@ -81,7 +81,8 @@ double local_us(const Schedule& s, const std::vector<Step>& round, const Costs& 
     if (st.kind == Step::reduce) us += double(st.count) * elem * c.gamma;
     else if (st.kind == Step::copy) us += double(st.bytes) * c.copy_beta;
     else if (st.kind == Step::poll) {
-      us += c.flag_us;
+      const PollWork w = s.poll_work(st.count);
+      us += c.flag_us + double(w.copied) * c.copy_beta + double(w.reduced) * c.gamma;
       ++*shm_steps;
     }
   }

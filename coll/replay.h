@@ -26,8 +26,9 @@ struct ReplayResult {
   // schedules whose ranks all run alike, such as rings and recursive doubling, a lower bound
   // otherwise.
   bool sampled = false;
-  // Shared-memory engine steps (coll/shm): their flags and copies are costed by the flag model
-  // (shm::flag_exchange_us) alone, not replayed.
+  // Shared-memory engine steps (coll/shm), not replayed as messages: each costs a flag exchange
+  // among the node's ranks (shm::flag_exchange_us) and the bytes it copies (shm_beta) and
+  // reduces (gamma); waiting for the node's slowest rank is not modelled.
   size_t shared_memory_steps = 0;
   std::string error;         // schedules that do not match (a deadlock, a bad peer)
 };

@@ -44,6 +44,8 @@ void Schedule::append(Schedule& other) {
   other.calls_.clear();
   for (auto& f : other.polls_) polls_.push_back(std::move(f));
   other.polls_.clear();
+  poll_work_.insert(poll_work_.end(), other.poll_work_.begin(), other.poll_work_.end());
+  other.poll_work_.clear();
   for (auto& f : other.starts_) starts_.push_back(std::move(f));
   other.starts_.clear();
   if (other.reduction_.elem_size) reduction_ = other.reduction_;

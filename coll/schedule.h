@@ -27,6 +27,12 @@ struct Step {
   size_t count = 0;            // reduce: elements; call / poll: index of the function
 };
 
+// What a poll step does besides waiting, in bytes this rank copies and reduces (the shared-
+// memory engine's operations say; coll/replay.h costs the step by them).
+struct PollWork {
+  size_t copied = 0, reduced = 0;
+};
+
 class Schedule {
  public:
   explicit Schedule(const char* name) : name_(name) {}
@@ -50,10 +56,12 @@ class Schedule {
   // Status::pending until done, and runs again on later tests from where it left off. Later
   // steps of its round wait for it.
   using PollFn = std::function<Status(const CollContext&)>;
-  void poll(PollFn fn) {
+  void poll(PollFn fn, PollWork work = {}) {
     polls_.push_back(std::move(fn));
+    poll_work_.push_back(work);
     add({Step::poll, -1, nullptr, nullptr, 0, polls_.size() - 1});
   }
+  PollWork poll_work(size_t index) const { return index < poll_work_.size() ? poll_work_[index] : PollWork{}; }
   // A function every run calls when it starts, in the calling thread and in call order (the
   // shared-memory engine numbers its operations there: coll/shm/segment.h), before any step.
   void at_start(std::function<void()> fn) { starts_.push_back(std::move(fn)); }
@@ -118,6 +126,7 @@ class Schedule {
   std::vector<std::shared_ptr<const void>> kept_;
   std::vector<std::function<Status()>> calls_;
   std::vector<PollFn> polls_;
+  std::vector<PollWork> poll_work_;  // beside polls_
   std::vector<std::function<void()>> starts_;
   std::vector<std::shared_ptr<Schedule>> lanes_;
   Reduction reduction_{};

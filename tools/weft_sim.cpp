@@ -355,7 +355,7 @@ int main(int argc, char** argv) {
           how = rr.sampled ? "sampled (the nodes of " + std::to_string(sample.size()) + " ranks)" : "all ranks";
           how += ", " + std::to_string(rr.steps) + " steps, slowest rank " + std::to_string(rr.slowest_rank);
           if (rr.shared_memory_steps)
-            how += "; " + std::to_string(rr.shared_memory_steps) + " shared-memory steps at the flag model";
+            how += "; " + std::to_string(rr.shared_memory_steps) + " shared-memory steps";
         }
       }
       const bool is_choice = alg == chosen;

@@ -54,6 +54,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
       }
       return Status::ok;
     };
+    // Its own part written, every other rank's read.
+    o.work = {std::min(slot, block) * size_t(c.size), 0};
     pieces.push_back(std::move(o));
   }
   shm::add_operations(*s, ctx, std::move(pieces));

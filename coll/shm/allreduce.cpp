@@ -23,6 +23,8 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   o.read = [buf, bytes, count, red](shm::Segment& g, uint64_t op) {
     return shm::reduce_published(g, op, bytes, count, red, buf);
   };
+  // Publishes its vector, then combines every rank's (p - 1 reductions).
+  o.work = {bytes, bytes * size_t(std::max(0, ctx.comm.size - 1))};
   shm::add_operation(*s, ctx, std::move(o));
   return s;
 }

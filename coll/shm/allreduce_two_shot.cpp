@@ -57,6 +57,10 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
       }
       return Status::ok;
     };
+    // The piece written; this rank's share combined from every rank's (p - 1 reductions) and
+    // written; every share read back.
+    in.work = {bytes, 0};
+    out.work = {bytes / size_t(p) + bytes, bytes / size_t(p) * size_t(p - 1)};
     ops.push_back(std::move(in));
     ops.push_back(std::move(out));
   }

@@ -37,6 +37,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
       if (g.rank() != root) memcpy(piece, g.data(root, op, bytes), bytes);
       return Status::ok;
     };
+    o.work = {bytes, 0};  // the root writes the piece, the others read it
     pieces.push_back(std::move(o));
   }
   shm::add_operations(*s, ctx, std::move(pieces));

@@ -25,6 +25,7 @@ std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   o.read = [recv, bytes, count, red, root](shm::Segment& g, uint64_t op) {
     return g.rank() == root ? shm::reduce_published(g, op, bytes, count, red, recv) : Status::ok;
   };
+  o.work = {bytes, c.rank == root ? bytes * size_t(std::max(0, c.size - 1)) : 0};
   shm::add_operation(*s, ctx, std::move(o));
   return s;
 }

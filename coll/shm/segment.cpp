@@ -267,6 +267,7 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
   if (base == 0) s.at_start([seg, numbers] { numbers->first = seg->claim(numbers->total); });
   for (uint64_t index = 0; index < count; ++index) {
     auto state = std::make_shared<State>();
+    const PollWork work = ops[index].work;
     s.poll([seg, state, numbers, base, index, o = std::move(ops[index])](const CollContext& ctx) -> Status {
       Segment& g = *seg;
       State& st = *state;
@@ -308,7 +309,7 @@ void add_operations(Schedule& s, const CollContext& ctx, std::vector<Operation> 
       }
       if (result != Status::ok && result != Status::pending) st.phase = State::idle;
       return result;
-    });
+    }, work);
   }
 }
 

@@ -26,6 +26,7 @@
 #include <functional>
 
 #include "coll/coll.h"
+#include "coll/schedule.h"
 
 namespace weft {
 class BootstrapShmJob;
@@ -117,6 +118,7 @@ struct Operation {
   int wait_rank = -1;
   std::function<Status(Segment&, uint64_t op)> write;  // an error is reported once the call ends
   std::function<Status(Segment&, uint64_t op)> read;
+  PollWork work;  // what write and read copy and reduce at this rank (for coll/replay.h)
 };
 // Appends the operations to s, one poll step each, run in turn; they take consecutive numbers
 // when a run of s starts. (A schedule runs one call at a time, so each step keeps the state of
