@@ -366,18 +366,17 @@ double rounds_us(const std::vector<RoundLoad>& loads, const std::vector<std::pai
   return std::max(t, lanes_finish);
 }
 
-// One schedule alone (a lane of a sampled rank): its rounds, after its own lanes.
-double alone_us(const Schedule& s, int rank, const std::vector<int>& node, const Costs& c, size_t* steps,
-                size_t* shm_steps) {
-  double lanes_finish = 0;
-  for (const auto& lane : s.lanes()) lanes_finish = std::max(lanes_finish, alone_us(*lane, rank, node, c, steps, shm_steps));
-  return rounds_us(round_loads(s, rank, node, c, steps, shm_steps), nullptr, lanes_finish, c);
+// A schedule and its lanes, depth first.
+void schedules_of(const Schedule& s, std::vector<const Schedule*>* out) {
+  out->push_back(&s);
+  for (const auto& lane : s.lanes()) schedules_of(*lane, out);
 }
 
 // The ranks of a sampled rank's node, each in its own rounds but in step with the others (the
-// round with the same index at the same time), so that their loads on a shared network link
-// add up: exact for schedules whose ranks all run alike, a lower bound otherwise (nobody waits
-// for a late peer). Lanes run alone. At most kSharing ranks of a node take part.
+// round with the same index at the same time, lanes included), so that their loads on a shared
+// network link add up: exact for schedules whose ranks all run alike, a lower bound otherwise
+// (nobody waits for a late peer, and a lane's wait for another is not modelled). At most
+// kSharing ranks of a node take part.
 constexpr size_t kSharing = 64;
 
 void replay_node(const RankSchedule& build, const std::vector<int>& mates, const std::vector<int>& node,
@@ -390,21 +389,29 @@ void replay_node(const RankSchedule& build, const std::vector<int>& mates, const
     std::shared_ptr<Schedule> s = build(r);
     if (!s) continue;
     auto& load = link_load[nic[size_t(r)]];
-    const std::vector<RoundLoad> loads = round_loads(*s, r, node, c, &ignored, &ignored);
-    if (load.size() < loads.size()) load.resize(loads.size(), {0.0, 0.0});
-    for (size_t k = 0; k < loads.size(); ++k) {
-      load[k].first += loads[k].out[1];
-      load[k].second += loads[k].in[1];
+    std::vector<const Schedule*> all;
+    schedules_of(*s, &all);
+    for (const Schedule* one : all) {
+      const std::vector<RoundLoad> loads = round_loads(*one, r, node, c, &ignored, &ignored);
+      if (load.size() < loads.size()) load.resize(loads.size(), {0.0, 0.0});
+      for (size_t k = 0; k < loads.size(); ++k) {
+        load[k].first += loads[k].out[1];
+        load[k].second += loads[k].in[1];
+      }
     }
   }
   for (int r : mates) {
     std::shared_ptr<Schedule> s = build(r);
     if (!s) continue;
+    const auto& load = link_load[nic[size_t(r)]];
     double lanes_finish = 0;
-    for (const auto& lane : s->lanes())
-      lanes_finish = std::max(lanes_finish, alone_us(*lane, r, node, c, &out->steps, &out->shared_memory_steps));
-    const double us = rounds_us(round_loads(*s, r, node, c, &out->steps, &out->shared_memory_steps),
-                                &link_load[nic[size_t(r)]], lanes_finish, c);
+    std::vector<const Schedule*> lanes;
+    for (const auto& lane : s->lanes()) schedules_of(*lane, &lanes);
+    for (const Schedule* lane : lanes)
+      lanes_finish = std::max(lanes_finish, rounds_us(round_loads(*lane, r, node, c, &out->steps, &out->shared_memory_steps),
+                                                      &load, 0, c));
+    const double us = rounds_us(round_loads(*s, r, node, c, &out->steps, &out->shared_memory_steps), &load,
+                                lanes_finish, c);
     if (us >= out->us) {
       out->us = us;
       out->slowest_rank = r;
