@@ -43,6 +43,7 @@ struct Costs {
   double gap = 0;        // the least time a send holds its link
   double flag_us = 0;    // a shared-memory engine step
   bool half_duplex = false;
+  int host_cores = 0;
 
   const std::vector<std::pair<double, double>>* curve(bool network) const { return network ? net_curve : node_curve; }
   // A message of n bytes from its first byte leaving to its last arriving.
@@ -64,6 +65,7 @@ Costs costs_of(const CostModel& m, int largest_node, const Links* links) {
   if (links && !links->node.empty()) c.node_curve = &links->node;
   if (links && !links->net.empty()) c.net_curve = &links->net;
   c.half_duplex = links && links->half_duplex;
+  c.host_cores = links ? links->host_cores : 0;
   c.node = node_level(m);
   c.net = net_level(m);
   c.gamma = m.gamma_us_per_byte;
@@ -107,7 +109,7 @@ size_t steps_of(const Schedule& s) {
 
 struct Message {
   double arrival;  // the last byte at the receiver's link
-  double hold;     // how long it holds the receiver's link
+  double hold;     // how long it holds the receiver's link (-1: a copy to itself)
   bool network;
 };
 
@@ -133,7 +135,7 @@ class FullReplay {
   FullReplay(const std::vector<std::shared_ptr<Schedule>>& schedules, const std::vector<int>& node_index,
              const std::vector<int>& nic, int nic_count, const Costs& c)
       : node_(node_index), nic_(nic), costs_(c), rank_out_(schedules.size(), 0), rank_in_(schedules.size(), 0),
-        nic_out_(size_t(nic_count), 0), nic_in_(size_t(nic_count), 0) {
+        nic_out_(size_t(nic_count), 0), nic_in_(size_t(nic_count), 0), cores_(size_t(std::max(0, c.host_cores)), 0) {
     first_.resize(schedules.size());
     for (size_t r = 0; r < schedules.size(); ++r) {
       std::vector<const Schedule*> flat;
@@ -239,18 +241,26 @@ class FullReplay {
     const double n = double(st.bytes);
     Message m{};
     if (dst == a.rank) {
-      m = {t + n * costs_.copy_beta, 0, false};
+      m = {t + n * costs_.copy_beta, -1, false};  // a copy: no link
     } else {
       m.network = node_[size_t(a.rank)] != node_[size_t(dst)];
       double& out = m.network ? nic_out_[size_t(nic_[size_t(a.rank)])] : rank_out_[size_t(a.rank)];
-      const double depart = std::max(t, out);
+      double* core = free_core();
+      const double depart = std::max({t, out, core ? *core : 0.0});
       m.hold = costs_.hold_us(m.network, n);
       const double busy = std::max(costs_.gap, m.hold);
       out = depart + busy;
+      if (core) *core = depart + busy;
       m.arrival = depart + costs_.time_us(m.network, n);
       a.ready = std::max(a.ready, depart + busy);
     }
     channels_[channel_key(a.rank, dst, a.lane)].push_back(m);
+  }
+
+  // The core that is free first, where the ranks share a host's cores (Links::host_cores).
+  double* free_core() {
+    if (cores_.empty()) return nullptr;
+    return &*std::min_element(cores_.begin(), cores_.end());
   }
 
   void try_complete(int i) {
@@ -266,11 +276,16 @@ class FullReplay {
       const Message m = ch->second.front();
       ch->second.pop_front();
       double end = m.arrival;
-      if (m.hold > 0) {
+      // Half duplex, a receive takes the link like a send: at least the gap (the CPU's work
+      // for a message, which an exchange pays on both sides).
+      const double hold = m.hold < 0 ? 0 : costs_.half_duplex ? std::max(costs_.gap, m.hold) : m.hold;
+      if (hold > 0) {
         auto& ports = costs_.half_duplex ? (m.network ? nic_out_ : rank_out_) : (m.network ? nic_in_ : rank_in_);
         double& in = ports[size_t(m.network ? nic_[size_t(a.rank)] : a.rank)];
-        end = std::max(m.arrival, in + m.hold);
+        double* core = free_core();
+        end = std::max(m.arrival, std::max(in, core ? *core : 0.0) + hold);
         in = end;
+        if (core) *core = end;
       }
       a.ready = std::max(a.ready, end);
       it = a.waiting.erase(it);
@@ -300,6 +315,7 @@ class FullReplay {
   std::vector<int> node_, nic_;
   Costs costs_;
   std::vector<double> rank_out_, rank_in_, nic_out_, nic_in_;  // when each link is free again
+  std::vector<double> cores_;  // when each of the host's cores is free again (none: unlimited)
   std::vector<int> first_;  // each rank's first actor
   std::vector<Actor> actors_;
   int lanes_ = 0;
@@ -336,7 +352,7 @@ std::vector<RoundLoad> round_loads(const Schedule& s, int rank, const std::vecto
       }
       const bool network = st.peer >= 0 && size_t(st.peer) < node.size() && node[size_t(st.peer)] != node[size_t(rank)];
       if (st.kind == Step::send) l.out[network] += std::max(c.gap, c.hold_us(network, n));
-      else l.in[network] += c.hold_us(network, n);
+      else l.in[network] += c.half_duplex ? std::max(c.gap, c.hold_us(network, n)) : c.hold_us(network, n);
       l.alpha[network] = std::max(l.alpha[network], c.latency_us(network));
     }
     l.local = local_us(s, round, c, shm_steps);

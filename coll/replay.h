@@ -48,13 +48,18 @@ struct ReplayLimits {
 // transport's protocol change, eager to rendezvous, bends the line that two calibration points
 // draw); between points linear, beyond the last its slope; a message holds its links for its
 // time less the smallest message's. Half duplex: a rank's (or node's) sends and receives take
-// turns on one link, as where the CPU copies every byte (TCP over loopback, ranks sharing cores).
+// turns on one link, each at least the gap, as where the CPU does every message's work and
+// copies every byte (TCP over loopback, ranks sharing cores).
 // A node's ranks share its network links (one by default; with several, rank i of the node uses
 // link i mod nics_per_node, as GPUs with a NIC each).
+// Host cores (0: unlimited): every rank lives on one host with that many cores, and each
+// message's work at either end (its time on the link, at least the gap) needs one of them, as
+// with virtual nodes or namespace hosts on one machine. Replayed with every rank only.
 struct Links {
   std::vector<std::pair<double, double>> node, net;
   bool half_duplex = false;
   int nics_per_node = 1;
+  int host_cores = 0;
 };
 
 // Replays the schedules of ranks 0 .. nodes.size()-1 (nodes[r]: rank r's node id): all ranks

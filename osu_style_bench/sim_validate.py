@@ -7,8 +7,9 @@ algorithm forced (WEFT_COLL_TUNE) and the coll log on; the cost model that job m
 latency is compared with the selector's estimate and with two replays of the schedules: one in
 that model (alpha + n*beta per level), one with message times that osu_latency measured (two
 ranks on two nodes, and two on one node), so that the replay's error and the two-point model's
-are seen apart; and that replay again with half-duplex links (a rank's sends and receives
-taking turns, as where the CPU copies every byte).
+are seen apart; and that replay again as this machine runs it: half-duplex links (a rank's
+sends and receives taking turns, as where the CPU copies every byte) and every rank on one host
+of this machine's cores (columns replay_host_*).
 
   sim_validate.py BUILD_DIR [--mode fake|netns] [--shapes 2x1,2x2,...] [--algorithms a,b]
                   [--sizes 8,1024,...] [--iterations N] [--out FILE.csv]
@@ -124,7 +125,8 @@ def main():
             by_model = subprocess.run(sim_cmd, capture_output=True, text=True, timeout=120)
             by_curve = subprocess.run(sim_cmd + ["--p2p", curves], capture_output=True, text=True,
                                       timeout=120) if have_curves else None
-            by_half = subprocess.run(sim_cmd + ["--p2p", curves, "--duplex", "half"], capture_output=True, text=True,
+            by_half = subprocess.run(sim_cmd + ["--p2p", curves, "--duplex", "half", "--host-cores",
+                                                str(os.cpu_count())], capture_output=True, text=True,
                                      timeout=120) if have_curves else None
             curve_rows, half_rows = {}, {}
             for run, table in ((by_curve, curve_rows), (by_half, half_rows)):
@@ -145,13 +147,13 @@ def main():
                 meas = measured[size]
                 rows.append({"mode": a.mode, "shape": shape, "ranks": np, "algorithm": alg, "bytes": size,
                              "measured_us": "%.2f" % meas, "replay_p2p_us": "%.2f" % curve,
-                             "replay_p2p_error": err(curve, meas), "replay_half_us": "%.2f" % half,
-                             "replay_half_error": err(half, meas), "replay_model_us": "%.2f" % replay,
+                             "replay_p2p_error": err(curve, meas), "replay_host_us": "%.2f" % half,
+                             "replay_host_error": err(half, meas), "replay_model_us": "%.2f" % replay,
                              "replay_model_error": err(replay, meas), "estimate_us": "%.2f" % est,
                              "estimate_error": err(est, meas), "selector_choice": r["chosen"], "model": model_line})
             print("# %s %s done" % (shape, alg), file=sys.stderr)
     fields = ["mode", "shape", "ranks", "algorithm", "bytes", "measured_us", "replay_p2p_us", "replay_p2p_error",
-              "replay_half_us", "replay_half_error",
+              "replay_host_us", "replay_host_error",
               "replay_model_us", "replay_model_error", "estimate_us", "estimate_error", "selector_choice", "model"]
     out = open(a.out, "w") if a.out else sys.stdout
     w = csv.DictWriter(out, fieldnames=fields)

@@ -8,7 +8,7 @@
 //            [--node-beta US_PER_BYTE] [--net-alpha US] [--net-beta US_PER_BYTE]
 //            [--gamma US_PER_BYTE] [--gap US] [--shm-alpha US]
 //            [--shm-beta US_PER_BYTE] [--offload on|off] [--p2p FILE] [--duplex full|half]
-//            [--nics-per-node K] [--max-steps N]
+//            [--nics-per-node K] [--host-cores C] [--max-steps N]
 //            [--max-ranks N] [--csv]
 //
 // C: allreduce (default), bcast, reduce, allgather, reduce_scatter, alltoall, barrier.
@@ -19,7 +19,8 @@
 // place of alpha and beta on the levels they give (the estimates keep the model). --duplex half:
 // a rank's sends and receives take turns on its link (where the CPU copies every byte).
 // --nics-per-node: the network links a node's ranks share (1 by default; rank i of a node uses
-// link i mod K).
+// link i mod K). --host-cores: every rank on one host of C cores, each message's work at either
+// end taking one (virtual nodes, namespace hosts); replayed with every rank only.
 // --max-steps and --max-ranks bound the replay of all ranks together (coll/replay.h); beyond
 // them a sample of ranks is replayed, each alone.
 #include <sys/mman.h>
@@ -189,6 +190,8 @@ Options parse(int argc, char** argv) {
     } else if (a == "--p2p") {
       read_curves(v, &o.links);
       o.curves_file = v;
+    } else if (a == "--host-cores") {
+      o.links.host_cores = int(parse_number("--host-cores", v));
     } else if (a == "--nics-per-node") {
       o.links.nics_per_node = int(parse_number("--nics-per-node", v));
     } else if (a == "--duplex") {
@@ -310,6 +313,7 @@ int main(int argc, char** argv) {
            node_level(m).alpha_us, node_level(m).beta_us_per_byte, net_level(m).alpha_us,
            net_level(m).beta_us_per_byte, m.gamma_us_per_byte, m.gap_us, m.shm_alpha_us, m.shm_beta_us_per_byte);
     if (o.links.half_duplex) printf("# replay: half-duplex links\n");
+    if (o.links.host_cores > 0) printf("# replay: every rank on one host of %d cores\n", o.links.host_cores);
     printf("# replay: %d network link(s) per node, shared by its ranks\n", std::max(1, o.links.nics_per_node));
     if (!o.curves_file.empty())
       printf("# replay: message times from %s (%zu node, %zu network sizes) in place of alpha and beta\n",
