@@ -494,6 +494,7 @@ void Bootstrap::check_liveness() {
       }
       WEFT_WARN(Subsys::init, "rank %d (pid %d on this host) has terminated", p.rank, p.pid);
       mark_failed(p.rank);
+      if (host_peers_.size() < size_t(size_)) to_announce_.push_back(p.rank);
     }
   }
 }

@@ -59,4 +59,27 @@ grep -E "transports " "$out/ring.log" | grep -v "tcp/eth0" | grep -qv "shm" &&
   fail "a peer reached another way: $(grep -E 'transports ' "$out/ring.log" | grep -v tcp/eth0 | head -2)"
 run hier_allreduce "OK (np $np)" WEFT_COLL_TUNE=allreduce:@hier -- "$bin/tests/coll_matrix" Allreduce
 run rma_basic "every check passed at np $np" -- "$bin/tests/rma_basic"
+# A rank killed on another host (p2p_kill's last rank, on weft-h$hosts, while the others wait on
+# live peers): its host-mate tells the ranks of the other hosts. Every survivor must report it
+# before Slurm ends the step (about a second after a task dies, even with --kill-on-bad-exit=0).
+victim=$((np - 1))
+t0=$SECONDS
+timeout -k 5 120 "$cluster" slurm env UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 WEFT_DEBUG=INFO \
+  WEFT_DEBUG_SUBSYS=init,pt2pt srun --mpi=pmix -N "$hosts" -n "$np" --kill-on-bad-exit=0 --time=2 \
+  "$bin/tests/fault_p2p_kill" > "$out/p2p_kill.log" 2>&1
+rc=$?
+took=$((SECONDS - t0))
+log=$out/p2p_kill.log
+# srun exits 137 (a task was killed); a hang is caught by the time.
+[ $rc -eq 124 ] && { tail -40 "$log"; fail "p2p_kill: the job hung (ended after 120 s)"; }
+grep -q "FAIL" "$log" && { tail -40 "$log"; fail "p2p_kill: a survivor reported a failure"; }
+for r in $(seq 0 $((victim - 1))); do
+  grep -q "^PASS survivor $r\$" "$log" || { tail -40 "$log"; fail "p2p_kill: survivor $r did not report rank $victim (srun exit $rc)"; }
+done
+grep -q "weft-h$hosts:.* rank $victim died on this host (weft-h$hosts): failure notices sent to the $((np - 2)) live ranks" "$log" ||
+  fail "p2p_kill: no rank of weft-h$hosts told the $((np - 2)) ranks of the other hosts"
+seen=$(grep -v "weft-h$hosts:" "$log" | grep -c "rank $victim has terminated on another host")
+[ "$seen" = $((np - 2)) ] || fail "p2p_kill: $seen of the $((np - 2)) survivors on other hosts were told of rank $victim's death"
+[ "$took" -le 60 ] || fail "p2p_kill: the job took $took s"
+echo "run_netns_slurm: p2p_kill passed on $hosts hosts, $np ranks, rank $victim killed on weft-h$hosts ($took s)"
 echo "run_netns_slurm: ok ($hosts hosts)"
