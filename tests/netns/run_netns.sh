@@ -68,8 +68,8 @@ run kv "PASS rank 1" -- "$bin/tests/profiled_job" kv
 # launcher does not. Every survivor must fail its waits naming it, and the job must end soon.
 # The killed rank runs on mpirun's host (a rankfile: rank r on weft-h((r + 1) % hosts + 1)):
 # when it ran on another host, Open MPI 4.1.4's mpirun --enable-recovery never ended the job,
-# though every survivor had reported and exited (that host's orted stayed); Slurm's run covers
-# that placement (run_netns_slurm.sh).
+# though every survivor had reported and exited (that host's orted stayed; so it does with Open
+# MPI's own library). Slurm's run covers that placement (run_netns_slurm.sh).
 victim=$((np - 1))
 for r in $(seq 0 $victim); do echo "rank $r=weft-h$(((r + 1) % hosts + 1)) slot=$((r / hosts))"; done > "$out/rankfile"
 t0=$SECONDS
