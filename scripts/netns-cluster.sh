@@ -117,8 +117,6 @@ slurm_up() {
   runuser -u munge -- munged --socket="$slurm/socket/munge.socket" --key-file="$slurm/munge/munge.key" \
     --pid-file="$slurm/munge/munged.pid" --log-file="$slurm/munge/munged.log" \
     --seed-file="$slurm/munge/munged.seed" || die "slurm-up: munged did not start"
-  local mpi=none
-  srun --mpi=list 2>&1 | grep -qw pmix && mpi=pmix
   {
     echo "# Slurm across the namespace hosts (scripts/netns-cluster.sh slurm-up); generated."
     echo "ClusterName=weft-netns"
@@ -141,12 +139,16 @@ slurm_up() {
     echo "TaskPlugin=task/none"
     echo "SelectType=select/cons_tres"
     echo "SelectTypeParameters=CR_Core"
-    echo "MpiDefault=$mpi"
+    echo "MpiDefault=none"
     echo "ReturnToService=2"
     # The hosts share this machine's CPUs: each gets them all.
     for k in $(seq 1 "$n"); do echo "NodeName=$prefix$k NodeAddr=192.0.2.$k CPUs=$(nproc) State=UNKNOWN"; done
     echo "PartitionName=hosts Nodes=${prefix}[1-$n] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4"
   } > "$slurm/slurm.conf"
+  # srun reads a conf even to list its plugins.
+  local mpi=none
+  SLURM_CONF=$slurm/slurm.conf srun --mpi=list 2>&1 | grep -qw pmix && mpi=pmix
+  sed -i "s/^MpiDefault=none\$/MpiDefault=$mpi/" "$slurm/slurm.conf"
   # slurmctld on host 1, slurmd on each host: each under its host's name (a UTS namespace of its
   # own), which is how they find themselves in the conf.
   "$state/agent" "${prefix}1" "$(slurm_env) slurmctld -f $slurm/slurm.conf" || { slurm_log_tail; die "slurm-up: slurmctld did not start"; }
@@ -217,6 +219,7 @@ status() {
   list=$(hosts)
   [ -n "$list" ] || { echo "netns-cluster: no host is up"; return 0; }
   for ns in $list; do echo "$ns $(ip -n "$ns" -o -4 addr show eth0 | awk '{ print $4 }')"; done
+  [ ! -f "$slurm/slurm.conf" ] || echo "slurm: up, conf $slurm/slurm.conf"
 }
 
 on_host() {
@@ -243,5 +246,5 @@ case "${1:-}" in
   slurm-down) need_root; slurm_down ;;
   srun) need_root; shift; on_slurm_host1 srun "$@" ;;
   slurm) need_root; shift; [ $# -ge 1 ] || die "slurm CMD..."; on_slurm_host1 "$@" ;;
-  *) sed -n 2,26p "$0"; exit 2 ;;
+  *) sed -n 2,24p "$0"; exit 2 ;;
 esac

@@ -18,7 +18,6 @@ command -v unshare > /dev/null || skip "unshare (util-linux) is not installed"
 for b in munged mungekey slurmctld slurmd srun sinfo; do
   command -v "$b" > /dev/null || skip "'$b' is not installed (munge, slurm-wlm)"
 done
-srun --mpi=list 2>&1 | grep -qw pmix || skip "srun has no pmix plugin (srun --mpi=list)"
 ip netns add weft-probe 2> /dev/null || skip "this machine refuses to make network namespaces"
 ip netns del weft-probe
 "$cluster" status | grep -q "no host is up" || fail "a cluster is up already: $("$cluster" status | tr '\n' ' ')"
@@ -26,6 +25,7 @@ out=$(mktemp -d)
 trap '"$cluster" down > /dev/null; rm -rf "$out"' EXIT
 "$cluster" up "$hosts" || fail "the cluster did not come up"
 timeout 90 "$cluster" slurm-up || fail "Slurm did not come up across the hosts"
+"$cluster" slurm srun --mpi=list 2>&1 | grep -qw pmix || skip "srun has no pmix plugin (srun --mpi=list)"
 
 # run NAME EXPECT [VAR=VALUE...] -- PROGRAM ARGS: passes when the job succeeds and prints EXPECT.
 run() {
