@@ -154,10 +154,11 @@ slurm_up() {
   "$state/agent" "${prefix}1" "$(slurm_env) slurmctld -f $slurm/slurm.conf" || { slurm_log_tail; die "slurm-up: slurmctld did not start"; }
   # slurmd wants the cgroup file systems, which ip netns exec's fresh /sys lacks: the machine's
   # hierarchies, mounted again in the host's mount namespace (they go with its processes).
-  local cgroups="mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup"
+  # In mount order: a v1 machine's tmpfs and hierarchies, or a v2 machine's one cgroup2.
+  local cgroups="true"
   while read -r fs dir opts; do
     cgroups+=" && mkdir -p $dir && mount -t $fs -o $opts $fs $dir"
-  done < <(awk '$3 ~ /^cgroup2?$/ && $2 ~ "^/sys/fs/cgroup/" { print $3, $2, $4 }' /proc/self/mounts)
+  done < <(awk '$2 == "/sys/fs/cgroup" || index($2, "/sys/fs/cgroup/") == 1 { print $3, $2, $4 }' /proc/self/mounts)
   # Each host's /tmp of its own too, as on separate machines: Slurm's PMIx plugin makes
   # directories there named by the job only, which the hosts' step daemons would share.
   for k in $(seq 1 "$n"); do
@@ -184,17 +185,17 @@ slurm_down() {
   for f in "$slurm"/run/slurmd-*.pid; do pid=$(pid_of "$f" slurmd) && pids+=("$pid"); done
   pid=$(pid_of "$slurm/run/slurmctld.pid" slurmctld) && pids+=("$pid")
   pid=$(pid_of "$slurm/munge/munged.pid" munged) && pids+=("$pid")
-  [ ${#pids[@]} -gt 0 ] && kill -TERM "${pids[@]}" 2> /dev/null
+  [ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2> /dev/null || true
   for _ in $(seq 1 40); do
     local alive=0
     for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
     [ $alive = 0 ] && break
     sleep 0.25
   done
-  for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && kill -KILL "$pid" 2> /dev/null; done
+  for pid in "${pids[@]}"; do [ ! -d "/proc/$pid" ] || kill -KILL "$pid" 2> /dev/null || true; done
   for ns in $(hosts); do
     pids=($(ip netns pids "$ns" 2> /dev/null))
-    [ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2> /dev/null
+    [ ${#pids[@]} -eq 0 ] || kill -KILL "${pids[@]}" 2> /dev/null || true
   done
   rm -rf "$slurm"
   echo "netns-cluster: Slurm down"
