@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,8 +58,9 @@ class Bootstrap {
 
   // A job-wide barrier through the launcher (no data). It gives up, with Status::peer_failed
   // and a detail naming the rank, once a rank is known to have failed: the launcher would wait
-  // for it forever.
-  Status barrier();
+  // for it forever. while_waiting runs every 10 ms of the wait (the transport takes in failure
+  // notices there: a death on another host).
+  Status barrier(const std::function<void()>& while_waiting = {});
 
   [[noreturn]] void abort(int code, const char* message);
   Status finalize();

@@ -63,35 +63,42 @@ done
 # One-sided, and KV-cache transfers between rank 0 (weft-h1) and rank 1 (weft-h2).
 run rma_basic "every check passed at np $np" -- "$bin/tests/rma_basic"
 run kv "PASS rank 1" -- "$bin/tests/profiled_job" kv
-# A rank killed on another host: p2p_kill kills the last rank while the others wait on live
-# peers. Its host-mate finds it dead and tells the ranks of the other hosts, which their
-# launcher does not. Every survivor must fail its waits naming it, and the job must end soon.
-# The killed rank runs on mpirun's host (a rankfile: rank r on weft-h((r + 1) % hosts + 1)):
-# when it ran on another host, Open MPI 4.1.4's mpirun --enable-recovery never ended the job,
-# though every survivor had reported and exited (that host's orted stayed; so it does with Open
-# MPI's own library). Slurm's run covers that placement (run_netns_slurm.sh).
+# A rank killed on another host: its host-mate finds it dead and tells the ranks of the other
+# hosts, which their launcher does not. The killed rank (the last) runs on mpirun's host (a
+# rankfile: rank r on weft-h((r + 1) % hosts + 1)): when it ran on another host, Open MPI
+# 4.1.4's mpirun --enable-recovery never ended the job, though every survivor had reported and
+# exited (that host's orted stayed; so it does with Open MPI's own library). Slurm's run covers
+# that placement (run_netns_slurm.sh).
+#   run_kill NAME EXPECT PROGRAM: each survivor R prints "EXPECT R", the job ends within 60 s,
+#   and every survivor of the other hosts logs the notice.
 victim=$((np - 1))
 for r in $(seq 0 $victim); do echo "rank $r=weft-h$(((r + 1) % hosts + 1)) slot=$((r / hosts))"; done > "$out/rankfile"
-t0=$SECONDS
-timeout -k 5 120 "$cluster" mpirun -np "$np" --rankfile "$out/rankfile" --enable-recovery -x UCX_TLS=tcp,self \
-  -x UCX_NET_DEVICES=eth0 -x WEFT_DEBUG=INFO -x WEFT_DEBUG_SUBSYS=init,pt2pt "$bin/tests/fault_p2p_kill" \
-  > "$out/p2p_kill.log" 2>&1
-rc=$?
-took=$((SECONDS - t0))
-log=$out/p2p_kill.log
-[ $rc -eq 124 ] || [ $rc -eq 137 ] && { tail -40 "$log"; fail "p2p_kill: the job hung (killed after 120 s)"; }
-grep -q "FAIL" "$log" && { tail -40 "$log"; fail "p2p_kill: a survivor reported a failure"; }
-grep -q "rank $victim of $np, local 1 of 2, node 0 (weft-h1)" "$log" || fail "p2p_kill: rank $victim is not on weft-h1"
 remote=0
-for r in $(seq 0 $((victim - 1))); do
-  grep -q "^PASS survivor $r\$" "$log" || { tail -40 "$log"; fail "p2p_kill: survivor $r did not report rank $victim"; }
-  [ $(((r + 1) % hosts)) != 0 ] && remote=$((remote + 1))
-done
-# Those of the other hosts by a notice from weft-h1.
-grep -q "weft-h1:.* rank $victim died on this host (weft-h1): failure notices sent to the $remote live ranks" "$log" ||
-  fail "p2p_kill: no rank of weft-h1 told the $remote ranks of the other hosts"
-seen=$(grep -v "weft-h1:" "$log" | grep -c "rank $victim has terminated on another host")
-[ "$seen" = "$remote" ] || fail "p2p_kill: $seen of the $remote survivors on other hosts were told of rank $victim's death"
-[ "$took" -le 60 ] || fail "p2p_kill: the job took $took s"
-echo "run_netns: p2p_kill passed on $hosts hosts, $np ranks, rank $victim killed on weft-h1 ($took s)"
+for r in $(seq 0 $((victim - 1))); do [ $(((r + 1) % hosts)) = 0 ] || remote=$((remote + 1)); done
+run_kill() {
+  local name=$1 expect=$2 prog=$3 log=$out/$1.log t0=$SECONDS rc took seen r
+  timeout -k 5 120 "$cluster" mpirun -np "$np" --rankfile "$out/rankfile" --enable-recovery -x UCX_TLS=tcp,self \
+    -x UCX_NET_DEVICES=eth0 -x WEFT_DEBUG=INFO -x WEFT_DEBUG_SUBSYS=init,pt2pt "$prog" > "$log" 2>&1
+  rc=$?
+  took=$((SECONDS - t0))
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && { tail -40 "$log"; fail "$name: the job hung (killed after 120 s)"; }
+  grep -q "FAIL" "$log" && { tail -40 "$log"; fail "$name: a survivor reported a failure"; }
+  grep -q "rank $victim of $np, local 1 of 2, node 0 (weft-h1)" "$log" || fail "$name: rank $victim is not on weft-h1"
+  for r in $(seq 0 $((victim - 1))); do
+    grep -q "^$expect $r\b" "$log" || { tail -40 "$log"; fail "$name: survivor $r did not print '$expect $r'"; }
+  done
+  grep -q "weft-h1:.* rank $victim died on this host (weft-h1): failure notices sent to the $remote live ranks" "$log" ||
+    fail "$name: no rank of weft-h1 told the $remote ranks of the other hosts"
+  seen=$(grep -v "weft-h1:" "$log" | grep -c "rank $victim has terminated on another host")
+  [ "$seen" = "$remote" ] || fail "$name: $seen survivors of other hosts took in the notice of rank $victim's death, not $remote"
+  [ "$took" -le 60 ] || fail "$name: the job took $took s"
+  echo "run_netns: $name passed on $hosts hosts, $np ranks, rank $victim killed on weft-h1 ($took s)"
+}
+# Survivors waiting on live peers fail each wait naming the killed rank; those of other hosts
+# cannot learn it but by a notice.
+run_kill p2p_kill "PASS survivor" "$bin/tests/fault_p2p_kill"
+# Survivors unaware of the death call MPI_Finalize; the killed rank's child keeps its launcher
+# connection open, so the launcher's fence would wait (two minutes): the notice ends the wait
+# on the other hosts too (rank 0 first waits in a receive from the dead rank).
+run_kill finalize_after_failure "PASS finalized" "$bin/tests/fault_finalize_after_failure"
 echo "run_netns: ok ($hosts hosts)"
