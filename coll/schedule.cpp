@@ -176,7 +176,7 @@ Status ScheduleRun::check_members() {
   }
   Transport& t = *ctx_.transport;
   t.boot().poll_local_liveness();
-  if (t.boot().take_periodic_turn()) [[unlikely]] t.poll_revocation_notices();  // every 20 ms
+  if (t.boot().take_periodic_turn()) [[unlikely]] t.poll_notices();  // every 20 ms
   if (t.boot().fault_events() == 0) [[likely]] return Status::ok;
   if (t.revoked(ctx_.comm)) {
     std::string msg = ctx_.comm.label() + " has been revoked (MPIX_Comm_revoke): the collective (" +

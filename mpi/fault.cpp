@@ -70,7 +70,7 @@ int PMPIX_Comm_is_revoked(MPI_Comm comm, int* flag) {
   CommEntry* e;
   if (int rc = comm_entry_of("MPIX_Comm_is_revoked", comm, &e)) return rc;
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPIX_Comm_is_revoked", "flag is NULL");
-  transport().poll_revocation_notices();
+  transport().poll_notices();
   *flag = transport().revoked(e->comm) ? 1 : 0;
   return MPI_SUCCESS;
 }

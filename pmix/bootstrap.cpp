@@ -394,7 +394,7 @@ Status Bootstrap::node_of(int rank, uint32_t* node) {
   return Status::ok;
 }
 
-Status Bootstrap::barrier() {
+Status Bootstrap::barrier(const std::function<void()>& while_waiting) {
   if (singleton_) return Status::ok;
   auto* w = new FenceWait;
   pmix_status_t rc = PMIx_Fence_nb(nullptr, 0, nullptr, 0, fence_done, w);
@@ -414,6 +414,7 @@ Status Bootstrap::barrier() {
     lock.unlock();
     check_liveness();
     check_launcher();
+    if (while_waiting) while_waiting();
     const int dead = first_failed();
     lock.lock();
     if (dead >= 0 && !w->done) {
@@ -494,6 +495,7 @@ void Bootstrap::check_liveness() {
       }
       WEFT_WARN(Subsys::init, "rank %d (pid %d on this host) has terminated", p.rank, p.pid);
       mark_failed(p.rank);
+      if (host_peers_.size() < size_t(size_)) to_announce_.push_back(p.rank);
     }
   }
 }

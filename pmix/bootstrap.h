@@ -1,12 +1,15 @@
 // Bootstrap: who am I, who are my peers, and a key-value exchange (modex), through the PMIx
 // client. Without a launcher (no PMIX_RANK in the environment) the process is a job of one.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/status.h"
@@ -55,8 +58,9 @@ class Bootstrap {
 
   // A job-wide barrier through the launcher (no data). It gives up, with Status::peer_failed
   // and a detail naming the rank, once a rank is known to have failed: the launcher would wait
-  // for it forever.
-  Status barrier();
+  // for it forever. while_waiting runs every 10 ms of the wait (the transport takes in failure
+  // notices there: a death on another host).
+  Status barrier(const std::function<void()>& while_waiting = {});
 
   [[noreturn]] void abort(int code, const char* message);
   Status finalize();
@@ -73,6 +77,14 @@ class Bootstrap {
   // The lowest job rank known to have failed, or -1.
   int first_failed() const;
   void mark_failed(int rank);
+  // Deaths this rank found on its own host (the liveness poll) and has not yet told the ranks
+  // of other hosts, whose launcher tells them nothing: the transport sends them notices.
+  bool failures_to_announce() const { return !to_announce_.empty(); }
+  std::vector<int> take_failures_to_announce() { return std::exchange(to_announce_, {}); }
+  // Whether a job rank runs on this host (WEFT_FAKE_NODES's virtual nodes all do).
+  bool on_this_host(int rank) const {
+    return std::find(host_peers_.begin(), host_peers_.end(), rank) != host_peers_.end();
+  }
   // Marks this rank as finalizing, through the launcher: from now on its exit is no failure.
   // A peer whose process is gone is taken to have failed only if it never made the mark.
   void announce_finalize();
@@ -143,7 +155,8 @@ class Bootstrap {
   std::atomic<uint32_t> failures_{0};
   std::atomic<uint32_t> events_{0};  // failures_ plus revocations
   struct LocalPeer { int rank; int pid; uint64_t start_time; bool departed = false; };
-  std::vector<LocalPeer> local_pids_;  // this host's peers, filled on first poll, from the modex
+  std::vector<LocalPeer> local_pids_;
+  std::vector<int> to_announce_;  // failures_to_announce  // this host's peers, filled on first poll, from the modex
   bool local_pids_loaded_ = false;
   uint64_t next_liveness_ns_ = 0;
   uint32_t liveness_calls_ = 0;

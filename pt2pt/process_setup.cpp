@@ -216,7 +216,7 @@ void finish_process(Bootstrap& boot, Transport& t, const std::vector<Request*>& 
   if (const int dead = boot.first_failed(); dead >= 0) {
     WEFT_INFO(Subsys::init, "rank %d has failed: finalize does not wait for the other ranks", dead);
   } else {
-    const Status s = boot.barrier();
+    const Status s = boot.barrier([&t] { t.poll_notices(); });  // a death on another host ends it too
     if (s == Status::peer_failed) WEFT_INFO(Subsys::init, "%s: finalize goes on", error_detail().c_str());
     else if (s != Status::ok) WEFT_WARN(Subsys::init, "barrier at finalize failed; closing anyway");
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/clock.h"
 #include "runtime/cuda_ipc.h"
 #include "runtime/device_staging.h"
 #include "runtime/log.h"
@@ -239,6 +240,16 @@ Transport::~Transport() {
         WEFT_INFO(Subsys::pt2pt, "peer %d: sent %llu messages, %llu bytes over %s", dest,
                   (unsigned long long)sent_[size_t(dest)].messages,
                   (unsigned long long)sent_[size_t(dest)].bytes, transports_to(dest).c_str());
+  // Failure notices still in flight get a moment to leave: closing their endpoints drops them.
+  if (boot_.failures_to_announce()) send_failure_notices();
+  const uint64_t until = monotonic_ns() + 200'000'000;
+  while (!notices_.empty()) {
+    std::erase_if(notices_, [](const std::unique_ptr<FailureNotice>& n) { return n->request.complete; });
+    if (notices_.empty() || monotonic_ns() > until) break;
+    progress();
+  }
+  for (const std::unique_ptr<FailureNotice>& n : notices_) fail_request(&n->request);
+  notices_.clear();
   std::vector<void*> closing;
   for (void*& ep : eps_) {
     if (!ep) continue;
@@ -299,6 +310,7 @@ std::string Transport::available_transports() {
 }
 
 void Transport::quiesce() {
+  if (boot_.failures_to_announce()) send_failure_notices();  // before this rank stops looking
   if (!shm_) return;
   progress_.wait([&] {
     boot_.poll_local_liveness();
@@ -682,9 +694,10 @@ bool Transport::fail_timed_out(Request* r, const Comm* scope) {
 }
 
 namespace {
-// Revocation notices travel on a context of their own, above every communicator's; the tag is
-// the revoked communicator's context id.
+// Notices travel on a context of their own, above every communicator's. A revocation's tag is
+// the revoked communicator's context id (16 bits); a failure notice's is the internal tag bit.
 constexpr uint32_t kNoticeContext = tag::kMaxContextId;
+constexpr uint32_t kFailureNoticeTag = 1u << (tag::kTagBits - 1);
 }  // namespace
 
 void Transport::revoke(const Comm& c) {
@@ -721,16 +734,28 @@ void Transport::forget_revocation(const Comm& c) {
   std::erase(revoked_contexts_, c.context_id);
 }
 
-void Transport::poll_revocation_notices() {
+void Transport::poll_notices() {
+  if (boot_.failures_to_announce()) [[unlikely]] send_failure_notices();
   MatchInfo info;
   void* message = nullptr;
   const uint64_t bits = tag::make(kNoticeContext, 0, 0);
   while (probe(bits, tag::kContextMask, true, &info, &message)) {
-    char sink;
+    const bool failure = uint32_t(info.tag) == kFailureNoticeTag;
+    int32_t dead = -1;
     Request r;
     r.kind = RequestKind::recv;
-    if (mrecv(&sink, 0, message, &r) == Status::ok && !r.complete)
-      progress_.wait([&] { return r.complete; });  // a matched zero-byte message: already here
+    if (mrecv(&dead, failure ? sizeof dead : 0, message, &r) == Status::ok && !r.complete)
+      progress_.wait([&] { return r.complete; });  // a matched small message: already here
+    if (failure) {
+      if (r.status.error != Status::ok || dead < 0 || dead >= boot_.size()) {
+        WEFT_WARN(Subsys::pt2pt, "a failure notice from job rank %d was unreadable; dropped", info.source);
+      } else if (!boot_.peer_failed(dead)) {
+        WEFT_WARN(Subsys::pt2pt, "rank %d has terminated on another host: job rank %d, a rank of its host, says so",
+                  dead, info.source);
+        boot_.mark_failed(dead);
+      }
+      continue;
+    }
     const auto context = uint32_t(info.tag);
     if (std::find(revoked_contexts_.begin(), revoked_contexts_.end(), context) == revoked_contexts_.end()) {
       revoked_contexts_.push_back(context);
@@ -740,11 +765,32 @@ void Transport::poll_revocation_notices() {
   }
 }
 
+void Transport::send_failure_notices() {
+  std::erase_if(notices_, [](const std::unique_ptr<FailureNotice>& n) { return n->request.complete; });
+  for (const int dead : boot_.take_failures_to_announce()) {
+    int told = 0;
+    for (int peer = 0; peer < boot_.size(); ++peer) {
+      if (boot_.on_this_host(peer) || boot_.peer_failed(peer)) continue;
+      auto n = std::make_unique<FailureNotice>();
+      n->rank = dead;
+      n->request.kind = RequestKind::send;
+      if (isend(&n->rank, sizeof n->rank, peer, tag::make(kNoticeContext, uint32_t(boot_.rank()), kFailureNoticeTag),
+                SendMode::standard, &n->request) != Status::ok)
+        continue;  // isend logged why; that rank learns of the death from its host-mates' notices
+      ++told;
+      if (!n->request.complete) notices_.push_back(std::move(n));
+    }
+    WEFT_INFO(Subsys::pt2pt, "rank %d died on this host (%s): failure notices sent to the %d live ranks of other hosts",
+              dead, boot_.hostname().c_str(), told);
+  }
+}
+
 bool Transport::check_failure(Request* r, const Comm* scope) {
   if (wait_timed_out()) [[unlikely]] return fail_timed_out(r, scope);
   boot_.poll_local_liveness();
-  if (boot_.take_periodic_turn()) [[unlikely]] poll_revocation_notices();  // every 20 ms
+  if (boot_.take_periodic_turn()) [[unlikely]] poll_notices();  // every 20 ms
   if (boot_.fault_events() == 0) [[likely]] return false;
+  if (boot_.failures_to_announce()) [[unlikely]] send_failure_notices();  // found on an error path
   if (r->complete || (r->kind != RequestKind::send && r->kind != RequestKind::recv)) return false;
   std::string msg;
   if (scope && revoked(*scope)) {

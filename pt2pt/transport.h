@@ -120,12 +120,18 @@ class Transport {
   // fails with Status::revoked, except the fault-tolerant agreements (coll/fault/). revoke()
   // marks c here and sends a notice to each live member (a message on the notice context, the
   // tag naming c's context id); members take notices in when they look for them:
-  // poll_revocation_notices(), which the wait loops' checks run at each turn the bootstrap's
+  // poll_notices(), which the wait loops' checks run at each turn the bootstrap's
   // liveness check gives (every 20 ms while a rank waits in MPI), and the fault-tolerance calls
   // at once.
   void revoke(const Comm& c);
   bool revoked(const Comm& c) const;
-  void poll_revocation_notices();
+  // Takes in revocation and failure notices; sends those of deaths found on this host.
+  void poll_notices();
+  // Failure notices: a death this rank found on its host (Bootstrap::failures_to_announce) is
+  // sent, on the notice context, to every live rank of the other hosts, which mark the rank
+  // failed as if they had seen it die: their launcher tells them nothing, and a rank waiting on
+  // a live peer sends nothing that would break on the dead one. Sent without waiting.
+  void send_failure_notices();
   // A communicator is freed: its context id may serve another one.
   void forget_revocation(const Comm& c);
 
@@ -198,6 +204,11 @@ class Transport {
     sent_[size_t(dest)].bytes += bytes;
   }
   std::vector<uint32_t> revoked_contexts_;
+  struct FailureNotice {
+    int32_t rank;  // the payload: the dead job rank
+    Request request;
+  };
+  std::deque<std::unique_ptr<FailureNotice>> notices_;  // sent, not yet complete
   bool peer_error_mode_ = false;
   bool require_fast_path_ = false;
   // Registered one-sided regions: while there are any, progress also drives the UCX worker in
