@@ -22,6 +22,7 @@ import argparse
 import csv
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -66,14 +67,20 @@ def measure_curves(a, build, cluster, env, nodes, ppn, path):
         cmd = launcher(a.mode, cluster, 2, pair_nodes, pair_ppn) + [
             os.path.join(build, "bin", "osu_latency"), "-m", "0:%d" % (4 * max(a.size_list)), "-i", "200", "-x",
             "20", "--csv"]
-        p = run_job(cmd, env)
-        if not p or p.returncode != 0:
+        times = {}
+        for _ in range(a.passes):
+            p = run_job(cmd, env)
+            if not p or p.returncode != 0:
+                continue
+            for line in p.stdout.splitlines():
+                if re.match(r"^\d+,", line):
+                    size, us = line.split(",")[:2]
+                    times.setdefault(int(size), []).append(float(us))
+        if not times:
             print("# %dx%d: osu_latency %s failed" % (nodes, ppn, level), file=sys.stderr)
             return False
-        for line in p.stdout.splitlines():
-            if re.match(r"^\d+,", line):
-                size, us = line.split(",")[:2]
-                lines.append("%s,%s,%s" % (level, size, us))
+        for size in sorted(times):
+            lines.append("%s,%d,%.3f" % (level, size, statistics.median(times[size])))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return True
@@ -87,6 +94,7 @@ def main():
     ap.add_argument("--algorithms", default="ring,recursive_doubling,rabenseifner,reduce_bcast,hier,hier_multi")
     ap.add_argument("--sizes", default="8,1024,65536,1048576")
     ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--passes", type=int, default=3, help="jobs per shape and algorithm; the median counts")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -105,20 +113,24 @@ def main():
             bench = [os.path.join(build, "bin", "osu_allreduce"), "-m", "%d:%d" % (min(sizes), max(sizes)),
                      "-i", str(a.iterations), "-x", "3", "--csv"]
             common = ["-x", "WEFT_COLL_TUNE=allreduce:@" + alg, "-x", "WEFT_DEBUG=INFO", "-x", "WEFT_DEBUG_SUBSYS=coll"]
-            p = run_job(launcher(a.mode, cluster, np, nodes, ppn) + common + bench, env)
-            if not p:
-                print("# %s %s: timed out" % (shape, alg), file=sys.stderr)
+            runs, logs = {}, ""
+            for _ in range(a.passes):
+                p = run_job(launcher(a.mode, cluster, np, nodes, ppn) + common + bench, env)
+                if not p or p.returncode != 0:
+                    continue
+                logs = logs or (p.stderr + p.stdout)
+                for line in p.stdout.splitlines():
+                    if re.match(r"^\d+,", line):
+                        size, us = line.split(",")[:2]
+                        runs.setdefault(int(size), []).append(float(us))
+            if not runs:
+                print("# %s %s: no run finished" % (shape, alg), file=sys.stderr)
                 continue
-            measured = {}
-            for line in p.stdout.splitlines():
-                if re.match(r"^\d+,", line):
-                    size, us = line.split(",")[:2]
-                    measured[int(size)] = float(us)
-            flags, model_line = model_flags(p.stderr + p.stdout)
-            if p.returncode != 0 or not flags:
-                print("# %s %s: exit %d, model %s" % (shape, alg, p.returncode, "found" if flags else "missing"),
-                      file=sys.stderr)
-                print(p.stderr[-2000:], file=sys.stderr)
+            measured = {size: statistics.median(v) for size, v in runs.items()}
+            # The model of the first job that finished (each job calibrates anew).
+            flags, model_line = model_flags(logs)
+            if not flags:
+                print("# %s %s: no cost model line in the log" % (shape, alg), file=sys.stderr)
                 continue
             sim_cmd = [os.path.join(build, "bin", "weft_sim"), "--csv", "--nodes", str(nodes), "--ppn", str(ppn),
                        "--bytes", ",".join(str(s) for s in sizes)] + flags
