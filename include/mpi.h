@@ -640,6 +640,7 @@ extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 #define MPI_T_BIND_MPI_WIN         9708
 #define MPI_T_BIND_MPI_MESSAGE     9709
 #define MPI_T_BIND_MPI_INFO        9710
+#define MPI_T_BIND_MPI_SESSION     9711
 
 /* Where a control variable may be changed */
 #define MPI_T_SCOPE_CONSTANT  60438
