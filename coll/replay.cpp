@@ -69,7 +69,11 @@ Costs costs_of(const CostModel& m, int largest_node, const Links* links) {
   c.node = node_level(m);
   c.net = net_level(m);
   c.gamma = m.gamma_us_per_byte;
-  c.copy_beta = m.shm_beta_us_per_byte > 0 ? m.shm_beta_us_per_byte : c.node.beta_us_per_byte;
+  // A copy is memory's work: the shared-memory rate where measured (ranks 0 and 1 share a node),
+  // else the reduction's (which reads two vectors and writes one, so a copy costs at most that),
+  // never a network's beta (a job whose ranks 0 and 1 are on different nodes knows no node level).
+  c.copy_beta = m.shm_beta_us_per_byte > 0 ? m.shm_beta_us_per_byte
+                : m.gamma_us_per_byte > 0 ? m.gamma_us_per_byte : c.node.beta_us_per_byte;
   c.gap = m.gap_us;
   c.flag_us = shm::model_known(m) ? shm::flag_exchange_us(m, largest_node) : c.node.alpha_us;
   return c;

@@ -2,8 +2,9 @@
 // selector's numbers (cost_model.cpp): a message between two ranks of one node costs
 // node_alpha + n*node_beta, between nodes net_alpha + n*net_beta; a rank's sends leave one after
 // another (each holds its link for max(gap, n*beta)), and the ranks of a node share its network
-// link(s) each way (Links); reductions cost n*gamma, copies n*shm_beta. weft_sim (tools/) predicts each
-// algorithm's time with it at shapes no test machine has.
+// link(s) each way (Links); reductions cost n*gamma, copies n*shm_beta (n*gamma where the
+// model has no shm_beta). weft_sim (tools/) predicts each algorithm's time with it at shapes no
+// test machine has.
 #pragma once
 #include <functional>
 #include <memory>
