@@ -457,7 +457,10 @@ ReplayResult replay(const RankSchedule& build, const std::vector<uint32_t>& node
     auto [it, fresh] = dense.emplace(nodes[size_t(r)], int(dense.size()));
     if (fresh) per_node.push_back(0);
     node_index[size_t(r)] = it->second;
-    nic[size_t(r)] = it->second * nics + per_node[size_t(it->second)] % nics;  // the node's ranks in turn
+    const int local = per_node[size_t(it->second)];
+    const std::vector<int>* map = links && !links->nic_of_local.empty() ? &links->nic_of_local : nullptr;
+    const int link = map ? std::clamp((*map)[size_t(local) % map->size()], 0, nics - 1) : local % nics;
+    nic[size_t(r)] = it->second * nics + link;  // the node's ranks in turn, or as the map says
     ++per_node[size_t(it->second)];
   }
   const Costs c = costs_of(m, *std::max_element(per_node.begin(), per_node.end()), links);

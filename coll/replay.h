@@ -52,7 +52,8 @@ struct ReplayLimits {
 // turns on one link, each at least the gap, as where the CPU does every message's work and
 // copies every byte (TCP over loopback, ranks sharing cores).
 // A node's ranks share its network links (one by default; with several, rank i of the node uses
-// link i mod nics_per_node, as GPUs with a NIC each).
+// link nic_of_local[i mod its size], or link i mod nics_per_node without that map, as GPUs with
+// a NIC each).
 // Host cores (0: unlimited): every rank lives on one host with that many cores, and each
 // message's work at either end (its time on the link, at least the gap) needs one of them, as
 // with virtual nodes or namespace hosts on one machine. Replayed with every rank only.
@@ -60,6 +61,7 @@ struct Links {
   std::vector<std::pair<double, double>> node, net;
   bool half_duplex = false;
   int nics_per_node = 1;
+  std::vector<int> nic_of_local;  // each value below nics_per_node
   int host_cores = 0;
 };
 

@@ -8,7 +8,7 @@
 //            [--node-beta US_PER_BYTE] [--net-alpha US] [--net-beta US_PER_BYTE]
 //            [--gamma US_PER_BYTE] [--gap US] [--shm-alpha US]
 //            [--shm-beta US_PER_BYTE] [--offload on|off] [--p2p FILE] [--duplex full|half]
-//            [--nics-per-node K] [--host-cores C] [--max-steps N]
+//            [--nics-per-node K] [--topology FILE] [--host-cores C] [--max-steps N]
 //            [--max-ranks N] [--csv]
 //
 // C: allreduce (default), bcast, reduce, allgather, reduce_scatter, alltoall, barrier.
@@ -19,10 +19,12 @@
 // place of alpha and beta on the levels they give (the estimates keep the model). --duplex half:
 // a rank's sends and receives take turns on its link (where the CPU copies every byte).
 // --nics-per-node: the network links a node's ranks share (1 by default; rank i of a node uses
-// link i mod K). --host-cores: every rank on one host of C cores, each message's work at either
-// end taking one (virtual nodes, namespace hosts); replayed with every rank only.
+// link i mod K). --topology: a node from a weft JSON or hwloc XML topology file (topo/): one
+// rank per GPU (else per core), its NICs as the links, each GPU's rank on its nearest NIC.
+// --host-cores: every rank on one host of C cores, each message's work at either end taking one
+// (virtual nodes, namespace hosts); replayed with every rank only.
 // --max-steps and --max-ranks bound the replay of all ranks together (coll/replay.h); beyond
-// them a sample of ranks is replayed, each alone.
+// them the nodes of a few sampled ranks are replayed, their ranks in step.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -40,6 +42,7 @@
 #include "coll/hier/hierarchy.h"
 #include "coll/offload/offload.h"
 #include "coll/replay.h"
+#include "topo/topology.h"
 
 using namespace weft;
 using namespace weft::coll;
@@ -59,6 +62,8 @@ struct Options {
   ReplayLimits limits;
   Links links;
   std::string curves_file;
+  topo::NodeTopology topology;  // --topology: what each node looks like
+  std::string topology_file;
   bool csv = false;
 };
 
@@ -106,6 +111,28 @@ void read_curves(const char* path, Links* out) {
   std::sort(out->node.begin(), out->node.end());
   std::sort(out->net.begin(), out->net.end());
   if (out->node.empty() && out->net.empty()) usage((std::string(path) + ": no measurements").c_str());
+}
+
+// A node as a topology file describes it: one rank per GPU (else per core) unless --ppn or
+// --gpus-per-node says otherwise, and its NICs as the network links, each GPU's rank on the NIC
+// behind its PCIe switch, else on its NUMA node, else in turn.
+void apply_topology(Options* o) {
+  const topo::NodeTopology& t = o->topology;
+  std::vector<const topo::PciDevice*> gpus, nics;
+  for (const topo::PciDevice& d : t.devices) (d.kind == topo::PciDevice::gpu ? gpus : nics).push_back(&d);
+  if (o->gpus == 0) o->gpus = int(gpus.size());
+  if (o->ppn == 0) o->ppn = o->gpus > 0 ? o->gpus : std::max(1, t.cores);
+  if (nics.empty()) return;
+  o->links.nics_per_node = int(nics.size());
+  o->links.nic_of_local.clear();
+  auto nearest = [&](const topo::PciDevice& gpu, size_t fallback) {
+    for (size_t n = 0; n < nics.size(); ++n)
+      if (gpu.pci_switch >= 0 && gpu.pci_switch == nics[n]->pci_switch) return int(n);
+    for (size_t n = 0; n < nics.size(); ++n)
+      if (gpu.numa >= 0 && gpu.numa == nics[n]->numa) return int(n);
+    return int(fallback % nics.size());
+  };
+  for (size_t g = 0; g < gpus.size(); ++g) o->links.nic_of_local.push_back(nearest(*gpus[g], g));
 }
 
 Options parse(int argc, char** argv) {
@@ -192,6 +219,10 @@ Options parse(int argc, char** argv) {
       o.curves_file = v;
     } else if (a == "--host-cores") {
       o.links.host_cores = int(parse_number("--host-cores", v));
+    } else if (a == "--topology") {
+      std::string error;
+      if (topo::load_file(v, &o.topology, &error) != Status::ok) usage(error.c_str());
+      o.topology_file = v;
     } else if (a == "--nics-per-node") {
       o.links.nics_per_node = int(parse_number("--nics-per-node", v));
     } else if (a == "--duplex") {
@@ -205,6 +236,7 @@ Options parse(int argc, char** argv) {
       usage(("unknown option " + a).c_str());
     }
   }
+  if (!o.topology_file.empty()) apply_topology(&o);
   if (o.ppn == 0) o.ppn = o.gpus > 0 ? o.gpus : 1;
   if (o.nodes < 1 || o.ppn < 1 || double(o.nodes) * o.ppn > 1 << 20)
     usage("--nodes and --ppn must be at least 1, and at most 2^20 ranks in all");
@@ -314,6 +346,9 @@ int main(int argc, char** argv) {
            net_level(m).beta_us_per_byte, m.gamma_us_per_byte, m.gap_us, m.shm_alpha_us, m.shm_beta_us_per_byte);
     if (o.links.half_duplex) printf("# replay: half-duplex links\n");
     if (o.links.host_cores > 0) printf("# replay: every rank on one host of %d cores\n", o.links.host_cores);
+    if (!o.topology_file.empty())
+      printf("# node: %s (%d GPUs, %d NICs)\n", o.topology_file.c_str(), o.topology.gpu_count(),
+             int(o.topology.devices.size()) - o.topology.gpu_count());
     printf("# replay: %d network link(s) per node, shared by its ranks\n", std::max(1, o.links.nics_per_node));
     if (!o.curves_file.empty())
       printf("# replay: message times from %s (%zu node, %zu network sizes) in place of alpha and beta\n",

@@ -20,6 +20,19 @@ grep -q 'replay failed' "$out" && fail "small shape: a replay failed"
 awk -F'|' '$2 ~ /^ ring/ { e = $3 + 0; r = $4 + 0; d = (r - e) / e; if (d < 0) d = -d; print "ring estimate", e, "replay", r;
                            exit !(d < 0.02) }' "$out" || fail "ring: replay and estimate differ by more than 2%"
 
+# A node from a topology file: one rank per GPU, its two NICs as two links (each pair of GPUs
+# on the NIC behind its switch), which halve the shared link's load against one NIC.
+topo=$(dirname "$0")/../data/topo_pcie_switches.json
+"$sim" --nodes 16 --topology "$topo" --bytes 16m > "$out" 2>&1 || { cat "$out"; fail "topology: exit $?"; }
+grep -q '16 nodes x 4 ranks (64 ranks)' "$out" || { cat "$out"; fail "topology: not 4 ranks per node"; }
+grep -q '(4 GPUs, 2 NICs)' "$out" || { cat "$out"; fail "topology: the file's GPUs and NICs not read"; }
+two=$(awk -F'|' '$2 ~ /^ rabenseifner/ { print $4 + 0 }' "$out")
+"$sim" --nodes 16 --ppn 4 --bytes 16m > "$out" 2>&1 || fail "one NIC: exit $?"
+one=$(awk -F'|' '$2 ~ /^ rabenseifner/ { print $4 + 0 }' "$out")
+awk -v one="$one" -v two="$two" 'BEGIN { exit !(two > 0 && two < 0.8 * one) }' ||
+  fail "topology: rabenseifner with 2 NICs ($two us) not faster than with 1 ($one us)"
+"$sim" --topology /nonexistent.json > "$out" 2>&1 && fail "a missing topology file was accepted"
+
 start=$SECONDS
 "$sim" --nodes 4096 --gpus-per-node 8 --bytes 8,1m,256m --offload on > "$out" 2>&1 || { cat "$out"; fail "4096 x 8: exit $?"; }
 cat "$out"
