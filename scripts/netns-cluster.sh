@@ -135,6 +135,10 @@ slurm_up() {
     echo "SlurmdSpoolDir=$slurm/spool/%n"
     echo "SlurmdPidFile=$slurm/run/slurmd-%n.pid"
     echo "SlurmdLogFile=$slurm/log/slurmd-%n.log"
+    # Each host's temporary file system of its own, as on separate machines: Slurm's PMIx plugin
+    # makes its directories there (spmix_appdir_JOB.STEP), named by the job only, which the
+    # hosts' step daemons would otherwise share. The machine's /tmp stays visible to the jobs.
+    echo "TmpFS=$slurm/tmp/%n"
     echo "ProctrackType=proctrack/linuxproc"
     echo "TaskPlugin=task/none"
     echo "SelectType=select/cons_tres"
@@ -159,12 +163,10 @@ slurm_up() {
   while read -r fs dir opts; do
     cgroups+=" && mkdir -p $dir && mount -t $fs -o $opts $fs $dir"
   done < <(awk '$2 == "/sys/fs/cgroup" || index($2, "/sys/fs/cgroup/") == 1 { print $3, $2, $4 }' /proc/self/mounts)
-  # Each host's /tmp of its own too, as on separate machines: Slurm's PMIx plugin makes
-  # directories there named by the job only, which the hosts' step daemons would share.
   for k in $(seq 1 "$n"); do
     mkdir -p "$slurm/tmp/$prefix$k"
     chmod 1777 "$slurm/tmp/$prefix$k"
-    "$state/agent" "$prefix$k" "$cgroups && mount --bind $slurm/tmp/$prefix$k /tmp && $(slurm_env) slurmd -f $slurm/slurm.conf -N $prefix$k" ||
+    "$state/agent" "$prefix$k" "$cgroups && $(slurm_env) slurmd -f $slurm/slurm.conf -N $prefix$k" ||
       { slurm_log_tail; die "slurm-up: slurmd on $prefix$k did not start"; }
   done
   local idle=0
