@@ -291,7 +291,7 @@ CollArgs args_for(const Options& o, size_t bytes, int p, char* send, char* recv)
       a.own_bytes = block;
       for (int r = 0; r < p; ++r) {
         a.recv_blocks.push_back({size_t(r) * block, block});
-        a.send_blocks.push_back({size_t(r) * block, o.coll == Collective::alltoall ? block : block});
+        a.send_blocks.push_back({size_t(r) * block, block});
       }
       break;
     case Collective::reduce_scatter:
