@@ -310,6 +310,11 @@ Status Call::plan(const CollArgs& call_args, const PlanKey* key) {
     persistent_args.any_start_order = true;
   }
   const CollArgs& args = mode_ == Mode::persistent ? persistent_args : call_args;
+  // A persistent allreduce on device memory registers its buffers once, here (collective, as
+  // the init is), so every start reads and writes them in place; the plan keeps them registered.
+  if (mode_ == Mode::persistent && device_ && args.coll == Collective::allreduce && !ctx_.comm.inter &&
+      ctx_.comm.single_node)
+    kept_.push_back(gpu::register_for_call(ctx_, {args.send, args.recv}, args.bytes));
   std::shared_ptr<Schedule> inner;
   // The first offloadable call of a communicator spanning nodes sets it up among its leaders.
   if (ctx_.comm.inter) {

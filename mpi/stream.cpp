@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/gpu/gpu_coll.h"
 #include "coll/gpu/stream_exec.h"
 #include "coll_call.h"
 #include "pt2pt/stream_comm.h"
@@ -393,8 +394,37 @@ int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int r
       [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
 }
 
+int PMPIX_Comm_register_buffer(MPI_Comm comm, const void* buf, MPI_Aint size, void** handle) {
+  WEFT_ENTRY;
+  constexpr const char* fn = "MPIX_Comm_register_buffer";
+  WEFT_REQUIRE_INIT(fn);
+  CommEntry* e;
+  if (int rc = comm_entry_of(fn, comm, &e)) return rc;
+  if (!cuda_state().compiled) return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kNoCuda);
+  if (handle) *handle = nullptr;
+  // Bad arguments still take part (as a registration of 0 bytes), so the peers' call fails too
+  // instead of waiting for this rank.
+  const size_t bytes = handle && size > 0 ? size_t(size) : 0;
+  uint64_t token = 0;
+  const Status s = coll::gpu::register_buffer(coll_context(e->comm), buf, bytes, &token);
+  if (!handle) return raise(comm, MPI_ERR_ARG, fn, "handle is NULL");
+  if (size <= 0) return raise(comm, MPI_ERR_ARG, fn, "size %lld: a registration needs at least one byte", (long long)size);
+  if (s != Status::ok) return mapped(comm, s, fn);
+  *handle = reinterpret_cast<void*>(uintptr_t(token));
+  return MPI_SUCCESS;
+}
+
+int PMPIX_Comm_deregister_buffer(MPI_Comm comm, void* handle) {
+  WEFT_ENTRY;
+  constexpr const char* fn = "MPIX_Comm_deregister_buffer";
+  WEFT_REQUIRE_INIT(fn);
+  CommEntry* e;
+  if (int rc = comm_entry_of(fn, comm, &e)) return rc;
+  return mapped(comm, coll::gpu::deregister_buffer(e->comm, uint64_t(reinterpret_cast<uintptr_t>(handle))), fn);
+}
+
 }  // extern "C"
 
-WEFT_PMPIX_ALIASES(Info_set_hex, Stream_create, Stream_free, Stream_comm_create, Send_enqueue, Recv_enqueue,
+WEFT_PMPIX_ALIASES(Comm_register_buffer, Comm_deregister_buffer, Info_set_hex, Stream_create, Stream_free, Stream_comm_create, Send_enqueue, Recv_enqueue,
                    Isend_enqueue, Irecv_enqueue, Wait_enqueue, Waitall_enqueue, Allreduce_enqueue, Bcast_enqueue,
                    Allgather_enqueue, Reduce_scatter_block_enqueue)

@@ -66,7 +66,26 @@ static int device_sync(void *user)
 struct stream_mode {
     cudaStream_t stream;
     MPI_Comm comm;
+    void *handles[2];
 };
+
+#ifdef WEFT
+/* GPU_ALLREDUCE_REGISTER=1 (with GPU_ALLREDUCE_STREAM=1): the sweep's buffers are registered
+ * with the stream communicator (MPIX_Comm_register_buffer), as a framework registers its
+ * gradient buckets once. */
+static int register_hook(void *sbuf, void *rbuf, size_t bytes, int attach, void *user)
+{
+    struct stream_mode *m = user;
+    void *bufs[2] = {sbuf, rbuf};
+    for (int k = 0; k < 2; k++) {
+        if (attach && MPIX_Comm_register_buffer(m->comm, bufs[k], (MPI_Aint)bytes, &m->handles[k]) != MPI_SUCCESS)
+            return 1;
+        if (!attach && MPIX_Comm_deregister_buffer(m->comm, m->handles[k]) != MPI_SUCCESS)
+            return 1;
+    }
+    return 0;
+}
+#endif
 
 static int enqueue_allreduce(const void *sbuf, void *rbuf, size_t count, gb_type t, void *user)
 {
@@ -120,7 +139,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "gpu_allreduce: could not make a stream communicator\n");
             return gb_finalize(&c, 1);
         }
-        errors = gb_run_sweep(&c, &f, "MPIX_Allreduce_enqueue", enqueue_allreduce, stream_sync, &m);
+#ifdef WEFT
+        const char *reg_env = getenv("GPU_ALLREDUCE_REGISTER");
+        if (reg_env && atoi(reg_env))
+            c.buffers_hook = register_hook;
+#endif
+        errors = gb_run_sweep(&c, &f, c.buffers_hook ? "MPIX_Allreduce_enqueue (registered buffers)"
+                                                     : "MPIX_Allreduce_enqueue", enqueue_allreduce, stream_sync, &m);
         MPI_Comm_free(&m.comm);
         return gb_finalize(&c, errors != 0);
     }

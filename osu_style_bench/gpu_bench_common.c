@@ -435,6 +435,10 @@ long long gb_run_sweep(gb_ctx *c, const gb_floors *f, const char *impl, gb_allre
     GB_CUDA(c, gb_fill(sbuf, maxcount, c->type, c->rank, c->stream));
     GB_CUDA(c, cudaMemsetAsync(rbuf, 0, maxcount * ts, c->stream));
     GB_CUDA(c, cudaStreamSynchronize(c->stream));
+    if (c->buffers_hook && c->buffers_hook(sbuf, rbuf, maxcount * ts, 1, user)) {
+        fprintf(stderr, "%s: the buffers hook failed\n", c->prog);
+        errors++;
+    }
 
     if (c->rank == 0) {
         printf("#\n# %s: sum of %s, %d warm-up and %d timed iterations per size and placement%s\n",
@@ -484,6 +488,7 @@ long long gb_run_sweep(gb_ctx *c, const gb_floors *f, const char *impl, gb_allre
         printf("# Out of bounds values : %lld %s\n", errors, errors ? "ERROR" : "OK");
         fflush(stdout);
     }
+    if (c->buffers_hook) (void)c->buffers_hook(sbuf, rbuf, maxcount * ts, 0, user);
     cudaFree(sbuf);
     cudaFree(rbuf);
     cudaFree(scratch);

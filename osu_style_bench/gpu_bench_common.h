@@ -49,6 +49,9 @@ typedef struct {
     size_t roof_bytes;            /* -r: buffer of the copy roofline */
     size_t ipc_bytes;             /* -s (gpu_floors): largest IPC copy */
     cudaStream_t stream;
+    /* Optional: called with the sweep's two buffers (bytes each) once they are allocated
+     * (attach 1) and before they are freed (attach 0), e.g. to register them. */
+    int (*buffers_hook)(void *sbuf, void *rbuf, size_t bytes, int attach, void *user);
 } gb_ctx;
 
 /* Floors measured in the same run (rank 0 alone unless said otherwise). */

@@ -29,6 +29,7 @@ struct Mapping {
   uint64_t buffer_id;
   char* base;
   bool kernels = false;  // kernels on any stream may use it (cuda_ipc_map)
+  int pins = 0;          // registrations holding it (cuda_ipc_pin): never evicted while > 0
 };
 
 // A sender's recent allocations and their handles: getting a handle costs a driver call.
@@ -120,10 +121,11 @@ void close_mapping(const Mapping& m) {
 void close_mappings(IpcState& s, size_t limit, int peer) {
   std::vector<std::list<Mapping>::iterator> doomed;
   if (peer < 0) {
-    for (auto it = s.lru.end(); it != s.lru.begin() && s.lru.size() - doomed.size() >= limit;) doomed.push_back(--it);
+    for (auto it = s.lru.end(); it != s.lru.begin() && s.lru.size() - doomed.size() >= limit;)
+      if ((--it)->pins == 0) doomed.push_back(it);
   } else {
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
-      if (it->peer == peer) doomed.push_back(it);
+      if (it->peer == peer && it->pins == 0) doomed.push_back(it);
   }
   if (doomed.empty()) return;
   const bool kernels = std::any_of(doomed.begin(), doomed.end(), [](const auto& it) { return it->kernels; });
@@ -278,6 +280,48 @@ Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr) {
   WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true));
   *ptr = base + d.offset;
   return Status::ok;
+}
+
+// The allocation's bytes from ptr to its end, and its buffer id.
+static Status allocation_after(IpcState& s, const void* ptr, uint64_t* bytes_after, uint64_t* buffer_id) {
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                 CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  unsigned long long id = 0;
+  void* values[] = {&start, &size, &id};
+  const CUresult r = s.get_attributes(3, attrs, values, reinterpret_cast<CUdeviceptr>(ptr));
+  const auto at = reinterpret_cast<uint64_t>(ptr);
+  if (r != CUDA_SUCCESS || start == 0 || at < uint64_t(start) || at - uint64_t(start) > size) {
+    set_error_detail("not a CUDA device allocation (cuPointerGetAttributes: error " + std::to_string(int(r)) + ")");
+    return Status::invalid_arg;
+  }
+  *bytes_after = uint64_t(size) - (at - uint64_t(start));
+  if (buffer_id) *buffer_id = id;
+  return Status::ok;
+}
+
+Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buffer_id) {
+  IpcState* s = nullptr;
+  WEFT_TRY(usable_state(&s));
+  return allocation_after(*s, ptr, bytes_after, buffer_id);
+}
+
+Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after) {
+  IpcState* s = nullptr;
+  WEFT_TRY(usable_state(&s));
+  char* base = nullptr;
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true));
+  WEFT_TRY(allocation_after(*s, base + d.offset, bytes_after, nullptr));
+  ++s->index[std::make_pair(peer, d.buffer_id)]->pins;
+  *ptr = base + d.offset;
+  return Status::ok;
+}
+
+void cuda_ipc_unpin(int peer, uint64_t buffer_id) {
+  IpcState& s = state();
+  if (auto it = s.index.find(std::make_pair(peer, buffer_id)); it != s.index.end() && it->second->pins > 0)
+    --it->second->pins;
 }
 
 Status cuda_ipc_mark(void** token) {

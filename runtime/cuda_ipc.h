@@ -44,6 +44,14 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
 // the buffer in this process, valid until the cache evicts the mapping. Evicting a mapping
 // that kernels used first waits for the device to finish its queued work.
 Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr);
+// The same mapping, pinned for a registration (coll/gpu): never evicted until unpinned as often
+// as pinned. *bytes_after: the mapped allocation's bytes from *ptr to its end, which bounds
+// what the owner may declare. cuda_ipc_unpin of a mapping not pinned does nothing.
+Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after);
+void cuda_ipc_unpin(int peer, uint64_t buffer_id);
+// This process's device buffer at ptr: its allocation's bytes from ptr on, and its buffer id
+// (a new one for every allocation, so a buffer freed and allocated again is told apart).
+Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buffer_id);
 // Marks the copies started so far: *token names them until cuda_ipc_copy_test reports them
 // done (and recycles the token). One mark may cover many copies.
 Status cuda_ipc_mark(void** token);

@@ -25,6 +25,18 @@ Status cuda_ipc_map(int, const IpcDescriptor&, void**) {
   return Status::not_supported;
 }
 
+Status cuda_ipc_pin(int, const IpcDescriptor&, void**, uint64_t*) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
+void cuda_ipc_unpin(int, uint64_t) {}
+
+Status cuda_ipc_own_range(const void*, uint64_t*, uint64_t*) {
+  set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
+  return Status::not_supported;
+}
+
 Status cuda_ipc_mark(void**) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;

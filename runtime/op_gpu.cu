@@ -63,6 +63,32 @@ __global__ void reduce_kernel(const T* __restrict__ in, T* __restrict__ inout, s
   for (size_t i = done + first; i < count; i += stride) inout[i] = narrow<T>(Op::apply(widen(in[i]), widen(inout[i])));
 }
 
+// The fold of pack p (or element i) over n inputs in rank order, accumulated in the computing
+// type (float for half and bfloat16) and rounded once.
+template <class T, class Op>
+__device__ inline void fold_pack(const void* const* in, int n, size_t p, Pack<T>* out) {
+  using C = typename Compute<T>::type;
+  constexpr size_t kPer = 16 / sizeof(T);
+  C acc[kPer];
+  const Pack<T> first = static_cast<const Pack<T>*>(in[0])[p];
+#pragma unroll
+  for (size_t j = 0; j < kPer; ++j) acc[j] = widen(first.v[j]);
+  for (int k = 1; k < n; ++k) {
+    const Pack<T> x = static_cast<const Pack<T>*>(in[k])[p];
+#pragma unroll
+    for (size_t j = 0; j < kPer; ++j) acc[j] = Op::apply(acc[j], widen(x.v[j]));
+  }
+#pragma unroll
+  for (size_t j = 0; j < kPer; ++j) out->v[j] = narrow<T>(acc[j]);
+}
+
+template <class T, class Op>
+__device__ inline T fold_one(const void* const* in, int n, size_t i) {
+  typename Compute<T>::type acc = widen(static_cast<const T*>(in[0])[i]);
+  for (int k = 1; k < n; ++k) acc = Op::apply(acc, widen(static_cast<const T*>(in[k])[i]));
+  return narrow<T>(acc);
+}
+
 // Each thread folds every input's 16-byte pack (or element) in rank order and stores it into
 // every output (usually one).
 template <class T, class Op>
@@ -73,19 +99,14 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t
   if (packed) {
     const size_t packs = count / kPer;
     for (size_t p = first; p < packs; p += stride) {
-      Pack<T> acc = static_cast<const Pack<T>*>(ins.in[0])[p];
-      for (int k = 1; k < ins.count; ++k) {
-        const Pack<T> x = static_cast<const Pack<T>*>(ins.in[k])[p];
-#pragma unroll
-        for (size_t j = 0; j < kPer; ++j) acc.v[j] = narrow<T>(Op::apply(widen(acc.v[j]), widen(x.v[j])));
-      }
-      for (int o = 0; o < outs.count; ++o) static_cast<Pack<T>*>(outs.out[o])[p] = acc;
+      Pack<T> out;
+      fold_pack<T, Op>(ins.in, ins.count, p, &out);
+      for (int o = 0; o < outs.count; ++o) static_cast<Pack<T>*>(outs.out[o])[p] = out;
     }
     done = packs * kPer;
   }
   for (size_t i = done + first; i < count; i += stride) {
-    T acc = static_cast<const T*>(ins.in[0])[i];
-    for (int k = 1; k < ins.count; ++k) acc = narrow<T>(Op::apply(widen(acc), widen(static_cast<const T*>(ins.in[k])[i])));
+    const T acc = fold_one<T, Op>(ins.in, ins.count, i);
     for (int o = 0; o < outs.count; ++o) static_cast<T*>(outs.out[o])[i] = acc;
   }
 }
@@ -121,10 +142,133 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
   for (size_t i = size_t(t); i < count; i += blockDim.x) {
     // Plain loads: this kernel has not touched the peers' inputs before the barrier, so no
     // stale line of them sits in L1.
-    T acc = static_cast<const T*>(ins.in[0])[i];
-    for (int k = 1; k < ins.count; ++k) acc = narrow<T>(Op::apply(widen(acc), widen(static_cast<const T*>(ins.in[k])[i])));
-    out[i] = acc;
+    out[i] = fold_one<T, Op>(ins.in, ins.count, i);
   }
+}
+
+// The fused allreduce piece (FusedPiece in op_gpu.h). kFusedThreads threads a block; every
+// block of the grid spins on the peers' flags, so the grid is kept small enough to be resident
+// at once beside the peers' grids (fused_blocks).
+constexpr int kFusedThreads = 512;
+
+// Every block arrives (after its writes are fenced); the last to arrive resets the counter and
+// publishes this rank's epoch; then every block waits until every rank, this one included, has
+// reached it.
+__device__ void fused_meet(const FusedPiece& a, unsigned long long epoch) {
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0 && atomicAdd(a.arrive, 1u) == gridDim.x - 1) {
+    atomicExch(a.arrive, 0u);
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]) = epoch;
+  }
+  if (int(threadIdx.x) < a.ranks) {
+    const volatile unsigned long long* f = a.flag[threadIdx.x];
+    const volatile unsigned int* stop = a.stop;
+    for (unsigned int rounds = 1; *f < epoch; ++rounds) {
+      __nanosleep(32);
+      if ((rounds & 127) == 0 && stop && *stop) break;
+    }
+  }
+  __syncthreads();
+  __threadfence_system();
+}
+
+// A peer's published place of `bytes` bytes, resolved through this rank's view of its
+// registrations; null when out of bounds.
+__device__ const char* fused_resolve(const FusedPiece& a, int q, int32_t reg, uint64_t off, uint64_t bytes) {
+  if (reg < 0) return a.slot[q];
+  if (reg >= kFusedMaxRegistrations || !a.table) return nullptr;
+  const FusedRegistration r = a.table[size_t(q) * kFusedMaxRegistrations + size_t(reg)];
+  if (!r.base || off > r.bytes || bytes > r.bytes - off) return nullptr;
+  return r.base + off;
+}
+
+// The grid copies `bytes` bytes, 16 at a time where both ends allow it. Loads bypass L1
+// (__ldcg): the source may have been written by peers during this kernel.
+__device__ void fused_copy(void* dst, const void* src, size_t bytes, size_t first, size_t stride) {
+  size_t done = 0;
+  if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) % 16) == 0) {
+    const size_t packs = bytes / 16;
+    for (size_t p = first; p < packs; p += stride)
+      static_cast<uint4*>(dst)[p] = __ldcg(static_cast<const uint4*>(src) + p);
+    done = packs * 16;
+  }
+  for (size_t i = done + first; i < bytes; i += stride)
+    static_cast<char*>(dst)[i] = __ldcg(static_cast<const char*>(src) + i);
+}
+
+template <class T, class Op>
+__global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(FusedPiece a) {
+  constexpr size_t kPer = 16 / sizeof(T);
+  __shared__ const void* in[kReduceMaxInputs];
+  __shared__ void* out[kReduceMaxInputs];
+  __shared__ unsigned long long epoch;
+  const int t = int(threadIdx.x);
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  const size_t bytes = a.count * sizeof(T);
+  // This rank's flag before the launch: no block publishes before every block has read it.
+  if (t == 0) epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
+  T* own_slot = reinterpret_cast<T*>(a.slot[a.me]);
+  if (a.mine.in_reg < 0 && a.own_in != own_slot) fused_copy(own_slot, a.own_in, bytes, first, stride);
+  if (blockIdx.x == 0 && t == 0) {
+    volatile FusedPlace* mine = a.place[a.me];
+    mine->in_reg = a.mine.in_reg;
+    mine->out_reg = a.mine.out_reg;
+    mine->in_off = a.mine.in_off;
+    mine->out_off = a.mine.out_off;
+  }
+  __syncthreads();
+  const unsigned long long start = epoch;
+  fused_meet(a, start + 1);
+  bool bad = false, odd = false;
+  if (t < a.ranks) {
+    const volatile FusedPlace* pl = a.place[t];
+    const char* i = fused_resolve(a, t, pl->in_reg, pl->in_off, bytes);
+    const char* o = a.direct ? fused_resolve(a, t, pl->out_reg, pl->out_off, bytes) : static_cast<char*>(a.own_out);
+    bad = !i || !o;
+    odd = ((reinterpret_cast<uintptr_t>(i) | reinterpret_cast<uintptr_t>(o)) % 16) != 0;
+    in[t] = i;
+    out[t] = const_cast<char*>(o);
+  }
+  bad = __syncthreads_or(bad);
+  const bool packed = !__syncthreads_or(odd) && (reinterpret_cast<uintptr_t>(a.own_out) % 16) == 0;
+  if (bad) {
+    if (blockIdx.x == 0 && t == 0 && a.error) *reinterpret_cast<volatile unsigned int*>(a.error) = 1;
+  } else {
+    size_t lo = 0, hi = a.count;
+    if (a.direct) {  // this rank's share, in 16-byte multiples
+      const size_t share = ((a.count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
+      lo = size_t(a.me) * share < a.count ? size_t(a.me) * share : a.count;
+      hi = a.count - lo < share ? a.count : lo + share;
+    }
+    const int outs = a.direct ? a.ranks : 1;
+    void* const* dst = a.direct ? out : &a.own_out;
+    size_t done = lo;
+    if (packed) {
+      const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+      for (size_t p = first; p < packs; p += stride) {
+        Pack<T> v;
+        fold_pack<T, Op>(in, a.ranks, base + p, &v);
+        for (int o = 0; o < outs; ++o) static_cast<Pack<T>*>(dst[o])[base + p] = v;
+      }
+      done = lo + packs * kPer;
+    }
+    for (size_t i = done + first; i < hi; i += stride) {
+      const T v = fold_one<T, Op>(in, a.ranks, i);
+      for (int o = 0; o < outs; ++o) static_cast<T*>(dst[o])[i] = v;
+    }
+  }
+  fused_meet(a, start + 2);
+  if (a.direct && a.mine.out_reg < 0 && a.own_out != own_slot)  // the result came to the slot
+    fused_copy(a.own_out, own_slot, bytes, first, stride);
+}
+
+// Blocks per rank: enough for the piece, and at most 128 spinning blocks on the GPU in all.
+unsigned fused_blocks(const FusedPiece& a, size_t elem) {
+  const size_t work = (a.direct ? a.count / size_t(a.ranks) : a.count) / (16 / elem) + 1;
+  const size_t cap = std::max<size_t>(1, 128 / size_t(a.ranks));
+  return unsigned(std::min(cap, (work + kFusedThreads - 1) / kFusedThreads));
 }
 
 Status launched(const char* what) {
@@ -189,11 +333,22 @@ struct FusedOneShot {
 };
 
 template <class T>
+struct FusedAllreduce {
+  const FusedPiece* piece;
+  cudaStream_t stream;
+  template <class Op> Status go() const {
+    fused_allreduce_kernel<T, Op><<<fused_blocks(*piece, sizeof(T)), kFusedThreads, 0, stream>>>(*piece);
+    return launched("fused allreduce");
+  }
+};
+
+template <class T>
 struct Preload {
   template <class Op> Status go() const {
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, reduce_multi_kernel<T, Op>) != cudaSuccess ||
-        cudaFuncGetAttributes(&attr, fused_one_shot_kernel<T, Op>) != cudaSuccess)
+        cudaFuncGetAttributes(&attr, fused_one_shot_kernel<T, Op>) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, fused_allreduce_kernel<T, Op>) != cudaSuccess)
       return launched("loading the reduction kernels");
     return Status::ok;
   }
@@ -299,6 +454,15 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
     return Status::invalid_arg;
   }
   return by_type<FusedOneShot>(type, op, own, &inputs, &flags, out, count, static_cast<cudaStream_t>(stream));
+}
+
+Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream) {
+  if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
+  if (piece.ranks < 1 || piece.ranks > kReduceMaxInputs || piece.me < 0 || piece.me >= piece.ranks || !piece.arrive) {
+    set_error_detail("fused allreduce piece of " + std::to_string(piece.ranks) + " ranks");
+    return Status::invalid_arg;
+  }
+  return by_type<FusedAllreduce>(type, op, &piece, static_cast<cudaStream_t>(stream));
 }
 
 Status reduce_device_preload() {

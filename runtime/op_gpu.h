@@ -4,6 +4,7 @@
 // integers, half, bfloat16, float and double where MPI defines the op on the type.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "op.h"
 
@@ -19,8 +20,9 @@ Status reduce_device(ReduceOp op, BasicType type, const void* in, void* inout, s
 
 // Several inputs at once (the GPU collectives: every rank's slot of a piece):
 // out[i] = in[0][i] op in[1][i] op ... op in[n-1][i], folded left to right (rank order), so
-// every rank that reduces the same inputs gets bitwise the same result; half and bfloat16 are
-// rounded after each step, as the pairwise host loop does. `out` may be one of the inputs
+// every rank that reduces the same inputs gets bitwise the same result. half and bfloat16
+// accumulate in float and are rounded once, at the store (as NCCL does); the pairwise
+// reduce_device and the host loop round after each step. `out` may be one of the inputs
 // (each element is read before it is written). Same statuses as reduce_device.
 constexpr int kReduceMaxInputs = 32;
 struct DeviceInputs {
@@ -58,5 +60,40 @@ Status reduce_device_preload();
 
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
                                    const DeviceFlags& flags, void* out, size_t count, void* stream);
+
+// One piece of an allreduce in one launch of a multi-block kernel that meets its peers twice
+// on the device (coll/gpu's fused one-shot and fused direct). Each rank's input and output of
+// the piece lie either in a registered buffer, which peers find through `table`, or in the
+// rank's workspace slot of the piece; a rank publishes where (FusedPlace) in its own memory
+// before the first meeting. Then, one-shot: every rank folds every input into its own output;
+// direct: rank r folds share r of every input into share r of every output. A second meeting
+// ends the piece (no peer reads or writes this rank's buffers any more); a rank whose result
+// went to its slot copies it out. A peer's place is checked against this rank's view of the
+// peer's registrations; one out of bounds moves no data and sets *error.
+struct FusedPlace {
+  int32_t in_reg = -1, out_reg = -1;  // registration id, or -1: the rank's slot
+  uint64_t in_off = 0, out_off = 0;   // bytes into the registration
+};
+struct FusedRegistration {
+  const char* base = nullptr;  // mapped here
+  uint64_t bytes = 0;          // 0: no registration
+};
+constexpr int kFusedMaxRegistrations = 64;
+struct FusedPiece {
+  const void* own_in = nullptr;  // this rank's input and result of the piece (its own pointers)
+  void* own_out = nullptr;
+  FusedPlace mine;  // stored at place[me] before the first meeting
+  char* slot[kReduceMaxInputs] = {};                 // every rank's slot of the piece, mapped here
+  unsigned long long* flag[kReduceMaxInputs] = {};   // every rank's epoch word (two epochs a launch)
+  FusedPlace* place[kReduceMaxInputs] = {};          // every rank's published place
+  unsigned int* arrive = nullptr;  // this rank's block counter: zero between launches
+  const FusedRegistration* table = nullptr;  // [rank * kFusedMaxRegistrations + id], device memory
+  const unsigned int* stop = nullptr;        // non-zero once the host gives up: waits end
+  unsigned int* error = nullptr;             // host memory mapped for the device
+  int me = 0, ranks = 0;
+  size_t count = 0;
+  bool direct = false;
+};
+Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream);
 
 }  // namespace weft

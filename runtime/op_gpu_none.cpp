@@ -26,6 +26,11 @@ Status reduce_device_fused_one_shot(ReduceOp, BasicType, const void*, const Devi
   return Status::not_supported;
 }
 
+Status reduce_device_fused_allreduce(ReduceOp, BasicType, const FusedPiece&, void*) {
+  set_error_detail("GPU reductions need a build with CUDA");
+  return Status::not_supported;
+}
+
 Status reduce_device_preload() { return Status::ok; }
 
 }  // namespace weft

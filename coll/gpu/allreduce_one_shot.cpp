@@ -3,7 +3,8 @@
 // same bits) straight into its result. One barrier per piece; the slots alternate by piece
 // parity, so a piece's copy never overwrites a slot a slow peer still reads. Each rank reads
 // p pieces per piece: for small messages, where the launch and barrier latency dominate.
-// Pieces up to kFusedMaxBytes do all three steps in one single-block kernel (one launch).
+// Pieces up to kFusedMaxBytes do all three steps in one single-block kernel (one launch);
+// larger calls, with WEFT_GPU_FUSED, run as multi-block fused pieces (allreduce_fused.cpp).
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
@@ -14,6 +15,7 @@ namespace weft::coll::gpu {
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s) {
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
+  if (ws.settings.fused && count * elem > kFusedMaxBytes) return enqueue_fused(ws, send, recv, count, type, op, s, false);
   const char* src = static_cast<const char*>(send);
   char* dst = static_cast<char*>(recv);
   for (size_t off = 0; off < count; off += per) {

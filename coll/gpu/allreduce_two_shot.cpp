@@ -6,6 +6,8 @@
 // times: for large messages. Shares are 16-byte multiples, so the kernel's vector loads apply.
 // Two barriers per piece keep the slot rule (workspace.h): a rank writes piece n + 2's slot
 // after piece n + 1's barriers, which every peer entered after its reads of piece n.
+// With WEFT_GPU_FUSED the allreduce runs as fused direct pieces instead (allreduce_fused.cpp):
+// one launch per piece, registered buffers read and written in place.
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
@@ -15,6 +17,7 @@ namespace weft::coll::gpu {
 
 Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s, int root) {
+  if (root < 0 && ws.settings.fused) return enqueue_fused(ws, send, recv, count, type, op, s, true);
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
   const char* src = static_cast<const char*>(send);
   char* dst = static_cast<char*>(recv);

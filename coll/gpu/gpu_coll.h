@@ -47,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 
 #include "coll/algorithm.h"
@@ -98,6 +99,7 @@ struct Settings {
   size_t two_shot_min = size_t(256) << 10;   // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN
   size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
+  bool fused = false;                        // WEFT_GPU_FUSED
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.
@@ -129,6 +131,27 @@ bool kernels_allowed(const GpuWorkspace& ws);
 const Settings& settings_of(const GpuWorkspace& ws);
 // The workspace's internal stream (a cudaStream_t).
 void* internal_stream(const GpuWorkspace& ws);
+
+// Buffer registration (MPIX_Comm_register_buffer; registered.cpp). Collective over ctx.comm:
+// every rank registers its own buffer of `bytes` bytes (device memory; the sizes may differ),
+// the ranks exchange CUDA IPC handles once and each maps every peer's buffer, pinned, so that
+// GPU collectives on the communicator whose buffers lie inside registrations (gpu_one_shot and
+// gpu_two_shot with WEFT_GPU_FUSED, blocking or enqueued) read and write them in place, with no
+// host exchange per call. Every rank gets a registration or none (agreed; *token 0 then, and
+// the status says why). Bounded: kMaxRegistrations live per communicator.
+constexpr int kMaxRegistrations = 64;
+Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token);
+// Local: waits for this process's device work, then unpins the peers' mappings. A token not of
+// c's live registrations is Status::invalid_arg.
+Status deregister_buffer(const Comm& c, uint64_t token);
+// Registers each distinct buffer of bufs (bytes each; null ones skipped alike on every rank)
+// for a call that runs many times (a persistent collective's init): collective. The result
+// keeps them registered; dropping it deregisters them here. Null when none could be made (the
+// call then runs through the workspace; logged at INFO by register_buffer).
+std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
+                                              size_t bytes);
+// Live registrations of c on this rank (0 without a workspace).
+int registrations(const Comm& c);
 
 // Whether the kernels reduce (op, type).
 bool supports(ReduceOp op, BasicType type);

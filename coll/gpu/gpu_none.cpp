@@ -40,6 +40,18 @@ Status no_cuda() {
 }
 }  // namespace
 
+Status register_buffer(const CollContext&, const void*, size_t, uint64_t* token) {
+  *token = 0;
+  return no_cuda();
+}
+Status deregister_buffer(const Comm&, uint64_t) {
+  set_error_detail("not a buffer registration of this communicator (weft was built without CUDA)");
+  return Status::invalid_arg;
+}
+int registrations(const Comm&) { return 0; }
+std::shared_ptr<const void> register_for_call(const CollContext&, std::initializer_list<const void*>, size_t) {
+  return nullptr;
+}
 Status allreduce_enqueue(GpuWorkspace&, AllreduceAlgo, const void*, void*, size_t, BasicType, ReduceOp, void*) {
   return no_cuda();
 }

@@ -99,6 +99,24 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
   void* stop_device = nullptr;
   WEFT_CUDA_TRY(cudaHostGetDevicePointer(&stop_device, stop, 0));
   ws.stop_device = static_cast<const unsigned int*>(stop_device);
+  // The fused kernels' error word (host memory too, read without a CUDA call) and the
+  // registration table, made now: stream capture forbids allocations later.
+  void* error = nullptr;
+  WEFT_CUDA_TRY(cudaHostAlloc(&error, sizeof(unsigned int), cudaHostAllocMapped));
+  ws.error_host = static_cast<unsigned int*>(error);
+  *ws.error_host = 0;
+  void* error_device = nullptr;
+  WEFT_CUDA_TRY(cudaHostGetDevicePointer(&error_device, error, 0));
+  ws.error_device = static_cast<unsigned int*>(error_device);
+  const size_t entries = size_t(ws.size) * kMaxRegistrations;
+  void* table = nullptr;
+  WEFT_CUDA_TRY(cudaMalloc(&table, entries * sizeof(FusedRegistration)));
+  WEFT_CUDA_TRY(cudaMemset(table, 0, entries * sizeof(FusedRegistration)));
+  ws.regs.device = static_cast<FusedRegistration*>(table);
+  ws.regs.own.assign(kMaxRegistrations, OwnRegistration{});
+  ws.regs.table.assign(entries, FusedRegistration{});
+  ws.regs.peer_buffer.assign(entries, 0);
+  WEFT_CUDA_TRY(cudaStreamCreateWithFlags(&ws.aux, cudaStreamNonBlocking));
   // A blocking stream (not cudaStreamNonBlocking): ordered after what the program issued on
   // the legacy default stream, such as a cudaMemset or a pageable cudaMemcpy whose DMA may
   // still run when it returns; a non-blocking stream read such inputs before they landed.
@@ -298,6 +316,11 @@ void GpuWorkspace::stop(Status why_status, const std::string& why) {
 }
 
 Status GpuWorkspace::check_running() const {
+  if (error_host && __atomic_load_n(error_host, __ATOMIC_ACQUIRE)) [[unlikely]] {
+    set_error_detail("a fused GPU allreduce on this communicator found a rank's buffer outside its registrations "
+                     "and moved no data; the communicator's GPU collectives are unusable");
+    return Status::invalid_arg;
+  }
   if (stop_status == Status::ok) [[likely]] return Status::ok;
   set_error_detail("the GPU collectives of this communicator were stopped: " + stop_reason);
   return stop_status;
@@ -330,6 +353,13 @@ void GpuWorkspace::release(bool after_barrier) {
   if (done) (void)cudaEventDestroy(done);
   if (stream) (void)cudaStreamDestroy(stream);
   if (stop_host) (void)cudaFreeHost(stop_host);
+  if (error_host) (void)cudaFreeHost(error_host);
+  if (aux) (void)cudaStreamDestroy(aux);
+  if (regs.device) (void)cudaFree(regs.device);
+  release_registrations(*this);
+  error_host = error_device = nullptr;
+  aux = nullptr;
+  regs.device = nullptr;
   (void)cudaGetLastError();
   stop_host = nullptr;
   stop_device = nullptr;

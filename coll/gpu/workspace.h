@@ -17,6 +17,11 @@
 //                    uint32_t(seq); polled by q (== seq). A slot per sequence number, as
 //                    receives may complete out of send order (tags); q reuses a slot only after
 //                    its wait for the slot's previous message is enqueued on its stream.
+// The fused allreduce kernels' words (reduce_device_fused_allreduce, runtime/op_gpu.h):
+//   bytes 2816..2819 this rank's block counter (its own kernels' blocks only; zero between
+//                    launches);
+//   bytes 2880..2911 this rank's FusedPlace for its current piece: written before the piece's
+//                    first meeting, read by peers between its two meetings.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -28,6 +33,7 @@
 
 #include "coll/schedule.h"
 #include "gpu_coll.h"
+#include "runtime/op_gpu.h"
 
 namespace weft::coll::gpu {
 
@@ -36,6 +42,28 @@ constexpr size_t kReleasedAt = 256;
 constexpr size_t kP2pReadyAt = 512;
 constexpr size_t kP2pDoneAt = 768;
 static_assert(kP2pDoneAt + size_t(kMaxRanks) * kP2pSlots * 4 <= kFlagsBytes);
+constexpr size_t kFusedArriveAt = 2816;
+constexpr size_t kFusedPlaceAt = 2880;
+static_assert(kP2pDoneAt + size_t(kMaxRanks) * kP2pSlots * 4 <= kFusedArriveAt);
+static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kFlagsBytes && kFusedPlaceAt % 16 == 0);
+
+// This rank's registrations and its view of every peer's (registered.cpp). Every rank's id for
+// one registration is the same (agreed when it is made); the table in device memory is what
+// the fused kernels read.
+struct OwnRegistration {
+  const char* at = nullptr;
+  uint64_t bytes = 0;  // 0: free
+  uint64_t buffer_id = 0, serial = 0;
+};
+struct Registrations {
+  std::vector<OwnRegistration> own;        // [id]
+  std::vector<FusedRegistration> table;    // [q * kMaxRegistrations + id]: rank q's, mapped here
+  std::vector<uint64_t> peer_buffer;       // [q * kMaxRegistrations + id]: its buffer id (unpin)
+  std::vector<int> world;                  // [q]: rank q's world rank
+  FusedRegistration* device = nullptr;     // the table in device memory
+  uint64_t serial = 0;
+  int live = 0;
+};
 
 class GpuWorkspace {
  public:
@@ -50,6 +78,8 @@ class GpuWorkspace {
   unsigned long long* p2p_ready(int from, int to) const {
     return reinterpret_cast<unsigned long long*>(base[size_t(from)] + kP2pReadyAt) + to;
   }
+  FusedPlace* place(int q) const { return reinterpret_cast<FusedPlace*>(base[size_t(q)] + kFusedPlaceAt); }
+  unsigned int* arrive() const { return reinterpret_cast<unsigned int*>(own + kFusedArriveAt); }
   unsigned int* p2p_done(int to, int from, uint64_t seq) const {
     return reinterpret_cast<unsigned int*>(base[size_t(to)] + kP2pDoneAt) + size_t(from) * kP2pSlots +
            seq % kP2pSlots;
@@ -74,10 +104,19 @@ class GpuWorkspace {
   const unsigned int* stop_device = nullptr;
   Status stop_status = Status::ok;
   std::string stop_reason;
+  // Set by a fused kernel (host memory mapped for the device) when a peer published a place
+  // outside its registrations: the piece moved no data, and later calls fail.
+  unsigned int* error_host = nullptr;
+  unsigned int* error_device = nullptr;
+  cudaStream_t aux = nullptr;  // non-blocking: registration table uploads
+  Registrations regs;
   void stop(Status why_status, const std::string& why);
   // Status::ok, or the stop's status with its reason as the error detail.
   Status check_running() const;
 };
+
+// Unpins every peer mapping ws's registrations hold (its release).
+void release_registrations(GpuWorkspace& ws);
 
 // The shared workspace of c (null when none or unusable).
 std::shared_ptr<GpuWorkspace> shared_workspace(const Comm& c);
@@ -178,6 +217,15 @@ Status enqueue_ring_reduce_scatter(GpuWorkspace& ws, uint64_t piece, const Share
 // back; reduce_scatter's equal shares (the block form).
 bool uniform_allgather(const CollArgs& a, const CollContext& c);
 bool block_reduce_scatter(const CollArgs& a, const Comm& c);
+
+// The allreduce as fused pieces (reduce_device_fused_allreduce): one launch per slot-sized
+// piece, places from this rank's registrations (send and recv looked up; in place, the
+// one-shot reads its input from the slot, as its own result overwrites it while peers read).
+Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
+                     cudaStream_t s, bool direct);
+// Where the peers find [ptr, ptr + bytes) of this rank: the id of a live registration holding
+// it whole whose allocation is still the one registered (buffer id), *offset into it; else -1.
+int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes, uint64_t* offset);
 
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s);

@@ -658,6 +658,17 @@ WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (WEFT_BCAST_PARAMS))
 WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (WEFT_ALLGATHER_PARAMS))
 WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK_PARAMS))
 
+/* Extension (weft's, MPIX style; the counterpart of NCCL's user buffer registration): registers
+ * this rank's device buffer [buf, buf + size) with comm's GPU collectives.  Collective over
+ * comm (every rank registers a buffer of its own; sizes may differ); every rank gets a handle or
+ * every rank an error.  Allreduce calls (blocking, non-blocking, persistent and *_enqueue)
+ * whose buffers lie inside registrations then read and write them in place on every peer, with
+ * no host exchange per call.  At most 64 live registrations per communicator.  Deregistering is
+ * local: it waits for this process's device work and drops the handle. */
+WEFT_MPIX_FUNCTION(int, Comm_register_buffer, (MPI_Comm comm, const void *buf, MPI_Aint size,
+                                               void **handle))
+WEFT_MPIX_FUNCTION(int, Comm_deregister_buffer, (MPI_Comm comm, void *handle))
+
 /* The MPI-4 large-count (_c) forms, listed apart; they use the shared pieces above. */
 #include "mpi_functions_large.h"
 

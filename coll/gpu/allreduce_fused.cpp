@@ -1,0 +1,49 @@
+// The fused allreduce (WEFT_GPU_FUSED; gpu_one_shot above kFusedMaxBytes, gpu_two_shot): each
+// slot-sized piece is one launch of a multi-block kernel that meets the peers twice on the
+// device (runtime/op_gpu.h, reduce_device_fused_allreduce). One-shot: every rank folds every
+// input into its own result; direct: rank r folds share r of every input into share r of
+// every output, each input byte read once and each output byte written once. Inputs and outputs
+// inside registrations are read and written in place; the others go through the rank's slot.
+// Each piece ends with a meeting, so the slot rule (workspace.h) holds whatever the parities.
+#include <algorithm>
+
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
+                     cudaStream_t s, bool direct) {
+  const size_t elem = basic_type_size(type), per = piece_elements(ws, elem), bytes = count * elem;
+  uint64_t in_off = 0, out_off = 0;
+  // The one-shot writes its result while peers read its input: in place, the input goes to the slot.
+  const int32_t in_reg = direct || send != recv ? find_registration(ws, send, bytes, &in_off) : -1;
+  const int32_t out_reg = direct ? find_registration(ws, recv, bytes, &out_off) : -1;
+  FusedPiece fp;
+  fp.mine.in_reg = in_reg;
+  fp.mine.out_reg = out_reg;
+  for (int q = 0; q < ws.size; ++q) {
+    fp.flag[q] = ws.flag(q);
+    fp.place[q] = ws.place(q);
+  }
+  fp.arrive = ws.arrive();
+  fp.table = ws.regs.device;
+  fp.stop = ws.stop_device;
+  fp.error = ws.error_device;
+  fp.me = ws.rank;
+  fp.ranks = ws.size;
+  fp.direct = direct;
+  for (size_t off = 0; off < count; off += per) {
+    WEFT_TRY(ws.check_running());
+    const uint64_t piece = ws.pieces++;
+    fp.count = std::min(per, count - off);
+    fp.own_in = static_cast<const char*>(send) + off * elem;
+    fp.own_out = static_cast<char*>(recv) + off * elem;
+    fp.mine.in_off = in_off + off * elem;
+    fp.mine.out_off = out_off + off * elem;
+    for (int q = 0; q < ws.size; ++q) fp.slot[q] = ws.slot(q, piece);
+    WEFT_TRY(reduce_device_fused_allreduce(op, type, fp, s));
+  }
+  return Status::ok;
+}
+
+}  // namespace weft::coll::gpu

@@ -1,0 +1,230 @@
+// Buffer registration for the GPU collectives (register_buffer in gpu_coll.h).
+//
+// Making one is collective: each rank describes its buffer (CUDA IPC handle, offset, buffer
+// id, bytes checked against its allocation) and its free ids; one host allreduce (bitwise or
+// over a table with one row per rank) exchanges the rows; the id is the lowest free on every
+// rank, so ranks that dropped registrations at different times still agree. Each rank maps
+// every peer's buffer, pinned in the IPC cache, and checks the declared bytes against the
+// mapped allocation (the owner decides what peers may touch, and cannot declare more than it
+// has); a second allreduce agrees that every rank succeeded. Dropping one is local.
+#include <algorithm>
+#include <cstring>
+
+#include "coll/comm_state.h"
+#include "runtime/cuda_ipc.h"
+#include "runtime/log.h"
+#include "workspace.h"
+
+namespace weft::coll::gpu {
+
+static_assert(kMaxRegistrations == kFusedMaxRegistrations && kMaxRegistrations <= 64);
+
+namespace {
+
+// One rank's row of the exchange (u64 words, combined with bitwise or).
+struct Row {
+  uint64_t ok = 0;
+  uint64_t used = 0;  // bit k: id k is live on this rank
+  uint64_t bytes = 0;
+  IpcDescriptor desc{};
+};
+static_assert(sizeof(Row) % 8 == 0);
+
+Status upload_table(GpuWorkspace& ws) {
+  WEFT_CUDA_TRY(cudaMemcpyAsync(ws.regs.device, ws.regs.table.data(), ws.regs.table.size() * sizeof(FusedRegistration),
+                                cudaMemcpyHostToDevice, ws.aux));
+  WEFT_CUDA_TRY(cudaStreamSynchronize(ws.aux));
+  return Status::ok;
+}
+
+uint64_t used_mask(const Registrations& r) {
+  uint64_t m = 0;
+  for (size_t k = 0; k < r.own.size(); ++k)
+    if (r.own[k].bytes) m |= uint64_t(1) << k;
+  return m;
+}
+
+// This rank's part: its buffer described, or *why.
+void describe(const void* buf, size_t bytes, Row* row, OwnRegistration* own, std::string* why) {
+  uint64_t after = 0;
+  if (bytes == 0) {
+    *why = "a registration of 0 bytes";
+  } else if (cuda_ipc_own_range(buf, &after, &own->buffer_id) != Status::ok) {
+    *why = "the buffer is not CUDA device memory (" + error_detail() + ")";
+  } else if (bytes > after) {
+    *why = std::to_string(bytes) + " bytes run past the end of the buffer's allocation (" + std::to_string(after) +
+           " bytes from it)";
+  } else if (cuda_ipc_describe(buf, &row->desc) != Status::ok) {
+    *why = "the buffer has no CUDA IPC handle (" + error_detail() + ")";
+  } else {
+    row->ok = 1;
+    row->bytes = bytes;
+    own->at = static_cast<const char*>(buf);
+    own->bytes = bytes;
+  }
+}
+
+}  // namespace
+
+Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token) {
+  *token = 0;
+  const Comm& c = ctx.comm;
+  std::string why;
+  GpuWorkspace* ws = workspace(ctx, &why);  // collective on the first use
+  if (!ws) {
+    set_error_detail("buffer registration needs the GPU collectives of " + c.label() + ": " + why);
+    return Status::not_supported;
+  }
+  const auto p = size_t(c.size);
+  std::vector<Row> rows(p);
+  Row& mine = rows[size_t(c.rank)];
+  OwnRegistration own;
+  describe(buf, bytes, &mine, &own, &why);
+  mine.used = used_mask(ws->regs);
+  const Reduction bor{ReduceOp::bor, BasicType::u64, sizeof(uint64_t)};
+  WEFT_TRY(coll::allreduce(ctx, rows.data(), rows.data(), rows.size() * sizeof(Row) / 8, bor));
+  uint64_t used = 0;
+  for (const Row& r : rows) used |= r.used;
+  int id = -1;
+  for (int k = 0; k < kMaxRegistrations && id < 0; ++k)
+    if (!(used >> k & 1)) id = k;
+  // Map every peer's buffer (pinned), checking what it declared against what it has.
+  std::vector<int> pinned;
+  std::vector<void*> mapped(p, nullptr);
+  if (why.empty() && id < 0) why = "all " + std::to_string(kMaxRegistrations) + " registrations are live";
+  for (size_t q = 0; q < p && why.empty(); ++q) {
+    if (q == size_t(c.rank)) continue;
+    const Row& r = rows[q];
+    uint64_t after = 0;
+    if (!r.ok) {
+      why = "rank " + std::to_string(q) + " could not describe its buffer";
+    } else if (cuda_ipc_pin(c.world_ranks[q], r.desc, &mapped[q], &after) != Status::ok) {
+      why = "mapping rank " + std::to_string(q) + "'s buffer failed (" + error_detail() + ")";
+    } else {
+      pinned.push_back(int(q));
+      if (r.bytes > after)
+        why = "rank " + std::to_string(q) + " declared " + std::to_string(r.bytes) + " bytes, past its allocation's end";
+    }
+  }
+  std::vector<int64_t> failed(p, 0);
+  failed[size_t(c.rank)] = why.empty() ? 0 : 1;
+  const Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
+  Status s = coll::allreduce(ctx, failed.data(), failed.data(), failed.size(), sum);
+  const auto first = std::find(failed.begin(), failed.end(), int64_t(1));
+  if (s != Status::ok || first != failed.end()) {
+    for (int q : pinned) cuda_ipc_unpin(c.world_ranks[size_t(q)], rows[size_t(q)].desc.buffer_id);
+    if (why.empty()) why = "rank " + std::to_string(first - failed.begin()) + " could not register its buffer";
+    WEFT_INFO(Subsys::gpu, "buffer registration on %s failed: %s", c.label().c_str(), why.c_str());
+    set_error_detail("buffer registration on " + c.label() + " failed: " + why);
+    return s != Status::ok ? s : Status::invalid_arg;
+  }
+  Registrations& regs = ws->regs;
+  regs.world = c.world_ranks;  // the IPC cache keys mappings by world rank
+  own.serial = ++regs.serial;
+  regs.own[size_t(id)] = own;
+  for (size_t q = 0; q < p; ++q) {
+    const size_t at = q * kMaxRegistrations + size_t(id);
+    regs.table[at] = {q == size_t(c.rank) ? own.at : static_cast<const char*>(mapped[q]), rows[q].bytes};
+    regs.peer_buffer[at] = rows[q].desc.buffer_id;
+  }
+  ++regs.live;
+  WEFT_TRY(upload_table(*ws));
+  *token = own.serial << 8 | uint64_t(id + 1);
+  WEFT_INFO(Subsys::gpu, "buffer registration %d on %s: %zu bytes here, peers' mapped", id, c.label().c_str(), bytes);
+  return Status::ok;
+}
+
+namespace {
+
+// Drops registration id here: its entries (this rank's and its view of the peers') and pins.
+void drop(GpuWorkspace& ws, size_t id) {
+  Registrations& regs = ws.regs;
+  for (int q = 0; q < ws.size; ++q) {
+    const size_t at = size_t(q) * kMaxRegistrations + id;
+    if (q != ws.rank && regs.table[at].bytes) cuda_ipc_unpin(regs.world[size_t(q)], regs.peer_buffer[at]);
+    regs.table[at] = {};
+    regs.peer_buffer[at] = 0;
+  }
+  regs.own[id] = {};
+  --regs.live;
+}
+
+}  // namespace
+
+Status deregister_buffer(const Comm& c, uint64_t token) {
+  GpuWorkspace* ws = existing_workspace(c);
+  const uint64_t id = (token & 0xff) - 1;
+  if (!ws || token == 0 || id >= uint64_t(kMaxRegistrations) || !ws->regs.own[id].bytes ||
+      ws->regs.own[id].serial != token >> 8) {
+    set_error_detail("not a live buffer registration of " + c.label());
+    return Status::invalid_arg;
+  }
+  // Kernels this process enqueued may still use the registration.
+  WEFT_CUDA_TRY(cudaDeviceSynchronize());
+  drop(*ws, id);
+  return upload_table(*ws);
+}
+
+namespace {
+
+// What register_for_call returns: its registrations, dropped with it while the workspace lives.
+struct CallRegistrations {
+  std::weak_ptr<GpuWorkspace> ws;
+  std::vector<size_t> ids;
+  ~CallRegistrations() {
+    std::shared_ptr<GpuWorkspace> w = ws.lock();
+    if (!w || w->released || ids.empty()) return;
+    (void)cudaDeviceSynchronize();  // kernels of the call's starts may still use them
+    for (size_t id : ids) drop(*w, id);
+    (void)upload_table(*w);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
+                                              size_t bytes) {
+  auto regs = std::make_shared<CallRegistrations>();
+  regs->ws = shared_workspace(ctx.comm);
+  const void* last = nullptr;
+  for (const void* b : bufs) {
+    // Null or in place (allreduce: alike on every rank): nothing more to register.
+    if (!b || b == last || bytes == 0) continue;
+    last = b;
+    uint64_t token = 0;
+    if (register_buffer(ctx, b, bytes, &token) == Status::ok) regs->ids.push_back((token & 0xff) - 1);
+  }
+  if (regs->ids.empty()) return nullptr;
+  return regs;
+}
+
+int registrations(const Comm& c) {
+  const GpuWorkspace* ws = existing_workspace(c);
+  return ws ? ws->regs.live : 0;
+}
+
+void release_registrations(GpuWorkspace& ws) {
+  for (size_t id = 0; id < ws.regs.own.size(); ++id)
+    if (ws.regs.own[id].bytes) drop(ws, id);
+}
+
+int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes, uint64_t* offset) {
+  if (ws.regs.live == 0) return -1;
+  const auto* at = static_cast<const char*>(ptr);
+  for (size_t id = 0; id < ws.regs.own.size(); ++id) {
+    const OwnRegistration& r = ws.regs.own[id];
+    if (!r.bytes || at < r.at || size_t(at - r.at) > r.bytes || bytes > r.bytes - size_t(at - r.at)) continue;
+    uint64_t after = 0, buffer_id = 0;
+    if (cuda_ipc_own_range(ptr, &after, &buffer_id) != Status::ok || buffer_id != r.buffer_id) {
+      if (log_first_time("stale-registration:" + std::to_string(r.serial)))
+        WEFT_WARN(Subsys::gpu, "buffer registration %zu holds memory that was freed and allocated again: "
+                  "calls on it go through the GPU workspace (register the new buffer)", id);
+      return -1;
+    }
+    *offset = uint64_t(at - r.at);
+    return int32_t(id);
+  }
+  return -1;
+}
+
+}  // namespace weft::coll::gpu

@@ -1,0 +1,236 @@
+/* Registered device buffers (MPIX_Comm_register_buffer) and the fused allreduce pieces.
+ *   1. Float sums at three sizes (one fused single-block call, one piece, several pieces of the
+ *      test's 1 MiB workspace), each: MPIX_Allreduce_enqueue on registered buffers out of place,
+ *      in place, at an offset inside the registration; on buffers no rank registered; mixed
+ *      (rank 0 registered, the others not); and blocking MPI_Allreduce on registered buffers.
+ *   2. A persistent MPI_Allreduce_init on device buffers (its buffers registered by the init),
+ *      started three times with new data.
+ *   3. float16 sums accumulate in float: rank 0 gives 1.0, every other rank 2^-11 + 2^-13;
+ *      rounding after every step would give a larger result from 4 ranks on.
+ *   4. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
+ *      MPI_ERR_ARG; after every handle is dropped the calls still give the right sums.
+ * Every result is copied back and checked element by element. Variants set
+ * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces) and WEFT_GPU_FUSED. Without a
+ * CUDA device every rank exits with 77 (skipped). */
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_common.h"
+
+static cudaStream_t st;
+static MPI_Comm sc;
+
+static float input_of(size_t i, int r, int salt) { return (float)((int)(i % 97) + r + salt); }
+static float sum_of(size_t i, int salt)
+{
+    float s = 0;
+    for (int r = 0; r < t_size; r++) s += input_of(i, r, salt);
+    return s;
+}
+
+static void fill(float *dev, size_t n, int salt)
+{
+    float *h = malloc(n * sizeof(float) + 1);
+    for (size_t i = 0; i < n; i++) h[i] = input_of(i, t_rank, salt);
+    CUDA_OK(cudaMemcpy(dev, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    free(h);
+}
+
+static void check(const float *dev, size_t n, int salt, const char *what)
+{
+    float *h = malloc(n * sizeof(float) + 1);
+    CUDA_OK(cudaMemcpy(h, dev, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != sum_of(i, salt)) FAIL("%s: element %zu of %zu is %g, expected %g", what, i, n, h[i], sum_of(i, salt));
+    free(h);
+}
+
+static void sync_and_check(const float *dev, size_t n, int salt, const char *what)
+{
+    CUDA_OK(cudaStreamSynchronize(st));
+    check(dev, n, salt, what);
+}
+
+static void *reg(void *buf, size_t bytes)
+{
+    void *h = NULL;
+    MPI_OK(MPIX_Comm_register_buffer(sc, buf, (MPI_Aint)bytes, &h));
+    CHECK(h != NULL, "MPIX_Comm_register_buffer gave a NULL handle");
+    return h;
+}
+
+static void test_sizes(void)
+{
+    const size_t sizes[] = {1000, 100000, 1000000};
+    for (int k = 0; k < 3; k++) {
+        const size_t n = sizes[k], pad = 16, bytes = (n + pad) * sizeof(float);
+        char what[128];
+        float *in, *out, *plain_in, *plain_out;
+        CUDA_OK(cudaMalloc((void **)&in, bytes));
+        CUDA_OK(cudaMalloc((void **)&out, bytes));
+        CUDA_OK(cudaMalloc((void **)&plain_in, bytes));
+        CUDA_OK(cudaMalloc((void **)&plain_out, bytes));
+        void *hin = reg(in, bytes), *hout = reg(out, bytes);
+
+        fill(in, n, 1);
+        MPI_OK(MPIX_Allreduce_enqueue(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "registered, out of place, %zu floats", n);
+        sync_and_check(out, n, 1, what);
+
+        fill(out, n, 2);
+        MPI_OK(MPIX_Allreduce_enqueue(MPI_IN_PLACE, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "registered, in place, %zu floats", n);
+        sync_and_check(out, n, 2, what);
+
+        fill(in + pad, n, 3);
+        MPI_OK(MPIX_Allreduce_enqueue(in + pad, out + pad, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "registered, at an offset, %zu floats", n);
+        sync_and_check(out + pad, n, 3, what);
+
+        fill(plain_in, n, 4);
+        MPI_OK(MPIX_Allreduce_enqueue(plain_in, plain_out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "unregistered, %zu floats", n);
+        sync_and_check(plain_out, n, 4, what);
+
+        float *mi = t_rank == 0 ? in : plain_in, *mo = t_rank == 0 ? out : plain_out;
+        fill(mi, n, 5);
+        MPI_OK(MPIX_Allreduce_enqueue(mi, mo, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "rank 0 registered, the others not, %zu floats", n);
+        sync_and_check(mo, n, 5, what);
+
+        fill(in, n, 6);
+        MPI_OK(MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "blocking MPI_Allreduce, registered, %zu floats", n);
+        check(out, n, 6, what);
+
+        MPI_OK(MPIX_Comm_deregister_buffer(sc, hin));
+        MPI_OK(MPIX_Comm_deregister_buffer(sc, hout));
+        CHECK(MPIX_Comm_deregister_buffer(sc, hin) == MPI_ERR_ARG, "a dropped handle was accepted");
+
+        fill(in, n, 7);
+        MPI_OK(MPIX_Allreduce_enqueue(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "after deregistering, %zu floats", n);
+        sync_and_check(out, n, 7, what);
+        CUDA_OK(cudaFree(in));
+        CUDA_OK(cudaFree(out));
+        CUDA_OK(cudaFree(plain_in));
+        CUDA_OK(cudaFree(plain_out));
+    }
+}
+
+static void test_persistent(void)
+{
+    const size_t n = 300000;
+    float *in, *out;
+    CUDA_OK(cudaMalloc((void **)&in, n * sizeof(float)));
+    CUDA_OK(cudaMalloc((void **)&out, n * sizeof(float)));
+    MPI_Request r;
+    MPI_OK(MPI_Allreduce_init(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+    for (int round = 0; round < 3; round++) {
+        fill(in, n, 10 + round);
+        MPI_OK(MPI_Start(&r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        char what[64];
+        snprintf(what, sizeof(what), "persistent allreduce, start %d", round);
+        check(out, n, 10 + round, what);
+    }
+    MPI_OK(MPI_Request_free(&r));
+    CUDA_OK(cudaFree(in));
+    CUDA_OK(cudaFree(out));
+}
+
+/* float16 bits of a float (normal numbers, round to nearest even), and back. */
+static uint16_t to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000;
+    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    uint32_t h = ((uint32_t)exp << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+static float from_half(uint16_t h)
+{
+    const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    uint32_t x = ((uint32_t)(h & 0x8000) << 16) | ((exp - 15 + 127) << 23) | (mant << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return exp ? f : 0.0f;
+}
+
+static void test_half_accumulation(void)
+{
+    const size_t sizes[] = {64, 100000, 1000000};
+    const uint16_t one = 0x3c00, small = 0x1100; /* 1.0 and 2^-11 + 2^-13 */
+    float acc = from_half(one);
+    for (int r = 1; r < t_size; r++) acc += from_half(small);
+    const uint16_t want = to_half(acc);
+    for (int k = 0; k < 3; k++) {
+        const size_t n = sizes[k];
+        uint16_t *h = malloc(n * sizeof(uint16_t));
+        for (size_t i = 0; i < n; i++) h[i] = t_rank == 0 ? one : small;
+        uint16_t *d;
+        CUDA_OK(cudaMalloc((void **)&d, n * sizeof(uint16_t)));
+        for (int blocking = 0; blocking < 2; blocking++) {
+            CUDA_OK(cudaMemcpy(d, h, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
+            if (blocking) {
+                MPI_OK(MPI_Allreduce(MPI_IN_PLACE, d, (int)n, MPIX_C_FLOAT16, MPI_SUM, sc));
+            } else {
+                MPI_OK(MPIX_Allreduce_enqueue(MPI_IN_PLACE, d, (int)n, MPIX_C_FLOAT16, MPI_SUM, sc));
+                CUDA_OK(cudaStreamSynchronize(st));
+            }
+            uint16_t *got = malloc(n * sizeof(uint16_t));
+            CUDA_OK(cudaMemcpy(got, d, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < n; i++)
+                if (got[i] != want)
+                    FAIL("float16 sum (%s, %zu elements): element %zu is 0x%04x, expected 0x%04x (accumulated in float)",
+                         blocking ? "blocking" : "enqueued", n, i, got[i], want);
+            free(got);
+        }
+        CUDA_OK(cudaFree(d));
+        free(h);
+    }
+}
+
+static void test_errors(void)
+{
+    MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_RETURN));
+    float host[64];
+    void *h = (void *)1;
+    const int rc = MPIX_Comm_register_buffer(sc, host, sizeof(host), &h);
+    CHECK(rc != MPI_SUCCESS, "a host buffer was registered");
+    CHECK(h == NULL, "a failed registration left a handle");
+    int bogus = 0;
+    CHECK(MPIX_Comm_deregister_buffer(sc, &bogus) == MPI_ERR_ARG, "a bogus handle was accepted");
+    CHECK(MPIX_Comm_deregister_buffer(sc, NULL) == MPI_ERR_ARG, "a NULL handle was accepted");
+    MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_ARE_FATAL));
+}
+
+int main(int argc, char **argv)
+{
+    t_gpu_init(&argc, &argv, "registered");
+    CUDA_OK(cudaStreamCreate(&st));
+    MPI_Info info;
+    MPIX_Stream ms;
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "type", "cudaStream_t"));
+    MPI_OK(MPIX_Info_set_hex(info, "value", &st, (int)sizeof(st)));
+    MPI_OK(MPIX_Stream_create(info, &ms));
+    MPI_OK(MPI_Info_free(&info));
+    MPI_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &sc));
+    test_errors();
+    test_sizes();
+    test_persistent();
+    test_half_accumulation();
+    test_errors();
+    MPI_OK(MPI_Comm_free(&sc));
+    MPI_OK(MPIX_Stream_free(&ms));
+    CUDA_OK(cudaStreamDestroy(st));
+    t_done();
+    return 0;
+}
