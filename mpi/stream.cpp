@@ -159,20 +159,24 @@ int wait_enqueue(const char* fn, int count, MPI_Request* requests, MPI_Status* s
 // Allreduce (ranks 1) and Reduce_scatter_block (ranks: the communicator's size): checks the
 // reduction of count x ranks elements, `count` of them each rank's result (`count_arg` names
 // it), and its buffers. In place, the input is in recvbuf.
+// root >= 0: a reduce to root (recvbuf significant there only; MPI_IN_PLACE at the root only).
 int reduction_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const Comm& c, StreamRoute* route,
                      const void* sendbuf, void* recvbuf, int count, const char* count_arg, size_t ranks,
-                     MPI_Datatype dt, MPI_Op op) {
+                     MPI_Datatype dt, MPI_Op op, int root = -1) {
   if (int rc = check_count(fn, comm, count, count_arg)) return rc;
+  if (root >= 0 && c.rank != root && sendbuf == MPI_IN_PLACE)
+    return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE at rank %d, which is not the root (%d)", c.rank, root);
   const size_t total = size_t(count) * ranks;
   UserOpCall user;
   coll::Reduction red;
   ReductionLayout lay;
   if (int rc = make_reduction(fn, comm, op, dt, total, &user, &red, &lay)) return rc;
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (total > 0 && lay.type->predefined && (!recvbuf || (!in_place && !sendbuf)))
+  const bool in_place = sendbuf == MPI_IN_PLACE, receives = root < 0 || c.rank == root;
+  if (total > 0 && lay.type->predefined && ((receives && !recvbuf) || (!in_place && !sendbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with %s %d", count_arg, count);
-  const coll::gpu::StreamCall call = coll::gpu::stream_reduction(in_place ? recvbuf : sendbuf, recvbuf, lay.type,
-                                                                 size_t(count), ranks, lay.reduce_count, red);
+  coll::gpu::StreamCall call = coll::gpu::stream_reduction(in_place ? recvbuf : sendbuf, recvbuf, lay.type,
+                                                           size_t(count), ranks, lay.reduce_count, red);
+  if (root >= 0) call = coll::gpu::stream_reduce(call, root, c.rank);
   return mapped(comm, coll::gpu::stream_collective(fn, sc, c, call, route), fn);
 }
 
@@ -394,6 +398,44 @@ int PMPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int r
       [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
 }
 
+int PMPIX_Reduce_scatter_enqueue(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm) {
+  WEFT_ENTRY;
+  constexpr const char* fn = "MPIX_Reduce_scatter_enqueue";
+  return enqueue_call(
+      fn, comm, "reduces with MPI_Reduce_scatter",
+      [&](const StreamComm& sc, const Comm& c, StreamRoute* route) {
+        if (!recvcounts) return raise(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+        for (int q = 0; q < c.size; ++q)
+          if (int rc = check_count(fn, comm, recvcounts[q], "recvcounts[]")) return rc;
+        // Equal shares run as the block form; others take the fallback (every rank sees the same
+        // counts, so every rank takes the same route).
+        for (int q = 1; q < c.size; ++q) {
+          if (recvcounts[q] != recvcounts[0]) {
+            route->path = StreamPath::fallback;
+            route->why = "unequal recvcounts (stream-native for equal shares only)";
+            return MPI_SUCCESS;
+          }
+        }
+        return reduction_native(fn, comm, sc, c, route, sendbuf, recvbuf, recvcounts[0], "recvcounts[0]",
+                                size_t(c.size), datatype, op);
+      },
+      [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+}
+
+int PMPIX_Reduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm) {
+  WEFT_ENTRY;
+  constexpr const char* fn = "MPIX_Reduce_enqueue";
+  return enqueue_call(
+      fn, comm, "reduces with MPI_Reduce",
+      [&](const StreamComm& sc, const Comm& c, StreamRoute* route) {
+        if (int rc = check_root(fn, comm, c, root)) return rc;
+        return reduction_native(fn, comm, sc, c, route, sendbuf, recvbuf, count, "count", 1, datatype, op, root);
+      },
+      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
 int PMPIX_Comm_register_buffer(MPI_Comm comm, const void* buf, MPI_Aint size, void** handle) {
   WEFT_ENTRY;
   constexpr const char* fn = "MPIX_Comm_register_buffer";
@@ -427,4 +469,4 @@ int PMPIX_Comm_deregister_buffer(MPI_Comm comm, void* handle) {
 
 WEFT_PMPIX_ALIASES(Comm_register_buffer, Comm_deregister_buffer, Info_set_hex, Stream_create, Stream_free, Stream_comm_create, Send_enqueue, Recv_enqueue,
                    Isend_enqueue, Irecv_enqueue, Wait_enqueue, Waitall_enqueue, Allreduce_enqueue, Bcast_enqueue,
-                   Allgather_enqueue, Reduce_scatter_block_enqueue)
+                   Allgather_enqueue, Reduce_scatter_block_enqueue, Reduce_scatter_enqueue, Reduce_enqueue)

@@ -69,6 +69,7 @@ bool stream_native(const StreamComm& sc, const Comm& c, const StreamCall& call, 
   const void* last = nullptr;
   for (const void* b : {call.send, static_cast<const void*>(call.recv)}) {
     if (b && b == last) continue;  // in place: one query
+    if (!b && call.coll == Collective::reduce) continue;  // a reduce's recv away from the root
     const MemKind kind = b ? memkind_query(b).kind : MemKind::host;
     if (c.size == 1 ? kind == MemKind::host : kind != MemKind::cuda_device) {
       *why = c.size == 1 ? "pageable host buffers" : "buffers not in CUDA device memory";
@@ -162,6 +163,10 @@ Status collective_on_stream(const char* fn, const StreamComm& sc, const Comm& c,
       return enqueue_native(fn, sc, c, "gpu_reduce_scatter_block", "", [&](void* stream) {
         return reduce_scatter_block_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, stream);
       });
+    case Collective::reduce:
+      return enqueue_native(fn, sc, c, "gpu_reduce", "", [&](void* stream) {
+        return reduce_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, call.root, stream);
+      });
     default:
       *native = false;
       *why = std::string("no stream-ordered ") + collective_name(call.coll);
@@ -227,6 +232,13 @@ StreamCall stream_reduction(const void* in, void* recv, const Datatype* type, si
   call.red = red;
   call.predefined_type = type->predefined;
   call.empty = count * ranks == 0;
+  return call;
+}
+
+StreamCall stream_reduce(StreamCall call, int root, int rank) {
+  call.coll = Collective::reduce;
+  call.root = root;
+  if (rank != root) call.recv = nullptr;  // not significant: neither checked nor written
   return call;
 }
 

@@ -39,7 +39,7 @@ struct StreamCall {
   bool reduction = false;
   Reduction red{};
   bool predefined_type = true;  // the reduction's datatype is predefined
-  int root = 0;                 // bcast
+  int root = 0;                 // bcast, reduce
   bool contiguous = true;
   bool empty = false;  // nothing to move: done at once
 };
@@ -50,6 +50,8 @@ struct StreamCall {
 // each; in: the input (recv in place).
 StreamCall stream_reduction(const void* in, void* recv, const Datatype* type, size_t count, size_t ranks,
                             size_t reduce_count, const Reduction& red);
+// The same reduction (ranks 1) as a reduce to root: this rank's result only at the root.
+StreamCall stream_reduce(StreamCall call, int root, int rank);
 StreamCall stream_bcast(const Datatype* type, void* buf, size_t count, int root);
 // Allgather of `count` elements of rtype per rank into recv; stype null: in place (this rank's
 // block already in recv).

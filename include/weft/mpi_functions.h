@@ -639,8 +639,8 @@ WEFT_MPIX_FUNCTION_NO_PMPI(int, Query_cuda_support, (void))
  * (set with MPIX_Info_set_hex); MPI_INFO_NULL gives a stream with no GPU
  * stream.  The *_enqueue calls take a communicator from
  * MPIX_Stream_comm_create with a GPU stream and run in that stream's order.
- * Bcast, Allgather and Reduce_scatter_block enqueue are weft's, named the
- * same way.  docs/ARCHITECTURE.md says which of them are stream-native. */
+ * Bcast, Allgather, Reduce, Reduce_scatter and Reduce_scatter_block enqueue
+ * are weft's, named the same way.  docs/ARCHITECTURE.md says which of them are stream-native. */
 WEFT_MPIX_FUNCTION(int, Info_set_hex, (MPI_Info info, const char *key, const void *value,
                                        int value_size))
 WEFT_MPIX_FUNCTION(int, Stream_create, (MPI_Info info, MPIX_Stream *stream))
@@ -657,6 +657,8 @@ WEFT_MPIX_FUNCTION(int, Allreduce_enqueue, (WEFT_ALLREDUCE_PARAMS))
 WEFT_MPIX_FUNCTION(int, Bcast_enqueue, (WEFT_BCAST_PARAMS))
 WEFT_MPIX_FUNCTION(int, Allgather_enqueue, (WEFT_ALLGATHER_PARAMS))
 WEFT_MPIX_FUNCTION(int, Reduce_scatter_block_enqueue, (WEFT_REDUCE_SCATTER_BLOCK_PARAMS))
+WEFT_MPIX_FUNCTION(int, Reduce_scatter_enqueue, (WEFT_REDUCE_SCATTER_PARAMS))
+WEFT_MPIX_FUNCTION(int, Reduce_enqueue, (WEFT_REDUCE_PARAMS))
 
 /* Extension (weft's, MPIX style; the counterpart of NCCL's user buffer registration): registers
  * this rank's device buffer [buf, buf + size) with comm's GPU collectives.  Collective over

@@ -8,8 +8,10 @@
  *      ops, with no host wait between them.
  *   4. The same as 1 for the other stream-native collectives, each behind its own spin kernel:
  *      Bcast_enqueue from root 0 and from root size-1, Allgather_enqueue (out of place and in
- *      place) and Reduce_scatter_block_enqueue (sum on int, out of place and in place); both
- *      the result and what a kernel enqueued after the call read are checked.
+ *      place), Reduce_scatter_block_enqueue (sum on int, out of place and in place),
+ *      Reduce_scatter_enqueue with equal counts, and Reduce_enqueue to root 0 and to the last
+ *      rank (out of place and in place at the root); both the result and what a kernel
+ *      enqueued after the call read are checked.
  *   5. Stream-native point-to-point on device buffers, ranks in pairs (0<->1, 2<->3; a last
  *      odd rank sits out), each step behind a ~200 ms spin kernel and a fill kernel:
  *      Send_enqueue / Recv_enqueue both ways (statuses checked), then Isend/Irecv_enqueue in
@@ -195,6 +197,39 @@ static void test_ordered_collectives(size_t n)
         MPI_OK(MPIX_Reduce_scatter_block_enqueue(in_place ? MPI_IN_PLACE : all, res, (int)n, MPI_INT, MPI_SUM, sc));
         expect_busy(what);
         check_collective(res, der, n, reduced_block, salt, what);
+    }
+
+    /* Reduce_scatter_enqueue with equal recvcounts (the block form, stream-native). */
+    {
+        int *counts = malloc(p * sizeof(int));
+        for (size_t q = 0; q < p; q++) counts[q] = (int)n;
+        snprintf(what, sizeof(what), "Reduce_scatter_enqueue (%zu elements per rank)", n);
+        CUDA_OK(cudaMemsetAsync(buf, 0xff, n * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        CUDA_OK(test_fill(all, n * p, t_rank, 26, st));
+        MPI_OK(MPIX_Reduce_scatter_enqueue(all, buf, counts, MPI_INT, MPI_SUM, sc));
+        expect_busy(what);
+        check_collective(buf, der, n, reduced_block, 26, what);
+        free(counts);
+    }
+
+    /* Reduce_enqueue (sum) to root 0 and to the last rank, out of place and in place at the
+     * root; only the root's result is checked (the others pass a NULL recvbuf). */
+    for (int k = 0; k < 4; k++) {
+        const int root = k % 2 == 0 ? 0 : t_size - 1, in_place = k >= 2, salt = 27 + k;
+        snprintf(what, sizeof(what), "Reduce_enqueue to root %d%s (%zu elements)", root, in_place ? " in place" : "", n);
+        CUDA_OK(cudaMemsetAsync(buf, 0xff, n * sizeof(int), st));
+        CUDA_OK(test_spin(st, kSpinNs));
+        const int at_root = t_rank == root;
+        CUDA_OK(test_fill(at_root && in_place ? buf : s, n, t_rank, salt, st));
+        MPI_OK(MPIX_Reduce_enqueue(at_root && in_place ? MPI_IN_PLACE : s, at_root ? buf : NULL, (int)n, MPI_INT,
+                                   MPI_SUM, root, sc));
+        expect_busy(what);
+        if (at_root) {
+            check_collective(buf, der, n, sum_over_ranks, salt, what);
+        } else {
+            CUDA_OK(cudaStreamSynchronize(st));
+        }
     }
 
     CUDA_OK(cudaFree(buf));

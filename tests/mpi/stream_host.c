@@ -91,6 +91,20 @@ int main(int argc, char **argv)
                  "Allreduce_enqueue on MPI_COMM_WORLD");
     expect_error(MPIX_Send_enqueue(&x, 1, MPI_INT, 0, 0, sc_null), enq_cls, enq_msg, "Send_enqueue, no stream");
     expect_error(MPIX_Bcast_enqueue(&x, 1, MPI_INT, 0, sc), enq_cls, enq_msg, "Bcast_enqueue, CPU stream");
+    expect_error(MPIX_Reduce_enqueue(&x, &y, 1, MPI_INT, MPI_SUM, 0, sc), enq_cls, enq_msg, "Reduce_enqueue, CPU stream");
+    {
+        int counts[64] = {0};
+        expect_error(MPIX_Reduce_scatter_enqueue(&x, &y, counts, MPI_INT, MPI_SUM, sc), enq_cls, enq_msg,
+                     "Reduce_scatter_enqueue, CPU stream");
+    }
+    /* Registration needs device memory on every rank: host memory fails everywhere, no hang. */
+    {
+        void *h = (void *)1;
+        const int rc = MPIX_Comm_register_buffer(MPI_COMM_WORLD, &x, sizeof(x), &h);
+        CHECK(rc != MPI_SUCCESS, "MPIX_Comm_register_buffer accepted host memory");
+        CHECK(h == NULL, "a failed MPIX_Comm_register_buffer left a handle");
+        CHECK(MPIX_Comm_deregister_buffer(MPI_COMM_WORLD, &x) != MPI_SUCCESS, "a bogus registration handle was accepted");
+    }
     CHECK_EQ_INT(y, 0, "a refused Allreduce_enqueue wrote its result");
     MPI_Request rq = MPI_REQUEST_NULL;
     expect_error(MPIX_Irecv_enqueue(&y, 1, MPI_INT, 0, 0, sc, &rq), enq_cls, enq_msg, "Irecv_enqueue, CPU stream");
