@@ -183,6 +183,9 @@ typedef struct MPI_Status {
 #define MPI_C_DOUBLE_COMPLEX       ((MPI_Datatype)0x4c001041)
 #define MPI_C_LONG_DOUBLE_COMPLEX  ((MPI_Datatype)0x4c002042)
 #define MPIX_C_FLOAT16             ((MPI_Datatype)0x4c000246)
+/* bfloat16 (8-bit exponent, 7-bit mantissa): weft's handle value; reductions accumulate in
+ * float on the GPU and round after each pairwise step on the host. */
+#define MPIX_BFLOAT16              ((MPI_Datatype)0x4c00024f)
 
 /* The MPI integer typedefs */
 #define MPI_AINT                ((MPI_Datatype)0x4c000843)

@@ -82,6 +82,7 @@ const Builtin kBuiltins[] = {
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", BasicType::cf80,
      sizeof(std::complex<long double>)},
     {MPIX_C_FLOAT16, "MPIX_C_FLOAT16", BasicType::f16, 2},
+    {MPIX_BFLOAT16, "MPIX_BFLOAT16", BasicType::bf16, 2},
     {MPI_AINT, "MPI_AINT", BasicType::i64, sizeof(MPI_Aint)},
     {MPI_OFFSET, "MPI_OFFSET", BasicType::i64, sizeof(MPI_Offset)},
     {MPI_COUNT, "MPI_COUNT", BasicType::i64, sizeof(MPI_Count)},

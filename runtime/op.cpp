@@ -1,5 +1,6 @@
 #include "op.h"
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -26,7 +27,7 @@ Family family_of(BasicType t) {
     case BasicType::i8: case BasicType::u8: case BasicType::i16: case BasicType::u16:
     case BasicType::i32: case BasicType::u32: case BasicType::i64: case BasicType::u64:
       return Family::integer;
-    case BasicType::f32: case BasicType::f64: case BasicType::f80:
+    case BasicType::f16: case BasicType::bf16: case BasicType::f32: case BasicType::f64: case BasicType::f80:
       return Family::floating;
     case BasicType::cf32: case BasicType::cf64: case BasicType::cf80: return Family::complex;
     case BasicType::c_bool: return Family::boolean;
@@ -34,7 +35,7 @@ Family family_of(BasicType t) {
     case BasicType::float_int: case BasicType::double_int: case BasicType::long_int:
     case BasicType::short_int: case BasicType::int_int: case BasicType::long_double_int:
       return Family::pair;
-    default: return Family::none;  // f16 / bf16 reduce on the GPU path only
+    default: return Family::none;
   }
 }
 
@@ -142,6 +143,74 @@ Status reduce_arith(ReduceOp op, const void* in, void* inout, size_t n) {
   return Status::invalid_op;
 }
 
+// half and bfloat16 on the host: each pair of elements widened to float, combined, and rounded
+// back to nearest even (NaN stays NaN), as the GPU's pairwise kernel does.
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13);  // inf, NaN
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else {  // zero, subnormal: mant * 2^-24
+    float f = float(mant) * 0x1p-24f;
+    memcpy(&bits, &f, 4);
+    bits |= sign;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000);
+  const uint32_t abs = x & 0x7fffffff;
+  if (abs >= 0x7f800000) return uint16_t(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 : 0));  // inf, NaN
+  if (abs >= 0x477ff000) return uint16_t(sign | 0x7c00);  // rounds past the largest half
+  if (abs < 0x38800000) {  // below the smallest normal half: a subnormal (or zero)
+    const float scaled = std::fabs(f) * 0x1p24f;  // exact multiple of the subnormal step
+    return uint16_t(sign | uint16_t(std::nearbyint(scaled)));
+  }
+  const uint32_t mant = abs & 0x7fffff, rest = mant & 0x1fff;
+  uint32_t h = ((((abs >> 23) - 112) << 10) | (mant >> 13));
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;  // may carry into the exponent: still right
+  return uint16_t(sign | h);
+}
+
+float bf16_to_float(uint16_t b) {
+  const uint32_t bits = uint32_t(b) << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return uint16_t((x >> 16) | 0x40);  // NaN stays quiet NaN
+  x += 0x7fff + ((x >> 16) & 1);
+  return uint16_t(x >> 16);
+}
+
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+Status reduce_short_float(ReduceOp op, const void* in, void* inout, size_t n) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  auto each = [&](auto f) {
+    for (size_t i = 0; i < n; ++i) b[i] = Narrow(f(Widen(a[i]), Widen(b[i])));
+    return Status::ok;
+  };
+  switch (op) {
+    case ReduceOp::sum: return each([](float x, float y) { return x + y; });
+    case ReduceOp::prod: return each([](float x, float y) { return x * y; });
+    case ReduceOp::max: return each([](float x, float y) { return Max::f(x, y); });
+    case ReduceOp::min: return each([](float x, float y) { return Min::f(x, y); });
+    default: return Status::invalid_op;
+  }
+}
+
 // C bool: only the logical ops are defined on it, and they give 0 or 1 on the byte values.
 Status reduce_bool(ReduceOp op, const void* in, void* inout, size_t n) {
   switch (op) {
@@ -228,6 +297,8 @@ Status reduce_local(ReduceOp op, BasicType type, const void* in, void* inout, si
 #undef WEFT_ARITH_CASE
 #undef WEFT_PAIR_CASE
     case BasicType::c_bool: return reduce_bool(op, in, inout, count);
+    case BasicType::f16: return reduce_short_float<half_to_float, float_to_half>(op, in, inout, count);
+    case BasicType::bf16: return reduce_short_float<bf16_to_float, float_to_bf16>(op, in, inout, count);
     default: break;
   }
   return Status::invalid_op;

@@ -107,6 +107,31 @@ TEST(Reduce, RejectsOpsThatTheTypeDoesNotSupport) {
   EXPECT_TRUE(reduce_op_supports(ReduceOp::bxor, BasicType::byte));
 }
 
+// float16 and bfloat16 on the host: widened to float, combined, rounded to nearest even.
+TEST(Reduce, HalfAndBfloat16RoundToNearestEvenAfterEachStep) {
+  // float16: 1.0 + (2^-11 + 2^-13) = 1.00061 rounds up to 1 + 2^-10; max, min; the largest
+  // finite value overflows to infinity when doubled; 2^-24 (the smallest subnormal) doubles.
+  uint16_t in[5] = {0x1100, 0x4000, 0x4000, 0x7bff, 0x0001}, io[5] = {0x3c00, 0x3c00, 0x3c00, 0x7bff, 0x0001};
+  ASSERT_EQ(reduce_local(ReduceOp::sum, BasicType::f16, in, io, 5), Status::ok);
+  EXPECT_EQ(io[0], 0x3c01);
+  EXPECT_EQ(io[1], 0x4200);  // 1 + 2 = 3
+  EXPECT_EQ(io[3], 0x7c00);
+  EXPECT_EQ(io[4], 0x0002);
+  uint16_t mx[2] = {0x4000, 0xbc00}, my[2] = {0x3c00, 0x3c00};
+  ASSERT_EQ(reduce_local(ReduceOp::max, BasicType::f16, mx, my, 2), Status::ok);
+  EXPECT_EQ(my[0], 0x4000);
+  EXPECT_EQ(my[1], 0x3c00);
+  // bfloat16: 1.0 + 2^-8 is a tie between 1.0 and 1 + 2^-7: to even, 1.0; 1 + 3 * 2^-9 rounds up.
+  uint16_t bin[3] = {0x3b80, 0x3bc0, 0x7fc0}, bio[3] = {0x3f80, 0x3f80, 0x3f80};
+  ASSERT_EQ(reduce_local(ReduceOp::sum, BasicType::bf16, bin, bio, 3), Status::ok);
+  EXPECT_EQ(bio[0], 0x3f80);
+  EXPECT_EQ(bio[1], 0x3f81);
+  EXPECT_EQ(bio[2] & 0x7fc0, 0x7fc0);  // NaN stays NaN
+  ASSERT_EQ(reduce_local(ReduceOp::prod, BasicType::bf16, bin, bio, 1), Status::ok);
+  EXPECT_EQ(bio[0], 0x3b80);  // 2^-8 * 1
+  EXPECT_EQ(reduce_local(ReduceOp::band, BasicType::bf16, bin, bio, 1), Status::invalid_op);
+}
+
 TEST(Reduce, ReplaceCopiesAndNoOpLeavesTheTarget) {
   int a[3] = {1, 2, 3}, b[3] = {9, 9, 9};
   ASSERT_EQ(reduce_local(ReduceOp::no_op, BasicType::i32, a, b, 3), Status::ok);
