@@ -96,6 +96,20 @@ int weft_kv_peer_name(weft_kv_agent_t agent, weft_kv_peer_t peer, char *name, si
 int weft_kv_prepare(weft_kv_agent_t agent, weft_kv_op_t op, weft_kv_peer_t peer,
                     const weft_kv_block_t *blocks, size_t count, const void *notification,
                     size_t notification_length, weft_kv_request_t *request);
+/* Device-side completion: a prepared WRITE whose blocks all go to device regions of an agent
+ * on this host also adds 1 to a 64-bit counter in the owner's device memory, on the GPU, right
+ * after each post's data (no host on either side). The counter is the 8 bytes at remote_offset
+ * (8-byte aligned) of the owner's device region remote_region, checked like a block; the owner
+ * zeroes it before the first post and reads it with weft_kv_wait_signal_enqueue.
+ * WEFT_KV_ERR_NOT_SUPPORTED for a READ, for blocks through host memory, or without CUDA. */
+int weft_kv_set_device_signal(weft_kv_request_t request, weft_kv_region_t remote_region, uint64_t remote_offset);
+/* Enqueues on `stream` (a cudaStream_t) a wait until the counter at device_word (this
+ * process's device memory) reaches `value`; work enqueued after it sees the data of the posts
+ * it counted. Returns at once. The wait also ends, without the data, when the agent finds a
+ * peer gone or is destroyed, so a GPU stream never waits for a dead producer: check the
+ * counter (or weft_kv_agent's status) before trusting what follows. */
+int weft_kv_wait_signal_enqueue(weft_kv_agent_t agent, const uint64_t *device_word, uint64_t value,
+                                void *stream);
 /* Starts the transfer and returns without waiting. */
 int weft_kv_post(weft_kv_request_t request);
 /* WEFT_KV_SUCCESS when the last post has finished, WEFT_KV_IN_PROGRESS, or its error. */

@@ -220,6 +220,7 @@ Agent::~Agent() {
     ucx_.reset();  // the worker, then the context
   }
   requests_.clear();
+  device_stop_free(&device_stop_);
   // Records of operations UCX never completed (their peer was gone).
   for (UcxOwned* p : ucx_owned_) delete p;
 }
@@ -417,6 +418,7 @@ void Agent::on_endpoint_error(void* arg, void* /*ep*/, int status) {
 
 void Agent::mark_failed(Peer& p, const char* why) {
   p.failed = WEFT_KV_ERR_PEER;
+  device_stop_raise(&device_stop_);  // a device wait for this peer's signal would never end
   WEFT_WARN(Subsys::rma, "kv: agent %s lost agent %s (pid %u on %s): %s", name_.c_str(), p.info.name.c_str(),
             p.info.pid, p.info.host.c_str(), why);
 }
@@ -534,6 +536,15 @@ void Agent::reap() {
 Request* Agent::find_request(uint64_t id) {
   auto it = request_ids_.find(id);
   return it == request_ids_.end() ? nullptr : it->second;
+}
+
+int Agent::wait_signal_enqueue(const void* word, uint64_t value, void* stream) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!word || reinterpret_cast<uintptr_t>(word) % 8 != 0)
+    return kv_error(WEFT_KV_ERR_ARG, "wait_signal_enqueue: the counter must be an 8-byte aligned device word");
+  if (!is_device_memory(word))
+    return kv_error(WEFT_KV_ERR_ARG, "wait_signal_enqueue: the counter is not in device memory");
+  return device_wait_enqueue(&device_stop_, word, value, stream);
 }
 
 }  // namespace weft::kv

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "kv_blob.h"
+#include "kv_device.h"
 #include "kv_error.h"
 #include "kv_wire.h"
 #include "weft/kv.h"
@@ -46,6 +47,8 @@ class Request {
  public:
   ~Request();
   int post();
+  // weft_kv_set_device_signal: the counter at (remote_region, remote_offset) of the owner.
+  int set_device_signal(uint32_t remote_region, uint64_t remote_offset);
   int test();
   int wait(int timeout_ms);
   // Frees the request now or, while UCX still holds it, once UCX lets go of it.
@@ -99,6 +102,7 @@ class Request {
   bool queued_ = false;           // in the agent's notification queue
   void* device_batch_ = nullptr;  // its device-memory copies (kv_device.h)
   void* device_token_ = nullptr;  // the device-memory copies of the current post
+  void* signal_word_ = nullptr;   // the owner's counter (mapped), advanced after each post
 };
 
 class Agent {
@@ -119,9 +123,12 @@ class Agent {
   int progress();
   // The oldest notification, or WEFT_KV_NO_NOTIFICATION.
   int take_notification(std::string* from, std::vector<unsigned char>* message, size_t capacity, size_t* length);
+  // weft_kv_wait_signal_enqueue.
+  int wait_signal_enqueue(const void* word, uint64_t value, void* stream);
 
  private:
   friend class Request;
+  DeviceStop device_stop_;  // ends the device waits when a peer is lost or the agent goes
   struct Region {
     void* base;
     size_t length;

@@ -127,6 +127,16 @@ int weft_kv_prepare(weft_kv_agent_t agent, weft_kv_op_t op, weft_kv_peer_t peer,
   });
 }
 
+int weft_kv_set_device_signal(weft_kv_request_t request, weft_kv_region_t remote_region, uint64_t remote_offset) {
+  if (!request) return arg_error("set_device_signal: request is null");
+  return guarded([&] { return request->request->set_device_signal(remote_region, remote_offset); });
+}
+
+int weft_kv_wait_signal_enqueue(weft_kv_agent_t agent, const uint64_t* device_word, uint64_t value, void* stream) {
+  if (!agent) return arg_error("wait_signal_enqueue: agent is null");
+  return guarded([&] { return agent->agent->wait_signal_enqueue(device_word, value, stream); });
+}
+
 int weft_kv_post(weft_kv_request_t request) {
   if (!request) return arg_error("post: request is null");
   const int rc = guarded([&] { return request->request->post(); });

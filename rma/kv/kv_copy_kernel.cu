@@ -23,7 +23,35 @@ __global__ void copy_chunks(const CopyChunk* __restrict__ chunks, uint64_t count
   }
 }
 
+__global__ void signal_add(unsigned long long* word) {
+  __threadfence_system();
+  atomicAdd(word, 1ull);
+  __threadfence_system();
+}
+
+__global__ void signal_wait(const unsigned long long* word, unsigned long long value, const unsigned int* stop,
+                            unsigned int generation) {
+  const volatile unsigned long long* w = word;
+  const volatile unsigned int* s = stop;
+  for (unsigned int rounds = 1; *w < value; ++rounds) {
+    __nanosleep(256);
+    if ((rounds & 63) == 0 && *s > generation) break;  // host memory: read now and then
+  }
+  __threadfence_system();
+}
+
 }  // namespace
+
+cudaError_t launch_signal_add(unsigned long long* word, cudaStream_t stream) {
+  signal_add<<<1, 1, 0, stream>>>(word);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_signal_wait(const unsigned long long* word, unsigned long long value, const unsigned int* stop,
+                               unsigned int generation, cudaStream_t stream) {
+  signal_wait<<<1, 1, 0, stream>>>(word, value, stop, generation);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_copy_chunks(const CopyChunk* chunks, uint64_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;

@@ -31,6 +31,19 @@ int device_batch_start(void* batch);
 void device_batch_free(void* batch);
 int device_mark(void** token);
 bool device_test(void* token, int* status);
+// Queues on the copy stream, after every copy queued so far, an add of 1 to the 64-bit word
+// (device memory, mapped here).
+int device_signal_add(void* word);
+// An agent's stop word for its device waits (host memory mapped for the device), made on first
+// use; device_stop_raise ends the waits enqueued so far; device_stop_free raises it, waits for
+// the device and frees it.
+struct DeviceStop {
+  unsigned int* host = nullptr;
+  const unsigned int* device = nullptr;
+};
+int device_wait_enqueue(DeviceStop* stop, const void* word, uint64_t value, void* stream);
+void device_stop_raise(DeviceStop* stop);
+void device_stop_free(DeviceStop* stop);
 void device_release(void* token);
 
 }  // namespace weft::kv

@@ -211,4 +211,44 @@ void device_release(void* token) {
   (void)cudaEventDestroy(ev);
 }
 
+int device_signal_add(void* word) {
+  cudaStream_t stream = nullptr;
+  if (int rc = copy_stream(&stream); rc != WEFT_KV_SUCCESS) return rc;
+  const cudaError_t err = launch_signal_add(static_cast<unsigned long long*>(word), stream);
+  return err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("the device signal", err);
+}
+
+int device_wait_enqueue(DeviceStop* stop, const void* word, uint64_t value, void* stream) {
+  if (!stop->host) {
+    void* h = nullptr;
+    cudaError_t err = cudaHostAlloc(&h, sizeof(unsigned int), cudaHostAllocMapped);
+    if (err != cudaSuccess) return cuda_error("allocating the agent's stop word", err);
+    *static_cast<unsigned int*>(h) = 0;
+    void* d = nullptr;
+    err = cudaHostGetDevicePointer(&d, h, 0);
+    if (err != cudaSuccess) {
+      (void)cudaFreeHost(h);
+      return cuda_error("mapping the agent's stop word", err);
+    }
+    stop->host = static_cast<unsigned int*>(h);
+    stop->device = static_cast<const unsigned int*>(d);
+  }
+  const unsigned int generation = __atomic_load_n(stop->host, __ATOMIC_ACQUIRE);
+  const cudaError_t err = launch_signal_wait(static_cast<const unsigned long long*>(word), value, stop->device,
+                                             generation, static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? WEFT_KV_SUCCESS : cuda_error("the device signal wait", err);
+}
+
+void device_stop_raise(DeviceStop* stop) {
+  if (stop->host) __atomic_add_fetch(stop->host, 1u, __ATOMIC_RELEASE);
+}
+
+void device_stop_free(DeviceStop* stop) {
+  if (!stop->host) return;
+  device_stop_raise(stop);
+  (void)cudaDeviceSynchronize();  // the waits have read it for the last time
+  (void)cudaFreeHost(stop->host);
+  *stop = DeviceStop{};
+}
+
 }  // namespace weft::kv

@@ -42,4 +42,15 @@ bool device_test(void*, int* status) {
 
 void device_release(void*) {}
 
+int device_signal_add(void*) {
+  return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "device signals are not supported in a build without CUDA");
+}
+
+int device_wait_enqueue(DeviceStop*, const void*, uint64_t, void*) {
+  return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "device signals are not supported in a build without CUDA");
+}
+
+void device_stop_raise(DeviceStop*) {}
+void device_stop_free(DeviceStop*) {}
+
 }  // namespace weft::kv

@@ -176,6 +176,7 @@ int Request::post() {
   done_ = host_ops_.empty();  // nothing for the owner to move
   if (device_batch_) {
     int rc = device_batch_start(device_batch_);
+    if (rc == WEFT_KV_SUCCESS && signal_word_) rc = device_signal_add(signal_word_);
     if (rc == WEFT_KV_SUCCESS) rc = device_mark(&device_token_);
     if (rc != WEFT_KV_SUCCESS) {
       fail(rc);
@@ -223,6 +224,32 @@ int Request::post() {
     agent_.notify_queue_.push_back(this);
   }
   advance();
+  return WEFT_KV_SUCCESS;
+}
+
+int Request::set_device_signal(uint32_t remote_region, uint64_t remote_offset) {
+  std::lock_guard<std::recursive_mutex> lock(agent_.mu_);
+  if (op_ != WEFT_KV_WRITE) return kv_error(WEFT_KV_ERR_NOT_SUPPORTED, "set_device_signal: only a WRITE signals");
+  if (!device_batch_ || !host_ops_.empty())
+    return kv_error(WEFT_KV_ERR_NOT_SUPPORTED,
+                    "set_device_signal: every block must go to device memory of an agent on this host");
+  if (state_ == State::data || state_ == State::flushed || state_ == State::notify)
+    return kv_error(WEFT_KV_ERR_BUSY, "set_device_signal: the request is in progress");
+  Agent::Peer* p = agent_.find_peer(peer_);
+  if (!p) return kv_error(WEFT_KV_ERR_ARG, "set_device_signal: the request's agent was forgotten");
+  auto r = p->regions.find(remote_region);
+  if (r == p->regions.end() || r->second.info.kind != RegionKind::device)
+    return kv_error(WEFT_KV_ERR_ARG, "set_device_signal: agent " + p->info.name + " has no device region " +
+                                         std::to_string(remote_region));
+  const RegionInfo& info = r->second.info;
+  if (remote_offset % 8 != 0 || remote_offset > info.length || info.length - remote_offset < 8)
+    return kv_error(WEFT_KV_ERR_RANGE, "set_device_signal: 8 bytes at offset " + std::to_string(remote_offset) +
+                                           " are not an aligned word of agent " + p->info.name + "'s region " +
+                                           std::to_string(remote_region));
+  if (!r->second.mapped) {
+    if (int rc = device_map(p->id, info.ipc, &r->second.mapped); rc != WEFT_KV_SUCCESS) return rc;
+  }
+  signal_word_ = static_cast<char*>(r->second.mapped) + remote_offset;
   return WEFT_KV_SUCCESS;
 }
 

@@ -12,7 +12,10 @@
  *             WEFT_KV_ERR_BLOB; an importer that skips its own checks (WEFT_KV_UNCHECKED_PREPARE)
  *             is refused block by block by the owner; neither the owner's unregistered memory
  *             nor a bystander process's memory changes, and no unregistered byte is read
- * Usage: kv_transfer [blocks|order|errors|peer_exit|forged|all] [--device]
+ *   signal    device-side completion: a WRITE to device regions advances a counter in the
+ *             owner's device memory that a wait on the owner's stream holds for (host memory:
+ *             refused)
+ * Usage: kv_transfer [blocks|order|errors|peer_exit|forged|signal|all] [--device]
  * --device puts both sides' regions in GPU memory (exit 77, a skip, without a GPU). */
 #include <errno.h>
 #include <signal.h>
@@ -725,6 +728,113 @@ static void forged_prefill(int fd, int bystander_fd) {
   free(local);
 }
 
+/* ---- signal ------------------------------------------------------------------------------- */
+
+/* Device-side completion. Device memory: the decoder enqueues, on its own stream, a wait for
+ * its counter (an 8-byte word of a third device region) to reach k and then a copy of its data
+ * region to pinned host memory; the stream stays busy until the prefill posts a WRITE that
+ * signals the counter, and the copy then holds the post's bytes. Two posts of one request.
+ * Host memory: a host WRITE cannot signal (WEFT_KV_ERR_NOT_SUPPORTED), and a host word cannot
+ * be waited for. */
+enum { kSignalBytes = 1 << 20, kSignalPosts = 2 };
+
+static unsigned char signal_byte(size_t k, int post) { return (unsigned char)((k * 131 + (size_t)post * 17 + 5) & 0xff); }
+
+static void signal_decode(int fd) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("decode", &a));
+  unsigned char *data = mem_alloc(kSignalBytes), *word = mem_alloc(256);
+  weft_kv_region_t data_id, word_id;
+  KV_OK(weft_kv_register(a, data, kSignalBytes, &data_id));
+  KV_OK(weft_kv_register(a, word, 256, &word_id));
+  send_blob(fd, a);
+  send_u64(fd, data_id);
+  send_u64(fd, word_id);
+  if (!use_device) {
+    uint64_t host_word = 0;
+    rc = weft_kv_wait_signal_enqueue(a, &host_word, 1, NULL);
+    CHECK(rc == WEFT_KV_ERR_ARG || rc == WEFT_KV_ERR_NOT_SUPPORTED, "waiting for a host word: %s",
+          weft_kv_status_string(rc));
+    (void)recv_u64(fd);
+    KV_OK(weft_kv_agent_destroy(a));
+    mem_free(data);
+    mem_free(word);
+    return;
+  }
+#ifdef WEFT_TEST_CUDA
+  cudaStream_t st;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess, "stream");
+  unsigned char *copy = NULL;
+  CHECK(cudaMallocHost((void **)&copy, kSignalBytes) == cudaSuccess, "pinned memory");
+  for (int post = 0; post < kSignalPosts; ++post) {
+    memset(copy, 0, kSignalBytes);
+    KV_OK(weft_kv_wait_signal_enqueue(a, (const uint64_t *)word, (uint64_t)post + 1, st));
+    CHECK(cudaMemcpyAsync(copy, data, kSignalBytes, cudaMemcpyDeviceToHost, st) == cudaSuccess, "copy");
+    const cudaError_t q = cudaStreamQuery(st);
+    CHECK(q == cudaErrorNotReady, "post %d: the stream did not wait for the signal (%s)", post, cudaGetErrorString(q));
+    send_u64(fd, (uint64_t)post);  /* the prefill may post now */
+    CHECK(cudaStreamSynchronize(st) == cudaSuccess, "sync");
+    for (size_t k = 0; k < kSignalBytes; ++k)
+      CHECK(copy[k] == signal_byte(k, post), "post %d: byte %zu is %u, expected %u", post, k, copy[k],
+            signal_byte(k, post));
+    uint64_t counter = 0;
+    mem_copy(&counter, word, sizeof counter);
+    CHECK(counter == (uint64_t)post + 1, "post %d: the counter is %llu", post, (unsigned long long)counter);
+  }
+  (void)recv_u64(fd);
+  cudaFreeHost(copy);
+  cudaStreamDestroy(st);
+#endif
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(data);
+  mem_free(word);
+}
+
+static void signal_prefill(int fd) {
+  int rc;
+  weft_kv_agent_t a;
+  KV_OK(weft_kv_agent_create("prefill", &a));
+  unsigned char *src = mem_alloc(kSignalBytes), *host = malloc(kSignalBytes);
+  weft_kv_region_t src_id;
+  KV_OK(weft_kv_register(a, src, kSignalBytes, &src_id));
+  weft_kv_peer_t peer = import_from(fd, a, "decode");
+  const weft_kv_region_t data_id = (weft_kv_region_t)recv_u64(fd), word_id = (weft_kv_region_t)recv_u64(fd);
+  /* Four blocks, the halves swapped, so the copy is not one straight run. */
+  const uint64_t q = kSignalBytes / 4;
+  weft_kv_block_t blocks[4] = {{src_id, 0, data_id, 0, q}, {src_id, q, data_id, q, q},
+                               {src_id, 2 * q, data_id, 2 * q, q}, {src_id, 3 * q, data_id, 3 * q, q}};
+  weft_kv_request_t req;
+  KV_OK(weft_kv_prepare(a, WEFT_KV_WRITE, peer, blocks, 4, NULL, 0, &req));
+  if (!use_device) {
+    rc = weft_kv_set_device_signal(req, word_id, 0);
+    CHECK(rc == WEFT_KV_ERR_NOT_SUPPORTED, "a host WRITE with a device signal: %s", weft_kv_status_string(rc));
+    KV_OK(weft_kv_release(req));
+    send_u64(fd, 0);
+    KV_OK(weft_kv_agent_destroy(a));
+    mem_free(src);
+    free(host);
+    return;
+  }
+  rc = weft_kv_set_device_signal(req, word_id, 4);
+  CHECK(rc == WEFT_KV_ERR_RANGE, "a misaligned counter: %s", weft_kv_status_string(rc));
+  rc = weft_kv_set_device_signal(req, word_id, 256);
+  CHECK(rc == WEFT_KV_ERR_RANGE, "a counter past the region: %s", weft_kv_status_string(rc));
+  KV_OK(weft_kv_set_device_signal(req, word_id, 0));
+  for (int post = 0; post < kSignalPosts; ++post) {
+    for (size_t k = 0; k < kSignalBytes; ++k) host[k] = signal_byte(k, post);
+    mem_copy(src, host, kSignalBytes);
+    CHECK(recv_u64(fd) == (uint64_t)post, "the decoder's go");
+    KV_OK(weft_kv_post(req));
+    KV_OK(weft_kv_wait(req, 60000));
+  }
+  send_u64(fd, 0);
+  KV_OK(weft_kv_release(req));
+  KV_OK(weft_kv_agent_destroy(a));
+  mem_free(src);
+  free(host);
+}
+
 /* ---- driver ------------------------------------------------------------------------------- */
 
 static int run(const char *name) {
@@ -753,6 +863,7 @@ static int run(const char *name) {
     if (!strcmp(name, "errors")) errors_decode(sv[1]);
     if (!strcmp(name, "peer_exit")) peer_exit_decode(sv[1]);
     if (!strcmp(name, "forged")) forged_decode(sv[1]);
+    if (!strcmp(name, "signal")) signal_decode(sv[1]);
     _exit(0);
   }
   /* The prefill runs in a child too: CUDA used by this process would not work in the next
@@ -767,6 +878,7 @@ static int run(const char *name) {
     if (!strcmp(name, "errors")) errors_prefill(sv[0]);
     if (!strcmp(name, "peer_exit")) peer_exit_prefill(sv[0], child);
     if (!strcmp(name, "forged")) forged_prefill(sv[0], bv[0]);
+    if (!strcmp(name, "signal")) signal_prefill(sv[0]);
     fflush(stdout);
     _exit(0);
   }
@@ -812,9 +924,9 @@ int main(int argc, char **argv) {
     return 77;
 #endif
   }
-  const char *names[] = {"errors", "blocks", "order", "peer_exit", "forged"};
+  const char *names[] = {"errors", "blocks", "order", "peer_exit", "forged", "signal"};
   int ran = 0;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 6; ++i) {
     if (strcmp(which, "all") && strcmp(which, names[i])) continue;
     run(names[i]);
     ++ran;
