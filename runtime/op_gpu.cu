@@ -111,6 +111,17 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t
   }
 }
 
+// Spins until a rank's epoch word reaches `epoch`, or the host's stop word is set (host
+// memory: read every 128 rounds).
+__device__ inline void wait_epoch(const unsigned long long* flag, unsigned long long epoch, const unsigned int* stop) {
+  const volatile unsigned long long* f = flag;
+  const volatile unsigned int* s = stop;
+  for (unsigned int rounds = 1; *f < epoch; ++rounds) {
+    __nanosleep(32);
+    if ((rounds & 127) == 0 && s && *s) break;
+  }
+}
+
 // One block: every thread copies its share of `own` into this rank's input and fences it, then
 // thread 0 publishes the next epoch (its flag plus one) and thread q waits for rank q's; after the block meets again,
 // every input is complete.
@@ -128,15 +139,7 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
     *own = epoch;
   }
   __syncthreads();
-  if (t < ins.count && t != flags.me) {
-    const volatile unsigned long long* f = flags.at[t];
-    const volatile unsigned int* stop = flags.stop;
-    // The stop word lives in host memory: read every 128 rounds.
-    for (unsigned int rounds = 1; *f < epoch; ++rounds) {
-      __nanosleep(32);
-      if ((rounds & 127) == 0 && stop && *stop) break;
-    }
-  }
+  if (t < ins.count && t != flags.me) wait_epoch(flags.at[t], epoch, flags.stop);
   __syncthreads();
   __threadfence_system();
   for (size_t i = size_t(t); i < count; i += blockDim.x) {
@@ -162,14 +165,7 @@ __device__ void fused_meet(const FusedPiece& a, unsigned long long epoch) {
     __threadfence_system();
     *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]) = epoch;
   }
-  if (int(threadIdx.x) < a.ranks) {
-    const volatile unsigned long long* f = a.flag[threadIdx.x];
-    const volatile unsigned int* stop = a.stop;
-    for (unsigned int rounds = 1; *f < epoch; ++rounds) {
-      __nanosleep(32);
-      if ((rounds & 127) == 0 && stop && *stop) break;
-    }
-  }
+  if (int(threadIdx.x) < a.ranks) wait_epoch(a.flag[threadIdx.x], epoch, a.stop);
   __syncthreads();
   __threadfence_system();
 }
