@@ -12,6 +12,11 @@
 // maps the sender's buffer and enqueues "wait ready >= seq, copy, done slot = seq". Each side
 // decides alone: both sides of a message must take the same path (device memory in contiguous
 // datatypes on both, or a fallback on both).
+// A call on a stream being captured into a CUDA graph uses words that count messages on the
+// device instead (StreamFlags::graph_*), so the graph may be replayed any number of times; the
+// header then carries the message's number among the pair's captured ones, and the receiver
+// requires it to be the next (captured messages of one pair are received in send order) and
+// both sides to be captured.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +47,8 @@ bool stream_valid(void* s, std::string* why);
 // enqueued on s so far.
 Status stream_host_fallback(void* s, const char* fn, const char* what, const std::string& why,
                             bool require_fast_path);
+// Whether s is being captured into a CUDA graph (false on a failed query, which is logged).
+bool stream_capturing(void* s);
 // Stream-ordered copy; nothing when dst is src (in place) or bytes is 0.
 Status stream_copy(void* s, void* dst, const void* src, size_t bytes);
 // Before a stream communicator's GPU workspace goes: waits for the work weft enqueued on its
@@ -65,6 +72,13 @@ class StreamFlags {
   // buffer, mapped here) to dst, publishes done. bytes 0: no copy.
   virtual Status copy(const Comm& c, int peer, uint64_t seq, const void* src, void* dst, size_t bytes,
                       void* stream) const = 0;
+  // The same three for calls captured into a CUDA graph: the words count messages on the
+  // device (a replay counts on), and one pair's captured messages are received in send order.
+  // wait_done: for the message made ready `back` captured sends to peer ago (0: the last).
+  virtual Status graph_ready(const Comm& c, int peer, void* stream) const = 0;
+  virtual Status graph_wait_done(const Comm& c, int peer, uint64_t back, void* stream) const = 0;
+  virtual Status graph_copy(const Comm& c, int peer, const void* src, void* dst, size_t bytes,
+                            void* stream) const = 0;
 };
 
 // The protocol's state on one stream communicator. Sequence numbers start at 1 and grow by one
@@ -110,6 +124,8 @@ class StreamP2p {
   // The last sequence number sent to each rank, and per rank those of the non-blocking sends
   // whose wait is not enqueued yet (at most slots() - 1 back).
   mutable std::vector<uint64_t> send_seq_;
+  // Captured messages sent to and received from each rank, counted at capture.
+  mutable std::vector<uint64_t> graph_sent_, graph_received_;
   mutable std::vector<std::vector<uint64_t>> unwaited_;
 };
 

@@ -51,6 +51,17 @@ Status stream_host_fallback(void* s, const char* fn, const char* what, const std
   return err == cudaSuccess ? Status::ok : cuda_fail("cudaStreamSynchronize", err);
 }
 
+bool stream_capturing(void* s) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t err = cudaStreamIsCapturing(as_cuda(s), &capture);
+  if (err != cudaSuccess) {
+    WEFT_WARN(Subsys::gpu, "cudaStreamIsCapturing: %s", cudaGetErrorString(err));
+    (void)cudaGetLastError();
+    return false;
+  }
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 Status stream_copy(void* s, void* dst, const void* src, size_t bytes) {
   if (dst == src || bytes == 0) return Status::ok;
   const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_cuda(s));

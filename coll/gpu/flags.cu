@@ -68,6 +68,25 @@ __global__ void flag_wait_eq32_kernel(const unsigned int* a, unsigned int v, con
   __threadfence_system();
 }
 
+// The captured point-to-point words count messages on the device: the only writer of `a`
+// adds one after a system-wide fence (a replayed graph counts on).
+__global__ void flag_increment_kernel(unsigned long long* a) {
+  __threadfence_system();
+  volatile unsigned long long* w = a;
+  *w = *w + 1;
+}
+
+// Spins until *watched >= *base + delta, base read once (this rank's own word, in stream order).
+__global__ void flag_wait_relative_kernel(const unsigned long long* watched, const unsigned long long* base,
+                                          long long delta, const unsigned int* stop) {
+  const unsigned long long v = *reinterpret_cast<const volatile unsigned long long*>(base) + delta;
+  const volatile unsigned long long* f = watched;
+  unsigned int rounds = 0;
+  while (*f < v && !poll_round_stopped(stop, &rounds)) {
+  }
+  __threadfence_system();
+}
+
 }  // namespace
 
 cudaError_t preload_flag_barrier() {
@@ -77,6 +96,8 @@ cudaError_t preload_flag_barrier() {
   if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_store_kernel<unsigned int>);
   if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_wait_geq_kernel);
   if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_wait_eq32_kernel);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_increment_kernel);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, flag_wait_relative_kernel);
   return err;
 }
 
@@ -97,6 +118,17 @@ cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, const 
 
 cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, const unsigned int* stop, cudaStream_t s) {
   flag_wait_eq32_kernel<<<1, 1, 0, s>>>(a, (unsigned int)v, stop);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_increment(unsigned long long* a, cudaStream_t s) {
+  flag_increment_kernel<<<1, 1, 0, s>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flag_wait_relative(const unsigned long long* watched, const unsigned long long* base, int64_t delta,
+                                      const unsigned int* stop, cudaStream_t s) {
+  flag_wait_relative_kernel<<<1, 1, 0, s>>>(watched, base, (long long)delta, stop);
   return cudaGetLastError();
 }
 

@@ -27,5 +27,10 @@ cudaError_t launch_flag_store(unsigned long long* a, uint64_t v, cudaStream_t s)
 cudaError_t launch_flag_store32(unsigned int* a, uint32_t v, cudaStream_t s);
 cudaError_t launch_flag_wait_geq(const unsigned long long* a, uint64_t v, const unsigned int* stop, cudaStream_t s);
 cudaError_t launch_flag_wait_eq32(const unsigned int* a, uint32_t v, const unsigned int* stop, cudaStream_t s);
+// The captured point-to-point words (counted on the device, so a replayed CUDA graph counts
+// on): *a += 1 after a system-wide fence (a's only writer); spin until *watched >= *base + delta.
+cudaError_t launch_flag_increment(unsigned long long* a, cudaStream_t s);
+cudaError_t launch_flag_wait_relative(const unsigned long long* watched, const unsigned long long* base, int64_t delta,
+                                      const unsigned int* stop, cudaStream_t s);
 
 }  // namespace weft::coll::gpu

@@ -193,6 +193,17 @@ Status p2p_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, void* str
 Status p2p_recv_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, const void* src, void* dst, size_t bytes,
                         void* stream);
 
+// The same for calls captured into a CUDA graph: the words count messages on the device, so
+// every replay counts on. Captured messages of one pair are received in send order.
+// Sender: graph_ready[peer] += 1 after the stream's preceding work.
+Status p2p_graph_ready_enqueue(GpuWorkspace& ws, int peer, void* stream);
+// Sender: waits until `peer` has copied the message made ready `back` captured sends to it
+// ago (0: the last one).
+Status p2p_graph_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t back, void* stream);
+// Receiver: waits until `peer` made its next captured message ready, copies `bytes` (0: none),
+// then graph_done[peer] += 1.
+Status p2p_graph_recv_enqueue(GpuWorkspace& ws, int peer, const void* src, void* dst, size_t bytes, void* stream);
+
 // Whether the call's buffers are CUDA device memory (send and recv; bcast: the buffer).
 bool device_call(const CollArgs& a);
 // Whether coll/gpu has an algorithm for this collective (allreduce, bcast, allgather,

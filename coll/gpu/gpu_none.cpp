@@ -59,6 +59,9 @@ Status bcast_enqueue(GpuWorkspace&, void*, size_t, int, void*) { return no_cuda(
 Status p2p_ready_enqueue(GpuWorkspace&, int, uint64_t, void*) { return no_cuda(); }
 Status p2p_wait_done_enqueue(GpuWorkspace&, int, uint64_t, void*) { return no_cuda(); }
 Status p2p_recv_enqueue(GpuWorkspace&, int, uint64_t, const void*, void*, size_t, void*) { return no_cuda(); }
+Status p2p_graph_ready_enqueue(GpuWorkspace&, int, void*) { return no_cuda(); }
+Status p2p_graph_wait_done_enqueue(GpuWorkspace&, int, uint64_t, void*) { return no_cuda(); }
+Status p2p_graph_recv_enqueue(GpuWorkspace&, int, const void*, void*, size_t, void*) { return no_cuda(); }
 Status allgather_enqueue(GpuWorkspace&, const void*, void*, size_t, void*) { return no_cuda(); }
 Status reduce_scatter_block_enqueue(GpuWorkspace&, const void*, void*, size_t, BasicType, ReduceOp, void*) {
   return no_cuda();

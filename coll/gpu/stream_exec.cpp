@@ -48,6 +48,21 @@ class WorkspaceFlags final : public StreamFlags {
     WEFT_TRY(workspace_of(c, &ws));
     return p2p_recv_enqueue(*ws, peer, seq, src, dst, bytes, stream);
   }
+  Status graph_ready(const Comm& c, int peer, void* stream) const override {
+    GpuWorkspace* ws;
+    WEFT_TRY(workspace_of(c, &ws));
+    return p2p_graph_ready_enqueue(*ws, peer, stream);
+  }
+  Status graph_wait_done(const Comm& c, int peer, uint64_t back, void* stream) const override {
+    GpuWorkspace* ws;
+    WEFT_TRY(workspace_of(c, &ws));
+    return p2p_graph_wait_done_enqueue(*ws, peer, back, stream);
+  }
+  Status graph_copy(const Comm& c, int peer, const void* src, void* dst, size_t bytes, void* stream) const override {
+    GpuWorkspace* ws;
+    WEFT_TRY(workspace_of(c, &ws));
+    return p2p_graph_recv_enqueue(*ws, peer, src, dst, bytes, stream);
+  }
 };
 
 const WorkspaceFlags kFlags;

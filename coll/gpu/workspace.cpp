@@ -419,6 +419,32 @@ Status p2p_recv_enqueue(GpuWorkspace& ws, int peer, uint64_t seq, const void* sr
   return err == cudaSuccess ? Status::ok : cuda_failure("point-to-point done launch", err);
 }
 
+Status p2p_graph_ready_enqueue(GpuWorkspace& ws, int peer, void* stream) {
+  WEFT_TRY(ws.check_running());
+  const cudaError_t err = launch_flag_increment(ws.graph_ready(ws.rank, peer), static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? Status::ok : cuda_failure("captured point-to-point ready launch", err);
+}
+
+Status p2p_graph_wait_done_enqueue(GpuWorkspace& ws, int peer, uint64_t back, void* stream) {
+  WEFT_TRY(ws.check_running());
+  // The message is number graph_ready[peer] - back (this rank's own count, in stream order).
+  const cudaError_t err = launch_flag_wait_relative(ws.graph_done(peer, ws.rank), ws.graph_ready(ws.rank, peer),
+                                                    -int64_t(back), ws.stop_device, static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? Status::ok : cuda_failure("captured point-to-point done wait launch", err);
+}
+
+Status p2p_graph_recv_enqueue(GpuWorkspace& ws, int peer, const void* src, void* dst, size_t bytes, void* stream) {
+  WEFT_TRY(ws.check_running());
+  const auto s = static_cast<cudaStream_t>(stream);
+  // The next message from peer is number graph_done[peer] + 1.
+  cudaError_t err =
+      launch_flag_wait_relative(ws.graph_ready(peer, ws.rank), ws.graph_done(ws.rank, peer), 1, ws.stop_device, s);
+  if (err != cudaSuccess) return cuda_failure("captured point-to-point ready wait launch", err);
+  if (bytes > 0) WEFT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+  err = launch_flag_increment(ws.graph_done(ws.rank, peer), s);
+  return err == cudaSuccess ? Status::ok : cuda_failure("captured point-to-point done launch", err);
+}
+
 Status record_done(GpuWorkspace& ws) {
   WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
   return Status::ok;

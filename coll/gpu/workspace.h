@@ -22,6 +22,13 @@
 //                    launches);
 //   bytes 2880..2911 this rank's FusedPlace for its current piece: written before the piece's
 //                    first meeting, read by peers between its two meetings.
+// Point-to-point words of calls captured into a CUDA graph (p2p_graph_* in gpu_coll.h): counts
+// of messages, kept on the device so that every replay counts on; 64-bit, per rank q:
+//   bytes 3072..3327 graph_ready[q]: the captured messages to q this rank made ready; written
+//                    by this rank only (+1 per message), polled by q;
+//   bytes 3328..3583 graph_done[q]: the captured messages from q this rank has copied; written
+//                    by this rank only (+1 per message), polled by q. Captured messages of one
+//                    pair are received in send order (checked on the host at capture).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -46,6 +53,10 @@ constexpr size_t kFusedArriveAt = 2816;
 constexpr size_t kFusedPlaceAt = 2880;
 static_assert(kP2pDoneAt + size_t(kMaxRanks) * kP2pSlots * 4 <= kFusedArriveAt);
 static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kFlagsBytes && kFusedPlaceAt % 16 == 0);
+constexpr size_t kGraphReadyAt = 3072;
+constexpr size_t kGraphDoneAt = kGraphReadyAt + size_t(kMaxRanks) * 8;
+static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kGraphReadyAt);
+static_assert(kGraphDoneAt + size_t(kMaxRanks) * 8 <= kFlagsBytes);
 
 // This rank's registrations and its view of every peer's (registered.cpp). Every rank's id for
 // one registration is the same (agreed when it is made); the table in device memory is what
@@ -77,6 +88,13 @@ class GpuWorkspace {
   // ready[to] in rank `from`'s flags area, done[from][seq % kP2pSlots] in rank `to`'s.
   unsigned long long* p2p_ready(int from, int to) const {
     return reinterpret_cast<unsigned long long*>(base[size_t(from)] + kP2pReadyAt) + to;
+  }
+  // graph_ready[to] in rank `from`'s flags area; graph_done[from] in rank `to`'s.
+  unsigned long long* graph_ready(int from, int to) const {
+    return reinterpret_cast<unsigned long long*>(base[size_t(from)] + kGraphReadyAt) + to;
+  }
+  unsigned long long* graph_done(int to, int from) const {
+    return reinterpret_cast<unsigned long long*>(base[size_t(to)] + kGraphDoneAt) + from;
   }
   FusedPlace* place(int q) const { return reinterpret_cast<FusedPlace*>(base[size_t(q)] + kFusedPlaceAt); }
   unsigned int* arrive() const { return reinterpret_cast<unsigned int*>(own + kFusedArriveAt); }

@@ -434,6 +434,71 @@ static void test_p2p(size_t n)
     }
 }
 
+/* Check 9: point-to-point enqueue calls captured into a CUDA graph between the ranks of a pair
+ * (a blocking exchange both ways, and Isend/Irecv with Waitall_enqueue), replayed five times
+ * with new data before each replay, with an uncaptured exchange between some replays. */
+static void test_graph_p2p(size_t n)
+{
+    partner = t_rank ^ 1;
+    if (partner >= t_size) return;
+    const int even = t_rank % 2 == 0;
+    int *s0 = dev_alloc(n), *s1 = dev_alloc(n), *r0 = dev_alloc(n), *r1 = dev_alloc(n), *u = dev_alloc(n);
+    MPI_Request rq[2];
+    MPI_Status status;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    if (even) {
+        MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
+        MPI_OK(MPIX_Recv_enqueue(r0, (int)n, MPI_INT, partner, 6, sc, &status));
+    } else {
+        MPI_OK(MPIX_Recv_enqueue(r0, (int)n, MPI_INT, partner, 5, sc, &status));
+        MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 6, sc));
+    }
+    MPI_OK(MPIX_Irecv_enqueue(r1, (int)n, MPI_INT, partner, 9, sc, &rq[0]));
+    MPI_OK(MPIX_Isend_enqueue(s1, (int)n, MPI_INT, partner, 9, sc, &rq[1]));
+    MPI_OK(MPIX_Waitall_enqueue(2, rq, MPI_STATUSES_IGNORE));
+    CUDA_OK(cudaStreamEndCapture(st, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    check_recv_status(&status, even ? 6 : 5, n, "captured Recv_enqueue");
+    for (int k = 0; k < 5; k++) {
+        char what[96];
+        CUDA_OK(cudaMemsetAsync(r0, 0xff, n * sizeof(int), st));
+        CUDA_OK(cudaMemsetAsync(r1, 0xff, n * sizeof(int), st));
+        CUDA_OK(test_fill(s0, n, t_rank, 40 + k, st));
+        CUDA_OK(test_fill(s1, n, t_rank, 60 + k, st));
+        CUDA_OK(cudaGraphLaunch(exec, st));
+        if (k % 2) { /* uncaptured messages of the same pair between replays */
+            CUDA_OK(test_fill(s0, n, t_rank, 80 + k, st));
+            if (even) {
+                MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
+                MPI_OK(MPIX_Recv_enqueue(u, (int)n, MPI_INT, partner, 5, sc, MPI_STATUS_IGNORE));
+            } else {
+                MPI_OK(MPIX_Recv_enqueue(u, (int)n, MPI_INT, partner, 5, sc, MPI_STATUS_IGNORE));
+                MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
+            }
+        }
+        CUDA_OK(cudaStreamSynchronize(st));
+        snprintf(what, sizeof what, "graph replay %d: Send/Recv_enqueue (%zu ints)", k, n);
+        check(r0, n, pattern_of_partner, 40 + k, 0, what);
+        snprintf(what, sizeof what, "graph replay %d: Isend/Irecv_enqueue + Waitall_enqueue (%zu ints)", k, n);
+        check(r1, n, pattern_of_partner, 60 + k, 0, what);
+        if (k % 2) {
+            snprintf(what, sizeof what, "Send/Recv_enqueue after graph replay %d (%zu ints)", k, n);
+            check(u, n, pattern_of_partner, 80 + k, 0, what);
+        }
+    }
+    if (t_rank == 0) printf("graph of point-to-point enqueue calls: %zu ints, 5 replays checked\n", n);
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    CUDA_OK(cudaFree(s0));
+    CUDA_OK(cudaFree(s1));
+    CUDA_OK(cudaFree(r0));
+    CUDA_OK(cudaFree(r1));
+    CUDA_OK(cudaFree(u));
+}
+
 static void expect_error(int rc, int cls, const char *what)
 {
     int got = -1, len = 0;
@@ -485,6 +550,8 @@ int main(int argc, char **argv)
     test_p2p(1 << 20); /* 4 MiB */
     test_graph(1000);   /* fused one-shot */
     test_graph(300000); /* two-shot */
+    test_graph_p2p(1000);
+    test_graph_p2p(1 << 20);
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
