@@ -177,7 +177,7 @@ int reduction_native(const char* fn, MPI_Comm comm, const StreamComm& sc, const 
   coll::gpu::StreamCall call = coll::gpu::stream_reduction(in_place ? recvbuf : sendbuf, recvbuf, lay.type,
                                                            size_t(count), ranks, lay.reduce_count, red);
   if (root >= 0) call = coll::gpu::stream_reduce(call, root, c.rank);
-  return mapped(comm, coll::gpu::stream_collective(fn, sc, c, call, route), fn);
+  return mapped(comm, coll::gpu::stream_collective(fn, sc, coll_context(c), call, route), fn);
 }
 
 }  // namespace
@@ -353,7 +353,7 @@ int PMPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root
         if (!buffer && count > 0 && d->predefined)
           return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer with count %d", count);
         const coll::gpu::StreamCall call = coll::gpu::stream_bcast(d, buffer, size_t(count), root);
-        return mapped(comm, coll::gpu::stream_collective(fn, sc, c, call, route), fn);
+        return mapped(comm, coll::gpu::stream_collective(fn, sc, coll_context(c), call, route), fn);
       },
       [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
@@ -380,7 +380,7 @@ int PMPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sen
           return raise(comm, MPI_ERR_BUFFER, fn, "NULL %s with a non-zero count", recvbuf ? "sendbuf" : "recvbuf");
         const coll::gpu::StreamCall call =
             coll::gpu::stream_allgather(rd, recvbuf, size_t(recvcount), sd, sendbuf, size_t(sendcount), c);
-        return mapped(comm, coll::gpu::stream_collective(fn, sc, c, call, route), fn);
+        return mapped(comm, coll::gpu::stream_collective(fn, sc, coll_context(c), call, route), fn);
       },
       [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }

@@ -11,6 +11,11 @@
 
 namespace weft::coll::gpu {
 
+bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t bytes) {
+  // As enqueue_one_shot and enqueue_two_shot choose.
+  return ws.settings.fused && (algo == AllreduceAlgo::two_shot || bytes > kFusedMaxBytes);
+}
+
 Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
                      cudaStream_t s, bool direct) {
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem), bytes = count * elem;

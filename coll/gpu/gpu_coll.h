@@ -150,6 +150,12 @@ Status deregister_buffer(const Comm& c, uint64_t token);
 // call then runs through the workspace; logged at INFO by register_buffer).
 std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
                                               size_t bytes);
+// For a call captured into a CUDA graph (every rank captures the same calls): registers send
+// and recv (bytes each; in place: one) unless every rank has them registered already, so each
+// replay's fused pieces read and write the peers' user buffers in place. Collective: one host
+// agreement, then register_buffer as needed. The registrations stay until the communicator is
+// freed (bounded as the others); one that cannot be made leaves the call on the slots.
+void register_captured(const CollContext& ctx, const void* send, const void* recv, size_t bytes);
 // Live registrations of c on this rank (0 without a workspace).
 int registrations(const Comm& c);
 
@@ -162,6 +168,8 @@ bool supports(ReduceOp op, BasicType type);
 // enqueue the same calls in the same order. Status::not_supported in a build without CUDA.
 Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send, void* recv, size_t count,
                          BasicType type, ReduceOp op, void* stream);
+// Whether such a call of `bytes` runs as fused pieces (WEFT_GPU_FUSED; false without CUDA).
+bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t bytes);
 
 // The other collectives, enqueued alike (kernels allowed only; Status::not_supported in the
 // copy-engine variant and in a build without CUDA). Every rank enqueues the same calls in the

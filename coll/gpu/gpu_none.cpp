@@ -49,6 +49,8 @@ Status deregister_buffer(const Comm&, uint64_t) {
   return Status::invalid_arg;
 }
 int registrations(const Comm&) { return 0; }
+bool allreduce_runs_fused(const GpuWorkspace&, AllreduceAlgo, size_t) { return false; }
+void register_captured(const CollContext&, const void*, const void*, size_t) {}
 std::shared_ptr<const void> register_for_call(const CollContext&, std::initializer_list<const void*>, size_t) {
   return nullptr;
 }

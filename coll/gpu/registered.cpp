@@ -198,6 +198,24 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
   return regs;
 }
 
+void register_captured(const CollContext& ctx, const void* send, const void* recv, size_t bytes) {
+  GpuWorkspace* ws = existing_workspace(ctx.comm);
+  if (!ws || bytes == 0) return;
+  uint64_t offset = 0;
+  int64_t missing = 0;  // buffers of this rank not registered
+  for (const void* b : {send, recv})
+    if (find_registration(*ws, b, bytes, &offset) < 0) ++missing;
+  const Reduction max{ReduceOp::max, BasicType::i64, sizeof(int64_t)};
+  if (coll::allreduce(ctx, &missing, &missing, 1, max) != Status::ok || missing == 0) return;
+  for (const void* b : {send, recv}) {
+    if (b == send && send == recv) continue;  // in place: alike on every rank
+    uint64_t token = 0;
+    if (register_buffer(ctx, b, bytes, &token) == Status::ok)
+      WEFT_INFO(Subsys::gpu, "a call captured into a CUDA graph on %s registered its buffer (%zu bytes)",
+                ctx.comm.label().c_str(), bytes);
+  }
+}
+
 int registrations(const Comm& c) {
   const GpuWorkspace* ws = existing_workspace(c);
   return ws ? ws->regs.live : 0;

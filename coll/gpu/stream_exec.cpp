@@ -128,8 +128,9 @@ Status enqueue_native(const char* fn, const StreamComm& sc, const Comm& c, const
 // the GPU algorithms' estimates carry (gpu::rule_pick), asked directly: the selector plans a
 // Schedule for coll::run, while a stream-ordered call enqueues on the user's stream and has no
 // plan, cache or WEFT_COLL_TUNE force of its own.
-Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, GpuWorkspace& ws,
+Status enqueue_allreduce(const char* fn, const StreamComm& sc, const CollContext& ctx, GpuWorkspace& ws,
                          const StreamCall& call, bool* native, std::string* why) {
+  const Comm& c = ctx.comm;
   CollArgs a{Collective::allreduce};
   a.send = call.send;
   a.recv = call.recv;
@@ -151,21 +152,25 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const Comm& c, Gp
     *why = algo ? std::string("the rule chose ") + name : "no GPU algorithm";
     return Status::ok;
   }
+  // Fused pieces captured into a graph read the peers' user buffers once registered (every
+  // rank captures the same calls and picks alike, so the registration's agreement is safe).
+  if (allreduce_runs_fused(ws, which, a.bytes) && stream_capturing(sc.stream.cuda)) register_captured(ctx, call.send, call.recv, a.bytes);
   return enqueue_native(fn, sc, c, name, choice, [&](void* stream) {
     return allreduce_enqueue(ws, which, call.send, call.recv, a.count, call.red.type, call.red.op, stream);
   });
 }
 
 // The call on the stream, or *native false and *why.
-Status collective_on_stream(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call, bool* native,
-                            std::string* why) {
+Status collective_on_stream(const char* fn, const StreamComm& sc, const CollContext& ctx, const StreamCall& call,
+                            bool* native, std::string* why) {
+  const Comm& c = ctx.comm;
   GpuWorkspace* ws;
   *native = stream_native(sc, c, call, &ws, why);
   if (!*native) return Status::ok;
   if (!ws) return stream_copy(sc.stream.cuda, call.recv, call.send, call.bytes);  // one rank
   switch (call.coll) {
     case Collective::allreduce:
-      return enqueue_allreduce(fn, sc, c, *ws, call, native, why);
+      return enqueue_allreduce(fn, sc, ctx, *ws, call, native, why);
     case Collective::bcast:
       return enqueue_native(fn, sc, c, "gpu_bcast", "", [&](void* stream) {
         return bcast_enqueue(*ws, call.recv, call.bytes, call.root, stream);
@@ -287,10 +292,10 @@ StreamCall stream_allgather(const Datatype* rtype, void* recv, size_t count, con
   return call;
 }
 
-Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call,
+Status stream_collective(const char* fn, const StreamComm& sc, const CollContext& ctx, const StreamCall& call,
                          StreamRoute* route) {
   bool native = call.empty;
-  const Status s = call.empty ? Status::ok : collective_on_stream(fn, sc, c, call, &native, &route->why);
+  const Status s = call.empty ? Status::ok : collective_on_stream(fn, sc, ctx, call, &native, &route->why);
   route->path = native ? StreamPath::native : StreamPath::fallback;
   return s;
 }

@@ -60,8 +60,10 @@ StreamCall stream_allgather(const Datatype* rtype, void* recv, size_t count, con
 
 // Enqueues the call on the user's stream when it can run stream-native (route native; the
 // choice logged at INFO once per communicator, call and algorithm; an empty call is done at
-// once); else route fallback and its reason. fn names the call in logs.
-Status stream_collective(const char* fn, const StreamComm& sc, const Comm& c, const StreamCall& call,
+// once); else route fallback and its reason. fn names the call in logs. While the stream is
+// being captured into a CUDA graph, an allreduce that runs as fused pieces registers its
+// buffers first (register_captured: collective, on the host).
+Status stream_collective(const char* fn, const StreamComm& sc, const CollContext& ctx, const StreamCall& call,
                          StreamRoute* route);
 
 }  // namespace weft::coll::gpu
