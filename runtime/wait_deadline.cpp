@@ -8,7 +8,7 @@
 
 namespace weft {
 
-thread_local WaitDeadline t_wait_deadline [[gnu::tls_model("initial-exec")]];
+thread_local WaitDeadline t_wait_deadline;
 uint64_t g_wait_timeout_ns = 0;
 
 namespace {

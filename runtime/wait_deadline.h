@@ -1,7 +1,7 @@
 // WEFT_TIMEOUT: a bound on every blocking wait. The outermost wait of a blocking call starts the
 // clock (WaitBound); the failure checks in the wait loops below it ask wait_timed_out(), which
-// costs one thread-local load while no bound is running and reads the clock every 64th call
-// while one is.
+// costs one global load while WEFT_TIMEOUT is off (the default), a thread-local load more while
+// no bound is running, and reads the clock every 64th call while one is.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,7 +13,9 @@ struct WaitDeadline {
   uint32_t calls = 0;
   bool expired = false;
 };
-extern thread_local WaitDeadline t_wait_deadline [[gnu::tls_model("initial-exec")]];
+// The default TLS model: libweft is also loaded with dlopen (Python extensions), where
+// initial-exec TLS would need static TLS space the loader may not have.
+extern thread_local WaitDeadline t_wait_deadline;
 extern uint64_t g_wait_timeout_ns;  // 0: off (the default)
 
 // From WEFT_TIMEOUT at MPI_Init (seconds; 0 turns the bound off).
@@ -25,7 +27,8 @@ std::string wait_timeout_text();
 bool wait_deadline_passed();  // reads the clock every 64th call
 
 inline bool wait_timed_out() {
-  if (t_wait_deadline.at_ns == 0) [[likely]] return false;
+  if (g_wait_timeout_ns == 0) [[likely]] return false;
+  if (t_wait_deadline.at_ns == 0) return false;
   return wait_deadline_passed();
 }
 

@@ -97,7 +97,9 @@ TEST(StreamComms, CollectiveCallsDescribeTheirBuffers) {
 
   // An empty call is done at once, stream-native, whatever the communicator.
   StreamRoute route;
-  EXPECT_EQ(coll::gpu::stream_collective("f", StreamComm{}, c, coll::gpu::stream_bcast(&i32, buf, 0, 0), &route),
+  const coll::CostModel model;
+  const coll::CollContext ctx{nullptr, c, model};
+  EXPECT_EQ(coll::gpu::stream_collective("f", StreamComm{}, ctx, coll::gpu::stream_bcast(&i32, buf, 0, 0), &route),
             Status::ok);
   EXPECT_EQ(route.path, StreamPath::native);
 }

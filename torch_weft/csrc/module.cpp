@@ -1,0 +1,118 @@
+// The Python module torch_weft._C: makes "weft" process groups over MPI communicators.
+#include <torch/csrc/utils/pybind.h>
+#include <torch/python.h>
+
+#include <mutex>
+
+#include "process_group.h"
+
+namespace torch_weft {
+
+namespace {
+
+std::mutex groups_mutex;
+std::vector<c10::weak_intrusive_ptr<ProcessGroupWeft>> groups;  // live groups, for finalize
+bool initialized_here = false;
+
+void ensure_initialized() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  TORCH_CHECK(!finalized, "weft backend: MPI was finalized");
+  if (initialized) {
+    int level = 0;
+    MPI_Query_thread(&level);
+    TORCH_CHECK(level == MPI_THREAD_MULTIPLE, "weft backend: MPI was initialised without MPI_THREAD_MULTIPLE, "
+                "which the backend's communication thread needs");
+    return;
+  }
+  int provided = 0;
+  const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: MPI_Init_thread failed: ", mpi_error_text(rc));
+  TORCH_CHECK(provided == MPI_THREAD_MULTIPLE, "weft backend: MPI provides thread level ", provided,
+              ", the backend needs MPI_THREAD_MULTIPLE");
+  initialized_here = true;
+}
+
+std::pair<int, int> world() {
+  ensure_initialized();
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return {rank, size};
+}
+
+// A group of the torch ranks `ranks` (empty: the default group, every rank). Torch's global
+// ranks must be MPI's world ranks (the launch gives both).
+c10::intrusive_ptr<ProcessGroupWeft> create(int group_rank, int group_size, int64_t timeout_ms,
+                                            const std::vector<int64_t>& ranks) {
+  const auto [world_rank, world_size] = world();
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_SUCCESS;
+  if (ranks.empty()) {
+    TORCH_CHECK(group_rank == world_rank && group_size == world_size, "weft backend: torch rank ", group_rank,
+                " of ", group_size, " is not weft's world rank ", world_rank, " of ", world_size,
+                ": launch with mpirun or srun and take rank and size from the launch "
+                "(torch_weft.init_process_group does)");
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  } else {
+    TORCH_CHECK(ranks.size() == size_t(group_size) && group_rank >= 0 && group_rank < group_size &&
+                    ranks[size_t(group_rank)] == world_rank,
+                "weft backend: group rank ", group_rank, " of ranks of size ", ranks.size(),
+                " does not name weft's world rank ", world_rank);
+    std::vector<int> members(ranks.begin(), ranks.end());
+    MPI_Group all, sub;
+    MPI_Comm_group(MPI_COMM_WORLD, &all);
+    rc = MPI_Group_incl(all, int(members.size()), members.data(), &sub);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0, &comm);
+    MPI_Group_free(&all);
+    if (sub != MPI_GROUP_NULL) MPI_Group_free(&sub);
+  }
+  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: making the group's communicator failed on world rank ", world_rank,
+              ": ", mpi_error_text(rc));
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  auto pg = c10::make_intrusive<ProcessGroupWeft>(comm, group_rank, group_size, std::chrono::milliseconds(timeout_ms));
+  std::lock_guard<std::mutex> lock(groups_mutex);
+  groups.emplace_back(pg);
+  return pg;
+}
+
+void world_barrier() {
+  ensure_initialized();
+  const int rc = MPI_Barrier(MPI_COMM_WORLD);
+  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: barrier failed: ", mpi_error_text(rc));
+}
+
+// At interpreter exit: every live group's thread stops, then MPI is finalised if the backend
+// initialised it.
+void finalize() {
+  {
+    std::lock_guard<std::mutex> lock(groups_mutex);
+    for (auto& weak : groups)
+      if (auto pg = weak.lock()) pg->shutdown();
+    groups.clear();
+  }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (initialized_here && !finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+}  // namespace torch_weft
+
+PYBIND11_MODULE(_C, m) {
+  namespace py = pybind11;
+  m.doc() = "weft's torch.distributed backend";
+  py::module::import("torch.distributed");  // registers c10d::ProcessGroup, the base class
+  py::class_<torch_weft::ProcessGroupWeft, c10d::ProcessGroup, c10::intrusive_ptr<torch_weft::ProcessGroupWeft>>(
+      m, "ProcessGroupWeft")
+      .def("shutdown", &torch_weft::ProcessGroupWeft::shutdown, py::call_guard<py::gil_scoped_release>());
+  m.def("create", &torch_weft::create, py::arg("group_rank"), py::arg("group_size"), py::arg("timeout_ms"),
+        py::arg("global_ranks"), py::call_guard<py::gil_scoped_release>(),
+        "A weft process group of the given torch ranks (empty: every rank)");
+  m.def("world", &torch_weft::world, "(rank, size) of the MPI launch; initialises MPI");
+  m.def("world_barrier", &torch_weft::world_barrier, py::call_guard<py::gil_scoped_release>(),
+        "MPI_Barrier over every rank of the launch");
+  m.def("finalize", &torch_weft::finalize, py::call_guard<py::gil_scoped_release>());
+}

@@ -1,0 +1,457 @@
+// The "weft" process group (process_group.h).
+#include "process_group.h"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+
+#include <climits>
+#include <numeric>
+
+#include "mpi_types.h"
+
+namespace torch_weft {
+
+namespace {
+
+int count_of(int64_t n, const char* what) {
+  TORCH_CHECK(n >= 0 && n <= INT_MAX, "weft backend: ", what, " has ", n, " elements, more than one call moves");
+  return int(n);
+}
+
+// A contiguous buffer holding `tensors` back to back (copied in), for calls that take one.
+at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> flat;
+  flat.reserve(tensors.size());
+  for (const at::Tensor& t : tensors) flat.push_back(t.reshape({-1}));
+  return at::cat(flat);
+}
+
+// Copies consecutive pieces of `flat` out into `tensors`.
+void unflatten(const at::Tensor& flat, std::vector<at::Tensor>& tensors) {
+  int64_t at = 0;
+  for (at::Tensor& t : tensors) {
+    t.copy_(flat.narrow(0, at, t.numel()).view(t.sizes()));
+    at += t.numel();
+  }
+}
+
+void check_same(const at::Tensor& t, const at::Tensor& like, const char* what) {
+  TORCH_CHECK(t.scalar_type() == like.scalar_type(), "weft backend: ", what, " has type ",
+              at::toString(t.scalar_type()), ", expected ", at::toString(like.scalar_type()));
+  TORCH_CHECK(t.numel() == like.numel(), "weft backend: ", what, " has ", t.numel(), " elements, expected ",
+              like.numel());
+}
+
+}  // namespace
+
+WeftWork::WeftWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
+    : c10d::Work(rank, type), outputs_(std::move(outputs)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
+
+void WeftWork::complete(std::exception_ptr error) {
+  finish(error);
+  if (error) future_->setError(error);
+  else future_->markCompleted(c10::IValue(outputs_));
+}
+
+ProcessGroupWeft::ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout)
+    : c10d::ProcessGroup(rank, size), comm_(comm), timeout_(timeout),
+      worker_(std::make_unique<Worker>(comm, rank)) {}
+
+ProcessGroupWeft::~ProcessGroupWeft() { shutdown(); }
+
+void ProcessGroupWeft::shutdown() {
+  if (!worker_) return;
+  worker_.reset();  // completes what was submitted
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  comm_ = MPI_COMM_NULL;
+}
+
+std::chrono::milliseconds ProcessGroupWeft::timeout_of(std::chrono::milliseconds requested) const {
+  return requested == c10d::kUnsetTimeout ? timeout_ : requested;
+}
+
+const at::Tensor& ProcessGroupWeft::single(std::vector<at::Tensor>& tensors, const char* what) const {
+  TORCH_CHECK(tensors.size() == 1, "weft backend: ", what, " takes one tensor per process, got ", tensors.size());
+  check_tensor(tensors[0], what);
+  return tensors[0];
+}
+
+c10::intrusive_ptr<WeftWork> ProcessGroupWeft::submit(c10d::OpType type, const char* name,
+                                                      std::vector<at::Tensor> outputs,
+                                                      std::chrono::milliseconds timeout, Start start, Finish finish,
+                                                      std::shared_ptr<std::atomic<int>> source) {
+  TORCH_CHECK(worker_, "weft backend: the process group was shut down");
+  auto work = c10::make_intrusive<WeftWork>(getRank(), type, std::move(outputs));
+  if (source) work->source_ = std::move(source);
+  Operation op;
+  op.name = name;
+  op.start = std::move(start);
+  op.finish = std::move(finish);
+  op.timeout = timeout;
+  op.done = [work](std::exception_ptr e) { work->complete(e); };
+  worker_->submit(std::move(op));
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::broadcast(std::vector<at::Tensor>& tensors,
+                                                           const c10d::BroadcastOptions& opts) {
+  at::Tensor t = single(tensors, "broadcast");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const int n = count_of(t.numel(), "broadcast");
+  const int root = int(opts.rootRank);
+  return submit(c10d::OpType::BROADCAST, "broadcast", tensors, timeout_of(opts.timeout),
+                [=, this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Ibcast(t.data_ptr(), n, type, root, comm_, &r->back());
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce(std::vector<at::Tensor>& tensors,
+                                                           const c10d::AllreduceOptions& opts) {
+  at::Tensor t = single(tensors, "allreduce");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, t.scalar_type());
+  const int n = count_of(t.numel(), "allreduce");
+  const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
+  const int size = getSize();
+  return submit(
+      c10d::OpType::ALLREDUCE, "allreduce", tensors, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Iallreduce(MPI_IN_PLACE, t.data_ptr(), n, type, op, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (average) t.div_(size);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                     const c10d::AllreduceCoalescedOptions& opts) {
+  TORCH_CHECK(!tensors.empty(), "weft backend: allreduce_coalesced of no tensors");
+  for (const at::Tensor& t : tensors) {
+    check_tensor(t, "allreduce_coalesced");
+    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(), "weft backend: allreduce_coalesced needs one type");
+  }
+  at::Tensor flat = flatten(tensors);
+  const MPI_Datatype type = mpi_datatype(flat.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, flat.scalar_type());
+  const int n = count_of(flat.numel(), "allreduce_coalesced");
+  const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
+  const int size = getSize();
+  std::vector<at::Tensor> outs = tensors;
+  return submit(
+      c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Iallreduce(MPI_IN_PLACE, flat.data_ptr(), n, type, op, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (average) flat.div_(size);
+        unflatten(flat, outs);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce(std::vector<at::Tensor>& tensors,
+                                                        const c10d::ReduceOptions& opts) {
+  at::Tensor t = single(tensors, "reduce");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, t.scalar_type());
+  const int n = count_of(t.numel(), "reduce");
+  const int root = int(opts.rootRank);
+  const bool at_root = getRank() == root, average = opts.reduceOp == c10d::ReduceOp::AVG;
+  const int size = getSize();
+  return submit(
+      c10d::OpType::REDUCE, "reduce", tensors, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Ireduce(at_root ? MPI_IN_PLACE : t.data_ptr(), at_root ? t.data_ptr() : nullptr, n, type, op,
+                           root, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (average && at_root) t.div_(size);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                           std::vector<at::Tensor>& inputs,
+                                                           const c10d::AllgatherOptions& opts) {
+  at::Tensor in = single(inputs, "allgather");
+  TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == size_t(getSize()),
+              "weft backend: allgather needs one list of ", getSize(), " output tensors");
+  for (const at::Tensor& o : outputs[0]) check_same(o, in, "an allgather output");
+  at::Tensor flat = at::empty({int64_t(getSize()) * in.numel()}, in.options());
+  const MPI_Datatype type = mpi_datatype(in.scalar_type());
+  const int n = count_of(in.numel(), "allgather");
+  std::vector<at::Tensor> outs = outputs[0];
+  return submit(
+      c10d::OpType::ALLGATHER, "allgather", outs, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Iallgather(in.data_ptr(), n, type, flat.data_ptr(), n, type, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable { unflatten(flat, outs); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                                 const c10d::AllgatherOptions& opts) {
+  check_tensor(input, "allgather input");
+  check_tensor(output, "allgather output");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type() && output.numel() == input.numel() * getSize(),
+              "weft backend: allgather_into_tensor's output must hold ", getSize(), " inputs");
+  const MPI_Datatype type = mpi_datatype(input.scalar_type());
+  const int n = count_of(input.numel(), "allgather");
+  at::Tensor in = input, out = output;
+  return submit(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {output}, timeout_of(opts.timeout),
+                [=, this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm_, &r->back());
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                        std::vector<at::Tensor>& inputs,
+                                                        const c10d::GatherOptions& opts) {
+  at::Tensor in = single(inputs, "gather");
+  const int root = int(opts.rootRank);
+  const bool at_root = getRank() == root;
+  std::vector<at::Tensor> outs;
+  at::Tensor flat;
+  if (at_root) {
+    TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == size_t(getSize()),
+                "weft backend: gather's root needs one list of ", getSize(), " output tensors");
+    for (const at::Tensor& o : outputs[0]) check_same(o, in, "a gather output");
+    outs = outputs[0];
+    flat = at::empty({int64_t(getSize()) * in.numel()}, in.options());
+  } else {
+    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
+                "weft backend: gather takes output tensors at the root only");
+  }
+  const MPI_Datatype type = mpi_datatype(in.scalar_type());
+  const int n = count_of(in.numel(), "gather");
+  return submit(
+      c10d::OpType::GATHER, "gather", outs, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Igather(in.data_ptr(), n, type, at_root ? flat.data_ptr() : nullptr, n, type, root, comm_,
+                           &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (at_root) unflatten(flat, outs);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(std::vector<at::Tensor>& outputs,
+                                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                                         const c10d::ScatterOptions& opts) {
+  at::Tensor out = single(outputs, "scatter");
+  const int root = int(opts.rootRank);
+  const bool at_root = getRank() == root;
+  at::Tensor flat;
+  if (at_root) {
+    TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == size_t(getSize()),
+                "weft backend: scatter's root needs one list of ", getSize(), " input tensors");
+    for (const at::Tensor& i : inputs[0]) check_same(i, out, "a scatter input");
+    flat = flatten(inputs[0]);
+  } else {
+    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
+                "weft backend: scatter takes input tensors at the root only");
+  }
+  const MPI_Datatype type = mpi_datatype(out.scalar_type());
+  const int n = count_of(out.numel(), "scatter");
+  return submit(c10d::OpType::SCATTER, "scatter", outputs, timeout_of(opts.timeout),
+                [=, this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Iscatter(at_root ? flat.data_ptr() : nullptr, n, type, out.data_ptr(), n, type, root,
+                                      comm_, &r->back());
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                                const c10d::ReduceScatterOptions& opts) {
+  at::Tensor out = single(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == size_t(getSize()),
+              "weft backend: reduce_scatter needs one list of ", getSize(), " input tensors");
+  for (const at::Tensor& i : inputs[0]) check_same(i, out, "a reduce_scatter input");
+  at::Tensor flat = flatten(inputs[0]);
+  const MPI_Datatype type = mpi_datatype(out.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type());
+  const int n = count_of(out.numel(), "reduce_scatter");
+  const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
+  const int size = getSize();
+  return submit(
+      c10d::OpType::REDUCE_SCATTER, "reduce_scatter", outputs, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Ireduce_scatter_block(flat.data_ptr(), out.data_ptr(), n, type, op, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (average) out.div_(size);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                      const c10d::ReduceScatterOptions& opts) {
+  check_tensor(input, "reduce_scatter input");
+  check_tensor(output, "reduce_scatter output");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type() && input.numel() == output.numel() * getSize(),
+              "weft backend: reduce_scatter_tensor's input must hold ", getSize(), " outputs");
+  const MPI_Datatype type = mpi_datatype(output.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, output.scalar_type());
+  const int n = count_of(output.numel(), "reduce_scatter");
+  const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
+  const int size = getSize();
+  at::Tensor in = input, out = output;
+  return submit(
+      c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {output}, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), n, type, op, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable {
+        if (average) out.div_(size);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                               std::vector<int64_t>& output_splits,
+                                                               std::vector<int64_t>& input_splits,
+                                                               const c10d::AllToAllOptions& opts) {
+  check_tensor(input, "alltoall input");
+  check_tensor(output, "alltoall output");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "weft backend: alltoall's tensors differ in type");
+  const int p = getSize();
+  const MPI_Datatype type = mpi_datatype(input.scalar_type());
+  at::Tensor in = input, out = output;
+  if (output_splits.empty() && input_splits.empty()) {
+    TORCH_CHECK(input.numel() % p == 0 && output.numel() == input.numel(),
+                "weft backend: alltoall_single without splits needs equal tensors divisible by the group size");
+    const int n = count_of(input.numel() / p, "alltoall");
+    return submit(c10d::OpType::ALLTOALL_BASE, "alltoall_single", {output}, timeout_of(opts.timeout),
+                  [=, this](std::vector<MPI_Request>* r) {
+                    r->emplace_back();
+                    return MPI_Ialltoall(in.data_ptr(), n, type, out.data_ptr(), n, type, comm_, &r->back());
+                  });
+  }
+  // Splits count rows of the first dimension.
+  auto counts = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* what) {
+    const int64_t row = t.dim() > 0 && t.size(0) > 0 ? t.numel() / t.size(0) : 1;
+    std::vector<int> c(static_cast<size_t>(p)), d(static_cast<size_t>(p));
+    if (splits.empty()) {
+      TORCH_CHECK(t.dim() > 0 && t.size(0) % p == 0, "weft backend: alltoall ", what,
+                  " without splits needs a first dimension divisible by the group size");
+      for (int q = 0; q < p; ++q) c[size_t(q)] = count_of(t.size(0) / p * row, "an alltoall piece");
+    } else {
+      TORCH_CHECK(splits.size() == size_t(p), "weft backend: alltoall ", what, " splits need ", p, " entries");
+      int64_t rows = 0;
+      for (int q = 0; q < p; ++q) {
+        TORCH_CHECK(splits[size_t(q)] >= 0, "weft backend: a negative alltoall split");
+        c[size_t(q)] = count_of(splits[size_t(q)] * row, "an alltoall piece");
+        rows += splits[size_t(q)];
+      }
+      TORCH_CHECK(t.dim() > 0 && rows == t.size(0), "weft backend: alltoall ", what, " splits sum to ", rows,
+                  " rows, the tensor has ", t.dim() > 0 ? t.size(0) : 0);
+    }
+    int64_t at = 0;
+    for (int q = 0; q < p; ++q) {
+      d[size_t(q)] = count_of(at, "an alltoall displacement");
+      at += c[size_t(q)];
+    }
+    return std::make_pair(c, d);
+  };
+  auto [send_counts, send_displs] = counts(input, input_splits, "input");
+  auto [recv_counts, recv_displs] = counts(output, output_splits, "output");
+  return submit(c10d::OpType::ALLTOALL_BASE, "alltoall_single", {output}, timeout_of(opts.timeout),
+                [=, this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(),
+                                        recv_counts.data(), recv_displs.data(), type, comm_, &r->back());
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall(std::vector<at::Tensor>& outputs,
+                                                          std::vector<at::Tensor>& inputs,
+                                                          const c10d::AllToAllOptions& opts) {
+  const int p = getSize();
+  TORCH_CHECK(outputs.size() == size_t(p) && inputs.size() == size_t(p), "weft backend: alltoall needs ", p,
+              " input and ", p, " output tensors");
+  std::vector<int> send_counts(static_cast<size_t>(p)), send_displs(static_cast<size_t>(p)), recv_counts(static_cast<size_t>(p)), recv_displs(static_cast<size_t>(p));
+  int64_t s_at = 0, r_at = 0;
+  for (int q = 0; q < p; ++q) {
+    check_tensor(inputs[size_t(q)], "an alltoall input");
+    check_tensor(outputs[size_t(q)], "an alltoall output");
+    TORCH_CHECK(inputs[size_t(q)].scalar_type() == inputs[0].scalar_type() &&
+                    outputs[size_t(q)].scalar_type() == inputs[0].scalar_type(),
+                "weft backend: alltoall's tensors differ in type");
+    send_counts[size_t(q)] = count_of(inputs[size_t(q)].numel(), "an alltoall input");
+    recv_counts[size_t(q)] = count_of(outputs[size_t(q)].numel(), "an alltoall output");
+    send_displs[size_t(q)] = count_of(s_at, "alltoall");
+    recv_displs[size_t(q)] = count_of(r_at, "alltoall");
+    s_at += send_counts[size_t(q)];
+    r_at += recv_counts[size_t(q)];
+  }
+  at::Tensor send_flat = flatten(inputs);
+  at::Tensor recv_flat = at::empty({r_at}, inputs[0].options());
+  const MPI_Datatype type = mpi_datatype(inputs[0].scalar_type());
+  std::vector<at::Tensor> outs = outputs;
+  return submit(
+      c10d::OpType::ALLTOALL, "alltoall", outputs, timeout_of(opts.timeout),
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Ialltoallv(send_flat.data_ptr(), send_counts.data(), send_displs.data(), type,
+                              recv_flat.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm_, &r->back());
+      },
+      [=](const std::vector<MPI_Status>&) mutable { unflatten(recv_flat, outs); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
+  at::Tensor t = single(tensors, "send");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const int n = count_of(t.numel(), "send");
+  return submit(c10d::OpType::SEND, "send", {}, timeout_,
+                [=, this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Isend(t.data_ptr(), n, type, dst, tag, comm_, &r->back());
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
+  at::Tensor t = single(tensors, "recv");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const int n = count_of(t.numel(), "recv");
+  return submit(
+      c10d::OpType::RECV, "recv", tensors, timeout_,
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Irecv(t.data_ptr(), n, type, src, tag, comm_, &r->back());
+      },
+      nullptr, std::make_shared<std::atomic<int>>(src));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  at::Tensor t = single(tensors, "recv");
+  const MPI_Datatype type = mpi_datatype(t.scalar_type());
+  const int n = count_of(t.numel(), "recv");
+  // The sender is known once the receive completed: the finish step records it in the Work.
+  auto source = std::make_shared<std::atomic<int>>(-1);
+  return submit(
+      c10d::OpType::RECVANYSOURCE, "recv from any source", tensors, timeout_,
+      [=, this](std::vector<MPI_Request>* r) {
+        r->emplace_back();
+        return MPI_Irecv(t.data_ptr(), n, type, MPI_ANY_SOURCE, tag, comm_, &r->back());
+      },
+      [source](const std::vector<MPI_Status>& st) { *source = st.at(0).MPI_SOURCE; }, source);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::barrier(const c10d::BarrierOptions& opts) {
+  return submit(c10d::OpType::BARRIER, "barrier", {}, timeout_of(opts.timeout),
+                [this](std::vector<MPI_Request>* r) {
+                  r->emplace_back();
+                  return MPI_Ibarrier(comm_, &r->back());
+                });
+}
+
+}  // namespace torch_weft

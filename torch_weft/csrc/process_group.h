@@ -1,0 +1,96 @@
+// torch.distributed's process-group backend "weft": every operation is an MPI call on the
+// group's communicator, made on the group's communication thread (worker.h), so the caller
+// returns at once with a Work that completes (with its future) when the MPI requests have.
+//
+// Tensors: dense, contiguous, on the CPU. CUDA tensors are refused with an error: this build
+// of the backend has no CUDA path (see docs/TORCH.md).
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <vector>
+
+#include "worker.h"
+
+namespace torch_weft {
+
+// A Work completed by the communication thread; its future holds the operation's output
+// tensors, or the error.
+class WeftWork : public c10d::Work {
+ public:
+  WeftWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  int sourceRank() const override { return *source_; }
+  // On the communication thread, once: success (null) or the error.
+  void complete(std::exception_ptr error);
+  // The sender's group rank (recv; recvAnysource sets it when the message has arrived).
+  std::shared_ptr<std::atomic<int>> source_ = std::make_shared<std::atomic<int>>(-1);
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+class ProcessGroupWeft : public c10d::ProcessGroup {
+ public:
+  // comm: the group's own communicator (freed with the group).
+  ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout);
+  ~ProcessGroupWeft() override;
+  const std::string getBackendName() const override { return "weft"; }
+
+  // Stops the communication thread and frees the communicator (before MPI_Finalize).
+  void shutdown();
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits,
+                                               std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+ private:
+  using Start = std::function<int(std::vector<MPI_Request>*)>;
+  using Finish = std::function<void(const std::vector<MPI_Status>&)>;
+  // Submits one operation; outputs are the Work's result tensors.
+  c10::intrusive_ptr<WeftWork> submit(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
+                                      std::chrono::milliseconds timeout, Start start, Finish finish = nullptr,
+                                      std::shared_ptr<std::atomic<int>> source = nullptr);
+  std::chrono::milliseconds timeout_of(std::chrono::milliseconds requested) const;
+  const at::Tensor& single(std::vector<at::Tensor>& tensors, const char* what) const;
+
+  MPI_Comm comm_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Worker> worker_;
+};
+
+}  // namespace torch_weft

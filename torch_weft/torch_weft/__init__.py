@@ -1,0 +1,95 @@
+"""weft's torch.distributed backend.
+
+    import torch_weft                      # registers the backend "weft"
+    torch_weft.init_process_group()        # rank and size from mpirun/srun, no store needed
+
+or, with a store of your own, torch.distributed.init_process_group("weft", ...) where torch's
+ranks are the launch's ranks.
+"""
+import atexit
+import datetime
+
+import torch
+import torch.distributed as dist
+
+from . import _C
+
+__all__ = ["init_process_group", "world", "LaunchStore"]
+
+
+def _create(opts, pg_options=None):
+    timeout = opts.timeout
+    if isinstance(timeout, datetime.timedelta):
+        timeout_ms = int(timeout.total_seconds() * 1000)
+    else:
+        timeout_ms = int(float(timeout) * 1000)
+    ranks = list(opts.global_ranks_in_group or [])
+    return _C.create(opts.group_rank, opts.group_size, timeout_ms, ranks)
+
+
+dist.Backend.register_backend("weft", _create, extended_api=True)
+
+
+class LaunchStore(dist.Store):
+    """The store init_process_group passes. Rank and size come from the MPI launch, so there is
+    nothing to rendezvous; the keys live in this process only. PyTorch 1.13 still runs a
+    barrier through the store whenever it makes a group (every rank adds 1 to a key, then polls
+    with add(key, 0) until the count is the world size): here adding to such a key is an MPI
+    barrier over the launch, after which the count is the world size."""
+
+    _BARRIER_PREFIX = "store_based_barrier_key"
+
+    def __init__(self, size):
+        super().__init__()
+        self._size = size
+        self._data = {}
+
+    def set(self, key, value):
+        self._data[key] = value if isinstance(value, bytes) else str(value).encode()
+
+    def get(self, key):
+        if key not in self._data:
+            raise RuntimeError(f"weft backend: key {key!r} is not in the launch store (it is process-local)")
+        return self._data[key]
+
+    def add(self, key, value):
+        if key.startswith(self._BARRIER_PREFIX):
+            if value:
+                _C.world_barrier()
+                self._data[key] = str(self._size).encode()
+            return int(self._data.get(key, b"0"))
+        count = int(self._data.get(key, b"0")) + value
+        self._data[key] = str(count).encode()
+        return count
+
+    def check(self, keys):
+        return all(k in self._data for k in keys)
+
+    def delete_key(self, key):
+        return self._data.pop(key, None) is not None
+
+    def num_keys(self):
+        return len(self._data)
+
+    def wait(self, keys, timeout=None):
+        if not self.check(keys):
+            raise RuntimeError(f"weft backend: keys {keys} are not in the launch store (it is process-local)")
+
+
+def world():
+    """(rank, size) of the MPI launch (initialises MPI on first use)."""
+    return _C.world()
+
+
+def init_process_group(timeout=datetime.timedelta(minutes=30)):
+    """The default process group on weft, its rank and size taken from the launch."""
+    rank, size = _C.world()
+    dist.init_process_group("weft", store=LaunchStore(size), rank=rank, world_size=size, timeout=timeout)
+    return rank, size
+
+
+@atexit.register
+def _finalize():
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    _C.finalize()
