@@ -2,7 +2,8 @@
 // order the operations were submitted (MPI requires every rank to start collectives in the
 // same order), so the caller's thread (training, autograd) never blocks on communication: an
 // operation starts its MPI calls, and the thread tests the requests of every started
-// operation until they complete, then runs the operation's finish step and completes its Work.
+// operation until they complete (yielding the core between rounds; it sleeps while nothing is
+// in flight), then runs the operation's finish step and completes its Work.
 #pragma once
 #include <mpi.h>
 
@@ -39,8 +40,6 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   void submit(Operation op);
-  // Runs fn on the worker thread after everything submitted before, and waits for it.
-  void run_sync(const std::function<void()>& fn);
 
  private:
   struct Started {

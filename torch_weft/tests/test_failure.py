@@ -32,4 +32,7 @@ for what in ("all_reduce", "all_reduce(async_op=True).wait()"):
             print(f"FAIL rank {rank}: {what} raised without naming rank 1: {e}", flush=True)
 if raised == 2:
     print(f"rank {rank}: every operation raised naming rank 1", flush=True)
+# Stay until every survivor has seen rank 1's failure: a survivor that left early would be
+# the terminated rank another survivor's collective reports.
+time.sleep(3)
 os._exit(0)
