@@ -276,21 +276,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter(std::vector<at::
   TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == size_t(getSize()),
               "weft backend: reduce_scatter needs one list of ", getSize(), " input tensors");
   for (const at::Tensor& i : inputs[0]) check_same(i, out, "a reduce_scatter input");
-  at::Tensor flat = flatten(inputs[0]);
-  const MPI_Datatype type = mpi_datatype(out.scalar_type());
-  const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type());
-  const int n = count_of(out.numel(), "reduce_scatter");
-  const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
-  const int size = getSize();
-  return submit(
-      c10d::OpType::REDUCE_SCATTER, "reduce_scatter", outputs, timeout_of(opts.timeout),
-      [=, this](std::vector<MPI_Request>* r) {
-        r->emplace_back();
-        return MPI_Ireduce_scatter_block(flat.data_ptr(), out.data_ptr(), n, type, op, comm_, &r->back());
-      },
-      [=](const std::vector<MPI_Status>&) mutable {
-        if (average) out.div_(size);
-      });
+  return reduce_scatter_block(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", outputs, flatten(inputs[0]), out,
+                              opts);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -299,14 +286,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_reduce_scatter_base(at::Tensor
   check_tensor(output, "reduce_scatter output");
   TORCH_CHECK(output.scalar_type() == input.scalar_type() && input.numel() == output.numel() * getSize(),
               "weft backend: reduce_scatter_tensor's input must hold ", getSize(), " outputs");
-  const MPI_Datatype type = mpi_datatype(output.scalar_type());
-  const MPI_Op op = mpi_op(opts.reduceOp, output.scalar_type());
-  const int n = count_of(output.numel(), "reduce_scatter");
+  return reduce_scatter_block(c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {output}, input, output,
+                              opts);
+}
+
+c10::intrusive_ptr<WeftWork> ProcessGroupWeft::reduce_scatter_block(c10d::OpType type_of_op, const char* name,
+                                                                    std::vector<at::Tensor> outputs, at::Tensor in,
+                                                                    at::Tensor out,
+                                                                    const c10d::ReduceScatterOptions& opts) {
+  const MPI_Datatype type = mpi_datatype(out.scalar_type());
+  const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type());
+  const int n = count_of(out.numel(), name);
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
-  at::Tensor in = input, out = output;
   return submit(
-      c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {output}, timeout_of(opts.timeout),
+      type_of_op, name, std::move(outputs), timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
         r->emplace_back();
         return MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), n, type, op, comm_, &r->back());

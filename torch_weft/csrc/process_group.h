@@ -85,6 +85,10 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
   c10::intrusive_ptr<WeftWork> submit(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
                                       std::chrono::milliseconds timeout, Start start, Finish finish = nullptr,
                                       std::shared_ptr<std::atomic<int>> source = nullptr);
+  // Both reduce_scatter forms: `in` holds size blocks of out's count back to back.
+  c10::intrusive_ptr<WeftWork> reduce_scatter_block(c10d::OpType type, const char* name,
+                                                    std::vector<at::Tensor> outputs, at::Tensor in, at::Tensor out,
+                                                    const c10d::ReduceScatterOptions& opts);
   std::chrono::milliseconds timeout_of(std::chrono::milliseconds requested) const;
   const at::Tensor& single(std::vector<at::Tensor>& tensors, const char* what) const;
 
