@@ -61,6 +61,7 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
   s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
   s.fused = cfg.value("WEFT_GPU_FUSED") != "off";
+  s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;
   return s;

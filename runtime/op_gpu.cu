@@ -194,29 +194,17 @@ __device__ void fused_copy(void* dst, const void* src, size_t bytes, size_t firs
     static_cast<char*>(dst)[i] = __ldcg(static_cast<const char*>(src) + i);
 }
 
+// The fold of a piece after the first meeting: resolves every rank's published place (one out
+// of bounds sets *error and moves nothing), then one-shot: every input into this rank's result;
+// direct: this rank's share of every input into the share of every output. Every thread of the
+// block calls it.
 template <class T, class Op>
-__global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(FusedPiece a) {
+__device__ void fused_fold(const FusedPiece& a, size_t first, size_t stride) {
   constexpr size_t kPer = 16 / sizeof(T);
   __shared__ const void* in[kReduceMaxInputs];
   __shared__ void* out[kReduceMaxInputs];
-  __shared__ unsigned long long epoch;
   const int t = int(threadIdx.x);
-  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
   const size_t bytes = a.count * sizeof(T);
-  // This rank's flag before the launch: no block publishes before every block has read it.
-  if (t == 0) epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
-  T* own_slot = reinterpret_cast<T*>(a.slot[a.me]);
-  if (a.mine.in_reg < 0 && a.own_in != own_slot) fused_copy(own_slot, a.own_in, bytes, first, stride);
-  if (blockIdx.x == 0 && t == 0) {
-    volatile FusedPlace* mine = a.place[a.me];
-    mine->in_reg = a.mine.in_reg;
-    mine->out_reg = a.mine.out_reg;
-    mine->in_off = a.mine.in_off;
-    mine->out_off = a.mine.out_off;
-  }
-  __syncthreads();
-  const unsigned long long start = epoch;
-  fused_meet(a, start + 1);
   bool bad = false, odd = false;
   if (t < a.ranks) {
     const volatile FusedPlace* pl = a.place[t];
@@ -231,33 +219,76 @@ __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(Fused
   const bool packed = !__syncthreads_or(odd) && (reinterpret_cast<uintptr_t>(a.own_out) % 16) == 0;
   if (bad) {
     if (blockIdx.x == 0 && t == 0 && a.error) *reinterpret_cast<volatile unsigned int*>(a.error) = 1;
-  } else {
-    size_t lo = 0, hi = a.count;
-    if (a.direct) {  // this rank's share, in 16-byte multiples
-      const size_t share = ((a.count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
-      lo = size_t(a.me) * share < a.count ? size_t(a.me) * share : a.count;
-      hi = a.count - lo < share ? a.count : lo + share;
-    }
-    const int outs = a.direct ? a.ranks : 1;
-    void* const* dst = a.direct ? out : &a.own_out;
-    size_t done = lo;
-    if (packed) {
-      const size_t packs = (hi - lo) / kPer, base = lo / kPer;
-      for (size_t p = first; p < packs; p += stride) {
-        Pack<T> v;
-        fold_pack<T, Op>(in, a.ranks, base + p, &v);
-        for (int o = 0; o < outs; ++o) static_cast<Pack<T>*>(dst[o])[base + p] = v;
-      }
-      done = lo + packs * kPer;
-    }
-    for (size_t i = done + first; i < hi; i += stride) {
-      const T v = fold_one<T, Op>(in, a.ranks, i);
-      for (int o = 0; o < outs; ++o) static_cast<T*>(dst[o])[i] = v;
-    }
+    return;
   }
+  size_t lo = 0, hi = a.count;
+  if (a.direct) {  // this rank's share, in 16-byte multiples
+    const size_t share = ((a.count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
+    lo = size_t(a.me) * share < a.count ? size_t(a.me) * share : a.count;
+    hi = a.count - lo < share ? a.count : lo + share;
+  }
+  const int outs = a.direct ? a.ranks : 1;
+  void* const* dst = a.direct ? out : &a.own_out;
+  size_t done = lo;
+  if (packed) {
+    const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+    for (size_t p = first; p < packs; p += stride) {
+      Pack<T> v;
+      fold_pack<T, Op>(in, a.ranks, base + p, &v);
+      for (int o = 0; o < outs; ++o) static_cast<Pack<T>*>(dst[o])[base + p] = v;
+    }
+    done = lo + packs * kPer;
+  }
+  for (size_t i = done + first; i < hi; i += stride) {
+    const T v = fold_one<T, Op>(in, a.ranks, i);
+    for (int o = 0; o < outs; ++o) static_cast<T*>(dst[o])[i] = v;
+  }
+}
+
+__device__ void fused_publish_place(const FusedPiece& a) {
+  volatile FusedPlace* mine = a.place[a.me];
+  mine->in_reg = a.mine.in_reg;
+  mine->out_reg = a.mine.out_reg;
+  mine->in_off = a.mine.in_off;
+  mine->out_off = a.mine.out_off;
+}
+
+template <class T, class Op>
+__global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(FusedPiece a) {
+  __shared__ unsigned long long epoch;
+  const int t = int(threadIdx.x);
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  const size_t bytes = a.count * sizeof(T);
+  // This rank's flag before the launch: no block publishes before every block has read it.
+  if (t == 0) epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
+  T* own_slot = reinterpret_cast<T*>(a.slot[a.me]);
+  if (a.mine.in_reg < 0 && a.own_in != own_slot) fused_copy(own_slot, a.own_in, bytes, first, stride);
+  if (blockIdx.x == 0 && t == 0) fused_publish_place(a);
+  __syncthreads();
+  const unsigned long long start = epoch;
+  fused_meet(a, start + 1);
+  fused_fold<T, Op>(a, first, stride);
   fused_meet(a, start + 2);
   if (a.direct && a.mine.out_reg < 0 && a.own_out != own_slot)  // the result came to the slot
     fused_copy(a.own_out, own_slot, bytes, first, stride);
+}
+
+// The split form of a large piece (FusedPiece::split): the meetings are one-block kernels and
+// the fold a grid as large as the data wants, which never spins and so need not be resident
+// beside the peers' grids. `place`: publish this rank's place before meeting (the first one).
+__global__ void fused_meet_kernel(FusedPiece a, bool place) {
+  __shared__ unsigned long long epoch;
+  if (threadIdx.x == 0) {
+    epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
+    if (place) fused_publish_place(a);
+  }
+  __syncthreads();
+  fused_meet(a, epoch + 1);
+}
+
+template <class T, class Op>
+__global__ void fused_fold_kernel(FusedPiece a) {
+  fused_fold<T, Op>(a, size_t(blockIdx.x) * blockDim.x + threadIdx.x, size_t(gridDim.x) * blockDim.x);
 }
 
 // Blocks per rank: enough for the piece, and at most 128 spinning blocks on the GPU in all.
@@ -277,6 +308,7 @@ Status launched(const char* what) {
 }
 
 constexpr size_t kThreads = 256, kMaxBlocks = 1024;
+constexpr int kFusedMeetThreads = 64;  // at least kReduceMaxInputs: thread q waits for rank q
 unsigned blocks_for(size_t work) { return unsigned(std::min(kMaxBlocks, (work + kThreads - 1) / kThreads)); }
 
 // The launchers, one per kind of call; go<Op>() launches the (T, Op) kernel.
@@ -333,8 +365,24 @@ struct FusedAllreduce {
   const FusedPiece* piece;
   cudaStream_t stream;
   template <class Op> Status go() const {
-    fused_allreduce_kernel<T, Op><<<fused_blocks(*piece, sizeof(T)), kFusedThreads, 0, stream>>>(*piece);
-    return launched("fused allreduce");
+    const FusedPiece& a = *piece;
+    if (!a.split) {
+      fused_allreduce_kernel<T, Op><<<fused_blocks(a, sizeof(T)), kFusedThreads, 0, stream>>>(a);
+      return launched("fused allreduce");
+    }
+    const size_t bytes = a.count * sizeof(T);
+    const void* own_slot = a.slot[a.me];
+    if (a.mine.in_reg < 0 && a.own_in != own_slot &&
+        cudaMemcpyAsync(a.slot[a.me], a.own_in, bytes, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+      return launched("fused allreduce input copy");
+    fused_meet_kernel<<<1, kFusedMeetThreads, 0, stream>>>(a, true);
+    const size_t work = (a.direct ? a.count / size_t(a.ranks) : a.count) / (16 / sizeof(T)) + 1;
+    fused_fold_kernel<T, Op><<<blocks_for(work), kThreads, 0, stream>>>(a);
+    fused_meet_kernel<<<1, kFusedMeetThreads, 0, stream>>>(a, false);
+    if (a.direct && a.mine.out_reg < 0 && a.own_out != own_slot &&
+        cudaMemcpyAsync(a.own_out, own_slot, bytes, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+      return launched("fused allreduce result copy");
+    return launched("fused allreduce (split)");
   }
 };
 
@@ -344,7 +392,9 @@ struct Preload {
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, reduce_multi_kernel<T, Op>) != cudaSuccess ||
         cudaFuncGetAttributes(&attr, fused_one_shot_kernel<T, Op>) != cudaSuccess ||
-        cudaFuncGetAttributes(&attr, fused_allreduce_kernel<T, Op>) != cudaSuccess)
+        cudaFuncGetAttributes(&attr, fused_allreduce_kernel<T, Op>) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, fused_fold_kernel<T, Op>) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, fused_meet_kernel) != cudaSuccess)
       return launched("loading the reduction kernels");
     return Status::ok;
   }

@@ -93,6 +93,9 @@ struct FusedPiece {
   int me = 0, ranks = 0;
   size_t count = 0;
   bool direct = false;
+  // Split: the meetings run as one-block kernels around a fold of full grid size (large pieces,
+  // where the one kernel's grid, kept small enough to sit beside the peers', is too few blocks).
+  bool split = false;
 };
 Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream);
 

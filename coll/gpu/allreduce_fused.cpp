@@ -41,6 +41,7 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
     WEFT_TRY(ws.check_running());
     const uint64_t piece = ws.pieces++;
     fp.count = std::min(per, count - off);
+    fp.split = fp.count * elem >= ws.settings.fused_split_min;
     fp.own_in = static_cast<const char*>(send) + off * elem;
     fp.own_out = static_cast<char*>(recv) + off * elem;
     fp.mine.in_off = in_off + off * elem;

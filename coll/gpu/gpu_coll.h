@@ -100,6 +100,7 @@ struct Settings {
   size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
   bool fused = false;                        // WEFT_GPU_FUSED
+  size_t fused_split_min = size_t(1) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

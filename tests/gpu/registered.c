@@ -200,6 +200,14 @@ static void test_half_accumulation(void)
     }
 }
 
+/* Error codes carry their message: compare classes. */
+static int error_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
 static void test_errors(void)
 {
     MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_RETURN));
@@ -209,8 +217,8 @@ static void test_errors(void)
     CHECK(rc != MPI_SUCCESS, "a host buffer was registered");
     CHECK(h == NULL, "a failed registration left a handle");
     int bogus = 0;
-    CHECK(MPIX_Comm_deregister_buffer(sc, &bogus) == MPI_ERR_ARG, "a bogus handle was accepted");
-    CHECK(MPIX_Comm_deregister_buffer(sc, NULL) == MPI_ERR_ARG, "a NULL handle was accepted");
+    CHECK(error_class(MPIX_Comm_deregister_buffer(sc, &bogus)) == MPI_ERR_ARG, "a bogus handle was accepted");
+    CHECK(error_class(MPIX_Comm_deregister_buffer(sc, NULL)) == MPI_ERR_ARG, "a NULL handle was accepted");
     MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_ARE_FATAL));
 }
 

@@ -23,9 +23,10 @@ run() {  # NAME PROGRAM [ARGS...]: exits 77 with the program
 }
 
 for prog in blocking stream; do
-  program=$blocking args=()
-  [ $prog = stream ] && program=$stream args=(native)
-  WEFT_PROFILER_PLUGIN=$plugin PROFILER_COUNT_OUT="$out/$prog.%r" PROFILER_COUNT_TYPES=api,coll,gpu \
+  program=$blocking args=() fast=0
+  # "native" checks that fallbacks are refused, which needs WEFT_REQUIRE_FAST_PATH.
+  [ $prog = stream ] && program=$stream args=(native) fast=1
+  WEFT_REQUIRE_FAST_PATH=$fast WEFT_PROFILER_PLUGIN=$plugin PROFILER_COUNT_OUT="$out/$prog.%r" PROFILER_COUNT_TYPES=api,coll,gpu \
     run "$prog" "$program" "${args[@]}"
   for r in $(seq 0 $((np - 1))); do
     f="$out/$prog.$r"
