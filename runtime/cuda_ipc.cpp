@@ -139,7 +139,10 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
   }
 }
 
-Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels) {
+// remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
+// mapping it needs is pinned), so stale ones may be closed even for kernels.
+Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels,
+                       bool remap_stale = false) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.splice(s.lru.begin(), s.lru, it->second);
@@ -154,12 +157,13 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
   memcpy(&handle, d.handle, sizeof(handle));
   void* p = nullptr;
   cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (err == cudaErrorAlreadyMapped && !for_kernels) {
+  if (err == cudaErrorAlreadyMapped && (!for_kernels || remap_stale)) {
     // The driver maps an allocation into a process once: a mapping still open here covers the
     // same memory, under an older buffer id (the peer freed a buffer and its memory came back
     // in this one, or small allocations share memory). Close the peer's mappings and retry.
-    // Not for kernels' mappings: a caller mapping several buffers for one kernel (gpu_direct)
-    // holds the earlier ones; it falls back instead.
+    // Not for kernels' mappings unless remap_stale: a caller mapping several buffers for one
+    // kernel (gpu_direct) holds the earlier ones unpinned; it falls back instead. A
+    // registration pins each mapping as it goes, so it may remap.
     (void)cudaGetLastError();
     ++s.stats.remaps;
     close_mappings(s, 0, peer);
@@ -311,7 +315,7 @@ Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* byte
   IpcState* s = nullptr;
   WEFT_TRY(usable_state(&s));
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true));
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, true));
   WEFT_TRY(allocation_after(*s, base + d.offset, bytes_after, nullptr));
   ++s->index[std::make_pair(peer, d.buffer_id)]->pins;
   *ptr = base + d.offset;

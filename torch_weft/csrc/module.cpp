@@ -104,8 +104,8 @@ void finalize() {
 PYBIND11_MODULE(_C, m) {
   namespace py = pybind11;
   m.doc() = "weft's torch.distributed backend";
-  py::module::import("torch.distributed");  // registers c10d::ProcessGroup, the base class
-  py::class_<torch_weft::ProcessGroupWeft, c10d::ProcessGroup, c10::intrusive_ptr<torch_weft::ProcessGroupWeft>>(
+  py::module::import("torch.distributed");  // registers the base class (compat.h)
+  py::class_<torch_weft::ProcessGroupWeft, torch_weft::BackendBase, c10::intrusive_ptr<torch_weft::ProcessGroupWeft>>(
       m, "ProcessGroupWeft")
       .def("shutdown", &torch_weft::ProcessGroupWeft::shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("create", &torch_weft::create, py::arg("group_rank"), py::arg("group_size"), py::arg("timeout_ms"),
@@ -115,4 +115,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("world_barrier", &torch_weft::world_barrier, py::call_guard<py::gil_scoped_release>(),
         "MPI_Barrier over every rank of the launch");
   m.def("finalize", &torch_weft::finalize, py::call_guard<py::gil_scoped_release>());
+  m.attr("cuda") = torch_weft::cuda_path_built();
 }

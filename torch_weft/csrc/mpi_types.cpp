@@ -1,6 +1,8 @@
 // Tensor element types and reduction ops in MPI terms (mpi_types.h).
 #include "mpi_types.h"
 
+#include "cuda_path.h"
+
 #include <c10/util/Exception.h>
 
 namespace torch_weft {
@@ -66,8 +68,8 @@ MPI_Op mpi_op(const c10d::ReduceOp& op, at::ScalarType type) {
 void check_tensor(const at::Tensor& t, const char* what) {
   TORCH_CHECK(t.layout() == at::kStrided, "weft backend: ", what, " must be a dense tensor");
   TORCH_CHECK(t.is_contiguous(), "weft backend: ", what, " must be contiguous");
-  TORCH_CHECK(t.device().is_cpu(), "weft backend: ", what, " is on ", t.device().str(),
-              "; this build of the backend moves CPU tensors only");
+  TORCH_CHECK(t.device().is_cpu() || (t.is_cuda() && cuda_path_built()), "weft backend: ", what, " is on ",
+              t.device().str(), "; this build of the backend moves CPU tensors only");
 }
 
 }  // namespace torch_weft

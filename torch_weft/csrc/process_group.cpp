@@ -26,6 +26,18 @@ at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
   return at::cat(flat);
 }
 
+// The group's communicator for the CUDA path: its own, so that the path's collective calls
+// never interleave with the communication thread's.
+MPI_Comm cuda_base(MPI_Comm comm, int rank) {
+  MPI_Comm base = MPI_COMM_NULL;
+  if (!cuda_path_built()) return base;
+  const int rc = MPI_Comm_dup(comm, &base);
+  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: making the group's CUDA communicator failed on rank ", rank, ": ",
+              mpi_error_text(rc));
+  MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN);
+  return base;
+}
+
 // Copies consecutive pieces of `flat` out into `tensors`.
 void unflatten(const at::Tensor& flat, std::vector<at::Tensor>& tensors) {
   int64_t at = 0;
@@ -55,12 +67,13 @@ void WeftWork::complete(std::exception_ptr error) {
 }
 
 ProcessGroupWeft::ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), comm_(comm), timeout_(timeout),
-      worker_(std::make_unique<Worker>(comm, rank)) {}
+    : BackendBase(rank, size), comm_(comm), timeout_(timeout), worker_(std::make_unique<Worker>(comm, rank)),
+      cuda_(std::make_unique<CudaPath>(cuda_base(comm, rank), rank)) {}
 
 ProcessGroupWeft::~ProcessGroupWeft() { shutdown(); }
 
 void ProcessGroupWeft::shutdown() {
+  if (cuda_) cuda_->shutdown();
   if (!worker_) return;
   worker_.reset();  // completes what was submitted
   int finalized = 0;
@@ -82,8 +95,24 @@ const at::Tensor& ProcessGroupWeft::single(std::vector<at::Tensor>& tensors, con
 c10::intrusive_ptr<WeftWork> ProcessGroupWeft::submit(c10d::OpType type, const char* name,
                                                       std::vector<at::Tensor> outputs,
                                                       std::chrono::milliseconds timeout, Start start, Finish finish,
-                                                      std::shared_ptr<std::atomic<int>> source) {
+                                                      std::shared_ptr<std::atomic<int>> source,
+                                                      const std::vector<at::Tensor>& inputs) {
   TORCH_CHECK(worker_, "weft backend: the process group was shut down");
+  std::vector<at::Tensor> touched = outputs;
+  touched.insert(touched.end(), inputs.begin(), inputs.end());
+  // CUDA tensors here: the thread waits for the caller's stream before its MPI calls, and for
+  // its own stream after the finish step (copies out, the average's division).
+  std::function<void()> ready = cuda_ready(touched), drain = cuda_drain(touched);
+  if (ready) {
+    start = [ready, start = std::move(start)](std::vector<MPI_Request>* r) {
+      ready();
+      return start(r);
+    };
+    finish = [drain, finish = std::move(finish)](const std::vector<MPI_Status>& st) {
+      if (finish) finish(st);
+      drain();
+    };
+  }
   auto work = c10::make_intrusive<WeftWork>(getRank(), type, std::move(outputs));
   if (source) work->source_ = std::move(source);
   Operation op;
@@ -102,6 +131,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::broadcast(std::vector<at::Tenso
   const MPI_Datatype type = mpi_datatype(t.scalar_type());
   const int n = count_of(t.numel(), "broadcast");
   const int root = int(opts.rootRank);
+  if (t.is_cuda())
+    return cuda_->run(c10d::OpType::BROADCAST, "broadcast", {t}, tensors,
+                      [=](MPI_Comm sc) { return MPIX_Bcast_enqueue(t.data_ptr(), n, type, root, sc); });
   return submit(c10d::OpType::BROADCAST, "broadcast", tensors, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
@@ -117,6 +149,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce(std::vector<at::Tenso
   const int n = count_of(t.numel(), "allreduce");
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
+  if (t.is_cuda())
+    return cuda_->run(
+        c10d::OpType::ALLREDUCE, "allreduce", {t}, tensors,
+        [=](MPI_Comm sc) { return MPIX_Allreduce_enqueue(MPI_IN_PLACE, t.data_ptr(), n, type, op, sc); },
+        [=] {
+          if (average) t.div_(size);
+        });
   return submit(
       c10d::OpType::ALLREDUCE, "allreduce", tensors, timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -142,6 +181,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce_coalesced(std::vector
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
   std::vector<at::Tensor> outs = tensors;
+  if (flat.is_cuda()) {
+    std::vector<at::Tensor> touched = tensors;
+    touched.push_back(flat);
+    return cuda_->run(
+        c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", touched, tensors,
+        [=](MPI_Comm sc) { return MPIX_Allreduce_enqueue(MPI_IN_PLACE, flat.data_ptr(), n, type, op, sc); },
+        [=]() mutable {
+          if (average) flat.div_(size);
+          unflatten(flat, outs);
+        });
+  }
   return submit(
       c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors, timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -163,6 +213,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce(std::vector<at::Tensor>&
   const int root = int(opts.rootRank);
   const bool at_root = getRank() == root, average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
+  if (t.is_cuda())
+    return cuda_->run(
+        c10d::OpType::REDUCE, "reduce", {t}, tensors,
+        [=](MPI_Comm sc) {
+          return MPIX_Reduce_enqueue(at_root ? MPI_IN_PLACE : t.data_ptr(), at_root ? t.data_ptr() : nullptr, n,
+                                     type, op, root, sc);
+        },
+        [=] {
+          if (average && at_root) t.div_(size);
+        });
   return submit(
       c10d::OpType::REDUCE, "reduce", tensors, timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -186,6 +246,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(std::vector<std::vect
   const MPI_Datatype type = mpi_datatype(in.scalar_type());
   const int n = count_of(in.numel(), "allgather");
   std::vector<at::Tensor> outs = outputs[0];
+  if (in.is_cuda()) {
+    std::vector<at::Tensor> touched = outs;
+    touched.push_back(in);
+    touched.push_back(flat);
+    return cuda_->run(
+        c10d::OpType::ALLGATHER, "allgather", touched, outs,
+        [=](MPI_Comm sc) { return MPIX_Allgather_enqueue(in.data_ptr(), n, type, flat.data_ptr(), n, type, sc); },
+        [=]() mutable { unflatten(flat, outs); });
+  }
   return submit(
       c10d::OpType::ALLGATHER, "allgather", outs, timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -204,6 +273,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(at::Tensor& out
   const MPI_Datatype type = mpi_datatype(input.scalar_type());
   const int n = count_of(input.numel(), "allgather");
   at::Tensor in = input, out = output;
+  if (in.is_cuda())
+    return cuda_->run(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {in, out}, {output}, [=](MPI_Comm sc) {
+      return MPIX_Allgather_enqueue(in.data_ptr(), n, type, out.data_ptr(), n, type, sc);
+    });
   return submit(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {output}, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
@@ -240,7 +313,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::gather(std::vector<std::vector<
       },
       [=](const std::vector<MPI_Status>&) mutable {
         if (at_root) unflatten(flat, outs);
-      });
+      },
+      nullptr, {in});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(std::vector<at::Tensor>& outputs,
@@ -266,7 +340,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(std::vector<at::Tensor>
                   r->emplace_back();
                   return MPI_Iscatter(at_root ? flat.data_ptr() : nullptr, n, type, out.data_ptr(), n, type, root,
                                       comm_, &r->back());
-                });
+                },
+                nullptr, nullptr, {flat});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -290,7 +365,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_reduce_scatter_base(at::Tensor
                               opts);
 }
 
-c10::intrusive_ptr<WeftWork> ProcessGroupWeft::reduce_scatter_block(c10d::OpType type_of_op, const char* name,
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter_block(c10d::OpType type_of_op, const char* name,
                                                                     std::vector<at::Tensor> outputs, at::Tensor in,
                                                                     at::Tensor out,
                                                                     const c10d::ReduceScatterOptions& opts) {
@@ -299,6 +374,13 @@ c10::intrusive_ptr<WeftWork> ProcessGroupWeft::reduce_scatter_block(c10d::OpType
   const int n = count_of(out.numel(), name);
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
+  if (out.is_cuda())
+    return cuda_->run(
+        type_of_op, name, {in, out}, std::move(outputs),
+        [=](MPI_Comm sc) { return MPIX_Reduce_scatter_block_enqueue(in.data_ptr(), out.data_ptr(), n, type, op, sc); },
+        [=] {
+          if (average) out.div_(size);
+        });
   return submit(
       type_of_op, name, std::move(outputs), timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -328,7 +410,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
                   [=, this](std::vector<MPI_Request>* r) {
                     r->emplace_back();
                     return MPI_Ialltoall(in.data_ptr(), n, type, out.data_ptr(), n, type, comm_, &r->back());
-                  });
+                  },
+                  nullptr, nullptr, {in});
   }
   // Splits count rows of the first dimension.
   auto counts = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* what) {
@@ -363,7 +446,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
                   r->emplace_back();
                   return MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(),
                                         recv_counts.data(), recv_displs.data(), type, comm_, &r->back());
-                });
+                },
+                nullptr, nullptr, {in});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall(std::vector<at::Tensor>& outputs,
@@ -398,7 +482,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall(std::vector<at::Tensor
         return MPI_Ialltoallv(send_flat.data_ptr(), send_counts.data(), send_displs.data(), type,
                               recv_flat.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm_, &r->back());
       },
-      [=](const std::vector<MPI_Status>&) mutable { unflatten(recv_flat, outs); });
+      [=](const std::vector<MPI_Status>&) mutable { unflatten(recv_flat, outs); }, nullptr, {send_flat, recv_flat});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
@@ -409,7 +493,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor>& t
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
                   return MPI_Isend(t.data_ptr(), n, type, dst, tag, comm_, &r->back());
-                });
+                },
+                nullptr, nullptr, {t});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor>& tensors, int src, int tag) {

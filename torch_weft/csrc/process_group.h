@@ -2,17 +2,18 @@
 // group's communicator, made on the group's communication thread (worker.h), so the caller
 // returns at once with a Work that completes (with its future) when the MPI requests have.
 //
-// Tensors: dense, contiguous, on the CPU. CUDA tensors are refused with an error: this build
-// of the backend has no CUDA path (see docs/TORCH.md).
+// Tensors: dense and contiguous, on the CPU, or on one GPU where PyTorch has CUDA (cuda_path.h:
+// stream-ordered where weft has an *_enqueue call, else through the communication thread).
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
 #include <memory>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
+#include "compat.h"
+#include "cuda_path.h"
 #include "worker.h"
 
 namespace torch_weft {
@@ -35,7 +36,7 @@ class WeftWork : public c10d::Work {
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
-class ProcessGroupWeft : public c10d::ProcessGroup {
+class ProcessGroupWeft : public BackendBase {
  public:
   // comm: the group's own communicator (freed with the group).
   ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout);
@@ -81,12 +82,14 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
  private:
   using Start = std::function<int(std::vector<MPI_Request>*)>;
   using Finish = std::function<void(const std::vector<MPI_Status>&)>;
-  // Submits one operation; outputs are the Work's result tensors.
+  // Submits one operation; outputs are the Work's result tensors, inputs the others it reads
+  // (for CUDA tensors: the thread first waits for the caller's stream).
   c10::intrusive_ptr<WeftWork> submit(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
                                       std::chrono::milliseconds timeout, Start start, Finish finish = nullptr,
-                                      std::shared_ptr<std::atomic<int>> source = nullptr);
+                                      std::shared_ptr<std::atomic<int>> source = nullptr,
+                                      const std::vector<at::Tensor>& inputs = {});
   // Both reduce_scatter forms: `in` holds size blocks of out's count back to back.
-  c10::intrusive_ptr<WeftWork> reduce_scatter_block(c10d::OpType type, const char* name,
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_block(c10d::OpType type, const char* name,
                                                     std::vector<at::Tensor> outputs, at::Tensor in, at::Tensor out,
                                                     const c10d::ReduceScatterOptions& opts);
   std::chrono::milliseconds timeout_of(std::chrono::milliseconds requested) const;
@@ -95,6 +98,7 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
   MPI_Comm comm_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Worker> worker_;
+  std::unique_ptr<CudaPath> cuda_;  // collectives on CUDA tensors
 };
 
 }  // namespace torch_weft

@@ -7,6 +7,7 @@ rank's share. DDP averages the gradients over the ranks, which is the gradient o
 loss over the whole batch, so after every step the parameters must agree within float
 tolerance.
 """
+import os
 import sys
 
 import torch
@@ -14,6 +15,12 @@ import torch.distributed as dist
 import torch_weft
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+DEV = os.environ.get("WEFT_TORCH_TEST_DEVICE", "cpu")  # cuda: see test_ops.py
+if DEV == "cuda":
+    if not torch.cuda.is_available() or not torch_weft._C.cuda:
+        print("no CUDA here (or the backend was built without it): skipped")
+        sys.exit(77)
+    torch.cuda.set_device(int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")) % torch.cuda.device_count())
 rank, size = torch_weft.init_process_group()
 torch.manual_seed(1234)  # the same initial parameters on every rank
 
@@ -23,8 +30,8 @@ def make_model():
                                torch.nn.Linear(64, 4))
 
 
-model = make_model()
-reference = make_model()
+model = make_model().to(DEV)
+reference = make_model().to(DEV)
 reference.load_state_dict(model.state_dict())
 ddp = DDP(model, bucket_cap_mb=0.005)  # about 1300 floats per bucket: several buckets
 opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
@@ -33,8 +40,8 @@ loss_fn = torch.nn.MSELoss()
 per_rank = 8
 for step in range(6):
     g = torch.Generator().manual_seed(step)
-    x = torch.randn(size * per_rank, 16, generator=g)
-    y = torch.randn(size * per_rank, 4, generator=g)
+    x = torch.randn(size * per_rank, 16, generator=g).to(DEV)
+    y = torch.randn(size * per_rank, 4, generator=g).to(DEV)
     mine = slice(rank * per_rank, (rank + 1) * per_rank)
     opt.zero_grad()
     loss_fn(ddp(x[mine]), y[mine]).backward()
@@ -53,4 +60,4 @@ dist.all_reduce(lo, op=dist.ReduceOp.MIN)
 dist.all_reduce(hi, op=dist.ReduceOp.MAX)
 if not torch.equal(lo, hi):
     sys.exit(f"rank {rank}: the ranks' parameters differ")
-print(f"rank {rank}: DDP over {size} ranks matches one process, 6 steps", flush=True)
+print(f"rank {rank}: DDP over {size} ranks matches one process, 6 steps on {DEV} tensors", flush=True)

@@ -2,19 +2,33 @@
 
 Run under mpirun (np 2 and 4). Each rank builds its inputs from its rank, so every rank can
 compute what each operation must give. Exits non-zero on the first wrong element.
+WEFT_TORCH_TEST_DEVICE=cuda runs every operation on CUDA tensors (GPU local_rank % count;
+exits 77, skipped, where there is none).
 """
+import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch_weft
 
+DEV = os.environ.get("WEFT_TORCH_TEST_DEVICE", "cpu")
+if DEV == "cuda":
+    if not torch.cuda.is_available() or not torch_weft._C.cuda:
+        print("no CUDA here (or the backend was built without it): skipped")
+        sys.exit(77)
+    torch.cuda.set_device(int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")) % torch.cuda.device_count())
 rank, size = torch_weft.init_process_group()
 checks = 0
 
 
+def empty(*shape, dtype=torch.float32):
+    return torch.empty(*shape, dtype=dtype, device=DEV)
+
+
 def expect(got, want, what, tol=0.0):
     global checks
+    got, want = got.cpu(), want.cpu()
     if got.dtype != want.dtype or got.shape != want.shape:
         sys.exit(f"rank {rank}: {what}: got {got.dtype} {tuple(got.shape)}, want {want.dtype} {tuple(want.shape)}")
     if tol:
@@ -30,8 +44,8 @@ def data(r, n, dtype, salt=0):
     """Rank r's input: small values, exact in every dtype."""
     v = (torch.arange(n, dtype=torch.int64) * 3 + r * 5 + salt) % 7 + 1
     if dtype == torch.bool:
-        return (v + r) % 2 == 0
-    return v.to(dtype)
+        return ((v + r) % 2 == 0).to(DEV)
+    return v.to(dtype).to(DEV)
 
 
 def all_inputs(n, dtype, salt=0):
@@ -105,52 +119,52 @@ for root in range(size):
         expect(t, reference(dist.ReduceOp.MAX, all_inputs(21, torch.float64)), f"reduce root {root}")
 
 # all_gather (a list) and all_gather_into_tensor.
-outs = [torch.empty(17, dtype=torch.int32) for _ in range(size)]
+outs = [empty(17, dtype=torch.int32) for _ in range(size)]
 dist.all_gather(outs, data(rank, 17, torch.int32))
 for r in range(size):
     expect(outs[r], data(r, 17, torch.int32), f"all_gather block {r}")
-out = torch.empty(size * 9, dtype=torch.bfloat16)
+out = empty(size * 9, dtype=torch.bfloat16)
 dist.all_gather_into_tensor(out, data(rank, 9, torch.bfloat16))
 expect(out, torch.cat(all_inputs(9, torch.bfloat16)), "all_gather_into_tensor")
 
 # gather and scatter at the last rank.
 root = size - 1
-gl = [torch.empty(6) for _ in range(size)] if rank == root else None
+gl = [empty(6) for _ in range(size)] if rank == root else None
 dist.gather(data(rank, 6, torch.float32), gather_list=gl, dst=root)
 if rank == root:
     for r in range(size):
         expect(gl[r], data(r, 6, torch.float32), f"gather block {r}")
-out = torch.empty(11, dtype=torch.int64)
+out = empty(11, dtype=torch.int64)
 sl = [data(100 + r, 11, torch.int64) for r in range(size)] if rank == root else None
 dist.scatter(out, scatter_list=sl, src=root)
 expect(out, data(100 + rank, 11, torch.int64), "scatter")
 
 # reduce_scatter (a list) and reduce_scatter_tensor: rank r gets block r reduced.
 blocks = [data(rank, 8, torch.float32, salt=10 * q) for q in range(size)]
-out = torch.empty(8)
+out = empty(8)
 dist.reduce_scatter(out, blocks)
 expect(out, reference(dist.ReduceOp.SUM, [data(r, 8, torch.float32, salt=10 * rank) for r in range(size)]),
        "reduce_scatter")
 inp = torch.cat([data(rank, 8, torch.float32, salt=10 * q) for q in range(size)])
-out = torch.empty(8)
+out = empty(8)
 dist.reduce_scatter_tensor(out, inp)
 expect(out, reference(dist.ReduceOp.SUM, [data(r, 8, torch.float32, salt=10 * rank) for r in range(size)]),
        "reduce_scatter_tensor")
 
 # all_to_all_single, equal and uneven splits (rank r sends q + 1 rows to rank q), and all_to_all.
 inp = torch.cat([data(rank, 4, torch.float32, salt=q) for q in range(size)])
-out = torch.empty(4 * size)
+out = empty(4 * size)
 dist.all_to_all_single(out, inp)
 expect(out, torch.cat([data(r, 4, torch.float32, salt=rank) for r in range(size)]), "all_to_all_single")
 rows_in = [q + 1 for q in range(size)]
 rows_out = [rank + 1] * size
 inp = torch.cat([data(rank, 3 * (q + 1), torch.float32, salt=q).view(q + 1, 3) for q in range(size)])
-out = torch.empty(sum(rows_out), 3)
+out = empty(sum(rows_out), 3)
 dist.all_to_all_single(out, inp, output_split_sizes=rows_out, input_split_sizes=rows_in)
 expect(out, torch.cat([data(r, 3 * (rank + 1), torch.float32, salt=rank).view(rank + 1, 3) for r in range(size)]),
        "all_to_all_single with splits")
 ins = [data(rank, q + 2, torch.int32, salt=q) for q in range(size)]
-outs = [torch.empty(rank + 2, dtype=torch.int32) for _ in range(size)]
+outs = [empty(rank + 2, dtype=torch.int32) for _ in range(size)]
 dist.all_to_all(outs, ins)
 for r in range(size):
     expect(outs[r], data(r, rank + 2, torch.int32, salt=rank), f"all_to_all from {r}")
@@ -158,7 +172,7 @@ for r in range(size):
 # barrier, send/recv around a ring, batch_isend_irecv, recv from any source.
 dist.barrier()
 right, left = (rank + 1) % size, (rank - 1) % size
-t = torch.empty(50, dtype=torch.float16)
+t = empty(50, dtype=torch.float16)
 if rank % 2 == 0:
     dist.send(data(rank, 50, torch.float16), dst=right, tag=3)
     dist.recv(t, src=left, tag=3)
@@ -166,7 +180,7 @@ else:
     dist.recv(t, src=left, tag=3)
     dist.send(data(rank, 50, torch.float16), dst=right, tag=3)
 expect(t, data(left, 50, torch.float16), "send/recv ring")
-t = torch.empty(20, dtype=torch.int64)
+t = empty(20, dtype=torch.int64)
 reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, data(rank, 20, torch.int64, salt=1), right),
                                dist.P2POp(dist.irecv, t, left)])
 for req in reqs:
@@ -175,7 +189,7 @@ expect(t, data(left, 20, torch.int64, salt=1), "batch_isend_irecv")
 if rank == 0:
     got = set()
     for _ in range(size - 1):
-        t = torch.empty(3, dtype=torch.int64)
+        t = empty(3, dtype=torch.int64)
         src = dist.recv(t, tag=9)
         expect(t, data(src, 3, torch.int64), f"recv from any source ({src})")
         got.add(src)
@@ -194,11 +208,11 @@ if rank in evens:
 
 # Errors are exceptions, not crashes.
 try:
-    dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.AVG)
+    dist.all_reduce(torch.ones(3, dtype=torch.int32, device=DEV), op=dist.ReduceOp.AVG)
     sys.exit("AVG of integer tensors was accepted")
 except RuntimeError as e:
     if "weft backend" not in str(e):
         sys.exit(f"unexpected error text: {e}")
 
 dist.barrier()
-print(f"rank {rank}: {checks} checks passed", flush=True)
+print(f"rank {rank}: {checks} checks passed on {DEV} tensors", flush=True)

@@ -27,7 +27,17 @@ def _create(opts, pg_options=None):
     return _C.create(opts.group_rank, opts.group_size, timeout_ms, ranks)
 
 
-dist.Backend.register_backend("weft", _create, extended_api=True)
+def _register():
+    # PyTorch 2.x asks which device types a backend serves (one ProcessGroup holds a backend
+    # per type); 1.13 has no such argument.
+    devices = ["cpu", "cuda"] if _C.cuda else ["cpu"]
+    try:
+        dist.Backend.register_backend("weft", _create, extended_api=True, devices=devices)
+    except TypeError:
+        dist.Backend.register_backend("weft", _create, extended_api=True)
+
+
+_register()
 
 
 class LaunchStore(dist.Store):
