@@ -60,7 +60,9 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.scratch_bytes = cfg.size("WEFT_GPU_COLL_SCRATCH");
   s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
   s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
-  s.fused = cfg.value("WEFT_GPU_FUSED") != "off";
+  const std::string_view fused = cfg.value("WEFT_GPU_FUSED");
+  s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? (size_t(4) << 10) + 1  // above kFusedMaxBytes
+                                                          : size_t(256) << 10;
   s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;

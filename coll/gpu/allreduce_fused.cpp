@@ -13,7 +13,11 @@ namespace weft::coll::gpu {
 
 bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t bytes) {
   // As enqueue_one_shot and enqueue_two_shot choose.
-  return ws.settings.fused && (algo == AllreduceAlgo::two_shot || bytes > kFusedMaxBytes);
+  const size_t from = ws.settings.fused_min;
+  if (from == SIZE_MAX) return false;
+  // WEFT_GPU_FUSED=on: the two-shot at every size, the one-shot above one launch's piece.
+  if (algo == AllreduceAlgo::two_shot && from <= kFusedMaxBytes + 1) return true;
+  return bytes >= from && bytes > kFusedMaxBytes;
 }
 
 Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,

@@ -15,7 +15,8 @@ namespace weft::coll::gpu {
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s) {
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
-  if (ws.settings.fused && count * elem > kFusedMaxBytes) return enqueue_fused(ws, send, recv, count, type, op, s, false);
+  if (allreduce_runs_fused(ws, AllreduceAlgo::one_shot, count * elem))
+    return enqueue_fused(ws, send, recv, count, type, op, s, false);
   const char* src = static_cast<const char*>(send);
   char* dst = static_cast<char*>(recv);
   for (size_t off = 0; off < count; off += per) {

@@ -99,7 +99,9 @@ struct Settings {
   size_t two_shot_min = size_t(256) << 10;   // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN
   size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
-  bool fused = false;                        // WEFT_GPU_FUSED
+  // WEFT_GPU_FUSED: allreduce calls of this many bytes or more run as fused pieces
+  // (auto: 256 KiB, on: above kFusedMaxBytes, off: never).
+  size_t fused_min = size_t(256) << 10;
   size_t fused_split_min = size_t(1) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
