@@ -122,26 +122,31 @@ __device__ inline void wait_epoch(const unsigned long long* flag, unsigned long 
   }
 }
 
-// One block: every thread copies its share of `own` into this rank's input and fences it, then
-// thread 0 publishes the next epoch (its flag plus one) and thread q waits for rank q's; after the block meets again,
-// every input is complete.
+// One block: every thread copies its share of `own` into this rank's input; after the block
+// meets, thread 0 fences (cumulative over the block's writes) and publishes the next epoch (its
+// flag plus one); thread q waits for rank q's and fences; after the block meets again, every
+// input is complete. One fence per publishing or waiting thread, not per thread: on one H100 (4
+// ranks, MPS) that took the enqueued 8 B allreduce from 13.3 to 11.2 us.
 template <class T, class Op>
 __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count) {
   const int t = int(threadIdx.x);
   T* mine = static_cast<T*>(const_cast<void*>(ins.in[flags.me]));
   for (size_t i = size_t(t); i < count; i += blockDim.x) mine[i] = own[i];
   __shared__ unsigned long long epoch;
-  __threadfence_system();
+  // The block's writes reach thread 0 through the barrier; its fence is cumulative.
   __syncthreads();
-  if (t == 0) {  // this rank's next epoch: only its own barriers, in stream order, write the word
+  if (t == 0) {
+    __threadfence_system();
     volatile unsigned long long* own = flags.at[flags.me];
     epoch = *own + 1;
     *own = epoch;
   }
   __syncthreads();
-  if (t < ins.count && t != flags.me) wait_epoch(flags.at[t], epoch, flags.stop);
+  if (t < ins.count && t != flags.me) {
+    wait_epoch(flags.at[t], epoch, flags.stop);
+    __threadfence_system();
+  }
   __syncthreads();
-  __threadfence_system();
   for (size_t i = size_t(t); i < count; i += blockDim.x) {
     // Plain loads: this kernel has not touched the peers' inputs before the barrier, so no
     // stale line of them sits in L1.
@@ -154,20 +159,24 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
 // at once beside the peers' grids (fused_blocks).
 constexpr int kFusedThreads = 512;
 
-// Every block arrives (after its writes are fenced); the last to arrive resets the counter and
-// publishes this rank's epoch; then every block waits until every rank, this one included, has
-// reached it.
+// Every block arrives (thread 0 fences the block's writes first); the last to arrive resets the
+// counter and publishes this rank's epoch; then every block waits until every rank, this one
+// included, has reached it (each waiting thread fences what it saw).
 __device__ void fused_meet(const FusedPiece& a, unsigned long long epoch) {
-  __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(a.arrive, 1u) == gridDim.x - 1) {
-    atomicExch(a.arrive, 0u);
+  if (threadIdx.x == 0) {
     __threadfence_system();
-    *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]) = epoch;
+    if (atomicAdd(a.arrive, 1u) == gridDim.x - 1) {
+      atomicExch(a.arrive, 0u);
+      __threadfence_system();
+      *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]) = epoch;
+    }
   }
-  if (int(threadIdx.x) < a.ranks) wait_epoch(a.flag[threadIdx.x], epoch, a.stop);
+  if (int(threadIdx.x) < a.ranks) {
+    wait_epoch(a.flag[threadIdx.x], epoch, a.stop);
+    __threadfence_system();
+  }
   __syncthreads();
-  __threadfence_system();
 }
 
 // A peer's published place of `bytes` bytes, resolved through this rank's view of its
