@@ -54,6 +54,19 @@ Status load_offload(const offload::Options& o, Bootstrap& boot, const Comm& worl
   return offload::load(o, node);
 }
 
+
+void log_model(const CostModel& m) {
+  WEFT_INFO(Subsys::coll,
+            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; within a "
+            "node: alpha %.2f us, beta %.3f us/KiB; between nodes: alpha %.2f us, beta %.3f us/KiB "
+            "(0: unknown); shared memory: alpha %.3f us, beta %.3f us/KiB (%s)",
+            m.alpha_us, m.beta_us_per_byte * 1024, m.gamma_us_per_byte * 1024, m.gap_us,
+            m.node_alpha_us, m.node_beta_us_per_byte * 1024, m.net_alpha_us,
+            m.net_beta_us_per_byte * 1024, m.shm_alpha_us, m.shm_beta_us_per_byte * 1024, m.source);
+}
+
+}  // namespace
+
 gpu::Settings gpu_settings(const Config& cfg) {
   gpu::Settings s;
   s.enabled = cfg.value("WEFT_GPU_COLL") != "off";
@@ -68,18 +81,6 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;
   return s;
 }
-
-void log_model(const CostModel& m) {
-  WEFT_INFO(Subsys::coll,
-            "cost model: alpha %.2f us, beta %.3f us/KiB, gamma %.3f us/KiB, gap %.3f us; within a "
-            "node: alpha %.2f us, beta %.3f us/KiB; between nodes: alpha %.2f us, beta %.3f us/KiB "
-            "(0: unknown); shared memory: alpha %.3f us, beta %.3f us/KiB (%s)",
-            m.alpha_us, m.beta_us_per_byte * 1024, m.gamma_us_per_byte * 1024, m.gap_us,
-            m.node_alpha_us, m.node_beta_us_per_byte * 1024, m.net_alpha_us,
-            m.net_beta_us_per_byte * 1024, m.shm_alpha_us, m.shm_beta_us_per_byte * 1024, m.source);
-}
-
-}  // namespace
 
 Status configure(const Config& cfg, Transport& t, Bootstrap& boot, const Comm& world, Settings* out) {
   std::string error;

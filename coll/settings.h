@@ -33,4 +33,7 @@ struct Settings {
 // malformed setting fails with its message in the error detail.
 Status configure(const Config& cfg, Transport& t, Bootstrap& boot, const Comm& world, Settings* out);
 
+// The GPU collectives' part of cfg (what configure stores in Settings::gpu).
+gpu::Settings gpu_settings(const Config& cfg);
+
 }  // namespace weft::coll

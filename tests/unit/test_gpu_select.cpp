@@ -13,6 +13,8 @@
 
 #include "coll/algorithm.h"
 #include "coll/gpu/gpu_coll.h"
+#include "coll/settings.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -125,3 +127,23 @@ TEST(GpuSelect, RuleReasonsKeepTheirWording) {
 }
 
 }  // namespace
+
+// WEFT_GPU_FUSED: auto (the default) fuses allreduce calls from 256 KiB, on above one launch's
+// 4 KiB, off never; the split size is read as given.
+TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
+  struct Case {
+    const char* value;
+    size_t fused_min;
+  };
+  const Case cases[] = {{nullptr, size_t(256) << 10}, {"auto", size_t(256) << 10}, {"on", 4097},
+                        {"off", std::numeric_limits<size_t>::max()}};
+  for (const Case& c : cases) {
+    const std::string var = c.value ? std::string("WEFT_GPU_FUSED=") + c.value : "PATH=/bin";
+    const char* env[] = {var.c_str(), "WEFT_GPU_FUSED_SPLIT_MIN=2m", nullptr};
+    Config cfg;
+    ASSERT_EQ(Config::load(env, &cfg), Status::ok) << var;
+    const gpu::Settings s = gpu_settings(cfg);
+    EXPECT_EQ(s.fused_min, c.fused_min) << var;
+    EXPECT_EQ(s.fused_split_min, size_t(2) << 20) << var;
+  }
+}
