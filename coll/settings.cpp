@@ -8,6 +8,7 @@
 #include "pmix/bootstrap.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/op_gpu.h"
 
 namespace weft::coll {
 
@@ -74,8 +75,7 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
   s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
   const std::string_view fused = cfg.value("WEFT_GPU_FUSED");
-  s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? (size_t(4) << 10) + 1  // above kFusedMaxBytes
-                                                          : size_t(256) << 10;
+  s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? kFusedMaxBytes + 1 : size_t(256) << 10;
   s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;
