@@ -213,28 +213,38 @@ __device__ void fused_fold(const FusedPiece& a, size_t first, size_t stride) {
   __shared__ const void* in[kReduceMaxInputs];
   __shared__ void* out[kReduceMaxInputs];
   const int t = int(threadIdx.x);
-  const size_t bytes = a.count * sizeof(T);
-  bool bad = false, odd = false;
+  const size_t bytes = a.count * sizeof(T), call_bytes = a.call_count * sizeof(T);
+  // A call's first piece may fold the whole call: every rank's input and output of the whole
+  // call lie in registrations (a rank whose buffers go through its slot has place -1).
+  const bool may_whole = a.first && a.skip && a.call_count > a.count;
+  bool bad = false, odd = false, partial = false;
   if (t < a.ranks) {
     const volatile FusedPlace* pl = a.place[t];
-    const char* i = fused_resolve(a, t, pl->in_reg, pl->in_off, bytes);
-    const char* o = a.direct ? fused_resolve(a, t, pl->out_reg, pl->out_off, bytes) : static_cast<char*>(a.own_out);
+    const FusedPlace p{pl->in_reg, pl->out_reg, pl->in_off, pl->out_off};
+    const char* i = fused_resolve(a, t, p.in_reg, p.in_off, bytes);
+    const char* o = a.direct ? fused_resolve(a, t, p.out_reg, p.out_off, bytes) : static_cast<char*>(a.own_out);
     bad = !i || !o;
     odd = ((reinterpret_cast<uintptr_t>(i) | reinterpret_cast<uintptr_t>(o)) % 16) != 0;
     in[t] = i;
     out[t] = const_cast<char*>(o);
+    if (may_whole)
+      partial = p.in_reg < 0 || !fused_resolve(a, t, p.in_reg, p.in_off, call_bytes) ||
+                (a.direct && (p.out_reg < 0 || !fused_resolve(a, t, p.out_reg, p.out_off, call_bytes)));
   }
   bad = __syncthreads_or(bad);
   const bool packed = !__syncthreads_or(odd) && (reinterpret_cast<uintptr_t>(a.own_out) % 16) == 0;
+  const bool whole = may_whole && !__syncthreads_or(partial);
+  if (a.first && a.skip && blockIdx.x == 0 && t == 0) *a.skip = whole && !bad ? a.last : 0;
   if (bad) {
     if (blockIdx.x == 0 && t == 0 && a.error) *reinterpret_cast<volatile unsigned int*>(a.error) = 1;
     return;
   }
-  size_t lo = 0, hi = a.count;
+  const size_t count = whole ? a.call_count : a.count;
+  size_t lo = 0, hi = count;
   if (a.direct) {  // this rank's share, in 16-byte multiples
-    const size_t share = ((a.count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
-    lo = size_t(a.me) * share < a.count ? size_t(a.me) * share : a.count;
-    hi = a.count - lo < share ? a.count : lo + share;
+    const size_t share = ((count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
+    lo = size_t(a.me) * share < count ? size_t(a.me) * share : count;
+    hi = count - lo < share ? count : lo + share;
   }
   const int outs = a.direct ? a.ranks : 1;
   void* const* dst = a.direct ? out : &a.own_out;
@@ -262,8 +272,15 @@ __device__ void fused_publish_place(const FusedPiece& a) {
   mine->out_off = a.mine.out_off;
 }
 
+// A later piece of a call whose first piece folded it whole: nothing to do (stream order: the
+// first piece wrote the word before this kernel started).
+__device__ inline bool fused_skipped(const FusedPiece& a) {
+  return !a.first && a.skip && *reinterpret_cast<const volatile unsigned long long*>(a.skip) >= a.piece;
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(FusedPiece a) {
+  if (fused_skipped(a)) return;
   __shared__ unsigned long long epoch;
   const int t = int(threadIdx.x);
   const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
@@ -286,6 +303,7 @@ __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(Fused
 // the fold a grid as large as the data wants, which never spins and so need not be resident
 // beside the peers' grids. `place`: publish this rank's place before meeting (the first one).
 __global__ void fused_meet_kernel(FusedPiece a, bool place) {
+  if (fused_skipped(a)) return;
   __shared__ unsigned long long epoch;
   if (threadIdx.x == 0) {
     epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
@@ -297,6 +315,7 @@ __global__ void fused_meet_kernel(FusedPiece a, bool place) {
 
 template <class T, class Op>
 __global__ void fused_fold_kernel(FusedPiece a) {
+  if (fused_skipped(a)) return;
   fused_fold<T, Op>(a, size_t(blockIdx.x) * blockDim.x + threadIdx.x, size_t(gridDim.x) * blockDim.x);
 }
 

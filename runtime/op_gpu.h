@@ -96,6 +96,14 @@ struct FusedPiece {
   // Split: the meetings run as one-block kernels around a fold of full grid size (large pieces,
   // where the one kernel's grid, kept small enough to sit beside the peers', is too few blocks).
   bool split = false;
+  // The pieces of one call. The first piece checks whether every rank's input and output of
+  // the whole call lie in registrations (the same answer on every rank: the same published
+  // places and registrations); if so it folds the whole call, and the later pieces, seeing
+  // *skip, end at once without meeting (the slots, which the pieces exist for, are not used).
+  size_t call_count = 0;               // elements of the whole call
+  uint64_t piece = 0, last = 0;        // this piece's number and the call's last one's
+  bool first = true;                   // the call's first piece
+  unsigned long long* skip = nullptr;  // this rank's word: the last piece a whole-call fold covered
 };
 Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream);
 

@@ -35,15 +35,21 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
     fp.place[q] = ws.place(q);
   }
   fp.arrive = ws.arrive();
+  fp.skip = ws.fused_skip();
+  fp.call_count = count;
   fp.table = ws.regs.device;
   fp.stop = ws.stop_device;
   fp.error = ws.error_device;
   fp.me = ws.rank;
   fp.ranks = ws.size;
   fp.direct = direct;
+  const uint64_t pieces = (count + per - 1) / per;
+  fp.last = ws.pieces + pieces - 1;
   for (size_t off = 0; off < count; off += per) {
     WEFT_TRY(ws.check_running());
     const uint64_t piece = ws.pieces++;
+    fp.piece = piece;
+    fp.first = off == 0;
     fp.count = std::min(per, count - off);
     fp.split = fp.count * elem >= ws.settings.fused_split_min;
     fp.own_in = static_cast<const char*>(send) + off * elem;

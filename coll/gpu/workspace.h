@@ -21,7 +21,9 @@
 //   bytes 2816..2819 this rank's block counter (its own kernels' blocks only; zero between
 //                    launches);
 //   bytes 2880..2911 this rank's FusedPlace for its current piece: written before the piece's
-//                    first meeting, read by peers between its two meetings.
+//                    first meeting, read by peers between its two meetings;
+//   bytes 2944..2951 this rank's skip word: the last piece number a whole-call fold covered
+//                    (written by a call's first piece, read by its later pieces; own use only).
 // Point-to-point words of calls captured into a CUDA graph (p2p_graph_* in gpu_coll.h): counts
 // of messages, kept on the device so that every replay counts on; 64-bit, per rank q:
 //   bytes 3072..3327 graph_ready[q]: the captured messages to q this rank made ready; written
@@ -53,7 +55,10 @@ constexpr size_t kFusedArriveAt = 2816;
 constexpr size_t kFusedPlaceAt = 2880;
 static_assert(kP2pDoneAt + size_t(kMaxRanks) * kP2pSlots * 4 <= kFusedArriveAt);
 static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kFlagsBytes && kFusedPlaceAt % 16 == 0);
+constexpr size_t kFusedSkipAt = 2944;  // FusedPiece::skip
+static_assert(kFusedSkipAt >= kFusedPlaceAt + sizeof(FusedPlace) && kFusedSkipAt % 8 == 0);
 constexpr size_t kGraphReadyAt = 3072;
+static_assert(kFusedSkipAt + 8 <= kGraphReadyAt);
 constexpr size_t kGraphDoneAt = kGraphReadyAt + size_t(kMaxRanks) * 8;
 static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kGraphReadyAt);
 static_assert(kGraphDoneAt + size_t(kMaxRanks) * 8 <= kFlagsBytes);
@@ -98,6 +103,7 @@ class GpuWorkspace {
   }
   FusedPlace* place(int q) const { return reinterpret_cast<FusedPlace*>(base[size_t(q)] + kFusedPlaceAt); }
   unsigned int* arrive() const { return reinterpret_cast<unsigned int*>(own + kFusedArriveAt); }
+  unsigned long long* fused_skip() const { return reinterpret_cast<unsigned long long*>(own + kFusedSkipAt); }
   unsigned int* p2p_done(int to, int from, uint64_t seq) const {
     return reinterpret_cast<unsigned int*>(base[size_t(to)] + kP2pDoneAt) + size_t(from) * kP2pSlots +
            seq % kP2pSlots;
