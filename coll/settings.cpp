@@ -77,6 +77,7 @@ gpu::Settings gpu_settings(const Config& cfg) {
   const std::string_view fused = cfg.value("WEFT_GPU_FUSED");
   s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? kFusedMaxBytes + 1 : size_t(256) << 10;
   s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
+  s.auto_register_min = cfg.size("WEFT_GPU_AUTO_REGISTER_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;
   return s;

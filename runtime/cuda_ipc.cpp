@@ -140,9 +140,10 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
 }
 
 // remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
-// mapping it needs is pinned), so stale ones may be closed even for kernels.
+// mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false:
+// nothing is closed (cuda_ipc_pin during a stream capture).
 Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels,
-                       bool remap_stale = false) {
+                       bool remap_stale = false, bool may_close = true) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.splice(s.lru.begin(), s.lru, it->second);
@@ -151,13 +152,13 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     *base = it->second->base;
     return Status::ok;
   }
-  close_mappings(s, s.capacity, -1);
+  if (may_close) close_mappings(s, s.capacity, -1);
   cudaIpcMemHandle_t handle;
   static_assert(sizeof(handle) == sizeof(d.handle));
   memcpy(&handle, d.handle, sizeof(handle));
   void* p = nullptr;
   cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (err == cudaErrorAlreadyMapped && (!for_kernels || remap_stale)) {
+  if (err == cudaErrorAlreadyMapped && may_close && (!for_kernels || remap_stale)) {
     // The driver maps an allocation into a process once: a mapping still open here covers the
     // same memory, under an older buffer id (the peer freed a buffer and its memory came back
     // in this one, or small allocations share memory). Close the peer's mappings and retry.
@@ -168,6 +169,14 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     ++s.stats.remaps;
     close_mappings(s, 0, peer);
     err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  }
+  if (err == cudaErrorAlreadyMapped && !may_close) {
+    (void)cudaGetLastError();
+    const std::string msg = "rank " + std::to_string(peer) + "'s device buffer lies under a stale mapping, which "
+                            "is not closed while a stream is being captured";
+    WEFT_INFO(Subsys::gpu, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::transport;
   }
   if (err != cudaSuccess) {
     std::string msg = "cudaIpcOpenMemHandle of rank " + std::to_string(peer) + "'s device buffer failed: " +
@@ -311,11 +320,11 @@ Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buff
   return allocation_after(*s, ptr, bytes_after, buffer_id);
 }
 
-Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after) {
+Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close) {
   IpcState* s = nullptr;
   WEFT_TRY(usable_state(&s));
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, true));
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, true, may_close));
   WEFT_TRY(allocation_after(*s, base + d.offset, bytes_after, nullptr));
   ++s->index[std::make_pair(peer, d.buffer_id)]->pins;
   *ptr = base + d.offset;

@@ -47,7 +47,10 @@ Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr);
 // The same mapping, pinned for a registration (coll/gpu): never evicted until unpinned as often
 // as pinned. *bytes_after: the mapped allocation's bytes from *ptr to its end, which bounds
 // what the owner may declare. cuda_ipc_unpin of a mapping not pinned does nothing.
-Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after);
+// may_close false (while a stream is being captured into a CUDA graph: closing a mapping
+// unmaps memory, which invalidates the capture): no mapping is closed, neither evicted nor
+// stale; a stale mapping in the way fails the pin.
+Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close = true);
 void cuda_ipc_unpin(int peer, uint64_t buffer_id);
 // This process's device buffer at ptr: its allocation's bytes from ptr on, and its buffer id
 // (a new one for every allocation, so a buffer freed and allocated again is told apart).

@@ -25,7 +25,7 @@ Status cuda_ipc_map(int, const IpcDescriptor&, void**) {
   return Status::not_supported;
 }
 
-Status cuda_ipc_pin(int, const IpcDescriptor&, void**, uint64_t*) {
+Status cuda_ipc_pin(int, const IpcDescriptor&, void**, uint64_t*, bool) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;
 }

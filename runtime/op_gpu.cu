@@ -122,36 +122,62 @@ __device__ inline void wait_epoch(const unsigned long long* flag, unsigned long 
   }
 }
 
-// One block: every thread copies its share of `own` into this rank's input; after the block
-// meets, thread 0 fences (cumulative over the block's writes) and publishes the next epoch (its
-// flag plus one); thread q waits for rank q's and fences; after the block meets again, every
-// input is complete. One fence per publishing or waiting thread, not per thread: on one H100 (4
-// ranks, MPS) that took the enqueued 8 B allreduce from 13.3 to 11.2 us.
+// Block b of the grid owns chunk b of the vector (16-byte multiples) and meets its peers'
+// block b alone, through its own epoch word (flags.lane; one block: flags.at): every thread
+// copies its share of the chunk of `own` into this rank's input; after the block meets, thread
+// 0 fences (cumulative over the block's writes) and publishes the next epoch (its word plus
+// one); thread q waits for rank q's and fences; after the block meets again, chunk b of every
+// input is complete, and the block folds it. No block waits for another block of its own
+// rank, so the grid needs no counter and no second meeting: a chunk is read only after every
+// rank's block b published it, and rewritten (two calls later, by slot parity) only after a
+// later meeting that every peer entered once this kernel had ended. One fence per publishing
+// or waiting thread, not per thread: on one H100 (4 ranks, MPS) that took the enqueued 8 B
+// allreduce from 13.3 to 11.2 us.
 template <class T, class Op>
 __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count) {
+  constexpr size_t kPer = 16 / sizeof(T);
   const int t = int(threadIdx.x);
+  const size_t chunk = ((count + gridDim.x - 1) / gridDim.x + kPer - 1) / kPer * kPer;
+  const size_t lo = min(count, size_t(blockIdx.x) * chunk), hi = min(count, lo + chunk);
   T* mine = static_cast<T*>(const_cast<void*>(ins.in[flags.me]));
-  for (size_t i = size_t(t); i < count; i += blockDim.x) mine[i] = own[i];
+  uintptr_t bits = reinterpret_cast<uintptr_t>(own) | reinterpret_cast<uintptr_t>(out);
+  for (int q = 0; q < ins.count; ++q) bits |= reinterpret_cast<uintptr_t>(ins.in[q]);
+  const bool packed = bits % 16 == 0;
+  size_t tail = lo;
+  if (packed) {
+    const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+    for (size_t p = size_t(t); p < packs; p += blockDim.x)
+      reinterpret_cast<Pack<T>*>(mine)[base + p] = reinterpret_cast<const Pack<T>*>(own)[base + p];
+    tail = lo + packs * kPer;
+  }
+  for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) mine[i] = own[i];
   __shared__ unsigned long long epoch;
+  const auto word = [&](int q) { return flags.lane[q] ? flags.lane[q] + blockIdx.x : flags.at[q]; };
   // The block's writes reach thread 0 through the barrier; its fence is cumulative.
   __syncthreads();
   if (t == 0) {
     __threadfence_system();
-    volatile unsigned long long* own = flags.at[flags.me];
-    epoch = *own + 1;
-    *own = epoch;
+    volatile unsigned long long* w = word(flags.me);
+    epoch = *w + 1;
+    *w = epoch;
   }
   __syncthreads();
   if (t < ins.count && t != flags.me) {
-    wait_epoch(flags.at[t], epoch, flags.stop);
+    wait_epoch(word(t), epoch, flags.stop);
     __threadfence_system();
   }
   __syncthreads();
-  for (size_t i = size_t(t); i < count; i += blockDim.x) {
-    // Plain loads: this kernel has not touched the peers' inputs before the barrier, so no
-    // stale line of them sits in L1.
-    out[i] = fold_one<T, Op>(ins.in, ins.count, i);
+  // Plain loads: this kernel has not touched the peers' inputs before the meeting, so no stale
+  // line of them sits in L1.
+  if (packed) {
+    const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+    for (size_t p = size_t(t); p < packs; p += blockDim.x) {
+      Pack<T> v;
+      fold_pack<T, Op>(ins.in, ins.count, base + p, &v);
+      reinterpret_cast<Pack<T>*>(out)[base + p] = v;
+    }
   }
+  for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) out[i] = fold_one<T, Op>(ins.in, ins.count, i);
 }
 
 // The fused allreduce piece (FusedPiece in op_gpu.h). kFusedThreads threads a block; every
@@ -179,10 +205,34 @@ __device__ void fused_meet(const FusedPiece& a, unsigned long long epoch) {
   __syncthreads();
 }
 
+// One piece of a fused launch, as the kernel walks them.
+struct FusedStep {
+  size_t count = 0;             // elements of the piece
+  const char* own_in = nullptr;  // this rank's input and result of the piece
+  char* own_out = nullptr;
+  uint64_t in_off = 0, out_off = 0;  // this rank's place of the piece (bytes into a registration)
+  char* const* slot = nullptr;       // every rank's slot of the piece (by its parity)
+  bool first = false;                // the call's first piece: it may fold the whole call
+};
+
+__device__ FusedStep fused_step(const FusedPiece& a, size_t k, size_t elem) {
+  FusedStep s;
+  const size_t per = a.per ? a.per : a.count, off = k * per;
+  s.count = a.count - off < per ? a.count - off : per;
+  s.own_in = static_cast<const char*>(a.own_in) + off * elem;
+  s.own_out = static_cast<char*>(a.own_out) + off * elem;
+  s.in_off = a.mine.in_off + off * elem;
+  s.out_off = a.mine.out_off + off * elem;
+  s.slot = k % 2 == 0 ? a.slot : a.slot_next;
+  s.first = a.first && k == 0;
+  return s;
+}
+
 // A peer's published place of `bytes` bytes, resolved through this rank's view of its
 // registrations; null when out of bounds.
-__device__ const char* fused_resolve(const FusedPiece& a, int q, int32_t reg, uint64_t off, uint64_t bytes) {
-  if (reg < 0) return a.slot[q];
+__device__ const char* fused_resolve(const FusedPiece& a, char* const* slot, int q, int32_t reg, uint64_t off,
+                                     uint64_t bytes) {
+  if (reg < 0) return slot[q];
   if (reg >= kFusedMaxRegistrations || !a.table) return nullptr;
   const FusedRegistration r = a.table[size_t(q) * kFusedMaxRegistrations + size_t(reg)];
   if (!r.base || off > r.bytes || bytes > r.bytes - off) return nullptr;
@@ -206,40 +256,40 @@ __device__ void fused_copy(void* dst, const void* src, size_t bytes, size_t firs
 // The fold of a piece after the first meeting: resolves every rank's published place (one out
 // of bounds sets *error and moves nothing), then one-shot: every input into this rank's result;
 // direct: this rank's share of every input into the share of every output. Every thread of the
-// block calls it.
+// block calls it. Returns whether it folded the whole call (the call's first piece only).
 template <class T, class Op>
-__device__ void fused_fold(const FusedPiece& a, size_t first, size_t stride) {
+__device__ bool fused_fold(const FusedPiece& a, const FusedStep& s, size_t first, size_t stride) {
   constexpr size_t kPer = 16 / sizeof(T);
   __shared__ const void* in[kReduceMaxInputs];
   __shared__ void* out[kReduceMaxInputs];
   const int t = int(threadIdx.x);
-  const size_t bytes = a.count * sizeof(T), call_bytes = a.call_count * sizeof(T);
+  const size_t bytes = s.count * sizeof(T), call_bytes = a.call_count * sizeof(T);
   // A call's first piece may fold the whole call: every rank's input and output of the whole
   // call lie in registrations (a rank whose buffers go through its slot has place -1).
-  const bool may_whole = a.first && a.skip && a.call_count > a.count;
+  const bool may_whole = s.first && a.skip && a.call_count > s.count;
   bool bad = false, odd = false, partial = false;
   if (t < a.ranks) {
     const volatile FusedPlace* pl = a.place[t];
     const FusedPlace p{pl->in_reg, pl->out_reg, pl->in_off, pl->out_off};
-    const char* i = fused_resolve(a, t, p.in_reg, p.in_off, bytes);
-    const char* o = a.direct ? fused_resolve(a, t, p.out_reg, p.out_off, bytes) : static_cast<char*>(a.own_out);
+    const char* i = fused_resolve(a, s.slot, t, p.in_reg, p.in_off, bytes);
+    const char* o = a.direct ? fused_resolve(a, s.slot, t, p.out_reg, p.out_off, bytes) : s.own_out;
     bad = !i || !o;
     odd = ((reinterpret_cast<uintptr_t>(i) | reinterpret_cast<uintptr_t>(o)) % 16) != 0;
     in[t] = i;
     out[t] = const_cast<char*>(o);
     if (may_whole)
-      partial = p.in_reg < 0 || !fused_resolve(a, t, p.in_reg, p.in_off, call_bytes) ||
-                (a.direct && (p.out_reg < 0 || !fused_resolve(a, t, p.out_reg, p.out_off, call_bytes)));
+      partial = p.in_reg < 0 || !fused_resolve(a, s.slot, t, p.in_reg, p.in_off, call_bytes) ||
+                (a.direct && (p.out_reg < 0 || !fused_resolve(a, s.slot, t, p.out_reg, p.out_off, call_bytes)));
   }
   bad = __syncthreads_or(bad);
-  const bool packed = !__syncthreads_or(odd) && (reinterpret_cast<uintptr_t>(a.own_out) % 16) == 0;
+  const bool packed = !__syncthreads_or(odd) && (reinterpret_cast<uintptr_t>(s.own_out) % 16) == 0;
   const bool whole = may_whole && !__syncthreads_or(partial);
-  if (a.first && a.skip && blockIdx.x == 0 && t == 0) *a.skip = whole && !bad ? a.last : 0;
+  if (s.first && a.skip && blockIdx.x == 0 && t == 0) *a.skip = whole && !bad ? a.last : 0;
   if (bad) {
     if (blockIdx.x == 0 && t == 0 && a.error) *reinterpret_cast<volatile unsigned int*>(a.error) = 1;
-    return;
+    return false;
   }
-  const size_t count = whole ? a.call_count : a.count;
+  const size_t count = whole ? a.call_count : s.count;
   size_t lo = 0, hi = count;
   if (a.direct) {  // this rank's share, in 16-byte multiples
     const size_t share = ((count + a.ranks - 1) / a.ranks + kPer - 1) / kPer * kPer;
@@ -247,7 +297,8 @@ __device__ void fused_fold(const FusedPiece& a, size_t first, size_t stride) {
     hi = count - lo < share ? count : lo + share;
   }
   const int outs = a.direct ? a.ranks : 1;
-  void* const* dst = a.direct ? out : &a.own_out;
+  void* own_out = s.own_out;
+  void* const* dst = a.direct ? out : &own_out;
   size_t done = lo;
   if (packed) {
     const size_t packs = (hi - lo) / kPer, base = lo / kPer;
@@ -262,52 +313,61 @@ __device__ void fused_fold(const FusedPiece& a, size_t first, size_t stride) {
     const T v = fold_one<T, Op>(in, a.ranks, i);
     for (int o = 0; o < outs; ++o) static_cast<T*>(dst[o])[i] = v;
   }
+  return whole;
 }
 
-__device__ void fused_publish_place(const FusedPiece& a) {
+__device__ void fused_publish_place(const FusedPiece& a, const FusedStep& s) {
   volatile FusedPlace* mine = a.place[a.me];
   mine->in_reg = a.mine.in_reg;
   mine->out_reg = a.mine.out_reg;
-  mine->in_off = a.mine.in_off;
-  mine->out_off = a.mine.out_off;
+  mine->in_off = s.in_off;
+  mine->out_off = s.out_off;
 }
 
-// A later piece of a call whose first piece folded it whole: nothing to do (stream order: the
-// first piece wrote the word before this kernel started).
+// A launch of later pieces of a call whose first piece folded it whole: nothing to do (stream
+// order: the first piece wrote the word before this kernel started).
 __device__ inline bool fused_skipped(const FusedPiece& a) {
   return !a.first && a.skip && *reinterpret_cast<const volatile unsigned long long*>(a.skip) >= a.piece;
 }
 
+// Every piece of the launch in turn, each between two meetings (epochs start + 2k + 1 and
+// start + 2k + 2 for piece k). After the call's first piece folded the whole call, the rest
+// is done.
 template <class T, class Op>
 __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(FusedPiece a) {
   if (fused_skipped(a)) return;
   __shared__ unsigned long long epoch;
   const int t = int(threadIdx.x);
   const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
-  const size_t bytes = a.count * sizeof(T);
   // This rank's flag before the launch: no block publishes before every block has read it.
   if (t == 0) epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
-  T* own_slot = reinterpret_cast<T*>(a.slot[a.me]);
-  if (a.mine.in_reg < 0 && a.own_in != own_slot) fused_copy(own_slot, a.own_in, bytes, first, stride);
-  if (blockIdx.x == 0 && t == 0) fused_publish_place(a);
   __syncthreads();
   const unsigned long long start = epoch;
-  fused_meet(a, start + 1);
-  fused_fold<T, Op>(a, first, stride);
-  fused_meet(a, start + 2);
-  if (a.direct && a.mine.out_reg < 0 && a.own_out != own_slot)  // the result came to the slot
-    fused_copy(a.own_out, own_slot, bytes, first, stride);
+  const size_t pieces = a.per ? (a.count + a.per - 1) / a.per : 1;
+  for (size_t k = 0; k < pieces; ++k) {
+    const FusedStep s = fused_step(a, k, sizeof(T));
+    const size_t bytes = s.count * sizeof(T);
+    char* own_slot = s.slot[a.me];
+    if (a.mine.in_reg < 0 && s.own_in != own_slot) fused_copy(own_slot, s.own_in, bytes, first, stride);
+    if (blockIdx.x == 0 && t == 0) fused_publish_place(a, s);
+    fused_meet(a, start + 2 * k + 1);
+    const bool whole = fused_fold<T, Op>(a, s, first, stride);
+    fused_meet(a, start + 2 * k + 2);
+    if (whole) return;
+    if (a.direct && a.mine.out_reg < 0 && s.own_out != own_slot)  // the result came to the slot
+      fused_copy(s.own_out, own_slot, bytes, first, stride);
+  }
 }
 
-// The split form of a large piece (FusedPiece::split): the meetings are one-block kernels and
-// the fold a grid as large as the data wants, which never spins and so need not be resident
-// beside the peers' grids. `place`: publish this rank's place before meeting (the first one).
+// The split form of a call's first piece (FusedPiece::split): the meetings are one-block
+// kernels and the fold a grid as large as the data wants, which never spins and so need not be
+// resident beside the peers' grids. `place`: publish this rank's place before meeting (the
+// first one).
 __global__ void fused_meet_kernel(FusedPiece a, bool place) {
-  if (fused_skipped(a)) return;
   __shared__ unsigned long long epoch;
   if (threadIdx.x == 0) {
     epoch = *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]);
-    if (place) fused_publish_place(a);
+    if (place) fused_publish_place(a, fused_step(a, 0, 1));
   }
   __syncthreads();
   fused_meet(a, epoch + 1);
@@ -315,13 +375,14 @@ __global__ void fused_meet_kernel(FusedPiece a, bool place) {
 
 template <class T, class Op>
 __global__ void fused_fold_kernel(FusedPiece a) {
-  if (fused_skipped(a)) return;
-  fused_fold<T, Op>(a, size_t(blockIdx.x) * blockDim.x + threadIdx.x, size_t(gridDim.x) * blockDim.x);
+  fused_fold<T, Op>(a, fused_step(a, 0, sizeof(T)), size_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                    size_t(gridDim.x) * blockDim.x);
 }
 
 // Blocks per rank: enough for the piece, and at most 128 spinning blocks on the GPU in all.
 unsigned fused_blocks(const FusedPiece& a, size_t elem) {
-  const size_t work = (a.direct ? a.count / size_t(a.ranks) : a.count) / (16 / elem) + 1;
+  const size_t piece = a.per ? std::min(a.per, a.count) : a.count;
+  const size_t work = (a.direct ? piece / size_t(a.ranks) : piece) / (16 / elem) + 1;
   const size_t cap = std::max<size_t>(1, 128 / size_t(a.ranks));
   return unsigned(std::min(cap, (work + kFusedThreads - 1) / kFusedThreads));
 }
@@ -382,8 +443,8 @@ struct FusedOneShot {
   size_t count;
   cudaStream_t stream;
   template <class Op> Status go() const {
-    fused_one_shot_kernel<T, Op><<<1, 512, 0, stream>>>(static_cast<const T*>(own), *ins, *flags,
-                                                         static_cast<T*>(out), count);
+    fused_one_shot_kernel<T, Op><<<unsigned(flags->blocks), 512, 0, stream>>>(static_cast<const T*>(own), *ins,
+                                                                               *flags, static_cast<T*>(out), count);
     return launched("fused one-shot allreduce");
   }
 };
@@ -394,7 +455,7 @@ struct FusedAllreduce {
   cudaStream_t stream;
   template <class Op> Status go() const {
     const FusedPiece& a = *piece;
-    if (!a.split) {
+    if (!a.split) {  // every piece of the launch in one kernel
       fused_allreduce_kernel<T, Op><<<fused_blocks(a, sizeof(T)), kFusedThreads, 0, stream>>>(a);
       return launched("fused allreduce");
     }
@@ -523,7 +584,8 @@ Status reduce_device_multi_out(ReduceOp op, BasicType type, const DeviceInputs& 
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
                                    const DeviceFlags& flags, void* out, size_t count, void* stream) {
   if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
-  if (inputs.count < 1 || inputs.count > kReduceMaxInputs || flags.me < 0 || flags.me >= inputs.count) {
+  if (inputs.count < 1 || inputs.count > kReduceMaxInputs || flags.me < 0 || flags.me >= inputs.count ||
+      flags.blocks < 1 || flags.blocks > kFusedOneShotMaxBlocks || (flags.blocks > 1 && !flags.lane[flags.me])) {
     set_error_detail("fused one-shot of " + std::to_string(inputs.count) + " inputs");
     return Status::invalid_arg;
   }
@@ -532,8 +594,10 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
 
 Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream) {
   if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
-  if (piece.ranks < 1 || piece.ranks > kReduceMaxInputs || piece.me < 0 || piece.me >= piece.ranks || !piece.arrive) {
-    set_error_detail("fused allreduce piece of " + std::to_string(piece.ranks) + " ranks");
+  if (piece.ranks < 1 || piece.ranks > kReduceMaxInputs || piece.me < 0 || piece.me >= piece.ranks || !piece.arrive ||
+      (piece.split && piece.per && piece.per < piece.count)) {
+    set_error_detail("fused allreduce launch of " + std::to_string(piece.ranks) + " ranks" +
+                     (piece.split ? ", split, of more than one piece" : ""));
     return Status::invalid_arg;
   }
   return by_type<FusedAllreduce>(type, op, &piece, static_cast<cudaStream_t>(stream));

@@ -1,6 +1,9 @@
-// The fused allreduce (WEFT_GPU_FUSED; gpu_one_shot above kFusedMaxBytes, gpu_two_shot): each
-// slot-sized piece is one launch of a multi-block kernel that meets the peers twice on the
-// device (runtime/op_gpu.h, reduce_device_fused_allreduce). One-shot: every rank folds every
+// The fused allreduce (WEFT_GPU_FUSED; gpu_one_shot above kFusedMaxBytes, gpu_two_shot): the
+// slot-sized pieces of a call run in one launch of a multi-block kernel that meets the peers
+// twice per piece on the device (runtime/op_gpu.h, reduce_device_fused_allreduce); pieces of
+// WEFT_GPU_FUSED_SPLIT_MIN bytes or more run split, each by itself (three kernels). Where every
+// rank's buffers of the whole call lie in registrations, the first piece folds the whole call
+// and the rest (one launch) ends at once. One-shot: every rank folds every
 // input into its own result; direct: rank r folds share r of every input into share r of
 // every output, each input byte read once and each output byte written once. Inputs and outputs
 // inside registrations are read and written in place; the others go through the rank's slot.
@@ -43,20 +46,35 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
   fp.me = ws.rank;
   fp.ranks = ws.size;
   fp.direct = direct;
+  fp.per = per;
   const uint64_t pieces = (count + per - 1) / per;
   fp.last = ws.pieces + pieces - 1;
-  for (size_t off = 0; off < count; off += per) {
+  // Small pieces: one launch for all. Large ones run split, each by itself (three kernels whose
+  // fold grid is as large as the data wants), except where this rank's buffers of the whole call
+  // lie in registrations: the first piece may then fold the whole call, and the rest go in one
+  // launch that ends at once if it did (a launch per skipped piece cost about 16 us under MPS).
+  // The ranks may launch differently; every piece meets alike.
+  const bool whole_here = in_reg >= 0 && (!direct || out_reg >= 0);
+  const bool large = std::min(per, count) * elem >= ws.settings.fused_split_min;
+  for (uint64_t k = 0; k < pieces;) {
     WEFT_TRY(ws.check_running());
-    const uint64_t piece = ws.pieces++;
-    fp.piece = piece;
-    fp.first = off == 0;
-    fp.count = std::min(per, count - off);
-    fp.split = fp.count * elem >= ws.settings.fused_split_min;
+    const bool alone = large && (k == 0 || !whole_here);
+    const uint64_t n = alone ? 1 : pieces - k;
+    const size_t off = k * per;
+    fp.piece = ws.pieces;
+    fp.first = k == 0;
+    fp.count = std::min(n * per, count - off);
+    fp.split = alone && fp.count * elem >= ws.settings.fused_split_min;
     fp.own_in = static_cast<const char*>(send) + off * elem;
     fp.own_out = static_cast<char*>(recv) + off * elem;
     fp.mine.in_off = in_off + off * elem;
     fp.mine.out_off = out_off + off * elem;
-    for (int q = 0; q < ws.size; ++q) fp.slot[q] = ws.slot(q, piece);
+    for (int q = 0; q < ws.size; ++q) {
+      fp.slot[q] = ws.slot(q, fp.piece);
+      fp.slot_next[q] = ws.slot(q, fp.piece + 1);
+    }
+    ws.pieces += n;
+    k += n;
     WEFT_TRY(reduce_device_fused_allreduce(op, type, fp, s));
   }
   return Status::ok;

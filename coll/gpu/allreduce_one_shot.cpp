@@ -4,13 +4,30 @@
 // parity, so a piece's copy never overwrites a slot a slow peer still reads. Each rank reads
 // p pieces per piece: for small messages, where the launch and barrier latency dominate.
 // Pieces up to kFusedMaxBytes do all three steps in one single-block kernel (one launch);
-// larger calls, with WEFT_GPU_FUSED, run as multi-block fused pieces (allreduce_fused.cpp).
+// larger ones, with WEFT_GPU_FUSED on or auto, in one launch of a grid whose block b meets its
+// peers' block b alone (a chunk of kOneShotBlockBytes each); calls from WEFT_GPU_FUSED's size
+// run as multi-block fused pieces (allreduce_fused.cpp). WEFT_GPU_FUSED=off: copy, barrier
+// kernel and reduction kernel, three launches a piece.
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {
+
+namespace {
+
+// Bytes of the vector per block of the multi-block one-shot; the grid also stays within
+// kFusedOneShotMaxBlocks and 128 blocks on the GPU for all the ranks together (they spin).
+constexpr size_t kOneShotBlockBytes = 8 * 1024;
+
+int one_shot_blocks(const GpuWorkspace& ws, size_t bytes) {
+  if (bytes <= kFusedMaxBytes) return 1;
+  const size_t cap = std::clamp<size_t>(128 / size_t(ws.size), 1, kFusedOneShotMaxBlocks);
+  return int(std::min(cap, (bytes + kOneShotBlockBytes - 1) / kOneShotBlockBytes));
+}
+
+}  // namespace
 
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s) {
@@ -22,16 +39,18 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
   for (size_t off = 0; off < count; off += per) {
     const size_t n = std::min(per, count - off);
     const uint64_t piece = ws.pieces++;
-    if (n * elem <= kFusedMaxBytes) {  // copy, barrier and reduction in one launch
+    if (n * elem <= kFusedMaxBytes || ws.settings.fused_min != SIZE_MAX) {  // copy, meeting, fold: one launch
       DeviceInputs in;
       in.count = ws.size;
       WEFT_TRY(ws.check_running());
       DeviceFlags flags;
       flags.me = ws.rank;
       flags.stop = ws.stop_device;
+      flags.blocks = one_shot_blocks(ws, n * elem);
       for (int q = 0; q < ws.size; ++q) {
         in.in[q] = ws.slot(q, piece);
         flags.at[q] = ws.flag(q);
+        if (flags.blocks > 1) flags.lane[q] = ws.lane(q);
       }
       WEFT_TRY(reduce_device_fused_one_shot(op, type, src + off * elem, in, flags, dst + off * elem, n, s));
       continue;

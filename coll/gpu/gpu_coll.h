@@ -103,6 +103,7 @@ struct Settings {
   // (auto: 256 KiB, on: above kFusedMaxBytes, off: never).
   size_t fused_min = size_t(256) << 10;
   size_t fused_split_min = size_t(1) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
+  size_t auto_register_min = size_t(1) << 20;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.
@@ -153,12 +154,15 @@ Status deregister_buffer(const Comm& c, uint64_t token);
 // call then runs through the workspace; logged at INFO by register_buffer).
 std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
                                               size_t bytes);
-// For a call captured into a CUDA graph (every rank captures the same calls): registers send
-// and recv (bytes each; in place: one) unless every rank has them registered already, so each
-// replay's fused pieces read and write the peers' user buffers in place. Collective: one host
-// agreement, then register_buffer as needed. The registrations stay until the communicator is
-// freed (bounded as the others); one that cannot be made leaves the call on the slots.
-void register_captured(const CollContext& ctx, const void* send, const void* recv, size_t bytes);
+// For a stream-ordered call that runs as fused pieces (every rank enqueues the same calls):
+// registers send and recv (bytes each; in place: one), each unless every rank has it
+// registered already, so the call's fused pieces (and, captured into a CUDA graph, each
+// replay's) read and write the peers' user buffers in place. Collective: one host agreement,
+// then register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
+// forbids unmapping), so a peer's buffer under a stale mapping fails that registration. The
+// registrations stay until the communicator is freed (bounded as the others, kMaxRegistrations);
+// one that cannot be made leaves the call on the slots.
+void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing);
 // Live registrations of c on this rank (0 without a workspace).
 int registrations(const Comm& c);
 

@@ -64,9 +64,8 @@ void describe(const void* buf, size_t bytes, Row* row, OwnRegistration* own, std
   }
 }
 
-}  // namespace
-
-Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token) {
+// register_buffer; may_close false while the caller's stream is being captured (cuda_ipc_pin).
+Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token, bool may_close) {
   *token = 0;
   const Comm& c = ctx.comm;
   std::string why;
@@ -98,7 +97,7 @@ Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, ui
     uint64_t after = 0;
     if (!r.ok) {
       why = "rank " + std::to_string(q) + " could not describe its buffer";
-    } else if (cuda_ipc_pin(c.world_ranks[q], r.desc, &mapped[q], &after) != Status::ok) {
+    } else if (cuda_ipc_pin(c.world_ranks[q], r.desc, &mapped[q], &after, may_close) != Status::ok) {
       why = "mapping rank " + std::to_string(q) + "'s buffer failed (" + error_detail() + ")";
     } else {
       pinned.push_back(int(q));
@@ -132,6 +131,12 @@ Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, ui
   *token = own.serial << 8 | uint64_t(id + 1);
   WEFT_INFO(Subsys::gpu, "buffer registration %d on %s: %zu bytes here, peers' mapped", id, c.label().c_str(), bytes);
   return Status::ok;
+}
+
+}  // namespace
+
+Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token) {
+  return register_one(ctx, buf, bytes, token, true);
 }
 
 namespace {
@@ -198,21 +203,24 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
   return regs;
 }
 
-void register_captured(const CollContext& ctx, const void* send, const void* recv, size_t bytes) {
+void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing) {
   GpuWorkspace* ws = existing_workspace(ctx.comm);
   if (!ws || bytes == 0) return;
   uint64_t offset = 0;
-  int64_t missing = 0;  // buffers of this rank not registered
-  for (const void* b : {send, recv})
-    if (find_registration(*ws, b, bytes, &offset) < 0) ++missing;
+  const bool in_place = send == recv;  // alike on every rank
+  int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
+  if (!in_place && find_registration(*ws, send, bytes, &offset) < 0) missing[0] = 1;
+  if (find_registration(*ws, recv, bytes, &offset) < 0) missing[1] = 1;
   const Reduction max{ReduceOp::max, BasicType::i64, sizeof(int64_t)};
-  if (coll::allreduce(ctx, &missing, &missing, 1, max) != Status::ok || missing == 0) return;
-  for (const void* b : {send, recv}) {
-    if (b == send && send == recv) continue;  // in place: alike on every rank
+  if (coll::allreduce(ctx, missing, missing, 2, max) != Status::ok) return;
+  const void* bufs[2] = {send, recv};
+  for (int k = 0; k < 2; ++k) {
+    if (!missing[k]) continue;
     uint64_t token = 0;
-    if (register_buffer(ctx, b, bytes, &token) == Status::ok)
-      WEFT_INFO(Subsys::gpu, "a call captured into a CUDA graph on %s registered its buffer (%zu bytes)",
-                ctx.comm.label().c_str(), bytes);
+    if (register_one(ctx, bufs[k], bytes, &token, !capturing) == Status::ok)
+      WEFT_INFO(Subsys::gpu, "a stream-ordered allreduce%s on %s registered its %s buffer (%zu bytes)",
+                capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(), k ? "receive" : "send",
+                bytes);
   }
 }
 

@@ -152,9 +152,15 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const CollContext
     *why = algo ? std::string("the rule chose ") + name : "no GPU algorithm";
     return Status::ok;
   }
-  // Fused pieces captured into a graph read the peers' user buffers once registered (every
-  // rank captures the same calls and picks alike, so the registration's agreement is safe).
-  if (allreduce_runs_fused(ws, which, a.bytes) && stream_capturing(sc.stream.cuda)) register_captured(ctx, call.send, call.recv, a.bytes);
+  // Fused pieces read the peers' user buffers once registered: a call captured into a graph,
+  // or one of WEFT_GPU_AUTO_REGISTER_MIN bytes or more, registers them (every rank enqueues the
+  // same calls and picks alike, so the registration's agreement is safe).
+  if (allreduce_runs_fused(ws, which, a.bytes)) {
+    const bool capturing = stream_capturing(sc.stream.cuda);
+    const size_t auto_min = settings_of(ws).auto_register_min;
+    if (capturing || (auto_min && a.bytes >= auto_min))
+      register_call_buffers(ctx, call.send, call.recv, a.bytes, capturing);
+  }
   return enqueue_native(fn, sc, c, name, choice, [&](void* stream) {
     return allreduce_enqueue(ws, which, call.send, call.recv, a.count, call.red.type, call.red.op, stream);
   });

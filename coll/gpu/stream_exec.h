@@ -62,7 +62,8 @@ StreamCall stream_allgather(const Datatype* rtype, void* recv, size_t count, con
 // choice logged at INFO once per communicator, call and algorithm; an empty call is done at
 // once); else route fallback and its reason. fn names the call in logs. While the stream is
 // being captured into a CUDA graph, an allreduce that runs as fused pieces registers its
-// buffers first (register_captured: collective, on the host).
+// buffers first, and so does one of WEFT_GPU_AUTO_REGISTER_MIN bytes or more
+// (register_call_buffers: collective, on the host).
 Status stream_collective(const char* fn, const StreamComm& sc, const CollContext& ctx, const StreamCall& call,
                          StreamRoute* route);
 

@@ -31,6 +31,10 @@
 //   bytes 3328..3583 graph_done[q]: the captured messages from q this rank has copied; written
 //                    by this rank only (+1 per message), polled by q. Captured messages of one
 //                    pair are received in send order (checked on the host at capture).
+// The multi-block one-shot kernel's words (DeviceFlags::lane, runtime/op_gpu.h):
+//   bytes 3584..3839 lane[b]: 64-bit, the epoch of this rank's block b (block b's meetings of
+//                    the calls with more than b blocks, counted on the device); written by
+//                    this rank only, polled by every peer's block b.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -62,6 +66,8 @@ static_assert(kFusedSkipAt + 8 <= kGraphReadyAt);
 constexpr size_t kGraphDoneAt = kGraphReadyAt + size_t(kMaxRanks) * 8;
 static_assert(kFusedPlaceAt + sizeof(FusedPlace) <= kGraphReadyAt);
 static_assert(kGraphDoneAt + size_t(kMaxRanks) * 8 <= kFlagsBytes);
+constexpr size_t kLaneAt = 3584;
+static_assert(kLaneAt >= kGraphDoneAt + size_t(kMaxRanks) * 8 && kLaneAt + kFusedOneShotMaxBlocks * 8 <= kFlagsBytes);
 
 // This rank's registrations and its view of every peer's (registered.cpp). Every rank's id for
 // one registration is the same (agreed when it is made); the table in device memory is what
@@ -90,6 +96,7 @@ class GpuWorkspace {
 
   char* slot(int q, uint64_t piece) const { return base[size_t(q)] + kFlagsBytes + (piece & 1) * half; }
   unsigned long long* flag(int q) const { return reinterpret_cast<unsigned long long*>(base[size_t(q)]); }
+  unsigned long long* lane(int q) const { return reinterpret_cast<unsigned long long*>(base[size_t(q)] + kLaneAt); }
   // ready[to] in rank `from`'s flags area, done[from][seq % kP2pSlots] in rank `to`'s.
   unsigned long long* p2p_ready(int from, int to) const {
     return reinterpret_cast<unsigned long long*>(base[size_t(from)] + kP2pReadyAt) + to;

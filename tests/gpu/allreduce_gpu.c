@@ -124,8 +124,9 @@ int main(int argc, char **argv)
     const struct op ops[] = {
         {MPI_SUM, "sum", 0}, {MPI_MAX, "max", 0}, {MPI_MIN, "min", 0}, {MPI_PROD, "prod", 0}, {MPI_BAND, "band", 1},
     };
-    /* 600000 elements exceed a 512 KiB slot for every type (WEFT_GPU_COLL_SCRATCH=1m). */
-    const size_t sizes[] = {0, 1, 7, 1023, 65536, 600000};
+    /* 600000 elements exceed a 512 KiB slot for every type (WEFT_GPU_COLL_SCRATCH=1m); 3001
+     * and 20000 are middle sizes (the one-shot's multi-block grid, an uneven last chunk). */
+    const size_t sizes[] = {0, 1, 7, 1023, 3001, 20000, 65536, 600000};
     const size_t most = 600000 * 8;
     void *host = malloc(most), *dsend = NULL, *drecv = NULL;
     CUDA_OK(cudaMalloc(&dsend, most + 1));
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
                     run_one(&types[ti], &ops[oi], sizes[si], in_place, host, dsend, drecv);
         }
     /* Back to back: different sizes (and so pieces and slots), checked only afterwards. */
-    const size_t b2b[] = {5, 70000, 1, 600000, 33, 131072, 2};
+    const size_t b2b[] = {5, 70000, 9000, 1, 600000, 33, 3001, 131072, 20000, 2};
     enum { NB = sizeof b2b / sizeof b2b[0] };
     void *bufs[NB];
     const struct type *i32 = &types[2];
