@@ -102,8 +102,8 @@ struct Settings {
   // WEFT_GPU_FUSED: allreduce calls of this many bytes or more run as fused pieces
   // (auto: 256 KiB, on: above kFusedMaxBytes, off: never).
   size_t fused_min = size_t(256) << 10;
-  size_t fused_split_min = size_t(1) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
-  size_t auto_register_min = size_t(1) << 20;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
+  size_t fused_split_min = size_t(16) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
+  size_t auto_register_min = size_t(256) << 10;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

@@ -15,7 +15,7 @@
  * Every result is copied back and checked element by element. Variants set
  * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces), WEFT_GPU_FUSED,
  * WEFT_GPU_FUSED_SPLIT_MIN and WEFT_GPU_AUTO_REGISTER_MIN (by default the "unregistered" calls
- * of 1 MiB and more register their buffers themselves; 0: they run on the slots). Without a
+ * of 256 KiB and more register their buffers themselves; 0: they run on the slots). Without a
  * CUDA device every rank exits with 77 (skipped). */
 #include <cuda_runtime_api.h>
 #include <stdint.h>

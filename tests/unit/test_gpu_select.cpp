@@ -129,7 +129,7 @@ TEST(GpuSelect, RuleReasonsKeepTheirWording) {
 }  // namespace
 
 // WEFT_GPU_FUSED: auto (the default) fuses allreduce calls from 256 KiB, on above one launch's
-// 4 KiB, off never; the split size is read as given; automatic registration from 1 MiB, 0 off.
+// 4 KiB, off never; the split size is read as given; automatic registration from 256 KiB, 0 off.
 TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
   struct Case {
     const char* value;
@@ -145,7 +145,7 @@ TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
     const gpu::Settings s = gpu_settings(cfg);
     EXPECT_EQ(s.fused_min, c.fused_min) << var;
     EXPECT_EQ(s.fused_split_min, size_t(2) << 20) << var;
-    EXPECT_EQ(s.auto_register_min, size_t(1) << 20) << var;  // the default
+    EXPECT_EQ(s.auto_register_min, size_t(256) << 10) << var;  // the default
   }
   const char* off[] = {"WEFT_GPU_AUTO_REGISTER_MIN=0", nullptr};
   Config cfg;
