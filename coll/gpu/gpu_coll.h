@@ -161,7 +161,8 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 // then register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
 // forbids unmapping), so a peer's buffer under a stale mapping fails that registration. The
 // registrations stay until the communicator is freed (bounded as the others, kMaxRegistrations);
-// one that cannot be made leaves the call on the slots.
+// one that cannot be made leaves the call on the slots, and (uncaptured) ends automatic
+// registration on the communicator: later calls make no agreement.
 void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing);
 // Live registrations of c on this rank (0 without a workspace).
 int registrations(const Comm& c);

@@ -205,7 +205,7 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 
 void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing) {
   GpuWorkspace* ws = existing_workspace(ctx.comm);
-  if (!ws || bytes == 0) return;
+  if (!ws || bytes == 0 || (!capturing && !ws->auto_register)) return;
   uint64_t offset = 0;
   const bool in_place = send == recv;  // alike on every rank
   int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
@@ -217,10 +217,18 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   for (int k = 0; k < 2; ++k) {
     if (!missing[k]) continue;
     uint64_t token = 0;
-    if (register_one(ctx, bufs[k], bytes, &token, !capturing) == Status::ok)
+    if (register_one(ctx, bufs[k], bytes, &token, !capturing) == Status::ok) {
       WEFT_INFO(Subsys::gpu, "a stream-ordered allreduce%s on %s registered its %s buffer (%zu bytes)",
                 capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(), k ? "receive" : "send",
                 bytes);
+    } else if (!capturing) {
+      // More buffers than registrations (say, many small buckets): stop asking, so later calls
+      // pay no agreement; the ones registered so far stay in place, the others use the slots.
+      ws->auto_register = false;
+      WEFT_INFO(Subsys::gpu, "automatic registration on %s stops (%s); calls on unregistered buffers run on the "
+                "slots", ctx.comm.label().c_str(), error_detail().c_str());
+      return;
+    }
   }
 }
 

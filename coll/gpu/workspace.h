@@ -128,6 +128,9 @@ class GpuWorkspace {
   char* temp = nullptr;        // gpu_copy_engine: the peers' pieces, (size - 1) slots; lazily
   uint64_t pieces = 0;         // pieces started so far (their parity picks the slot)
   bool released = false;
+  // Automatic registration of stream-ordered calls' buffers (register_call_buffers) goes on
+  // until one fails; the outcome is agreed, so every rank stops at the same call.
+  bool auto_register = true;
   // The stop word: host memory the kernels read (stop_device) while they wait for peers. Set
   // once the communicator fails (stop()), so no kernel spins for a dead or departed rank; the
   // workspace then refuses every call with stop_status.
