@@ -17,6 +17,8 @@
 #include "runtime/startup_phases.h"
 #include "pt2pt/process_setup.h"
 #include "state.h"
+#include "include/weft/store.h"
+#include "pmix/bootstrap.h"
 
 namespace weft::mpi {
 
@@ -220,6 +222,21 @@ int PMPI_Init(int*, char***) { return do_init(MPI_THREAD_SINGLE, nullptr, "MPI_I
 int PMPI_Init_thread(int*, char***, int required, int* provided) {
   if (!provided) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Init_thread", "provided is NULL");
   return do_init(required, provided, "MPI_Init_thread");
+}
+
+int weft_bootstrap_use_store(const weft_store_ops* ops) {
+  if (g_running || g_initialized) {
+    WEFT_ERROR(Subsys::init, "weft_bootstrap_use_store: MPI is initialised already; the store would not be used");
+    return MPI_ERR_OTHER;
+  }
+  if (ops && (ops->struct_size < sizeof(weft_store_ops) || !ops->set || !ops->get || !ops->add || !ops->check ||
+              ops->size < 1 || ops->rank < 0 || ops->rank >= ops->size)) {
+    WEFT_ERROR(Subsys::init, "weft_bootstrap_use_store: a callback is missing, struct_size is too small, or rank "
+               "%d is not in [0, %d)", ops->rank, ops->size);
+    return MPI_ERR_ARG;
+  }
+  set_bootstrap_store(ops);
+  return MPI_SUCCESS;
 }
 
 int PMPI_Initialized(int* flag) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "job_agreement.h"
 #include "runtime/config.h"
@@ -151,18 +152,28 @@ void cleanup_registered(pmix_status_t status, pmix_info_t*, size_t, void* cbdata
   if (release) release(release_data);
 }
 
+std::unique_ptr<weft_store_ops> g_store;  // set_bootstrap_store: for the next init
+
+// The longest value weft reads from a store (a modex blob: transport addresses, agreed facts).
+constexpr size_t kStoreValueMax = size_t(1) << 20;
+
 }  // namespace
+
+void set_bootstrap_store(const weft_store_ops* ops) {
+  g_store = ops ? std::make_unique<weft_store_ops>(*ops) : nullptr;
+}
 
 Status Bootstrap::init(std::unique_ptr<Bootstrap>* out) {
   std::unique_ptr<Bootstrap> b(new Bootstrap());
   char host[256] = "";
   gethostname(host, sizeof(host) - 1);
   b->hostname_ = host;
-  if (getenv("PMIX_RANK") == nullptr) {
+  if (getenv("PMIX_RANK") == nullptr && !g_store) {
     WEFT_INFO(Subsys::init, "no launcher found (PMIX_RANK unset): running as a singleton");
     b->job_id_ = "single" + std::to_string(getpid());
   } else {
-    WEFT_TRY(b->init_pmix());
+    if (g_store) WEFT_TRY(b->init_store(*g_store));
+    else WEFT_TRY(b->init_pmix());
     // Published with the modex so node-local peers can check that this process still exists.
     uint64_t self[2] = {uint64_t(getpid()), process_start_time(getpid(), nullptr)};
     WEFT_TRY(b->put(kPidKey, self, sizeof(self)));
@@ -258,6 +269,7 @@ Bootstrap::~Bootstrap() {
 }
 
 Status Bootstrap::put(std::string_view key, const void* data, size_t len) {
+  if (store_) return store_set("m/" + std::to_string(rank_) + "/" + std::string(key), data, len);
   if (singleton_) {
     local_store_[std::string(key)].assign(static_cast<const char*>(data),
                                           static_cast<const char*>(data) + len);
@@ -276,6 +288,10 @@ Status Bootstrap::put(std::string_view key, const void* data, size_t len) {
 
 Status Bootstrap::exchange() {
   if (singleton_) return Status::ok;
+  if (store_) {  // every put is in the store already: a barrier makes them all there
+    WEFT_TRY(store_barrier({}));
+    return agreement_pending_ ? check_agreement() : Status::ok;
+  }
   pmix_status_t rc = PMIx_Commit();
   if (rc != PMIX_SUCCESS) return pmix_fail("PMIx_Commit", rc);
   pmix_info_t info;
@@ -312,6 +328,16 @@ Status Bootstrap::check_agreement() {
 }
 
 Status Bootstrap::get(int rank, std::string_view key, std::vector<char>* out) {
+  if (store_) {
+    if (rank < 0 || rank >= size_) return Status::invalid_rank;
+    // A key the peer never put is not found (not waited for: the exchange came before).
+    const std::string k = "m/" + std::to_string(rank) + "/" + std::string(key);
+    if (!store_has(k)) {
+      set_error_detail("rank " + std::to_string(rank) + " published no " + std::string(key) + " in the store");
+      return Status::transport;
+    }
+    return store_get(k, out);
+  }
   if (singleton_) {
     auto it = local_store_.find(key);
     if (it == local_store_.end()) return pmix_fail("modex lookup", PMIX_ERR_NOT_FOUND);
@@ -368,6 +394,10 @@ Status Bootstrap::split_into_fake_nodes(const char* value) {
 }
 
 Status Bootstrap::node_of(int rank, uint32_t* node) {
+  if (store_ && rank >= 0 && rank < size_) {  // all known since init
+    *node = node_ids_[size_t(rank)];
+    return Status::ok;
+  }
   if (singleton_ || rank == rank_) {
     *node = node_id_;
     return Status::ok;
@@ -396,6 +426,7 @@ Status Bootstrap::node_of(int rank, uint32_t* node) {
 
 Status Bootstrap::barrier(const std::function<void()>& while_waiting) {
   if (singleton_) return Status::ok;
+  if (store_) return store_barrier(while_waiting);
   auto* w = new FenceWait;
   pmix_status_t rc = PMIx_Fence_nb(nullptr, 0, nullptr, 0, fence_done, w);
   if (rc == PMIX_OPERATION_SUCCEEDED) {
@@ -473,15 +504,22 @@ void Bootstrap::liveness_due() {
 void Bootstrap::check_liveness() {
   if (singleton_ || host_peers_.size() <= 1) return;
   if (!local_pids_loaded_) {
-    local_pids_loaded_ = true;
+    // Through a store, a peer's pid may not be there yet (a barrier before the first
+    // exchange): try again at the next check until every peer's is.
+    bool all = true;
+    local_pids_.clear();
     for (int peer : host_peers_) {
       if (peer == rank_) continue;
       std::vector<char> blob;
-      if (get(peer, kPidKey, &blob) != Status::ok || blob.size() != 2 * sizeof(uint64_t)) continue;
+      if (get(peer, kPidKey, &blob) != Status::ok || blob.size() != 2 * sizeof(uint64_t)) {
+        all = false;
+        continue;
+      }
       uint64_t v[2];
       memcpy(v, blob.data(), sizeof(v));
       local_pids_.push_back({peer, int(v[0]), v[1]});
     }
+    local_pids_loaded_ = all || !store_;
   }
   for (LocalPeer& p : local_pids_) {
     if (p.departed || peer_failed(p.rank)) continue;
@@ -501,6 +539,11 @@ void Bootstrap::check_liveness() {
 }
 
 void Bootstrap::announce_finalize() {
+  if (store_) {
+    const uint8_t yes = 1;
+    (void)store_set("fin/" + std::to_string(rank_), &yes, 1);
+    return;
+  }
   if (singleton_ || !pmix_initialised_) return;
   const uint8_t yes = 1;
   // Committed before PMIx_Finalize, whose answer from the server comes after: by the time
@@ -509,6 +552,7 @@ void Bootstrap::announce_finalize() {
 }
 
 bool Bootstrap::announced_finalize(int rank) {
+  if (store_) return store_has("fin/" + std::to_string(rank));
   if (singleton_ || !pmix_initialised_) return false;
   pmix_proc_t peer;
   PMIX_PROC_CONSTRUCT(&peer);
@@ -590,6 +634,138 @@ void Bootstrap::mark_failed(int rank) {
   if (!failed_[size_t(rank)].exchange(true)) {
     failures_.fetch_add(1, std::memory_order_release);
     events_.fetch_add(1, std::memory_order_release);
+  }
+}
+
+
+// Bootstrap through a store (include/weft/store.h): rank and size as given, every rank's host
+// name through the store (ranks of one host form a node, numbered in order of their lowest
+// rank), a job id that rank 0 makes, and the launcher (torchrun's agent) as the parent.
+Status Bootstrap::init_store(const weft_store_ops& ops) {
+  store_ = std::make_unique<weft_store_ops>(ops);
+  singleton_ = false;
+  launcher_ = "a key-value store (no PMIx)";
+  rank_ = ops.rank;
+  size_ = ops.size;
+  if (rank_ == 0) {
+    const std::string id = "st" + std::to_string(getpid()) + "x" + std::to_string(monotonic_ns() % 1000000007ull);
+    WEFT_TRY(store_set("job", id.data(), id.size()));
+  }
+  std::vector<char> blob;
+  WEFT_TRY(store_get("job", &blob));
+  job_id_.assign(blob.begin(), blob.end());
+  if (job_id_.empty() || job_id_.size() > 64) {
+    set_error_detail("the store's job id is not 1 to 64 bytes");
+    return Status::internal;
+  }
+  WEFT_TRY(store_set("host/" + std::to_string(rank_), hostname_.data(), hostname_.size()));
+  WEFT_TRY(store_barrier({}));
+  std::vector<std::string> hosts(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    WEFT_TRY(store_get("host/" + std::to_string(r), &blob));
+    if (blob.empty() || blob.size() > 255) {
+      set_error_detail("rank " + std::to_string(r) + "'s host name in the store is not 1 to 255 bytes");
+      return Status::internal;
+    }
+    hosts[size_t(r)].assign(blob.begin(), blob.end());
+  }
+  node_ids_.assign(size_t(size_), 0);
+  std::vector<std::string> seen;
+  for (int r = 0; r < size_; ++r) {
+    auto it = std::find(seen.begin(), seen.end(), hosts[size_t(r)]);
+    node_ids_[size_t(r)] = uint32_t(it - seen.begin());
+    if (it == seen.end()) seen.push_back(hosts[size_t(r)]);
+  }
+  node_id_ = node_ids_[size_t(rank_)];
+  local_peers_.clear();
+  for (int r = 0; r < size_; ++r)
+    if (node_ids_[size_t(r)] == node_id_) local_peers_.push_back(r);
+  host_peers_ = local_peers_;
+  local_rank_ = int(std::find(local_peers_.begin(), local_peers_.end(), rank_) - local_peers_.begin());
+  local_size_ = int(local_peers_.size());
+  launcher_pid_ = int(getppid());
+  WEFT_INFO(Subsys::init, "bootstrap through %s: rank %d of %d, local %d of %d, node %u (%s), job %s", launcher_,
+            rank_, size_, local_rank_, local_size_, node_id_, hostname_.c_str(), job_id_.c_str());
+  return Status::ok;
+}
+
+namespace {
+
+Status store_fail(const char* what, const std::string& key) {
+  const std::string msg = std::string("the bootstrap store's ") + what + " of " + key + " failed";
+  WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::transport;
+}
+
+struct StoreSink {
+  std::vector<char>* out;
+  bool got = false, too_long = false;
+};
+
+void store_sink(void* ctx, const void* value, size_t len) {
+  auto* s = static_cast<StoreSink*>(ctx);
+  s->got = true;
+  s->too_long = len > kStoreValueMax || (len && !value);
+  if (s->too_long) return;
+  s->out->assign(static_cast<const char*>(value), static_cast<const char*>(value) + len);
+}
+
+}  // namespace
+
+Status Bootstrap::store_set(const std::string& key, const void* data, size_t len) {
+  const std::string k = "weft/" + key;
+  if (store_->set(store_->ctx, k.c_str(), data, len) != 0) return store_fail("set", k);
+  return Status::ok;
+}
+
+Status Bootstrap::store_get(const std::string& key, std::vector<char>* out) {
+  const std::string k = "weft/" + key;
+  StoreSink sink{out};
+  out->clear();
+  if (store_->get(store_->ctx, k.c_str(), store_sink, &sink) != 0 || !sink.got) return store_fail("get", k);
+  if (sink.too_long) {
+    set_error_detail("the bootstrap store's value of " + k + " is longer than " + std::to_string(kStoreValueMax) +
+                     " bytes");
+    return Status::internal;
+  }
+  return Status::ok;
+}
+
+bool Bootstrap::store_has(const std::string& key) {
+  const std::string k = "weft/" + key;
+  int exists = 0;
+  return store_->check(store_->ctx, k.c_str(), &exists) == 0 && exists != 0;
+}
+
+// Every rank adds one to the barrier's counter; the last to arrive sets its done key, which
+// every rank polls without blocking, so the wait can give up on a dead peer (the same checks,
+// every 10 ms, as the PMIx fence's).
+Status Bootstrap::store_barrier(const std::function<void()>& while_waiting) {
+  const std::string key = "b/" + std::to_string(store_barriers_++);
+  const std::string k = "weft/" + key;
+  long long arrived = 0;
+  if (store_->add(store_->ctx, k.c_str(), 1, &arrived) != 0) return store_fail("add", k);
+  if (arrived == size_) {
+    const uint8_t yes = 1;
+    WEFT_TRY(store_set(key + "/done", &yes, 1));
+    return Status::ok;
+  }
+  uint64_t next_check = monotonic_ns() + 10'000'000;
+  for (unsigned rounds = 0;; ++rounds) {
+    if (store_has(key + "/done")) return Status::ok;
+    std::this_thread::sleep_for(std::chrono::microseconds(rounds < 100 ? 50 : 1000));
+    if (monotonic_ns() < next_check) continue;
+    next_check = monotonic_ns() + 10'000'000;
+    check_liveness();
+    check_launcher();
+    if (while_waiting) while_waiting();
+    if (const int dead = first_failed(); dead >= 0) {
+      const std::string msg = "rank " + std::to_string(dead) + " has failed: the store barrier is given up";
+      WEFT_INFO(Subsys::init, "%s", msg.c_str());
+      set_error_detail(msg);
+      return Status::peer_failed;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 // Bootstrap: who am I, who are my peers, and a key-value exchange (modex), through the PMIx
-// client. Without a launcher (no PMIX_RANK in the environment) the process is a job of one.
+// client, or through a key-value store a launcher without PMIx hands over before init
+// (include/weft/store.h: torchrun's TCP store, via torch_weft). Without either (no PMIX_RANK
+// in the environment, no store) the process is a job of one.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -13,8 +15,13 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "include/weft/store.h"
 
 namespace weft {
+
+// The store the next Bootstrap::init uses (a copy of *ops; null: none). The caller has checked
+// it (weft_bootstrap_use_store).
+void set_bootstrap_store(const weft_store_ops* ops);
 
 class Bootstrap {
  public:
@@ -124,6 +131,12 @@ class Bootstrap {
  private:
   Bootstrap() = default;
   Status init_pmix();
+  Status init_store(const weft_store_ops& ops);
+  // The store's operations on keys under "weft/", failures logged and set as the detail.
+  Status store_set(const std::string& key, const void* data, size_t len);
+  Status store_get(const std::string& key, std::vector<char>* out);
+  bool store_has(const std::string& key);
+  Status store_barrier(const std::function<void()>& while_waiting);
   void liveness_due();  // every 256th poll: the clock, and the checks every 20 ms
   void check_liveness();
   // Whether a rank made the finalize mark (asks the launcher's server, without waiting).
@@ -147,6 +160,8 @@ class Bootstrap {
   bool fake_nodes_ = false;
   bool singleton_ = true;
   bool pmix_initialised_ = false;
+  std::unique_ptr<weft_store_ops> store_;  // bootstrapping through a store
+  uint64_t store_barriers_ = 0;            // barriers so far (every rank counts alike)
   bool agreement_pending_ = false;  // require_agreement published facts; the next exchange checks them
   Status check_agreement();
   const char* launcher_ = "none (singleton)";

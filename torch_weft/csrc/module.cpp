@@ -1,9 +1,11 @@
 // The Python module torch_weft._C: makes "weft" process groups over MPI communicators.
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/python.h>
 
 #include <mutex>
 
+#include <weft/store.h>
 #include "process_group.h"
 
 namespace torch_weft {
@@ -32,6 +34,72 @@ void ensure_initialized() {
   TORCH_CHECK(provided == MPI_THREAD_MULTIPLE, "weft backend: MPI provides thread level ", provided,
               ", the backend needs MPI_THREAD_MULTIPLE");
   initialized_here = true;
+}
+
+// The torch store weft bootstraps through where the launch has no PMIx (torchrun): the
+// callbacks of include/weft/store.h over a c10d store (a C++ one, such as torchrun's TCP
+// store: weft calls it from threads that do not hold the GIL). One process, one bootstrap.
+struct StoreBridge {
+  c10::intrusive_ptr<c10d::Store> store;
+  std::mutex mutex;  // one call at a time into the store
+};
+StoreBridge bridge;
+
+template <class Body>
+int store_call(void* ctx, const char* what, const char* key, Body&& body) {
+  auto* b = static_cast<StoreBridge*>(ctx);
+  try {
+    std::lock_guard<std::mutex> lock(b->mutex);
+    body(*b->store);
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "torch_weft: the store's %s of %s failed: %s\n", what, key, e.what());
+    return 1;
+  }
+}
+
+int bridge_set(void* ctx, const char* key, const void* value, size_t len) {
+  return store_call(ctx, "set", key, [&](c10d::Store& s) {
+    const auto* p = static_cast<const uint8_t*>(value);
+    s.set(key, std::vector<uint8_t>(p, p + len));
+  });
+}
+int bridge_get(void* ctx, const char* key, weft_store_sink_fn sink, void* sink_ctx) {
+  return store_call(ctx, "get", key, [&](c10d::Store& s) {
+    const std::vector<uint8_t> v = s.get(key);
+    sink(sink_ctx, v.data(), v.size());
+  });
+}
+int bridge_add(void* ctx, const char* key, long long delta, long long* result) {
+  return store_call(ctx, "add", key, [&](c10d::Store& s) { *result = s.add(key, delta); });
+}
+int bridge_check(void* ctx, const char* key, int* exists) {
+  return store_call(ctx, "check", key, [&](c10d::Store& s) { *exists = s.check({key}) ? 1 : 0; });
+}
+
+// Hands the store to weft for the MPI initialisation that follows.
+void use_store(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  TORCH_CHECK(!initialized, "weft backend: MPI is initialised already, so the store cannot bootstrap it");
+  bridge.store = store;
+  weft_store_ops ops{};
+  ops.struct_size = sizeof ops;
+  ops.ctx = &bridge;
+  ops.rank = rank;
+  ops.size = size;
+  ops.set = bridge_set;
+  ops.get = bridge_get;
+  ops.add = bridge_add;
+  ops.check = bridge_check;
+  TORCH_CHECK(weft_bootstrap_use_store(&ops) == MPI_SUCCESS, "weft backend: rank ", rank, " of ", size,
+              " cannot bootstrap through the store");
+}
+
+bool mpi_initialized() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  return initialized != 0;
 }
 
 std::pair<int, int> world() {
@@ -112,6 +180,9 @@ PYBIND11_MODULE(_C, m) {
         py::arg("global_ranks"), py::call_guard<py::gil_scoped_release>(),
         "A weft process group of the given torch ranks (empty: every rank)");
   m.def("world", &torch_weft::world, "(rank, size) of the MPI launch; initialises MPI");
+  m.def("use_store", &torch_weft::use_store, py::arg("store"), py::arg("rank"), py::arg("size"),
+        "Bootstrap weft through this torch store (a launch without PMIx, such as torchrun); before MPI starts");
+  m.def("mpi_initialized", &torch_weft::mpi_initialized, "Whether MPI is initialised");
   m.def("world_barrier", &torch_weft::world_barrier, py::call_guard<py::gil_scoped_release>(),
         "MPI_Barrier over every rank of the launch");
   m.def("finalize", &torch_weft::finalize, py::call_guard<py::gil_scoped_release>());

@@ -1,13 +1,16 @@
 """weft's torch.distributed backend.
 
     import torch_weft                      # registers the backend "weft"
-    torch_weft.init_process_group()        # rank and size from mpirun/srun, no store needed
+    torch_weft.init_process_group()        # rank and size from the launch
 
-or, with a store of your own, torch.distributed.init_process_group("weft", ...) where torch's
-ranks are the launch's ranks.
+Under mpirun or srun weft bootstraps through PMIx: rank and size come from the launch, no store
+is needed. Under torchrun (no PMIx) it bootstraps through torchrun's store: rank and size come
+from torchrun's environment, and weft exchanges its addresses through the store, so
+torch.distributed.init_process_group("weft") works as it does for any backend.
 """
 import atexit
 import datetime
+import os
 
 import torch
 import torch.distributed as dist
@@ -24,7 +27,18 @@ def _create(opts, pg_options=None):
     else:
         timeout_ms = int(float(timeout) * 1000)
     ranks = list(opts.global_ranks_in_group or [])
+    if not ranks and not _launched_with_pmix() and not _C.mpi_initialized():
+        # torchrun and other launches without PMIx: weft bootstraps through torch's store.
+        _C.use_store(opts.store, opts.group_rank, opts.group_size)
     return _C.create(opts.group_rank, opts.group_size, timeout_ms, ranks)
+
+
+def _launched_with_pmix():
+    return "PMIX_RANK" in os.environ
+
+
+def _launched_with_torchrun():
+    return not _launched_with_pmix() and all(k in os.environ for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR"))
 
 
 def _register():
@@ -92,7 +106,11 @@ def world():
 
 
 def init_process_group(timeout=datetime.timedelta(minutes=30)):
-    """The default process group on weft, its rank and size taken from the launch."""
+    """The default process group on weft, its rank and size taken from the launch: mpirun or
+    srun (PMIx), or torchrun (its environment and store)."""
+    if _launched_with_torchrun():
+        dist.init_process_group("weft", timeout=timeout)
+        return dist.get_rank(), dist.get_world_size()
     rank, size = _C.world()
     dist.init_process_group("weft", store=LaunchStore(size), rank=rank, world_size=size, timeout=timeout)
     return rank, size
