@@ -74,7 +74,9 @@ std::string StreamP2p::native_why(const char* fn, const Comm& c, int peer, bool 
   else if (bytes > 0 && memkind_query(buf).kind != MemKind::cuda_device) why = "buffer not in CUDA device memory";
   else if (!flags_) why = "no device flags on " + c.label();
   else why = flags_->unusable(c);
-  if (log_first_time(std::string("stream-p2p:") + c.label() + ":" + fn + ":" + why)) {
+  // The key is built only where INFO is on: this runs on every enqueued call.
+  if (log_enabled(LogLevel::info, Subsys::gpu) &&
+      log_first_time(std::string("stream-p2p:") + c.label() + ":" + fn + ":" + why)) {
     if (why.empty())
       WEFT_INFO(Subsys::gpu, "%s on %s: stream-native (flag kernels and a CUDA IPC copy)", fn, c.label().c_str());
     else WEFT_INFO(Subsys::gpu, "%s on %s: falls back (%s)", fn, c.label().c_str(), why.c_str());

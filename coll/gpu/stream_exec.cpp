@@ -115,7 +115,9 @@ bool stream_native(const StreamComm& sc, const Comm& c, const StreamCall& call, 
 template <class Enqueue>
 Status enqueue_native(const char* fn, const StreamComm& sc, const Comm& c, const char* algo, const std::string& detail,
                       Enqueue&& enqueue) {
-  if (log_first_time(std::string("stream-native:") + c.label() + ":" + fn + ":" + algo)) {
+  // The key is built only where INFO is on: this runs on every enqueued call.
+  if (log_enabled(LogLevel::info, Subsys::gpu) &&
+      log_first_time(std::string("stream-native:") + c.label() + ":" + fn + ":" + algo)) {
     const std::string why = detail.empty() ? "" : " (" + detail + ")";
     WEFT_INFO(Subsys::gpu, "%s on %s: %s on the user's stream%s", fn, c.label().c_str(), algo, why.c_str());
   }

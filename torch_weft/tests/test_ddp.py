@@ -7,20 +7,16 @@ rank's share. DDP averages the gradients over the ranks, which is the gradient o
 loss over the whole batch, so after every step the parameters must agree within float
 tolerance.
 """
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch_weft
+
+import test_device
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-DEV = os.environ.get("WEFT_TORCH_TEST_DEVICE", "cpu")  # cuda: see test_ops.py
-if DEV == "cuda":
-    if not torch.cuda.is_available() or not torch_weft._C.cuda:
-        print("no CUDA here (or the backend was built without it): skipped")
-        sys.exit(77)
-    torch.cuda.set_device(int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")) % torch.cuda.device_count())
+DEV = test_device.pick()
 rank, size = torch_weft.init_process_group()
 torch.manual_seed(1234)  # the same initial parameters on every rank
 

@@ -5,19 +5,15 @@ compute what each operation must give. Exits non-zero on the first wrong element
 WEFT_TORCH_TEST_DEVICE=cuda runs every operation on CUDA tensors (GPU local_rank % count;
 exits 77, skipped, where there is none).
 """
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch_weft
 
-DEV = os.environ.get("WEFT_TORCH_TEST_DEVICE", "cpu")
-if DEV == "cuda":
-    if not torch.cuda.is_available() or not torch_weft._C.cuda:
-        print("no CUDA here (or the backend was built without it): skipped")
-        sys.exit(77)
-    torch.cuda.set_device(int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")) % torch.cuda.device_count())
+import test_device
+
+DEV = test_device.pick()
 rank, size = torch_weft.init_process_group()
 checks = 0
 

@@ -7,17 +7,15 @@ work pending, and the result, read on the stream after work.wait(), must be righ
 a blocking all_reduce (async_op=False): it too only orders the caller's stream. Exits 77
 (skipped) without CUDA.
 """
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch_weft
 
-if not torch.cuda.is_available() or not torch_weft._C.cuda:
-    print("no CUDA here (or the backend was built without it): skipped")
-    sys.exit(77)
-torch.cuda.set_device(int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")) % torch.cuda.device_count())
+import test_device
+
+test_device.pick("cuda")
 rank, size = torch_weft.init_process_group()
 SPIN = int(2e9)  # clock cycles: about a second
 want = size * (size + 1) / 2
