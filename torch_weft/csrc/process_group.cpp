@@ -122,8 +122,85 @@ c10::intrusive_ptr<WeftWork> ProcessGroupWeft::submit(c10d::OpType type, const c
   op.timeout = timeout;
   op.done = [work](std::exception_ptr e) { work->complete(e); };
   worker_->submit(std::move(op));
+  keep(work);
   return work;
 }
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::run_cuda(c10d::OpType type, const char* name,
+                                                          const std::vector<at::Tensor>& touched,
+                                                          std::vector<at::Tensor> outputs,
+                                                          const std::function<int(MPI_Comm)>& enqueue,
+                                                          const std::function<void()>& after) {
+  c10::intrusive_ptr<c10d::Work> work = cuda_->run(type, name, touched, std::move(outputs), enqueue, after);
+  keep(work);
+  return work;
+}
+
+void ProcessGroupWeft::keep(const c10::intrusive_ptr<c10d::Work>& work) {
+  std::lock_guard<std::mutex> lock(coalesce_mutex_);
+  if (coalescing_) coalesced_.push_back(work);
+}
+
+void ProcessGroupWeft::begin_coalescing() {
+  std::lock_guard<std::mutex> lock(coalesce_mutex_);
+  TORCH_CHECK(!coalescing_, "weft backend: startCoalescing while coalescing already");
+  coalescing_ = true;
+  coalesced_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::end_coalescing() {
+  std::lock_guard<std::mutex> lock(coalesce_mutex_);
+  TORCH_CHECK(coalescing_, "weft backend: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  return c10::make_intrusive<CoalescedWork>(getRank(), std::exchange(coalesced_, {}));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::each_pair(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const char* what,
+    const std::function<c10::intrusive_ptr<c10d::Work>(at::Tensor&, at::Tensor&)>& one) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "weft backend: ", what, " takes as many outputs as inputs, got ",
+              outputs.size(), " and ", inputs.size());
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  for (size_t i = 0; i < outputs.size(); ++i) works.push_back(one(outputs[i], inputs[i]));
+  return c10::make_intrusive<CoalescedWork>(getRank(), std::move(works));
+}
+
+CoalescedWork::CoalescedWork(int rank, std::vector<c10::intrusive_ptr<c10d::Work>> works)
+    : c10d::Work(rank, c10d::OpType::UNKNOWN), works_(std::move(works)) {}
+
+bool CoalescedWork::isCompleted() {
+  for (auto& w : works_)
+    if (!w->isCompleted()) return false;
+  return true;
+}
+
+bool CoalescedWork::wait(std::chrono::milliseconds timeout) {
+  for (auto& w : works_) w->wait(timeout);
+  return true;
+}
+
+std::vector<at::Tensor> CoalescedWork::result() {
+  std::vector<at::Tensor> all;
+  for (auto& w : works_) {
+    std::vector<at::Tensor> r = w->result();
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  return all;
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  return each_pair(outputs, inputs, "allgather_into_tensor_coalesced",
+                   [&](at::Tensor& out, at::Tensor& in) { return _allgather_base(out, in, opts); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
+  return each_pair(outputs, inputs, "reduce_scatter_tensor_coalesced",
+                   [&](at::Tensor& out, at::Tensor& in) { return _reduce_scatter_base(out, in, opts); });
+}
+#endif
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::broadcast(std::vector<at::Tensor>& tensors,
                                                            const c10d::BroadcastOptions& opts) {
@@ -132,7 +209,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::broadcast(std::vector<at::Tenso
   const int n = count_of(t.numel(), "broadcast");
   const int root = int(opts.rootRank);
   if (t.is_cuda())
-    return cuda_->run(c10d::OpType::BROADCAST, "broadcast", {t}, tensors,
+    return run_cuda(c10d::OpType::BROADCAST, "broadcast", {t}, tensors,
                       [=](MPI_Comm sc) { return MPIX_Bcast_enqueue(t.data_ptr(), n, type, root, sc); });
   return submit(c10d::OpType::BROADCAST, "broadcast", tensors, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
@@ -150,7 +227,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce(std::vector<at::Tenso
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
   if (t.is_cuda())
-    return cuda_->run(
+    return run_cuda(
         c10d::OpType::ALLREDUCE, "allreduce", {t}, tensors,
         [=](MPI_Comm sc) { return MPIX_Allreduce_enqueue(MPI_IN_PLACE, t.data_ptr(), n, type, op, sc); },
         [=] {
@@ -184,7 +261,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allreduce_coalesced(std::vector
   if (flat.is_cuda()) {
     std::vector<at::Tensor> touched = tensors;
     touched.push_back(flat);
-    return cuda_->run(
+    return run_cuda(
         c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", touched, tensors,
         [=](MPI_Comm sc) { return MPIX_Allreduce_enqueue(MPI_IN_PLACE, flat.data_ptr(), n, type, op, sc); },
         [=]() mutable {
@@ -214,7 +291,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce(std::vector<at::Tensor>&
   const bool at_root = getRank() == root, average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
   if (t.is_cuda())
-    return cuda_->run(
+    return run_cuda(
         c10d::OpType::REDUCE, "reduce", {t}, tensors,
         [=](MPI_Comm sc) {
           return MPIX_Reduce_enqueue(at_root ? MPI_IN_PLACE : t.data_ptr(), at_root ? t.data_ptr() : nullptr, n,
@@ -250,7 +327,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(std::vector<std::vect
     std::vector<at::Tensor> touched = outs;
     touched.push_back(in);
     touched.push_back(flat);
-    return cuda_->run(
+    return run_cuda(
         c10d::OpType::ALLGATHER, "allgather", touched, outs,
         [=](MPI_Comm sc) { return MPIX_Allgather_enqueue(in.data_ptr(), n, type, flat.data_ptr(), n, type, sc); },
         [=]() mutable { unflatten(flat, outs); });
@@ -274,7 +351,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(at::Tensor& out
   const int n = count_of(input.numel(), "allgather");
   at::Tensor in = input, out = output;
   if (in.is_cuda())
-    return cuda_->run(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {in, out}, {output}, [=](MPI_Comm sc) {
+    return run_cuda(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {in, out}, {output}, [=](MPI_Comm sc) {
       return MPIX_Allgather_enqueue(in.data_ptr(), n, type, out.data_ptr(), n, type, sc);
     });
   return submit(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {output}, timeout_of(opts.timeout),
@@ -375,7 +452,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter_block(c10d::OpTy
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
   const int size = getSize();
   if (out.is_cuda())
-    return cuda_->run(
+    return run_cuda(
         type_of_op, name, {in, out}, std::move(outputs),
         [=](MPI_Comm sc) { return MPIX_Reduce_scatter_block_enqueue(in.data_ptr(), out.data_ptr(), n, type, op, sc); },
         [=] {

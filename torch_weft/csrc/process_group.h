@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
@@ -34,6 +36,19 @@ class WeftWork : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// One Work over several: the operations issued between startCoalescing and endCoalescing, or
+// the pairs of a *_tensor_coalesced call. Complete when all are; wait() waits for each.
+class CoalescedWork : public c10d::Work {
+ public:
+  CoalescedWork(int rank, std::vector<c10::intrusive_ptr<c10d::Work>> works);
+  bool isCompleted() override;
+  bool wait(std::chrono::milliseconds timeout) override;
+  std::vector<at::Tensor> result() override;
+
+ private:
+  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
 };
 
 class ProcessGroupWeft : public BackendBase {
@@ -78,6 +93,19 @@ class ProcessGroupWeft : public BackendBase {
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+#if TORCH_VERSION_MAJOR >= 2
+  // PyTorch 2.x's coalescing (batch_isend_irecv on CUDA tensors, _coalescing_manager with a
+  // device): the operations run as they are issued; endCoalescing gives back one Work over
+  // them. 1.13's no-op defaults already run each operation alone.
+  void startCoalescing() override { begin_coalescing(); }
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override { return end_coalescing(); }
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override;
+#endif
 
  private:
   using Start = std::function<int(std::vector<MPI_Request>*)>;
@@ -93,12 +121,27 @@ class ProcessGroupWeft : public BackendBase {
                                                     std::vector<at::Tensor> outputs, at::Tensor in, at::Tensor out,
                                                     const c10d::ReduceScatterOptions& opts);
   std::chrono::milliseconds timeout_of(std::chrono::milliseconds requested) const;
+  // Coalescing: while on, every Work made is also kept; end_coalescing gives them back as one.
+  void keep(const c10::intrusive_ptr<c10d::Work>& work);
+  void begin_coalescing();
+  c10::intrusive_ptr<c10d::Work> end_coalescing();
+  // One operation per (output, input) pair, as one Work (the *_tensor_coalesced forms).
+  c10::intrusive_ptr<c10d::Work> each_pair(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const char* what,
+      const std::function<c10::intrusive_ptr<c10d::Work>(at::Tensor&, at::Tensor&)>& one);
+  // cuda_->run, the Work kept while coalescing.
+  c10::intrusive_ptr<c10d::Work> run_cuda(c10d::OpType type, const char* name, const std::vector<at::Tensor>& touched,
+                                          std::vector<at::Tensor> outputs, const std::function<int(MPI_Comm)>& enqueue,
+                                          const std::function<void()>& after = nullptr);
   const at::Tensor& single(std::vector<at::Tensor>& tensors, const char* what) const;
 
   MPI_Comm comm_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<CudaPath> cuda_;  // collectives on CUDA tensors
+  std::mutex coalesce_mutex_;
+  bool coalescing_ = false;
+  std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
 };
 
 }  // namespace torch_weft

@@ -101,6 +101,21 @@ dist.all_reduce_coalesced(ts)
 for n, t in zip((5, 64, 1), ts):
     expect(t, reference(dist.ReduceOp.SUM, all_inputs(n, torch.float32, salt=n)), f"all_reduce_coalesced {n}")
 
+# PyTorch 2.x's coalescing manager with a device: the backend's startCoalescing/endCoalescing
+# around two all_reduces (issued together, as all_reduce_coalesced) and a broadcast, waited
+# for through the one Work endCoalescing gives back. 1.13 has no such manager.
+if int(torch.__version__.split(".")[0]) >= 2:
+    ts = [data(rank, n, torch.float32, salt=n) for n in (7, 33)]
+    b = data(rank, 9, torch.int32, salt=4)
+    with dist._coalescing_manager(device=torch.device(DEV), async_ops=True) as cm:
+        for t in ts:
+            dist.all_reduce(t)
+        dist.broadcast(b, 0)
+    cm.wait()
+    for n, t in zip((7, 33), ts):
+        expect(t, reference(dist.ReduceOp.SUM, all_inputs(n, torch.float32, salt=n)), f"coalesced all_reduce {n}")
+    expect(b, data(0, 9, torch.int32, salt=4), "coalesced broadcast")
+
 # broadcast from every root.
 for root in range(size):
     t = data(rank, 33, torch.int64)
