@@ -106,5 +106,9 @@ int main(void)
     CHECK(weft_bootstrap_use_store(&ops) == MPI_ERR_OTHER, "a store after MPI_Init was accepted");
     MPI_OK(MPI_Finalize());
     printf("store_bootstrap: arguments checked, MPI_Init through a store of %d keys, %d calls\n", nkeys, calls);
+    for (int i = 0; i < nkeys; i++) {
+        free(keys[i].key);
+        free(keys[i].value);
+    }
     return 0;
 }
