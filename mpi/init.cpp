@@ -229,10 +229,14 @@ int weft_bootstrap_use_store(const weft_store_ops* ops) {
     WEFT_ERROR(Subsys::init, "weft_bootstrap_use_store: MPI is initialised already; the store would not be used");
     return MPI_ERR_OTHER;
   }
-  if (ops && (ops->struct_size < sizeof(weft_store_ops) || !ops->set || !ops->get || !ops->add || !ops->check ||
-              ops->size < 1 || ops->rank < 0 || ops->rank >= ops->size)) {
-    WEFT_ERROR(Subsys::init, "weft_bootstrap_use_store: a callback is missing, struct_size is too small, or rank "
-               "%d is not in [0, %d)", ops->rank, ops->size);
+  const char* bad = !ops                                       ? nullptr
+                    : ops->struct_size < sizeof(weft_store_ops)   ? "ops->struct_size is smaller than the struct"
+                    : !ops->set || !ops->get || !ops->add || !ops->check ? "a callback of ops (set, get, add, check) is NULL"
+                    : ops->size < 1                                ? "ops->size is below 1"
+                    : ops->rank < 0 || ops->rank >= ops->size      ? "ops->rank is not in [0, ops->size)"
+                                                                   : nullptr;
+  if (bad) {
+    WEFT_ERROR(Subsys::init, "weft_bootstrap_use_store: %s", bad);
     return MPI_ERR_ARG;
   }
   set_bootstrap_store(ops);

@@ -443,17 +443,11 @@ Status Bootstrap::barrier(const std::function<void()>& while_waiting) {
   while (!w->done) {
     if (w->done_cv.wait_for(lock, std::chrono::milliseconds(10), [w] { return w->done; })) break;
     lock.unlock();
-    check_liveness();
-    check_launcher();
-    if (while_waiting) while_waiting();
-    const int dead = first_failed();
+    const int dead = failed_while_waiting(while_waiting);
     lock.lock();
     if (dead >= 0 && !w->done) {
       w->abandoned = true;  // the callback frees it, if it ever comes
-      std::string msg = "rank " + std::to_string(dead) + " has failed: the launcher barrier is given up";
-      WEFT_INFO(Subsys::init, "%s", msg.c_str());
-      set_error_detail(msg);
-      return Status::peer_failed;
+      return barrier_given_up(dead, "launcher");
     }
   }
   rc = w->status;
@@ -757,16 +751,22 @@ Status Bootstrap::store_barrier(const std::function<void()>& while_waiting) {
     std::this_thread::sleep_for(std::chrono::microseconds(rounds < 100 ? 50 : 1000));
     if (monotonic_ns() < next_check) continue;
     next_check = monotonic_ns() + 10'000'000;
-    check_liveness();
-    check_launcher();
-    if (while_waiting) while_waiting();
-    if (const int dead = first_failed(); dead >= 0) {
-      const std::string msg = "rank " + std::to_string(dead) + " has failed: the store barrier is given up";
-      WEFT_INFO(Subsys::init, "%s", msg.c_str());
-      set_error_detail(msg);
-      return Status::peer_failed;
-    }
+    if (const int dead = failed_while_waiting(while_waiting); dead >= 0) return barrier_given_up(dead, "store");
   }
+}
+
+int Bootstrap::failed_while_waiting(const std::function<void()>& while_waiting) {
+  check_liveness();
+  check_launcher();
+  if (while_waiting) while_waiting();
+  return first_failed();
+}
+
+Status Bootstrap::barrier_given_up(int dead, const char* which) {
+  const std::string msg = "rank " + std::to_string(dead) + " has failed: the " + which + " barrier is given up";
+  WEFT_INFO(Subsys::init, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::peer_failed;
 }
 
 }  // namespace weft

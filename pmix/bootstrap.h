@@ -137,6 +137,10 @@ class Bootstrap {
   Status store_get(const std::string& key, std::vector<char>* out);
   bool store_has(const std::string& key);
   Status store_barrier(const std::function<void()>& while_waiting);
+  // A barrier's periodic check while it waits (liveness, the launcher, while_waiting): the
+  // lowest failed rank, or -1; and the error a barrier gives up with.
+  int failed_while_waiting(const std::function<void()>& while_waiting);
+  Status barrier_given_up(int dead, const char* which);
   void liveness_due();  // every 256th poll: the clock, and the checks every 20 ms
   void check_liveness();
   // Whether a rank made the finalize mark (asks the launcher's server, without waiting).
