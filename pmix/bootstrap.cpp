@@ -740,14 +740,27 @@ Status Bootstrap::store_barrier(const std::function<void()>& while_waiting) {
   const std::string k = "weft/" + key;
   long long arrived = 0;
   if (store_->add(store_->ctx, k.c_str(), 1, &arrived) != 0) return store_fail("add", k);
+  // Outside 1..size no rank sees the last arrival, so none would ever set the done key.
+  if (arrived < 1 || arrived > size_) {
+    const std::string msg = "the bootstrap store's counter " + k + " is " + std::to_string(arrived) +
+                            " after this rank's arrival, outside 1 to " + std::to_string(size_) +
+                            ": the store is not fresh for this job";
+    WEFT_ERROR(Subsys::init, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::internal;
+  }
   if (arrived == size_) {
     const uint8_t yes = 1;
     WEFT_TRY(store_set(key + "/done", &yes, 1));
     return Status::ok;
   }
+  const std::string done_k = k + "/done";
   uint64_t next_check = monotonic_ns() + 10'000'000;
   for (unsigned rounds = 0;; ++rounds) {
-    if (store_has(key + "/done")) return Status::ok;
+    // A check that fails (the store is gone) would fail forever: give up rather than spin.
+    int done = 0;
+    if (store_->check(store_->ctx, done_k.c_str(), &done) != 0) return store_fail("check", done_k);
+    if (done) return Status::ok;
     std::this_thread::sleep_for(std::chrono::microseconds(rounds < 100 ? 50 : 1000));
     if (monotonic_ns() < next_check) continue;
     next_check = monotonic_ns() + 10'000'000;
