@@ -10,44 +10,33 @@
 #include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
 
+#include "mpi_types.h"
 #include "worker.h"
 
 namespace torch_weft {
 
 namespace {
 
-// A Work of the communication stream: complete once the stream is past `done_`.
-class CudaWork : public c10d::Work {
- public:
-  CudaWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, const c10::cuda::CUDAStream& stream)
-      : c10d::Work(rank, type), outputs_(std::move(outputs)), device_(stream.device_index()),
-        future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                         std::vector<c10::Device>{stream.device()})) {
-    done_.record(stream);
-    // Completed now, with the communication stream current: the future records its own event
-    // there, and whoever waits on it waits on the device.
-    c10::cuda::CUDAStreamGuard guard(stream);
-    future_->markCompleted(c10::IValue(outputs_));
-  }
-  bool isCompleted() override { return done_.query(); }
-  // Stream semantics: the caller's current stream waits; the host does not.
-  bool wait(std::chrono::milliseconds) override {
-    synchronize();
-    return true;
-  }
-  void synchronize() override { done_.block(c10::cuda::getCurrentCUDAStream(device_)); }
-  std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  std::vector<at::Tensor> outputs_;
-  c10::DeviceIndex device_;
-  at::cuda::CUDAEvent done_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
+using Clock = std::chrono::steady_clock;
+// The watchdog looks every kWatchEvery; an operation pending longer than kProbeAfter makes it
+// ask weft whether a member failed.
+constexpr auto kWatchEvery = std::chrono::milliseconds(100);
+constexpr auto kProbeAfter = std::chrono::seconds(1);
+// weft lets at most 15 stream sends to one peer wait without their wait enqueued.
+constexpr size_t kMaxDeferredSends = 14;
+constexpr uint64_t kNotBroken = UINT64_MAX;
 
 const at::Tensor* first_cuda(const std::vector<at::Tensor>& tensors) {
   for (const at::Tensor& t : tensors)
@@ -55,22 +44,61 @@ const at::Tensor* first_cuda(const std::vector<at::Tensor>& tensors) {
   return nullptr;
 }
 
+int element_count(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.numel() <= INT_MAX, "weft backend: ", name, ": a message of ", t.numel(),
+              " elements is more than one call moves");
+  return int(t.numel());
+}
+
 }  // namespace
 
 bool cuda_path_built() { return true; }
 
+class CudaWork;
+
 struct CudaPath::State {
   MPI_Comm base = MPI_COMM_NULL;
   int rank = 0;
-  std::mutex mutex;  // calls may come from several threads (autograd's, the caller's)
-  // Made at the first CUDA collective:
+  std::chrono::milliseconds timeout{0};
+  // Calls may come from several threads (autograd's, the caller's); a Work settling its send
+  // may do so while its path is in a call (recursive).
+  std::recursive_mutex mutex;
+  // Made with the stream communicator:
   c10::DeviceIndex device = -1;
   cudaStream_t raw = nullptr;
   std::optional<c10::cuda::CUDAStream> stream;
   MPIX_Stream mpix = MPIX_STREAM_NULL;
   MPI_Comm comm = MPI_COMM_NULL;  // the stream communicator
+  int reserved_tag = 0;
+  std::map<int, std::deque<CudaWork*>> deferred;  // lone sends by peer, oldest first
 
-  // Collective over base: every rank makes its stream communicator at its first CUDA collective.
+  // The watchdog's (watch_mutex): operations on the stream, oldest first.
+  struct Watched {
+    uint64_t seq;
+    std::shared_ptr<at::cuda::CUDAEvent> done;
+    std::string name;
+    Clock::time_point since;
+  };
+  std::mutex watch_mutex;
+  std::condition_variable watch_wake;
+  bool watch_stop = false;
+  std::deque<Watched> watched;
+  uint64_t next_seq = 0;
+  std::atomic<uint64_t> broken_from{kNotBroken};  // operations from this one on failed
+  std::string broken;                             // why (set once, before broken_from)
+  std::thread watchdog;
+
+  bool streaming() const { return comm != MPI_COMM_NULL; }
+  bool failed(uint64_t seq) const { return seq >= broken_from.load(std::memory_order_acquire); }
+  std::string broken_text() {
+    std::lock_guard<std::mutex> lock(watch_mutex);
+    return broken;
+  }
+  void check_usable() {
+    TORCH_CHECK(broken_from.load(std::memory_order_acquire) == kNotBroken, broken_text());
+  }
+
+  // Collective over base: every rank makes its stream communicator at the same point.
   void ensure(c10::DeviceIndex d) {
     if (comm != MPI_COMM_NULL) {
       TORCH_CHECK(d == device, "weft backend: the CUDA tensors of a process group must be on one device; this one "
@@ -93,15 +121,229 @@ struct CudaPath::State {
     TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: making the stream communicator failed on rank ", rank, ": ",
                 mpi_error_text(rc));
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    void* ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &found);
+    reserved_tag = found ? *static_cast<int*>(ub) : 32767;
+    watchdog = std::thread([this] { watch_loop(); });
   }
+
+  // The caller's current stream, then the touched tensors, handed to the communication stream.
+  void order_after_caller(const std::vector<at::Tensor>& touched) {
+    at::cuda::CUDAEvent ready;
+    ready.record(c10::cuda::getCurrentCUDAStream(device));
+    ready.block(*stream);
+    for (const at::Tensor& t : touched)
+      if (t.defined() && t.is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *stream);
+  }
+
+  // An event after what was enqueued so far, watched until the stream is past it.
+  std::pair<uint64_t, std::shared_ptr<at::cuda::CUDAEvent>> mark(const char* name) {
+    auto done = std::make_shared<at::cuda::CUDAEvent>();
+    done->record(*stream);
+    std::lock_guard<std::mutex> lock(watch_mutex);
+    const uint64_t seq = next_seq++;
+    watched.push_back({seq, done, name, Clock::now()});
+    return {seq, done};
+  }
+
+  // The group ranks weft knows to have failed, as text ("" when none).
+  std::string failed_members() {
+    MPI_Group failed = MPI_GROUP_NULL, all = MPI_GROUP_NULL;
+    if (MPIX_Comm_get_failed(base, &failed) != MPI_SUCCESS) return "";
+    int n = 0;
+    MPI_Group_size(failed, &n);
+    std::string text;
+    if (n > 0) {
+      std::vector<int> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) in[size_t(i)] = i;
+      MPI_Comm_group(base, &all);
+      MPI_Group_translate_ranks(failed, n, in.data(), all, out.data());
+      MPI_Group_free(&all);
+      text = n == 1 ? "rank " : "ranks ";
+      for (int i = 0; i < n; ++i) text += (i ? ", " : "") + std::to_string(out[size_t(i)]);
+    }
+    MPI_Group_free(&failed);
+    return text;
+  }
+
+  void watch_loop() {
+    std::unique_lock<std::mutex> lock(watch_mutex);
+    while (!watch_stop) {
+      watch_wake.wait_for(lock, kWatchEvery);
+      if (watch_stop) break;
+      while (!watched.empty() && watched.front().done->query()) watched.pop_front();
+      if (watched.empty() || broken_from.load() != kNotBroken) continue;
+      const Watched oldest = watched.front();
+      const auto age = Clock::now() - oldest.since;
+      if (age < kProbeAfter) continue;
+      lock.unlock();  // MPI calls without the watch lock: the Works' checks take it
+      const std::string dead = failed_members();
+      lock.lock();
+      std::string why;
+      if (!dead.empty())
+        why = oldest.name + " on CUDA tensors cannot complete: " + dead + " of the group failed";
+      else if (timeout.count() > 0 && age > timeout)
+        why = oldest.name + " on CUDA tensors did not complete within " + std::to_string(timeout.count()) + " ms";
+      if (why.empty()) continue;
+      broken = "weft backend, rank " + std::to_string(rank) + ": " + why + " (the process group can no longer be used)";
+      broken_from.store(oldest.seq, std::memory_order_release);
+      lock.unlock();
+      // Ends weft's kernels that wait for the dead (or late) peer, and the stream behind them.
+      MPIX_Comm_revoke(comm);
+      lock.lock();
+    }
+  }
+
+  void stop_watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(watch_mutex);
+      watch_stop = true;
+    }
+    watch_wake.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+  }
+
+  void settle(CudaWork& work);
+  void make_room(int peer);
 };
 
-CudaPath::CudaPath(MPI_Comm base, int rank) : state_(std::make_unique<State>()) {
+// A Work of the communication stream: complete once the stream is past `done_`. A lone send's
+// event is recorded when it settles (its request's wait enqueued first).
+class CudaWork : public c10d::Work {
+ public:
+  CudaWork(std::shared_ptr<CudaPath::State> state, c10d::OpType type, std::vector<at::Tensor> outputs)
+      : c10d::Work(state->rank, type), state_(std::move(state)), outputs_(std::move(outputs)),
+        future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                         std::vector<c10::Device>{state_->stream->device()})) {}
+  ~CudaWork() override {
+    try {
+      settle();
+    } catch (...) {
+    }
+  }
+
+  // With the path's mutex held: the event after what the stream has so far; the future
+  // completes now, with the communication stream current, so that whoever waits on it waits
+  // on the device.
+  void record(const char* name) {
+    std::tie(seq_, done_) = state_->mark(name);
+    c10::cuda::CUDAStreamGuard guard(*state_->stream);
+    future_->markCompleted(c10::IValue(outputs_));
+  }
+  void defer(MPI_Request request, int peer, const char* name) {
+    request_ = request;
+    peer_ = peer;
+    name_ = name;
+  }
+
+  bool isCompleted() override {
+    settle();
+    return failed() || done_->query();
+  }
+  // Stream semantics: the caller's current stream waits; the host does not.
+  bool wait(std::chrono::milliseconds) override {
+    settle();
+    raise_if_failed();
+    synchronize();
+    return true;
+  }
+  void synchronize() override {
+    settle();
+    if (done_) done_->block(c10::cuda::getCurrentCUDAStream(state_->device));
+  }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    settle();
+    return future_;
+  }
+
+  void settle() {
+    if (request_ == MPI_REQUEST_NULL) return;
+    state_->settle(*this);
+  }
+
+ private:
+  friend struct CudaPath::State;
+  bool failed() const { return !error_.empty() || (done_ && state_->failed(seq_)); }
+  void raise_if_failed() {
+    TORCH_CHECK(error_.empty(), error_);
+    if (done_ && state_->failed(seq_)) TORCH_CHECK(false, state_->broken_text());
+  }
+
+  std::shared_ptr<CudaPath::State> state_;
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+  uint64_t seq_ = 0;
+  std::shared_ptr<at::cuda::CUDAEvent> done_;
+  std::string error_;
+  // A lone send not yet settled:
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  int peer_ = -1;
+  const char* name_ = "";
+};
+
+void CudaPath::State::settle(CudaWork& work) {
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  if (work.request_ == MPI_REQUEST_NULL) return;
+  std::deque<CudaWork*>& q = deferred[work.peer_];
+  for (auto it = q.begin(); it != q.end(); ++it)
+    if (*it == &work) {
+      q.erase(it);
+      break;
+    }
+  int rc = MPI_ERR_OTHER;
+  if (broken_from.load() == kNotBroken && comm != MPI_COMM_NULL) {
+    c10::cuda::CUDAStreamGuard guard(*stream);
+    rc = MPIX_Wait_enqueue(&work.request_, MPI_STATUS_IGNORE);
+  }
+  work.request_ = MPI_REQUEST_NULL;
+  if (rc == MPI_SUCCESS) {
+    work.record(work.name_);
+    return;
+  }
+  work.error_ = broken_from.load() != kNotBroken ? broken_text()
+                : comm == MPI_COMM_NULL
+                    ? std::string("weft backend: the process group was shut down before the send completed")
+                    : "weft backend, rank " + std::to_string(rank) + ": " + work.name_ +
+                          " on CUDA tensors failed: " + mpi_error_text(rc);
+  work.future_->setError(std::make_exception_ptr(std::runtime_error(work.error_)));
+}
+
+void CudaPath::State::make_room(int peer) {
+  std::deque<CudaWork*>& q = deferred[peer];
+  while (q.size() >= kMaxDeferredSends) q.front()->settle();
+}
+
+CudaPath::CudaPath(MPI_Comm base, int rank, int eager_device, std::chrono::milliseconds timeout)
+    : state_(std::make_shared<State>()) {
   state_->base = base;
   state_->rank = rank;
+  state_->timeout = timeout;
+  if (base == MPI_COMM_NULL) return;
+  // The stream communicator now, where every rank has CUDA set up (the agreement keeps the
+  // collective creation alike on every rank).
+  int here = eager_device >= 0 ? 1 : 0, everywhere = 0;
+  const int rc = MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, base);
+  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: the group's CUDA agreement failed on rank ", rank, ": ",
+              mpi_error_text(rc));
+  if (everywhere) {
+    std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+    state_->ensure(c10::DeviceIndex(eager_device));
+  }
 }
 
 CudaPath::~CudaPath() { shutdown(); }
+
+bool CudaPath::streaming() const {
+  std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+  return state_->streaming();
+}
+
+int CudaPath::reserved_tag() const {
+  std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+  return state_->reserved_tag;
+}
 
 c10::intrusive_ptr<c10d::Work> CudaPath::run(c10d::OpType type, const char* name,
                                              const std::vector<at::Tensor>& touched, std::vector<at::Tensor> outputs,
@@ -109,30 +351,78 @@ c10::intrusive_ptr<c10d::Work> CudaPath::run(c10d::OpType type, const char* name
                                              const std::function<void()>& after) {
   const at::Tensor* like = first_cuda(touched);
   TORCH_CHECK(like, "weft backend: ", name, ": no CUDA tensor");
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<std::recursive_mutex> lock(state_->mutex);
   State& s = *state_;
+  s.check_usable();
   s.ensure(like->device().index());
-  const c10::cuda::CUDAStream& comm_stream = *s.stream;
-  at::cuda::CUDAEvent ready;
-  ready.record(c10::cuda::getCurrentCUDAStream(s.device));
-  ready.block(comm_stream);
-  for (const at::Tensor& t : touched)
-    if (t.defined() && t.is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), comm_stream);
-  c10::cuda::CUDAStreamGuard guard(comm_stream);
+  s.order_after_caller(touched);
+  c10::cuda::CUDAStreamGuard guard(*s.stream);
   const int rc = enqueue(s.comm);
   TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: ", name, " on CUDA tensors failed on rank ", s.rank, ": ",
               mpi_error_text(rc));
   if (after) after();
-  return c10::make_intrusive<CudaWork>(s.rank, type, std::move(outputs), comm_stream);
+  auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
+  work->record(name);
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char* name,
+                                                  const std::vector<at::Tensor>& touched,
+                                                  std::vector<at::Tensor> outputs, std::vector<P2pMessage> messages, bool collective,
+                                                  const std::function<void()>& local) {
+  const at::Tensor* like = first_cuda(touched);
+  TORCH_CHECK(like, "weft backend: ", name, ": no CUDA tensor");
+  std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+  State& s = *state_;
+  s.check_usable();
+  // Only a collective may make the stream communicator (every rank calls it).
+  TORCH_CHECK(collective || s.streaming(), "weft backend: ", name, ": the group has no stream communicator yet");
+  s.ensure(like->device().index());
+  s.order_after_caller(touched);
+  c10::cuda::CUDAStreamGuard guard(*s.stream);
+  auto fail = [&](int rc) {
+    TORCH_CHECK(false, "weft backend: ", name, " on CUDA tensors failed on rank ", s.rank, ": ", mpi_error_text(rc));
+  };
+  const bool lone_send = !collective && messages.size() == 1 && messages[0].send;
+  std::vector<MPI_Request> requests;
+  for (const bool sends : {false, true})
+    for (const P2pMessage& m : messages) {
+      if (m.send != sends) continue;
+      const MPI_Datatype dt = mpi_datatype(m.tensor.scalar_type());
+      const int n = element_count(m.tensor, name);
+      MPI_Request r = MPI_REQUEST_NULL;
+      if (lone_send) s.make_room(m.peer);
+      const int rc = sends ? MPIX_Isend_enqueue(m.tensor.data_ptr(), n, dt, m.peer, m.tag, s.comm, &r)
+                           : MPIX_Irecv_enqueue(m.tensor.data_ptr(), n, dt, m.peer, m.tag, s.comm, &r);
+      if (rc != MPI_SUCCESS) fail(rc);
+      requests.push_back(r);
+    }
+  auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
+  if (lone_send) {
+    work->defer(requests[0], messages[0].peer, name);
+    s.deferred[messages[0].peer].push_back(work.get());
+    return work;
+  }
+  if (local) local();
+  if (!requests.empty()) {
+    const int rc = MPIX_Waitall_enqueue(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) fail(rc);
+  }
+  work->record(name);
+  return work;
 }
 
 void CudaPath::shutdown() {
   if (!state_) return;
-  std::lock_guard<std::mutex> lock(state_->mutex);
   State& s = *state_;
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
   int finalized = 0;
   MPI_Finalized(&finalized);
+  for (auto& [peer, q] : s.deferred)
+    while (!q.empty()) q.front()->settle();
+  // The watchdog still runs here: a wait for a dead peer ends once it revokes.
   if (s.raw) cudaStreamSynchronize(s.raw);
+  s.stop_watchdog();
   if (!finalized) {
     if (s.comm != MPI_COMM_NULL) MPI_Comm_free(&s.comm);
     if (s.mpix != MPIX_STREAM_NULL) MPIX_Stream_free(&s.mpix);

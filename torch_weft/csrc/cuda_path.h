@@ -1,17 +1,29 @@
-// CUDA tensors. Collectives that weft has a stream-ordered call for (MPIX_*_enqueue: allreduce,
-// broadcast, reduce, allgather into a tensor, reduce_scatter into a tensor) run on the group's
-// communication stream: that stream first waits for the caller's current stream (an event, no
-// host wait), the call is enqueued on it, and the returned Work completes through an event
-// recorded after it. Its future is CUDA-aware, so wait() and the future's callbacks make the
-// waiter's stream wait, as NCCL's backend does; the host never blocks.
-// Every other operation on CUDA tensors runs on the communication thread (worker.h), which
-// first waits for an event of the caller's stream (cuda_ready) and, after the operation's
-// finish step, for its own stream (cuda_drain).
+// CUDA tensors, stream-ordered. Every operation on CUDA tensors runs on the group's
+// communication stream once its stream communicator exists: that stream first waits for the
+// caller's current stream (an event, no host wait), the weft calls are enqueued on it, and the
+// returned Work completes through an event recorded after them. Its future is CUDA-aware, so
+// wait() and the future's callbacks make the waiter's stream wait, as NCCL's backend does.
+// - Collectives weft has an *_enqueue call for (allreduce, broadcast, reduce, allgather,
+//   reduce_scatter): `run`.
+// - Point-to-point and the collectives built from it (gather, scatter, alltoall): `exchange`,
+//   through MPIX_Isend_enqueue/MPIX_Irecv_enqueue and one MPIX_Waitall_enqueue. The host waits
+//   only until each sender has issued its call (the message's header), never for the GPU.
+//   A lone send's own wait is enqueued when its Work is first asked about (wait, is_completed,
+//   its future, or its end), so isend then irecv on both sides of a pair does not deadlock.
+// The stream communicator is made collectively: at group creation when every rank had CUDA
+// initialised (torch.cuda.set_device), else at the first CUDA collective. Point-to-point on
+// CUDA tensors before it exists runs on the communication thread (worker.h), which waits for
+// the caller's stream (cuda_ready) and, after the operation, for its own (cuda_drain).
+// A watchdog thread watches the oldest operation still on the stream: after a second it asks
+// weft for failed members every 100 ms, and past the group's timeout it gives up. Either way it
+// revokes the stream communicator (weft's kernels waiting on a dead peer end) and the group is
+// broken: that Work and every later one raise, naming the dead rank.
 // Builds without CUDA in PyTorch compile cuda_path_none.cpp: CUDA tensors are refused there.
 #pragma once
 #include <mpi.h>
 
 #include <ATen/ATen.h>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -22,14 +34,28 @@ namespace torch_weft {
 // Whether this build moves CUDA tensors.
 bool cuda_path_built();
 
+// One message of an exchange: `tensor` (contiguous) to or from group rank `peer`.
+struct P2pMessage {
+  bool send = false;
+  at::Tensor tensor;
+  int peer = 0;
+  int tag = 0;
+};
+
 class CudaPath {
  public:
-  // base: a communicator of the group's own, used by this path alone (made with the group, so
-  // its stream communicator can be made at the first CUDA collective, collective over it).
-  CudaPath(MPI_Comm base, int rank);
+  // base: a communicator of the group's own, used by this path alone. eager_device >= 0 on
+  // every rank: the stream communicator is made now on that device (collective over base;
+  // the ranks agree first). timeout: the group's, for the watchdog.
+  CudaPath(MPI_Comm base, int rank, int eager_device, std::chrono::milliseconds timeout);
   ~CudaPath();
   CudaPath(const CudaPath&) = delete;
   CudaPath& operator=(const CudaPath&) = delete;
+
+  // Whether the stream communicator exists (point-to-point may then run on the stream).
+  bool streaming() const;
+  // The tag exchanges of gather, scatter and alltoall use; user messages may not use it.
+  int reserved_tag() const;
 
   // Enqueues `enqueue` (an MPIX_*_enqueue call on the stream communicator it is given) in
   // stream order; `after` (may be null) runs PyTorch ops on the communication stream after it
@@ -38,12 +64,21 @@ class CudaPath {
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType type, const char* name, const std::vector<at::Tensor>& touched,
                                      std::vector<at::Tensor> outputs, const std::function<int(MPI_Comm)>& enqueue,
                                      const std::function<void()>& after = nullptr);
-  // Waits for the communication stream, then frees the stream communicator and `base`.
+  // Enqueues the messages (receives posted first) and their completion, then `local` (copies
+  // on the communication stream; may be null). A single send's completion is deferred (see
+  // above). collective: every rank of the group makes this call (it may then make the stream
+  // communicator); else streaming() must hold.
+  c10::intrusive_ptr<c10d::Work> exchange(c10d::OpType type, const char* name, const std::vector<at::Tensor>& touched,
+                                          std::vector<at::Tensor> outputs, std::vector<P2pMessage> messages, bool collective,
+                                          const std::function<void()>& local = nullptr);
+  // Waits for the communication stream, stops the watchdog, then frees the stream
+  // communicator and `base`.
   void shutdown();
 
- private:
   struct State;
-  std::unique_ptr<State> state_;
+
+ private:
+  std::shared_ptr<State> state_;
 };
 
 // For an operation run on the communication thread: null when no tensor is on a GPU; else a

@@ -24,7 +24,7 @@ struct CudaPath::State {};
 
 bool cuda_path_built() { return false; }
 
-CudaPath::CudaPath(MPI_Comm base, int) {
+CudaPath::CudaPath(MPI_Comm base, int, int, std::chrono::milliseconds) {
   if (base != MPI_COMM_NULL) MPI_Comm_free(&base);
 }
 
@@ -35,6 +35,16 @@ c10::intrusive_ptr<c10d::Work> CudaPath::run(c10d::OpType, const char*, const st
                                              const std::function<void()>&) {
   refuse();
 }
+
+c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType, const char*, const std::vector<at::Tensor>&,
+                                                  std::vector<at::Tensor>, std::vector<P2pMessage>, bool,
+                                                  const std::function<void()>&) {
+  refuse();
+}
+
+bool CudaPath::streaming() const { return false; }
+
+int CudaPath::reserved_tag() const { return -1; }
 
 void CudaPath::shutdown() {}
 

@@ -113,7 +113,7 @@ std::pair<int, int> world() {
 // A group of the torch ranks `ranks` (empty: the default group, every rank). Torch's global
 // ranks must be MPI's world ranks (the launch gives both).
 c10::intrusive_ptr<ProcessGroupWeft> create(int group_rank, int group_size, int64_t timeout_ms,
-                                            const std::vector<int64_t>& ranks) {
+                                            const std::vector<int64_t>& ranks, int cuda_device) {
   const auto [world_rank, world_size] = world();
   MPI_Comm comm = MPI_COMM_NULL;
   int rc = MPI_SUCCESS;
@@ -139,7 +139,8 @@ c10::intrusive_ptr<ProcessGroupWeft> create(int group_rank, int group_size, int6
   TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: making the group's communicator failed on world rank ", world_rank,
               ": ", mpi_error_text(rc));
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  auto pg = c10::make_intrusive<ProcessGroupWeft>(comm, group_rank, group_size, std::chrono::milliseconds(timeout_ms));
+  auto pg = c10::make_intrusive<ProcessGroupWeft>(comm, group_rank, group_size, std::chrono::milliseconds(timeout_ms),
+                                                  cuda_device);
   std::lock_guard<std::mutex> lock(groups_mutex);
   groups.emplace_back(pg);
   return pg;
@@ -177,8 +178,9 @@ PYBIND11_MODULE(_C, m) {
       m, "ProcessGroupWeft")
       .def("shutdown", &torch_weft::ProcessGroupWeft::shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("create", &torch_weft::create, py::arg("group_rank"), py::arg("group_size"), py::arg("timeout_ms"),
-        py::arg("global_ranks"), py::call_guard<py::gil_scoped_release>(),
-        "A weft process group of the given torch ranks (empty: every rank)");
+        py::arg("global_ranks"), py::arg("cuda_device") = -1, py::call_guard<py::gil_scoped_release>(),
+        "A weft process group of the given torch ranks (empty: every rank); cuda_device: the CUDA device this "
+        "rank has set up, or -1");
   m.def("world", &torch_weft::world, "(rank, size) of the MPI launch; initialises MPI");
   m.def("use_store", &torch_weft::use_store, py::arg("store"), py::arg("rank"), py::arg("size"),
         "Bootstrap weft through this torch store (a launch without PMIx, such as torchrun); before MPI starts");

@@ -66,9 +66,10 @@ void WeftWork::complete(std::exception_ptr error) {
   else future_->markCompleted(c10::IValue(outputs_));
 }
 
-ProcessGroupWeft::ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout)
+ProcessGroupWeft::ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout,
+                                   int cuda_device)
     : BackendBase(rank, size), comm_(comm), timeout_(timeout), worker_(std::make_unique<Worker>(comm, rank)),
-      cuda_(std::make_unique<CudaPath>(cuda_base(comm, rank), rank)) {}
+      cuda_(std::make_unique<CudaPath>(cuda_base(comm, rank), rank, cuda_device, timeout)) {}
 
 ProcessGroupWeft::~ProcessGroupWeft() { shutdown(); }
 
@@ -134,6 +135,27 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::run_cuda(c10d::OpType type, con
   c10::intrusive_ptr<c10d::Work> work = cuda_->run(type, name, touched, std::move(outputs), enqueue, after);
   keep(work);
   return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::exchange_cuda(c10d::OpType type, const char* name,
+                                                               const std::vector<at::Tensor>& touched,
+                                                               std::vector<at::Tensor> outputs,
+                                                               std::vector<P2pMessage> messages, bool collective,
+                                                               const std::function<void()>& local) {
+  c10::intrusive_ptr<c10d::Work> work =
+      cuda_->exchange(type, name, touched, std::move(outputs), std::move(messages), collective, local);
+  keep(work);
+  return work;
+}
+
+bool ProcessGroupWeft::stream_p2p(const at::Tensor& t, const char* what) {
+  if (!t.is_cuda()) return false;
+  if (cuda_->streaming()) return true;
+  TORCH_WARN_ONCE("weft backend: ", what, " on CUDA tensors before the group's first collective on them runs on the "
+                  "communication thread, which waits for the caller's stream (not stream-ordered); call "
+                  "torch.cuda.set_device on every rank before init_process_group to have it stream-ordered from "
+                  "the start");
+  return false;
 }
 
 void ProcessGroupWeft::keep(const c10::intrusive_ptr<c10d::Work>& work) {
@@ -372,15 +394,32 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::gather(std::vector<std::vector<
   if (at_root) {
     TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == size_t(getSize()),
                 "weft backend: gather's root needs one list of ", getSize(), " output tensors");
-    for (const at::Tensor& o : outputs[0]) check_same(o, in, "a gather output");
+    for (const at::Tensor& o : outputs[0]) {
+      check_same(o, in, "a gather output");
+      check_tensor(o, "a gather output");
+    }
     outs = outputs[0];
-    flat = at::empty({int64_t(getSize()) * in.numel()}, in.options());
+    if (!in.is_cuda()) flat = at::empty({int64_t(getSize()) * in.numel()}, in.options());
   } else {
     TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
                 "weft backend: gather takes output tensors at the root only");
   }
   const MPI_Datatype type = mpi_datatype(in.scalar_type());
   const int n = count_of(in.numel(), "gather");
+  if (in.is_cuda()) {
+    std::vector<P2pMessage> messages;
+    if (at_root) {
+      for (int q = 0; q < getSize(); ++q)
+        if (q != root) messages.push_back({false, outs[size_t(q)], q, cuda_->reserved_tag()});
+    } else {
+      messages.push_back({true, in, root, cuda_->reserved_tag()});
+    }
+    std::vector<at::Tensor> touched = outs;
+    touched.push_back(in);
+    return exchange_cuda(c10d::OpType::GATHER, "gather", touched, outs, std::move(messages), true, [=]() mutable {
+      if (at_root) outs[size_t(root)].copy_(in);
+    });
+  }
   return submit(
       c10d::OpType::GATHER, "gather", outs, timeout_of(opts.timeout),
       [=, this](std::vector<MPI_Request>* r) {
@@ -404,14 +443,34 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(std::vector<at::Tensor>
   if (at_root) {
     TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == size_t(getSize()),
                 "weft backend: scatter's root needs one list of ", getSize(), " input tensors");
-    for (const at::Tensor& i : inputs[0]) check_same(i, out, "a scatter input");
-    flat = flatten(inputs[0]);
+    for (const at::Tensor& i : inputs[0]) {
+      check_same(i, out, "a scatter input");
+      check_tensor(i, "a scatter input");
+    }
+    if (!out.is_cuda()) flat = flatten(inputs[0]);
   } else {
     TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
                 "weft backend: scatter takes input tensors at the root only");
   }
   const MPI_Datatype type = mpi_datatype(out.scalar_type());
   const int n = count_of(out.numel(), "scatter");
+  if (out.is_cuda()) {
+    std::vector<P2pMessage> messages;
+    std::vector<at::Tensor> touched{out};
+    if (at_root) {
+      const std::vector<at::Tensor>& pieces = inputs[0];
+      touched.insert(touched.end(), pieces.begin(), pieces.end());
+      for (int q = 0; q < getSize(); ++q)
+        if (q != root) messages.push_back({true, pieces[size_t(q)], q, cuda_->reserved_tag()});
+    } else {
+      messages.push_back({false, out, root, cuda_->reserved_tag()});
+    }
+    at::Tensor own = at_root ? inputs[0][size_t(root)] : at::Tensor();
+    return exchange_cuda(c10d::OpType::SCATTER, "scatter", touched, outputs, std::move(messages), true,
+                         [=]() mutable {
+                           if (at_root) out.copy_(own);
+                         });
+  }
   return submit(c10d::OpType::SCATTER, "scatter", outputs, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
@@ -483,6 +542,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
     TORCH_CHECK(input.numel() % p == 0 && output.numel() == input.numel(),
                 "weft backend: alltoall_single without splits needs equal tensors divisible by the group size");
     const int n = count_of(input.numel() / p, "alltoall");
+    if (in.is_cuda()) {
+      std::vector<int> counts(static_cast<size_t>(p), n), displs(static_cast<size_t>(p));
+      for (int q = 0; q < p; ++q) displs[size_t(q)] = count_of(int64_t(q) * n, "an alltoall displacement");
+      return alltoall_cuda(c10d::OpType::ALLTOALL_BASE, "alltoall_single", in, out, counts, displs, counts, displs);
+    }
     return submit(c10d::OpType::ALLTOALL_BASE, "alltoall_single", {output}, timeout_of(opts.timeout),
                   [=, this](std::vector<MPI_Request>* r) {
                     r->emplace_back();
@@ -518,6 +582,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
   };
   auto [send_counts, send_displs] = counts(input, input_splits, "input");
   auto [recv_counts, recv_displs] = counts(output, output_splits, "output");
+  if (in.is_cuda())
+    return alltoall_cuda(c10d::OpType::ALLTOALL_BASE, "alltoall_single", in, out, send_counts, send_displs,
+                         recv_counts, recv_displs);
   return submit(c10d::OpType::ALLTOALL_BASE, "alltoall_single", {output}, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
@@ -525,6 +592,34 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
                                         recv_counts.data(), recv_displs.data(), type, comm_, &r->back());
                 },
                 nullptr, nullptr, {in});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_cuda(c10d::OpType type, const char* name, at::Tensor in,
+                                                               at::Tensor out, const std::vector<int>& send_counts,
+                                                               const std::vector<int>& send_displs,
+                                                               const std::vector<int>& recv_counts,
+                                                               const std::vector<int>& recv_displs) {
+  const int me = getRank(), p = getSize();
+  at::Tensor in_flat = in.reshape({-1}), out_flat = out.reshape({-1});
+  auto piece = [](const at::Tensor& flat, const std::vector<int>& counts, const std::vector<int>& displs, int q) {
+    return flat.narrow(0, displs[size_t(q)], counts[size_t(q)]);
+  };
+  std::vector<P2pMessage> messages;
+  for (int q = 0; q < p; ++q) {
+    if (q == me) continue;
+    messages.push_back({false, piece(out_flat, recv_counts, recv_displs, q), q, cuda_->reserved_tag()});
+    messages.push_back({true, piece(in_flat, send_counts, send_displs, q), q, cuda_->reserved_tag()});
+  }
+  TORCH_CHECK(send_counts[size_t(me)] == recv_counts[size_t(me)], "weft backend: ", name, " sends ",
+              send_counts[size_t(me)], " elements to its own rank and receives ", recv_counts[size_t(me)]);
+  at::Tensor own_in = piece(in_flat, send_counts, send_displs, me), own_out = piece(out_flat, recv_counts, recv_displs, me);
+  return exchange_cuda(type, name, {in, out}, {out}, std::move(messages), true,
+                       [=]() mutable { own_out.copy_(own_in); });
+}
+
+void ProcessGroupWeft::check_user_tag(int tag) const {
+  TORCH_CHECK(tag != cuda_->reserved_tag(), "weft backend: tag ", tag,
+              " is reserved for the group's gather, scatter and alltoall on CUDA tensors");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall(std::vector<at::Tensor>& outputs,
@@ -548,6 +643,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall(std::vector<at::Tensor
     s_at += send_counts[size_t(q)];
     r_at += recv_counts[size_t(q)];
   }
+  if (inputs[0].is_cuda()) {
+    std::vector<P2pMessage> messages;
+    const int me = getRank();
+    for (int q = 0; q < p; ++q) {
+      if (q == me) continue;
+      messages.push_back({false, outputs[size_t(q)], q, cuda_->reserved_tag()});
+      messages.push_back({true, inputs[size_t(q)], q, cuda_->reserved_tag()});
+    }
+    std::vector<at::Tensor> touched = outputs;
+    touched.insert(touched.end(), inputs.begin(), inputs.end());
+    at::Tensor own_in = inputs[size_t(me)], own_out = outputs[size_t(me)];
+    return exchange_cuda(c10d::OpType::ALLTOALL, "alltoall", touched, outputs, std::move(messages), true,
+                         [=]() mutable { own_out.copy_(own_in); });
+  }
   at::Tensor send_flat = flatten(inputs);
   at::Tensor recv_flat = at::empty({r_at}, inputs[0].options());
   const MPI_Datatype type = mpi_datatype(inputs[0].scalar_type());
@@ -566,6 +675,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor>& t
   at::Tensor t = single(tensors, "send");
   const MPI_Datatype type = mpi_datatype(t.scalar_type());
   const int n = count_of(t.numel(), "send");
+  if (stream_p2p(t, "send")) {
+    check_user_tag(tag);
+    return exchange_cuda(c10d::OpType::SEND, "send", {t}, {}, {{true, t, dst, tag}}, false);
+  }
   return submit(c10d::OpType::SEND, "send", {}, timeout_,
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
@@ -578,6 +691,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor>& t
   at::Tensor t = single(tensors, "recv");
   const MPI_Datatype type = mpi_datatype(t.scalar_type());
   const int n = count_of(t.numel(), "recv");
+  if (stream_p2p(t, "recv")) {
+    check_user_tag(tag);
+    return exchange_cuda(c10d::OpType::RECV, "recv", {t}, tensors, {{false, t, src, tag}}, false);
+  }
   return submit(
       c10d::OpType::RECV, "recv", tensors, timeout_,
       [=, this](std::vector<MPI_Request>* r) {
@@ -591,6 +708,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(std::vector<at::T
   at::Tensor t = single(tensors, "recv");
   const MPI_Datatype type = mpi_datatype(t.scalar_type());
   const int n = count_of(t.numel(), "recv");
+  // A stream-ordered send is matched by a receive that names its source (weft's stream-native
+  // point-to-point has no wildcard), so there is none to match it from the host.
+  TORCH_CHECK(!(t.is_cuda() && cuda_->streaming()),
+              "weft backend: recv from any source is not supported on CUDA tensors (their sends are "
+              "stream-ordered and matched by source); name the source");
   // The sender is known once the receive completed: the finish step records it in the Work.
   auto source = std::make_shared<std::atomic<int>>(-1);
   return submit(

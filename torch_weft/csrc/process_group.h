@@ -3,7 +3,7 @@
 // returns at once with a Work that completes (with its future) when the MPI requests have.
 //
 // Tensors: dense and contiguous, on the CPU, or on one GPU where PyTorch has CUDA (cuda_path.h:
-// stream-ordered where weft has an *_enqueue call, else through the communication thread).
+// stream-ordered on the group's communication stream).
 #pragma once
 #include <mpi.h>
 
@@ -53,8 +53,9 @@ class CoalescedWork : public c10d::Work {
 
 class ProcessGroupWeft : public BackendBase {
  public:
-  // comm: the group's own communicator (freed with the group).
-  ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout);
+  // comm: the group's own communicator (freed with the group). cuda_device: the CUDA device
+  // this rank has set up (torch.cuda.set_device), or -1 (cuda_path.h).
+  ProcessGroupWeft(MPI_Comm comm, int rank, int size, std::chrono::milliseconds timeout, int cuda_device = -1);
   ~ProcessGroupWeft() override;
   const std::string getBackendName() const override { return "weft"; }
 
@@ -133,6 +134,21 @@ class ProcessGroupWeft : public BackendBase {
   c10::intrusive_ptr<c10d::Work> run_cuda(c10d::OpType type, const char* name, const std::vector<at::Tensor>& touched,
                                           std::vector<at::Tensor> outputs, const std::function<int(MPI_Comm)>& enqueue,
                                           const std::function<void()>& after = nullptr);
+  // cuda_->exchange, the Work kept while coalescing.
+  c10::intrusive_ptr<c10d::Work> exchange_cuda(c10d::OpType type, const char* name,
+                                               const std::vector<at::Tensor>& touched, std::vector<at::Tensor> outputs,
+                                               std::vector<P2pMessage> messages, bool collective,
+                                               const std::function<void()>& local = nullptr);
+  // Whether point-to-point on these tensors runs on the communication stream (CUDA tensors
+  // once the stream communicator exists); says once when CUDA tensors cannot yet.
+  bool stream_p2p(const at::Tensor& t, const char* what);
+  // alltoall(_single) on CUDA tensors: counts and displacements in elements of the flat tensors.
+  c10::intrusive_ptr<c10d::Work> alltoall_cuda(c10d::OpType type, const char* name, at::Tensor in, at::Tensor out,
+                                               const std::vector<int>& send_counts,
+                                               const std::vector<int>& send_displs,
+                                               const std::vector<int>& recv_counts,
+                                               const std::vector<int>& recv_displs);
+  void check_user_tag(int tag) const;
   const at::Tensor& single(std::vector<at::Tensor>& tensors, const char* what) const;
 
   MPI_Comm comm_;

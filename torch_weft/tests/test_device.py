@@ -1,7 +1,8 @@
 """The device the torch_weft tests run on: WEFT_TORCH_TEST_DEVICE (cpu or cuda; default cpu).
 For cuda, each rank takes GPU local_rank % count, the local rank from the launcher (mpirun,
 srun or torchrun); where there is no GPU, or the backend was built without CUDA, the process
-exits with 77 (skipped)."""
+prints SKIP and exits with 77 (skipped)."""
+import faulthandler
 import os
 import sys
 
@@ -17,10 +18,15 @@ def local_rank():
 
 
 def pick(default="cpu"):
+    # WEFT_TORCH_TEST_TRACEBACK_AFTER=S: print every thread's Python stack and exit after S
+    # seconds (where a run hangs).
+    after = os.environ.get("WEFT_TORCH_TEST_TRACEBACK_AFTER")
+    if after:
+        faulthandler.dump_traceback_later(float(after), exit=True)
     dev = os.environ.get("WEFT_TORCH_TEST_DEVICE", default)
     if dev == "cuda":
         if not torch.cuda.is_available() or not torch_weft._C.cuda:
-            print("no CUDA here (or the backend was built without it): skipped")
+            print("SKIP: no CUDA here (or the backend was built without it)", flush=True)
             sys.exit(77)
         torch.cuda.set_device(local_rank() % torch.cuda.device_count())
     return dev

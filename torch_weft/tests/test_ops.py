@@ -197,7 +197,15 @@ reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, data(rank, 20, torch.int64
 for req in reqs:
     req.wait()
 expect(t, data(left, 20, torch.int64, salt=1), "batch_isend_irecv")
-if rank == 0:
+if DEV == "cuda":
+    # Stream-ordered sends are matched by source: a wildcard receive is refused, as NCCL's is.
+    try:
+        dist.recv(empty(3, dtype=torch.int64), tag=9)
+        sys.exit("recv from any source on CUDA tensors was accepted")
+    except RuntimeError as e:
+        if "not supported" not in str(e):
+            sys.exit(f"unexpected error text: {e}")
+elif rank == 0:
     got = set()
     for _ in range(size - 1):
         t = empty(3, dtype=torch.int64)

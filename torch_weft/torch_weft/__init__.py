@@ -30,7 +30,16 @@ def _create(opts, pg_options=None):
     if not ranks and not _launched_with_pmix() and not _C.mpi_initialized():
         # torchrun and other launches without PMIx: weft bootstraps through torch's store.
         _C.use_store(opts.store, opts.group_rank, opts.group_size)
-    return _C.create(opts.group_rank, opts.group_size, timeout_ms, ranks)
+    return _C.create(opts.group_rank, opts.group_size, timeout_ms, ranks, _cuda_device())
+
+
+def _cuda_device():
+    # The device this rank has set up (torch.cuda.set_device initialises CUDA): where every rank
+    # of the group has one, its CUDA operations are stream-ordered from the first, point-to-point
+    # included. Else the first collective on CUDA tensors sets that up.
+    if _C.cuda and torch.cuda.is_available() and torch.cuda.is_initialized():
+        return torch.cuda.current_device()
+    return -1
 
 
 def _launched_with_pmix():
