@@ -75,7 +75,8 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.two_shot_min = cfg.size("WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN");
   s.direct_min = cfg.size("WEFT_GPU_ALLREDUCE_DIRECT_MIN");
   const std::string_view fused = cfg.value("WEFT_GPU_FUSED");
-  s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? kFusedMaxBytes + 1 : size_t(256) << 10;
+  s.fused_min = fused == "off" ? SIZE_MAX : fused == "on" ? kFusedMaxBytes + 1
+                                                      : std::max(cfg.size("WEFT_GPU_FUSED_MIN"), kFusedMaxBytes + 1);
   s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
   s.auto_register_min = cfg.size("WEFT_GPU_AUTO_REGISTER_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");

@@ -116,7 +116,7 @@ TEST(GpuSelect, RuleReasonsKeepTheirWording) {
   EXPECT_EQ(why, "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (1048576 bytes)");
   r.bytes = 100;
   gpu::rule_pick(r, s, &why);
-  EXPECT_EQ(why, "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (262144 bytes)");
+  EXPECT_EQ(why, "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (1048576 bytes)");
   r.kernels = false;
   s.mode = gpu::Mode::copy_engine;
   EXPECT_STREQ(gpu::rule_pick(r, s, &why)->name, "gpu_copy_engine");
@@ -135,7 +135,7 @@ TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
     const char* value;
     size_t fused_min;
   };
-  const Case cases[] = {{nullptr, size_t(256) << 10}, {"auto", size_t(256) << 10}, {"on", 4097},
+  const Case cases[] = {{nullptr, size_t(1) << 20}, {"auto", size_t(1) << 20}, {"on", 4097},
                         {"off", std::numeric_limits<size_t>::max()}};
   for (const Case& c : cases) {
     const std::string var = c.value ? std::string("WEFT_GPU_FUSED=") + c.value : "PATH=/bin";
@@ -151,4 +151,14 @@ TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
   Config cfg;
   ASSERT_EQ(Config::load(off, &cfg), Status::ok);
   EXPECT_EQ(gpu_settings(cfg).auto_register_min, 0u);
+  // WEFT_GPU_FUSED_MIN moves auto's start, never below the single-block kernel's reach.
+  const char* from_512k[] = {"WEFT_GPU_FUSED_MIN=512k", nullptr};
+  ASSERT_EQ(Config::load(from_512k, &cfg), Status::ok);
+  EXPECT_EQ(gpu_settings(cfg).fused_min, size_t(512) << 10);
+  const char* from_1[] = {"WEFT_GPU_FUSED_MIN=1", nullptr};
+  ASSERT_EQ(Config::load(from_1, &cfg), Status::ok);
+  EXPECT_EQ(gpu_settings(cfg).fused_min, 4097u);
+  const char* on_ignores_it[] = {"WEFT_GPU_FUSED=on", "WEFT_GPU_FUSED_MIN=8m", nullptr};
+  ASSERT_EQ(Config::load(on_ignores_it, &cfg), Status::ok);
+  EXPECT_EQ(gpu_settings(cfg).fused_min, 4097u);
 }
