@@ -332,7 +332,9 @@ Status Bootstrap::get(int rank, std::string_view key, std::vector<char>* out) {
     if (rank < 0 || rank >= size_) return Status::invalid_rank;
     // A key the peer never put is not found (not waited for: the exchange came before).
     const std::string k = "m/" + std::to_string(rank) + "/" + std::string(key);
-    if (!store_has(k)) {
+    bool published = false;
+    WEFT_TRY(store_has(k, &published));
+    if (!published) {
       set_error_detail("rank " + std::to_string(rank) + " published no " + std::string(key) + " in the store");
       return Status::transport;
     }
@@ -546,7 +548,13 @@ void Bootstrap::announce_finalize() {
 }
 
 bool Bootstrap::announced_finalize(int rank) {
-  if (store_) return store_has("fin/" + std::to_string(rank));
+  if (store_) {
+    // Quiet: liveness checks ask again and again, and at a job's end the store may be gone
+    // (a failed check counts as no mark).
+    const std::string k = "weft/fin/" + std::to_string(rank);
+    int found = 0;
+    return store_->check(store_->ctx, k.c_str(), &found) == 0 && found != 0;
+  }
   if (singleton_ || !pmix_initialised_) return false;
   pmix_proc_t peer;
   PMIX_PROC_CONSTRUCT(&peer);
@@ -694,14 +702,15 @@ Status store_fail(const char* what, const std::string& key) {
 
 struct StoreSink {
   std::vector<char>* out;
-  bool got = false, too_long = false;
+  bool got = false, too_long = false, null_value = false;
 };
 
 void store_sink(void* ctx, const void* value, size_t len) {
   auto* s = static_cast<StoreSink*>(ctx);
   s->got = true;
-  s->too_long = len > kStoreValueMax || (len && !value);
-  if (s->too_long) return;
+  s->too_long = len > kStoreValueMax;
+  s->null_value = len && !value;
+  if (s->too_long || s->null_value) return;
   s->out->assign(static_cast<const char*>(value), static_cast<const char*>(value) + len);
 }
 
@@ -718,18 +727,21 @@ Status Bootstrap::store_get(const std::string& key, std::vector<char>* out) {
   StoreSink sink{out};
   out->clear();
   if (store_->get(store_->ctx, k.c_str(), store_sink, &sink) != 0 || !sink.got) return store_fail("get", k);
-  if (sink.too_long) {
-    set_error_detail("the bootstrap store's value of " + k + " is longer than " + std::to_string(kStoreValueMax) +
-                     " bytes");
+  if (sink.too_long || sink.null_value) {
+    set_error_detail("the bootstrap store's value of " + k +
+                     (sink.too_long ? " is longer than " + std::to_string(kStoreValueMax) + " bytes"
+                                    : std::string(" came as a null pointer with a non-zero length")));
     return Status::internal;
   }
   return Status::ok;
 }
 
-bool Bootstrap::store_has(const std::string& key) {
+Status Bootstrap::store_has(const std::string& key, bool* exists) {
   const std::string k = "weft/" + key;
-  int exists = 0;
-  return store_->check(store_->ctx, k.c_str(), &exists) == 0 && exists != 0;
+  int found = 0;
+  if (store_->check(store_->ctx, k.c_str(), &found) != 0) return store_fail("check", k);
+  *exists = found != 0;
+  return Status::ok;
 }
 
 // Every rank adds one to the barrier's counter; the last to arrive sets its done key, which

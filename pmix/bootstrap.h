@@ -135,7 +135,7 @@ class Bootstrap {
   // The store's operations on keys under "weft/", failures logged and set as the detail.
   Status store_set(const std::string& key, const void* data, size_t len);
   Status store_get(const std::string& key, std::vector<char>* out);
-  bool store_has(const std::string& key);
+  Status store_has(const std::string& key, bool* exists);
   Status store_barrier(const std::function<void()>& while_waiting);
   // A barrier's periodic check while it waits (liveness, the launcher, while_waiting): the
   // lowest failed rank, or -1; and the error a barrier gives up with.
