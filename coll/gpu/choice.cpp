@@ -131,9 +131,9 @@ bool is_gpu_algorithm(const Algorithm& a) {
 
 // The rule for device-memory calls, as the GPU algorithms' estimates carry it (not a measured
 // model). Across nodes: gpu_hier, the only GPU algorithm there. Allreduce: gpu_copy_engine
-// where kernels are not allowed, else gpu_direct from WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes
-// (blocking calls), gpu_two_shot from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot
-// below. Bcast, reduce and allgather: the one-shot, which was the fastest at every size from
+// where kernels are not allowed, else for blocking calls gpu_direct from
+// WEFT_GPU_ALLREDUCE_DIRECT_MIN bytes and gpu_one_shot below (unless gpu_direct is off); other
+// calls gpu_two_shot from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN bytes and gpu_one_shot below. Bcast, reduce and allgather: the one-shot, which was the fastest at every size from
 // 8 B to 64 MiB on one H200 shared by 4 ranks (bcast 64 MiB: 140 us, two-shot 193, ring 519;
 // reduce: 177, 300, 400); the two-shot and ring forms spread the traffic over links that one
 // GPU does not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its
@@ -161,6 +161,10 @@ const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* wh
     if (s.direct_min && r.bytes >= s.direct_min && r.blocking) {
       *why = "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(s.direct_min) + " bytes)";
       return &allreduce_gpu_direct;
+    }
+    if (s.direct_min && r.blocking && r.bytes >= s.two_shot_min) {
+      *why = "a blocking call below WEFT_GPU_ALLREDUCE_DIRECT_MIN (" + std::to_string(s.direct_min) + " bytes)";
+      return &allreduce_gpu_one_shot;
     }
     if (r.bytes >= s.two_shot_min) {
       *why = "from WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(s.two_shot_min) + " bytes)";

@@ -97,7 +97,7 @@ struct Settings {
   bool enabled = true;                       // WEFT_GPU_COLL
   size_t scratch_bytes = size_t(64) << 20;   // WEFT_GPU_COLL_SCRATCH: per rank, two slots
   size_t two_shot_min = size_t(1) << 20;     // WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN
-  size_t direct_min = size_t(1) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
+  size_t direct_min = size_t(4) << 20;       // WEFT_GPU_ALLREDUCE_DIRECT_MIN (0: never)
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
   // WEFT_GPU_FUSED: allreduce calls of this many bytes or more run as fused pieces
   // (auto: WEFT_GPU_FUSED_MIN, on: above kFusedMaxBytes, off: never).

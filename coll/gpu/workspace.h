@@ -261,8 +261,9 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
 // it whole whose allocation is still the one registered (buffer id), *offset into it; else -1.
 int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes, uint64_t* offset);
 
+// may_fuse false: never as fused pieces (a blocking call below gpu_direct's size).
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
-                        ReduceOp op, cudaStream_t s);
+                        ReduceOp op, cudaStream_t s, bool may_fuse = true);
 // root < 0: allreduce; else reduce to root (the result lands at the root only).
 Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s, int root = -1);

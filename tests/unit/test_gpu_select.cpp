@@ -30,6 +30,7 @@ const char* reference_rule(const RuleCall& r, const Settings& s) {
     case Collective::allreduce:
       if (!r.kernels) return "gpu_copy_engine";
       if (s.direct_min && r.bytes >= s.direct_min && r.blocking) return "gpu_direct";
+      if (s.direct_min && r.blocking) return "gpu_one_shot";  // below gpu_direct's size
       return r.bytes >= s.two_shot_min ? "gpu_two_shot" : "gpu_one_shot";
     case Collective::bcast: return "gpu_bcast";
     case Collective::reduce: return "gpu_reduce";
@@ -111,9 +112,15 @@ TEST(GpuSelect, ArgminPicksWhatTheRulePicked) {
 TEST(GpuSelect, RuleReasonsKeepTheirWording) {
   Settings s;
   std::string why;
-  RuleCall r{Collective::allreduce, size_t(2) << 20, true, false, true, false};
+  RuleCall r{Collective::allreduce, size_t(4) << 20, true, false, true, false};
   EXPECT_STREQ(gpu::rule_pick(r, s, &why)->name, "gpu_direct");
-  EXPECT_EQ(why, "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (1048576 bytes)");
+  EXPECT_EQ(why, "from WEFT_GPU_ALLREDUCE_DIRECT_MIN (4194304 bytes)");
+  r.bytes = size_t(2) << 20;
+  EXPECT_STREQ(gpu::rule_pick(r, s, &why)->name, "gpu_one_shot");
+  EXPECT_EQ(why, "a blocking call below WEFT_GPU_ALLREDUCE_DIRECT_MIN (4194304 bytes)");
+  r.blocking = false;
+  EXPECT_STREQ(gpu::rule_pick(r, s, &why)->name, "gpu_two_shot");
+  r.blocking = true;
   r.bytes = 100;
   gpu::rule_pick(r, s, &why);
   EXPECT_EQ(why, "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (1048576 bytes)");
