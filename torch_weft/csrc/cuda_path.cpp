@@ -128,6 +128,22 @@ struct CudaPath::State {
     watchdog = std::thread([this] { watch_loop(); });
   }
 
+  // With the mutex held, the start of every operation: the group usable, the stream
+  // communicator there (made here only where may_create: a collective, which every rank
+  // calls), the communication stream after the caller's.
+  void begin(const char* name, const std::vector<at::Tensor>& touched, bool may_create) {
+    const at::Tensor* like = first_cuda(touched);
+    TORCH_CHECK(like, "weft backend: ", name, ": no CUDA tensor");
+    check_usable();
+    TORCH_CHECK(may_create || streaming(), "weft backend: ", name, ": the group has no stream communicator yet");
+    ensure(like->device().index());
+    order_after_caller(touched);
+  }
+  void check_call(int rc, const char* name) const {
+    TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: ", name, " on CUDA tensors failed on rank ", rank, ": ",
+                mpi_error_text(rc));
+  }
+
   // The caller's current stream, then the touched tensors, handed to the communication stream.
   void order_after_caller(const std::vector<at::Tensor>& touched) {
     at::cuda::CUDAEvent ready;
@@ -349,17 +365,11 @@ c10::intrusive_ptr<c10d::Work> CudaPath::run(c10d::OpType type, const char* name
                                              const std::vector<at::Tensor>& touched, std::vector<at::Tensor> outputs,
                                              const std::function<int(MPI_Comm)>& enqueue,
                                              const std::function<void()>& after) {
-  const at::Tensor* like = first_cuda(touched);
-  TORCH_CHECK(like, "weft backend: ", name, ": no CUDA tensor");
   std::lock_guard<std::recursive_mutex> lock(state_->mutex);
   State& s = *state_;
-  s.check_usable();
-  s.ensure(like->device().index());
-  s.order_after_caller(touched);
+  s.begin(name, touched, true);
   c10::cuda::CUDAStreamGuard guard(*s.stream);
-  const int rc = enqueue(s.comm);
-  TORCH_CHECK(rc == MPI_SUCCESS, "weft backend: ", name, " on CUDA tensors failed on rank ", s.rank, ": ",
-              mpi_error_text(rc));
+  s.check_call(enqueue(s.comm), name);
   if (after) after();
   auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
   work->record(name);
@@ -370,19 +380,10 @@ c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char*
                                                   const std::vector<at::Tensor>& touched,
                                                   std::vector<at::Tensor> outputs, std::vector<P2pMessage> messages, bool collective,
                                                   const std::function<void()>& local) {
-  const at::Tensor* like = first_cuda(touched);
-  TORCH_CHECK(like, "weft backend: ", name, ": no CUDA tensor");
   std::lock_guard<std::recursive_mutex> lock(state_->mutex);
   State& s = *state_;
-  s.check_usable();
-  // Only a collective may make the stream communicator (every rank calls it).
-  TORCH_CHECK(collective || s.streaming(), "weft backend: ", name, ": the group has no stream communicator yet");
-  s.ensure(like->device().index());
-  s.order_after_caller(touched);
+  s.begin(name, touched, collective);
   c10::cuda::CUDAStreamGuard guard(*s.stream);
-  auto fail = [&](int rc) {
-    TORCH_CHECK(false, "weft backend: ", name, " on CUDA tensors failed on rank ", s.rank, ": ", mpi_error_text(rc));
-  };
   const bool lone_send = !collective && messages.size() == 1 && messages[0].send;
   std::vector<MPI_Request> requests;
   for (const bool sends : {false, true})
@@ -394,7 +395,7 @@ c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char*
       if (lone_send) s.make_room(m.peer);
       const int rc = sends ? MPIX_Isend_enqueue(m.tensor.data_ptr(), n, dt, m.peer, m.tag, s.comm, &r)
                            : MPIX_Irecv_enqueue(m.tensor.data_ptr(), n, dt, m.peer, m.tag, s.comm, &r);
-      if (rc != MPI_SUCCESS) fail(rc);
+      s.check_call(rc, name);
       requests.push_back(r);
     }
   auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
@@ -405,8 +406,7 @@ c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char*
   }
   if (local) local();
   if (!requests.empty()) {
-    const int rc = MPIX_Waitall_enqueue(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) fail(rc);
+    s.check_call(MPIX_Waitall_enqueue(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), name);
   }
   work->record(name);
   return work;
