@@ -44,6 +44,7 @@
 // gpu_direct, and only with kernels allowed. Other memory, other collectives (gather, scatter,
 // alltoall, scan, the other v forms) are staged through host memory (coll::Call).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -157,13 +158,36 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 // For a stream-ordered call that runs as fused pieces (every rank enqueues the same calls):
 // registers send and recv (bytes each; in place: one), each unless every rank has it
 // registered already, so the call's fused pieces (and, captured into a CUDA graph, each
-// replay's) read and write the peers' user buffers in place. Collective: one host agreement,
-// then register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
+// replay's) read and write the peers' user buffers in place. Collective: one host agreement
+// (uncaptured: on the calls AgreementSchedule names, the others return at once), then
+// register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
 // forbids unmapping), so a peer's buffer under a stale mapping fails that registration. The
 // registrations stay until the communicator is freed (bounded as the others, kMaxRegistrations);
 // one that cannot be made leaves the call on the slots, and (uncaptured) ends automatic
 // registration on the communicator: later calls make no agreement.
 void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing);
+// Which of those calls (uncaptured) make the host agreement: every one until kQuiet agreements
+// in a row registered nothing, then calls further and further apart (the gap doubles up to
+// kMaxGap); a registration brings back every call. Every rank counts the same calls and sees
+// the same agreed outcome, so all ranks skip and agree alike, and a settled program's enqueue
+// calls do not wait for their peers on the host.
+struct AgreementSchedule {
+  static constexpr uint64_t kQuiet = 64, kMaxGap = 1024;
+  uint64_t calls = 0;  // calls counted so far
+  uint64_t next = 0;   // the number of the next call that agrees
+  uint64_t gap = 1;
+  uint64_t quiet = 0;  // agreements in a row that registered nothing
+  // Counts a call; whether it agrees.
+  bool due() { return calls++ >= next; }
+  // After an agreeing call: true when this one settled the schedule (gap first above 1).
+  bool agreed(bool registered) {
+    quiet = registered ? 0 : quiet + 1;
+    const bool settles = quiet == kQuiet;
+    gap = quiet < kQuiet ? 1 : std::min(gap * 2, kMaxGap);
+    next = calls - 1 + gap;
+    return settles;
+  }
+};
 // Live registrations of c on this rank (0 without a workspace).
 int registrations(const Comm& c);
 

@@ -206,6 +206,8 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing) {
   GpuWorkspace* ws = existing_workspace(ctx.comm);
   if (!ws || bytes == 0 || (!capturing && !ws->auto_register)) return;
+  // Uncaptured calls agree only where the schedule says (gpu_coll.h).
+  if (!capturing && !ws->auto_schedule.due()) return;
   uint64_t offset = 0;
   const bool in_place = send == recv;  // alike on every rank
   int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
@@ -213,6 +215,14 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   if (find_registration(*ws, recv, bytes, &offset) < 0) missing[1] = 1;
   const Reduction max{ReduceOp::max, BasicType::i64, sizeof(int64_t)};
   if (coll::allreduce(ctx, missing, missing, 2, max) != Status::ok) return;
+  if (!capturing && ws->auto_schedule.agreed(missing[0] || missing[1]))
+    WEFT_INFO(Subsys::gpu, "automatic registration on %s settles at call %llu (%llu agreements in a row found "
+              "every buffer registered): later calls agree on new buffers only every %llu to %llu calls",
+              ctx.comm.label().c_str(),
+              static_cast<unsigned long long>(ws->auto_schedule.calls),
+              static_cast<unsigned long long>(AgreementSchedule::kQuiet),
+              static_cast<unsigned long long>(ws->auto_schedule.gap),
+              static_cast<unsigned long long>(AgreementSchedule::kMaxGap));
   const void* bufs[2] = {send, recv};
   for (int k = 0; k < 2; ++k) {
     if (!missing[k]) continue;

@@ -131,6 +131,7 @@ class GpuWorkspace {
   // Automatic registration of stream-ordered calls' buffers (register_call_buffers) goes on
   // until one fails; the outcome is agreed, so every rank stops at the same call.
   bool auto_register = true;
+  AgreementSchedule auto_schedule;  // which uncaptured eligible calls agree
   // The stop word: host memory the kernels read (stop_device) while they wait for peers. Set
   // once the communicator fails (stop()), so no kernel spins for a dead or departed rank; the
   // workspace then refuses every call with stop_status.

@@ -10,7 +10,9 @@
  *   4. MPIX_Allreduce_enqueue on unregistered buffers captured into a CUDA graph (out of place
  *      and in place; with WEFT_GPU_FUSED the capture registers them), replayed three times with
  *      new data.
- *   5. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
+ *   5. 320 calls on two pairs of unregistered buffers (A, then B, then A), past the point where
+ *      automatic registration settles and agrees on only some calls.
+ *   6. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
  *      MPI_ERR_ARG; after every handle is dropped the calls still give the right sums.
  * Every result is copied back and checked element by element. Variants set
  * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces), WEFT_GPU_FUSED,
@@ -262,6 +264,35 @@ static void test_captured(void)
     if (t_rank == 0) printf("captured allreduce on unregistered buffers: 2 sizes, 3 replays checked\n");
 }
 
+/* Many calls on the same buffers settle automatic registration (its host agreement then runs
+ * on fewer and fewer calls); new buffers after that, and the old ones again, still sum right
+ * on every call, whichever calls agree. */
+static void test_settled(void)
+{
+    const size_t n = 300000;
+    float *a_in, *a_out, *b_in, *b_out;
+    CUDA_OK(cudaMalloc((void **)&a_in, n * sizeof(float)));
+    CUDA_OK(cudaMalloc((void **)&a_out, n * sizeof(float)));
+    CUDA_OK(cudaMalloc((void **)&b_in, n * sizeof(float)));
+    CUDA_OK(cudaMalloc((void **)&b_out, n * sizeof(float)));
+    const struct { float *in, *out; int calls; } phases[] = {{a_in, a_out, 150}, {b_in, b_out, 150}, {a_in, a_out, 20}};
+    int salt = 0;
+    for (int p = 0; p < 3; p++) {
+        for (int k = 0; k < phases[p].calls; k++, salt++) {
+            char what[96];
+            fill(phases[p].in, n, salt % 200);
+            MPI_OK(MPIX_Allreduce_enqueue(phases[p].in, phases[p].out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+            snprintf(what, sizeof what, "phase %d, call %d of the same buffers (%zu floats)", p, k, n);
+            sync_and_check(phases[p].out, n, salt % 200, what);
+        }
+    }
+    CUDA_OK(cudaFree(a_in));
+    CUDA_OK(cudaFree(a_out));
+    CUDA_OK(cudaFree(b_in));
+    CUDA_OK(cudaFree(b_out));
+    if (t_rank == 0) printf("settled automatic registration: %d calls on two buffer pairs checked\n", salt);
+}
+
 int main(int argc, char **argv)
 {
     t_gpu_init(&argc, &argv, "registered");
@@ -279,6 +310,7 @@ int main(int argc, char **argv)
     test_persistent();
     test_half_accumulation();
     test_captured();
+    test_settled();
     test_errors();
     MPI_OK(MPI_Comm_free(&sc));
     MPI_OK(MPIX_Stream_free(&ms));
