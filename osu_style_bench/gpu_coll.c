@@ -88,6 +88,9 @@ static long long checked_call(struct sweep *s, size_t n)
         GB_CUDA(c, cudaMemcpy(s->send, h, ns * sizeof(float), cudaMemcpyHostToDevice));
         GB_CUDA(c, cudaMemset(s->recv, 0xff, nr * sizeof(float)));
     }
+    /* cudaMemset and a pageable cudaMemcpy may return before they land; the collective's
+     * stream is non-blocking, so it would not wait for them. */
+    GB_CUDA(c, cudaDeviceSynchronize());
     MPI_Barrier(MPI_COMM_WORLD);
     if (one_call(s, n) != MPI_SUCCESS) wrong++;
     if (finish(s)) wrong++;

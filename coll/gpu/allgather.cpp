@@ -38,6 +38,16 @@ std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* sen
 }  // namespace
 
 Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
+  if (block <= ws.settings.gather_kernel_max) {  // one launch (gather_kernel.h)
+    char* out[kMaxRanks] = {};
+    char* const at = static_cast<char*>(recv);
+    for (int q = 0; q < ws.size; ++q) out[q] = at + size_t(q) * block;
+    if (send == at + size_t(ws.rank) * block) out[ws.rank] = nullptr;  // in place
+    const auto s = static_cast<cudaStream_t>(stream);
+    return enqueue_stream_call(ws, s, "MPIX_Allgather_enqueue", [&] {
+      return enqueue_gather(ws, static_cast<const char*>(send), out, block, -1, s);
+    });
+  }
   return enqueue_pieces_on(ws, stream, "MPIX_Allgather_enqueue", [&] {
     return allgather_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), block);
   });

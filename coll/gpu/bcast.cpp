@@ -35,6 +35,14 @@ std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t b
 }  // namespace
 
 Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
+  if (bytes <= ws.settings.gather_kernel_max) {  // one launch (gather_kernel.h)
+    char* out[kMaxRanks] = {};
+    if (ws.rank != root) out[root] = static_cast<char*>(buf);
+    const auto s = static_cast<cudaStream_t>(stream);
+    return enqueue_stream_call(ws, s, "MPIX_Bcast_enqueue", [&] {
+      return enqueue_gather(ws, static_cast<const char*>(buf), out, bytes, root, s);
+    });
+  }
   return enqueue_pieces_on(ws, stream, "MPIX_Bcast_enqueue", [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
 }
 

@@ -105,6 +105,7 @@ struct Settings {
   size_t fused_min = size_t(1) << 20;
   size_t fused_split_min = size_t(16) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
   size_t auto_register_min = size_t(256) << 10;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
+  size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

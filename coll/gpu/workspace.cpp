@@ -22,6 +22,7 @@
 #include "coll/comm_state.h"
 #include "coll/hier/hierarchy.h"
 #include "flags.h"
+#include "gather_kernel.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {
@@ -125,6 +126,7 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
   // Kernels load now, not at a stream-ordered call's first launch (lazy loading may wait for
   // the device there).
   WEFT_CUDA_TRY(preload_flag_barrier());
+  WEFT_CUDA_TRY(preload_gather());
   WEFT_TRY(reduce_device_preload());
   WEFT_CUDA_TRY(cudaDeviceSynchronize());  // the zeroed flags, before any peer can read them
   row->ok = 1;

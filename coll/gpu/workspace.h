@@ -182,6 +182,12 @@ Status cuda_failure(const char* what, cudaError_t err);
 // Status::not_supported, with the reason, for an enqueue function in the copy-engine variant.
 Status kernels_required();
 
+// A broadcast (only `root` contributes) or an allgather (root < 0: every rank) of `bytes` bytes
+// per rank as one launch of the gather kernel (gather_kernel.h): own_in is this rank's
+// contribution (ignored where it contributes nothing), out[q] where rank q's goes (null: not
+// here). Takes the call's pieces from ws.pieces. Kernels allowed only.
+Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, int root, cudaStream_t s);
+
 // The elements of the piece sizes for one call: a slot holds `half / elem` elements.
 inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.half / elem; }
 
