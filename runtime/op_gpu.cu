@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "device_meet.cuh"
 #include "log.h"
 #include "op_gpu.h"
 
@@ -111,17 +112,6 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t
   }
 }
 
-// Spins until a rank's epoch word reaches `epoch`, or the host's stop word is set (host
-// memory: read every 128 rounds).
-__device__ inline void wait_epoch(const unsigned long long* flag, unsigned long long epoch, const unsigned int* stop) {
-  const volatile unsigned long long* f = flag;
-  const volatile unsigned int* s = stop;
-  for (unsigned int rounds = 1; *f < epoch; ++rounds) {
-    __nanosleep(32);
-    if ((rounds & 127) == 0 && s && *s) break;
-  }
-}
-
 // Block b of the grid owns chunk b of the vector (16-byte multiples) and meets its peers'
 // block b alone, through its own epoch word (flags.lane; one block: flags.at): every thread
 // copies its share of the chunk of `own` into this rank's input; after the block meets, thread
@@ -163,7 +153,7 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
   }
   __syncthreads();
   if (t < ins.count && t != flags.me) {
-    wait_epoch(word(t), epoch, flags.stop);
+    device::wait_epoch(word(t), epoch, flags.stop);
     __threadfence_system();
   }
   __syncthreads();
@@ -185,24 +175,9 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
 // at once beside the peers' grids (fused_blocks).
 constexpr int kFusedThreads = 512;
 
-// Every block arrives (thread 0 fences the block's writes first); the last to arrive resets the
-// counter and publishes this rank's epoch; then every block waits until every rank, this one
-// included, has reached it (each waiting thread fences what it saw).
+// The grid's meeting (device_meet.cuh) on the piece's words.
 __device__ void fused_meet(const FusedPiece& a, unsigned long long epoch) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    if (atomicAdd(a.arrive, 1u) == gridDim.x - 1) {
-      atomicExch(a.arrive, 0u);
-      __threadfence_system();
-      *reinterpret_cast<volatile unsigned long long*>(a.flag[a.me]) = epoch;
-    }
-  }
-  if (int(threadIdx.x) < a.ranks) {
-    wait_epoch(a.flag[threadIdx.x], epoch, a.stop);
-    __threadfence_system();
-  }
-  __syncthreads();
+  device::grid_meet(a.arrive, a.flag, a.me, a.ranks, a.stop, epoch);
 }
 
 // One piece of a fused launch, as the kernel walks them.
@@ -237,20 +212,6 @@ __device__ const char* fused_resolve(const FusedPiece& a, char* const* slot, int
   const FusedRegistration r = a.table[size_t(q) * kFusedMaxRegistrations + size_t(reg)];
   if (!r.base || off > r.bytes || bytes > r.bytes - off) return nullptr;
   return r.base + off;
-}
-
-// The grid copies `bytes` bytes, 16 at a time where both ends allow it. Loads bypass L1
-// (__ldcg): the source may have been written by peers during this kernel.
-__device__ void fused_copy(void* dst, const void* src, size_t bytes, size_t first, size_t stride) {
-  size_t done = 0;
-  if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) % 16) == 0) {
-    const size_t packs = bytes / 16;
-    for (size_t p = first; p < packs; p += stride)
-      static_cast<uint4*>(dst)[p] = __ldcg(static_cast<const uint4*>(src) + p);
-    done = packs * 16;
-  }
-  for (size_t i = done + first; i < bytes; i += stride)
-    static_cast<char*>(dst)[i] = __ldcg(static_cast<const char*>(src) + i);
 }
 
 // The fold of a piece after the first meeting: resolves every rank's published place (one out
@@ -348,14 +309,14 @@ __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(Fused
     const FusedStep s = fused_step(a, k, sizeof(T));
     const size_t bytes = s.count * sizeof(T);
     char* own_slot = s.slot[a.me];
-    if (a.mine.in_reg < 0 && s.own_in != own_slot) fused_copy(own_slot, s.own_in, bytes, first, stride);
+    if (a.mine.in_reg < 0 && s.own_in != own_slot) device::grid_copy(own_slot, s.own_in, bytes, first, stride);
     if (blockIdx.x == 0 && t == 0) fused_publish_place(a, s);
     fused_meet(a, start + 2 * k + 1);
     const bool whole = fused_fold<T, Op>(a, s, first, stride);
     fused_meet(a, start + 2 * k + 2);
     if (whole) return;
     if (a.direct && a.mine.out_reg < 0 && s.own_out != own_slot)  // the result came to the slot
-      fused_copy(s.own_out, own_slot, bytes, first, stride);
+      device::grid_copy(s.own_out, own_slot, bytes, first, stride);
   }
 }
 

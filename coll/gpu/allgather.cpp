@@ -1,6 +1,7 @@
 // allgather gpu_allgather (one-shot, uniform blocks): per slot-sized piece of the block, each rank
 // copies its piece into its slot, a barrier, each rank copies every peer's piece out of the peer's
-// slot into the peer's block (and, out of place, its own piece from its send buffer). One barrier
+// slot into the peer's block (and, out of place, its own piece from its send buffer); up to
+// WEFT_GPU_GATHER_KERNEL_MAX with kernels allowed, all of it in one launch (gather_kernel.h). One barrier
 // per piece keeps the slot rule (workspace.h): a rank writes piece n + 2's slot after piece n +
 // 1's barrier, which every peer entered after reading piece n. Copies only: the copy-engine
 // variant differs just in its host barriers.
@@ -38,14 +39,10 @@ std::shared_ptr<const Pieces> allgather_pieces(GpuWorkspace& ws, const char* sen
 }  // namespace
 
 Status allgather_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t block, void* stream) {
-  if (block <= ws.settings.gather_kernel_max) {  // one launch (gather_kernel.h)
-    char* out[kMaxRanks] = {};
-    char* const at = static_cast<char*>(recv);
-    for (int q = 0; q < ws.size; ++q) out[q] = at + size_t(q) * block;
-    if (send == at + size_t(ws.rank) * block) out[ws.rank] = nullptr;  // in place
+  if (runs_as_gather(ws, block)) {  // one launch (gather_kernel.h)
     const auto s = static_cast<cudaStream_t>(stream);
     return enqueue_stream_call(ws, s, "MPIX_Allgather_enqueue", [&] {
-      return enqueue_gather(ws, static_cast<const char*>(send), out, block, -1, s);
+      return enqueue_allgather_gather(ws, static_cast<const char*>(send), static_cast<char*>(recv), block, s);
     });
   }
   return enqueue_pieces_on(ws, stream, "MPIX_Allgather_enqueue", [&] {
@@ -69,6 +66,11 @@ double estimate(const CollArgs& a, const CollContext& ctx, const CostModel&) {
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;
+  if (runs_as_gather(*shared_workspace(c), a.own_bytes))
+    return build_enqueued("gpu_allgather", c, [send = static_cast<const char*>(a.send), recv = static_cast<char*>(a.recv),
+                                               block = a.own_bytes](GpuWorkspace& ws, cudaStream_t s) {
+      return enqueue_allgather_gather(ws, send, recv, block, s);
+    });
   return build_pieces_on("gpu_allgather", c, [&](GpuWorkspace& ws) {
     return allgather_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.own_bytes);
   });

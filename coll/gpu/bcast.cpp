@@ -1,5 +1,6 @@
 // bcast gpu_bcast (one-shot): per slot-sized piece, the root copies its piece into its slot, a barrier,
-// every other rank copies the piece out of the root's slot into its buffer. One barrier per
+// every other rank copies the piece out of the root's slot into its buffer; up to
+// WEFT_GPU_GATHER_KERNEL_MAX with kernels allowed, all of it in one launch (gather_kernel.h). One barrier per
 // piece is enough for the slot rule (workspace.h): the root writes piece n + 2's slot only
 // after piece n + 1's barrier, which every peer entered after copying piece n out (stream
 // order). A root whose call has returned never waits for slow readers; the next call's
@@ -35,12 +36,10 @@ std::shared_ptr<const Pieces> bcast_pieces(GpuWorkspace& ws, char* buf, size_t b
 }  // namespace
 
 Status bcast_enqueue(GpuWorkspace& ws, void* buf, size_t bytes, int root, void* stream) {
-  if (bytes <= ws.settings.gather_kernel_max) {  // one launch (gather_kernel.h)
-    char* out[kMaxRanks] = {};
-    if (ws.rank != root) out[root] = static_cast<char*>(buf);
+  if (runs_as_gather(ws, bytes)) {  // one launch (gather_kernel.h)
     const auto s = static_cast<cudaStream_t>(stream);
     return enqueue_stream_call(ws, s, "MPIX_Bcast_enqueue", [&] {
-      return enqueue_gather(ws, static_cast<const char*>(buf), out, bytes, root, s);
+      return enqueue_bcast_gather(ws, static_cast<char*>(buf), bytes, root, s);
     });
   }
   return enqueue_pieces_on(ws, stream, "MPIX_Bcast_enqueue", [&] { return bcast_pieces(ws, static_cast<char*>(buf), bytes, root); });
@@ -60,6 +59,11 @@ double estimate(const CollArgs& a, const CollContext&, const CostModel&) {
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;
+  if (runs_as_gather(*shared_workspace(c), a.bytes))
+    return build_enqueued("gpu_bcast", c, [buf = static_cast<char*>(a.recv), bytes = a.bytes, root = a.root](
+                                              GpuWorkspace& ws, cudaStream_t s) {
+      return enqueue_bcast_gather(ws, buf, bytes, root, s);
+    });
   return build_pieces_on("gpu_bcast", c, [&](GpuWorkspace& ws) {
     return bcast_pieces(ws, static_cast<char*>(a.recv), a.bytes, a.root);
   });

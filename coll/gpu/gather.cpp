@@ -1,4 +1,4 @@
-// enqueue_gather (workspace.h): the one-launch broadcast and allgather through the slots.
+// enqueue_gather and its broadcast and allgather (workspace.h): one launch through the slots.
 #include "gather_kernel.h"
 #include "workspace.h"
 
@@ -25,6 +25,23 @@ Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, si
   ws.pieces += (bytes + ws.half - 1) / ws.half;
   const cudaError_t err = launch_gather(g, s);
   return err == cudaSuccess ? Status::ok : cuda_failure("gather kernel launch", err);
+}
+
+bool runs_as_gather(const GpuWorkspace& ws, size_t bytes) {
+  return ws.kernels && bytes <= ws.settings.gather_kernel_max;
+}
+
+Status enqueue_bcast_gather(GpuWorkspace& ws, char* buf, size_t bytes, int root, cudaStream_t s) {
+  char* out[kMaxRanks] = {};
+  if (ws.rank != root) out[root] = buf;
+  return enqueue_gather(ws, buf, out, bytes, root, s);
+}
+
+Status enqueue_allgather_gather(GpuWorkspace& ws, const char* send, char* recv, size_t block, cudaStream_t s) {
+  char* out[kMaxRanks] = {};
+  for (int q = 0; q < ws.size; ++q) out[q] = recv + size_t(q) * block;
+  if (send == out[ws.rank]) out[ws.rank] = nullptr;  // in place
+  return enqueue_gather(ws, send, out, block, -1, s);
 }
 
 }  // namespace weft::coll::gpu

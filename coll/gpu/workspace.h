@@ -187,6 +187,11 @@ Status kernels_required();
 // contribution (ignored where it contributes nothing), out[q] where rank q's goes (null: not
 // here). Takes the call's pieces from ws.pieces. Kernels allowed only.
 Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, int root, cudaStream_t s);
+// gpu_bcast and gpu_allgather as that launch (blocking or enqueued), and whether a call of
+// `bytes` per rank runs so (kernels allowed, up to WEFT_GPU_GATHER_KERNEL_MAX).
+bool runs_as_gather(const GpuWorkspace& ws, size_t bytes);
+Status enqueue_bcast_gather(GpuWorkspace& ws, char* buf, size_t bytes, int root, cudaStream_t s);
+Status enqueue_allgather_gather(GpuWorkspace& ws, const char* send, char* recv, size_t block, cudaStream_t s);
 
 // The elements of the piece sizes for one call: a slot holds `half / elem` elements.
 inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.half / elem; }
