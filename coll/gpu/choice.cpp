@@ -137,7 +137,8 @@ bool is_gpu_algorithm(const Algorithm& a) {
 // 8 B to 64 MiB on one H200 shared by 4 ranks (bcast 64 MiB: 140 us, two-shot 193, ring 519;
 // reduce: 177, 300, 400); the two-shot and ring forms spread the traffic over links that one
 // GPU does not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its
-// block form when the shares are equal.
+// block form when the shares are equal, except blocking block-form calls from
+// WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN bytes with kernels allowed: gpu_reduce_scatter_direct.
 const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why) {
   if (r.spans_nodes) {
     *why = "the only GPU algorithm across nodes: GPU-native stages within each node, host staging between "
@@ -172,6 +173,12 @@ const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* wh
     }
     *why = "below WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (" + std::to_string(s.two_shot_min) + " bytes)";
     return &allreduce_gpu_one_shot;
+  }
+  if (r.coll == Collective::reduce_scatter && r.block_form && r.kernels && r.blocking &&
+      s.reduce_scatter_direct_min && r.bytes >= s.reduce_scatter_direct_min) {
+    *why = "a blocking call from WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (" + std::to_string(s.reduce_scatter_direct_min) +
+           " bytes)";
+    return &reduce_scatter_gpu_direct;
   }
   if (r.kernels)
     *why = "the one-shot; flag barriers";

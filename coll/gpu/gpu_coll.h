@@ -70,6 +70,7 @@
   X(reduce_scatter_gpu_block, "gpu_reduce_scatter_block", reduce_scatter)            \
   X(reduce_scatter_gpu, "gpu_reduce_scatter", reduce_scatter)                        \
   X(reduce_scatter_gpu_ring, "gpu_reduce_scatter_ring", reduce_scatter)              \
+  X(reduce_scatter_gpu_direct, "gpu_reduce_scatter_direct", reduce_scatter)          \
   X(reduce_gpu, "gpu_reduce", reduce)                                                \
   X(reduce_gpu_two_shot, "gpu_reduce_two_shot", reduce)                              \
   X(reduce_gpu_ring, "gpu_reduce_ring", reduce)                                      \
@@ -106,6 +107,7 @@ struct Settings {
   size_t fused_split_min = size_t(16) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
   size_t auto_register_min = size_t(256) << 10;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
+  size_t reduce_scatter_direct_min = size_t(1) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

@@ -14,8 +14,6 @@
 
 namespace weft::coll::gpu {
 
-namespace {
-
 std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, const char* send, char* recv, size_t count,
                                                           BasicType type, ReduceOp op) {
   auto p = std::make_shared<Pieces>();
@@ -38,8 +36,6 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
   };
   return p;
 }
-
-}  // namespace
 
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {

@@ -52,6 +52,11 @@ std::shared_ptr<Schedule> build_pieces_on(const char* name, const Comm& c, MakeP
   return build_pieces(name, c, ws, make(*ws));
 }
 
+// gpu_reduce_scatter_block's pieces (reduce_scatter_block.cpp): `count` elements per rank's
+// block; send == recv in place.
+std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, const char* send, char* recv, size_t count,
+                                                          BasicType type, ReduceOp op);
+
 // An allreduce (root < 0) or a reduce to root, enqueued by one function.
 using EnqueueReduction = Status (*)(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, cudaStream_t s, int root);

@@ -35,7 +35,10 @@ const char* reference_rule(const RuleCall& r, const Settings& s) {
     case Collective::bcast: return "gpu_bcast";
     case Collective::reduce: return "gpu_reduce";
     case Collective::allgather: return "gpu_allgather";
-    case Collective::reduce_scatter: return r.block_form ? "gpu_reduce_scatter_block" : "gpu_reduce_scatter";
+    case Collective::reduce_scatter:
+      if (r.block_form && r.kernels && r.blocking && s.reduce_scatter_direct_min && r.bytes >= s.reduce_scatter_direct_min)
+        return "gpu_reduce_scatter_direct";
+      return r.block_form ? "gpu_reduce_scatter_block" : "gpu_reduce_scatter";
     default: return nullptr;
   }
 }
@@ -45,10 +48,11 @@ bool modelled_supports(const Algorithm& alg, const RuleCall& r) {
   if (name == "gpu_hier") return r.spans_nodes && r.blocking;
   if (r.spans_nodes) return false;  // no workspace on a communicator spanning nodes
   const bool kernels_only = name.find("two_shot") != std::string::npos || name.find("ring") != std::string::npos ||
-                            name == "gpu_one_shot" || name == "gpu_direct";
+                            name == "gpu_one_shot" || name == "gpu_direct" || name == "gpu_reduce_scatter_direct";
   if (kernels_only && !r.kernels) return false;
   if (name == "gpu_direct") return r.blocking;
   if (name == "gpu_reduce_scatter_block") return r.block_form;
+  if (name == "gpu_reduce_scatter_direct") return r.block_form && r.blocking;
   return true;
 }
 
@@ -89,6 +93,7 @@ TEST(GpuSelect, ArgminPicksWhatTheRulePicked) {
                   s.mode = mode;
                   s.two_shot_min = two_shot_min;
                   s.direct_min = direct_min;
+                  s.reduce_scatter_direct_min = direct_min;
                   RuleCall r{coll, bytes - delta, bool(flags & 1), bool(flags & 2),
                              // copy_engine mode allows no kernels; MPS or one GPU per rank decide the rest
                              mode != gpu::Mode::copy_engine && (flags & 4), bool(flags & 8)};
