@@ -4,8 +4,8 @@
 #   osu_style_bench/gpu_sweep.sh BUILD_DIR LOG_DIR
 #
 # BUILD_DIR  weft build directory (CUDA build); its bin/ holds gpu_floors,
-#            gpu_allreduce, osu_latency, osu_bw, osu_bibw and, where NCCL was
-#            found, nccl_allreduce.
+#            gpu_allreduce, gpu_coll, osu_latency, osu_bw, osu_bibw and, where NCCL
+#            was found, nccl_allreduce.
 # LOG_DIR    folder for the logs (created): one NAME.log per run, plus
 #            summary.txt (the floors, the IPC copy and the key rows), and per
 #            gpu_allreduce run RUN its plots against nccl_allreduce:
@@ -19,10 +19,13 @@
 #     gpu_floors np 2 (raw IPC copy between two GPUs);
 #     osu_latency, osu_bw, osu_bibw -d cuda D D at np 2;
 #     gpu_allreduce and nccl_allreduce at np = number of GPUs (same options);
+#     gpu_coll (broadcast, allgather, reduce_scatter_block, reduce; blocking and enqueued)
+#     at np = number of GPUs (GPU_COLL_ARGS);
 #   on one GPU (CUDA_VISIBLE_DEVICES = the first GPU), MPS on:
 #     gpu_floors np 1 and np 2 (raw IPC copy on one GPU);
 #     osu_latency, osu_bw, osu_bibw -d cuda D D, D H, H D at np 2;
 #     gpu_allreduce at np 2 and np 4;
+#     gpu_coll (the four collectives, blocking and enqueued) at np 4;
 #     nccl_allreduce at np 1 (a check of the program) and np 2 (NCCL refuses two ranks on
 #     one GPU: the program says so and exits 0).
 # MPS is started as the machine's README says (CUDA_MPS_PIPE_DIRECTORY=/tmp/mps,
@@ -31,6 +34,7 @@
 #
 # Environment:
 #   GPU_SWEEP_ARGS   options for gpu_allreduce and nccl_allreduce (default "-b 8 -e 1G -w 5 -n 20")
+#   GPU_COLL_ARGS    options for gpu_coll (default "-b 8 -e 64M -f 8 -w 5 -n 20")
 #   OSU_ARGS         options for the osu programs (default "-m 8:4194304")
 #   OSU_LAT_ARGS     options for osu_latency only (default OSU_ARGS)
 #   OSU_BW_ARGS      options for osu_bw and osu_bibw only (default OSU_ARGS)
@@ -66,6 +70,7 @@ SUMMARY=$LOG/summary.txt
 MPIRUN=${MPIRUN:-mpirun}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 read -r -a SWEEP <<< "${GPU_SWEEP_ARGS:--b 8 -e 1G -w 5 -n 20}"
+read -r -a COLL_SWEEP <<< "${GPU_COLL_ARGS:--b 8 -e 64M -f 8 -w 5 -n 20}"
 OSU_DEFAULT=${OSU_ARGS:--m 8:4194304}
 read -r -a OSU_LAT <<< "${OSU_LAT_ARGS:-$OSU_DEFAULT}"
 read -r -a OSU_BW <<< "${OSU_BW_ARGS:-$OSU_DEFAULT}"
@@ -100,16 +105,19 @@ status=0
 } | tee "$SUMMARY"
 
 # run NAME NP PROG ARGS...: one mpirun, output in $LOG/NAME.log, the summary lines in summary.txt.
+# RUN_ENV: names of environment variables mpirun passes on (-x).
 run() {
     local name=$1 np=$2 prog=$3
     shift 3
+    local xs=() v
+    for v in ${RUN_ENV:-}; do xs+=(-x "$v"); done
     local exe=$BIN/$prog
     if [ ! -x "$exe" ]; then
         echo "gpu_sweep.sh: $exe not found, $name skipped" | tee -a "$SUMMARY" >&2
         status=1
         return
     fi
-    local cmd=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np "$np" --bind-to none "$exe" "$@")
+    local cmd=("${TIMEOUT_CMD[@]}" "$MPIRUN" --oversubscribe -np "$np" --bind-to none "${xs[@]}" "$exe" "$@")
     echo "### $name: CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-(all)} ${cmd[*]}" | tee -a "$SUMMARY"
     "${cmd[@]}" </dev/null >"$LOG/$name.log" 2>&1
     local rc=$?
@@ -120,6 +128,17 @@ run() {
         echo "gpu_sweep.sh: $name failed (exit $rc)" | tee -a "$SUMMARY" >&2
         status=1
     fi
+}
+
+coll_set() { # coll_set PREFIX NP: gpu_coll for each collective, blocking and enqueued
+    local prefix=$1 np=$2 coll mode
+    for coll in bcast allgather reduce_scatter reduce; do
+        for mode in 0 1; do
+            GPU_COLL=$coll GPU_COLL_STREAM=$mode RUN_ENV="GPU_COLL GPU_COLL_STREAM" \
+                run "$prefix.gpu_coll.$coll.$([ $mode = 1 ] && echo enqueue || echo blocking).np$np" "$np" gpu_coll \
+                "${COLL_SWEEP[@]}"
+        done
+    done
 }
 
 osu_set() { # osu_set PREFIX PLACEMENT...
@@ -142,6 +161,7 @@ if [ "$NGPU" -ge 2 ] && [[ "$ONLY" == *" multi "* ]]; then
     osu_set multi "D D"
     run "multi.gpu_allreduce.np$NGPU" "$NGPU" gpu_allreduce "${SWEEP[@]}"
     run "multi.nccl_allreduce.np$NGPU" "$NGPU" nccl_allreduce "${SWEEP[@]}"
+    coll_set multi "$NGPU"
 fi
 
 # --- one GPU shared by the ranks, under MPS --------------------------------------------------
@@ -166,6 +186,7 @@ if [[ "$ONLY" == *" single "* ]]; then
     osu_set single "D D" "D H" "H D"
     run single.gpu_allreduce.np2 2 gpu_allreduce "${SWEEP[@]}"
     run single.gpu_allreduce.np4 4 gpu_allreduce "${SWEEP[@]}"
+    coll_set single 4
     # NCCL on one GPU: np 1 checks the program (an allreduce of one rank is a copy); np 2 must say
     # that NCCL needs one GPU per rank and exit 0.
     run single.nccl_allreduce.np1 1 nccl_allreduce -e 64M -w 2 -n 10
