@@ -4,12 +4,12 @@
 
 namespace weft::coll::gpu {
 
-Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, int root, cudaStream_t s) {
+Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, cudaStream_t s) {
   if (!ws.kernels) return kernels_required();
   WEFT_TRY(ws.check_running());
   static_assert(kFlagRanks == kMaxRanks);
   GatherLaunch g;
-  g.own_in = root < 0 || root == ws.rank ? own_in : nullptr;
+  g.own_in = own_in;
   for (int q = 0; q < ws.size; ++q) {
     g.out[q] = out[q];
     g.slot[q] = ws.slot(q, ws.pieces);
@@ -34,14 +34,14 @@ bool runs_as_gather(const GpuWorkspace& ws, size_t bytes) {
 Status enqueue_bcast_gather(GpuWorkspace& ws, char* buf, size_t bytes, int root, cudaStream_t s) {
   char* out[kMaxRanks] = {};
   if (ws.rank != root) out[root] = buf;
-  return enqueue_gather(ws, buf, out, bytes, root, s);
+  return enqueue_gather(ws, ws.rank == root ? buf : nullptr, out, bytes, s);
 }
 
 Status enqueue_allgather_gather(GpuWorkspace& ws, const char* send, char* recv, size_t block, cudaStream_t s) {
   char* out[kMaxRanks] = {};
   for (int q = 0; q < ws.size; ++q) out[q] = recv + size_t(q) * block;
   if (send == out[ws.rank]) out[ws.rank] = nullptr;  // in place
-  return enqueue_gather(ws, send, out, block, -1, s);
+  return enqueue_gather(ws, send, out, block, s);
 }
 
 }  // namespace weft::coll::gpu

@@ -7,8 +7,6 @@
 // slots ((3p + 1) blocks). In place (the input in recv, on every rank) the result would overwrite
 // block 0 while rank 0 reads it: such calls run through the slots, as does every call where
 // some rank cannot map every peer's input.
-#include <algorithm>
-
 #include "direct.h"
 #include "runtime/op_gpu.h"
 #include "steps.h"

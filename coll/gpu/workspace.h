@@ -182,11 +182,11 @@ Status cuda_failure(const char* what, cudaError_t err);
 // Status::not_supported, with the reason, for an enqueue function in the copy-engine variant.
 Status kernels_required();
 
-// A broadcast (only `root` contributes) or an allgather (root < 0: every rank) of `bytes` bytes
-// per rank as one launch of the gather kernel (gather_kernel.h): own_in is this rank's
-// contribution (ignored where it contributes nothing), out[q] where rank q's goes (null: not
-// here). Takes the call's pieces from ws.pieces. Kernels allowed only.
-Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, int root, cudaStream_t s);
+// A broadcast or an allgather of `bytes` bytes per rank as one launch of the gather kernel
+// (gather_kernel.h): own_in is this rank's contribution (null: none, a broadcast's non-root),
+// out[q] where rank q's goes (null: not here). Takes the call's pieces from ws.pieces. Kernels
+// allowed only.
+Status enqueue_gather(GpuWorkspace& ws, const char* own_in, char* const* out, size_t bytes, cudaStream_t s);
 // gpu_bcast and gpu_allgather as that launch (blocking or enqueued), and whether a call of
 // `bytes` per rank runs so (kernels allowed, up to WEFT_GPU_GATHER_KERNEL_MAX).
 bool runs_as_gather(const GpuWorkspace& ws, size_t bytes);
