@@ -5,7 +5,7 @@ pkgs=(build-essential g++ cmake ninja-build pkg-config
       openmpi-bin libopenmpi-dev libpmix-dev libucx-dev ucx-utils libhwloc-dev hwloc
       slurm-wlm munge libmunge-dev libgtest-dev libbenchmark-dev libmpich-dev mpich
       libssl-dev clang libclang-rt-14-dev python3 python3-matplotlib nlohmann-json3-dev iproute2
-      python3-dev python3-torch libtorch-dev)
+      python3-dev python3-torch libtorch-dev pybind11-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

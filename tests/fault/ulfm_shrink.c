@@ -1,7 +1,9 @@
 /* ULFM recovery: one rank of the job kills itself (SIGKILL) in the middle of a loop of
  * allreduces. Every survivor's allreduce fails (MPIX_ERR_PROC_FAILED); the survivors revoke the
- * communicator, shrink it, acknowledge the failure and redo the iteration on the shrunken
- * communicator, finishing the loop with correct sums. Then MPIX_Comm_agree on the survivors,
+ * communicator, shrink it, acknowledge the failure, agree on the earliest iteration any of them
+ * lost (failures are not uniform: one rank may see iteration K fail while another finished it
+ * and fails in K+1) and redo from there on the shrunken communicator, finishing the loop with
+ * correct sums. Then MPIX_Comm_agree on the survivors,
  * and a revocation without a failure: rank 0 revokes a communicator on which the others block in
  * MPI_Recv, which must fail with MPIX_ERR_REVOKED.
  *
@@ -112,8 +114,15 @@ int main(int argc, char** argv) {
       int new_size = 0;
       MPI_Comm_size(work, &new_size);
       if (new_size != size - 1) fail("the shrunken communicator has the wrong size", MPI_SUCCESS);
-      recovered_at = it;
-      --it;  // the iteration again, on the survivors
+      /* A collective need not fail everywhere at once: a rank whose part of iteration K was
+       * done may have returned success while another's failed, then failed in K+1. The
+       * survivors redo the earliest iteration any of them lost. */
+      int redo = it;
+      r = MPI_Allreduce(&it, &redo, 1, MPI_INT, MPI_MIN, work);
+      if (r != MPI_SUCCESS) fail("agreeing on the iteration to redo", r);
+      if (redo < it - 1) fail("the survivors lost iterations more than one apart", MPI_SUCCESS);
+      recovered_at = redo;
+      it = redo - 1;  // the loop's ++it redoes it on the survivors
       continue;
     }
 #ifdef ULFM_DEVICE
