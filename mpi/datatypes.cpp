@@ -7,7 +7,10 @@
 #include <complex>
 #include <cstring>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -158,13 +161,48 @@ MPI_Datatype new_datatype_handle(Datatype* d) {
 
 namespace {
 
+// The parameterised Fortran types made so far, by (combiner, p, r), and their handles by type.
+struct ParameterizedTypes {
+  std::mutex lock;
+  std::map<std::tuple<Combiner, int, int>, MPI_Datatype> by_key;
+  std::map<const Datatype*, MPI_Datatype> handle_of;
+};
+ParameterizedTypes& parameterized() {
+  static ParameterizedTypes p;
+  return p;
+}
+
+}  // namespace
+
+MPI_Datatype parameterized_type(Combiner combiner, MPI_Datatype base, int p, int r) {
+  ParameterizedTypes& all = parameterized();
+  std::lock_guard<std::mutex> held(all.lock);
+  const auto key = std::make_tuple(combiner, p, r);
+  if (auto it = all.by_key.find(key); it != all.by_key.end()) return it->second;
+  // A copy of the predefined type (it travels, reduces and refuses MPI_Type_free the same way)
+  // whose envelope names the constructor and its arguments.
+  auto* d = new Datatype(*lookup_datatype(base));
+  d->combiner = combiner;
+  d->ints = combiner == Combiner::f90_integer ? std::vector<int64_t>{r} : std::vector<int64_t>{p, r};
+  const MPI_Datatype h = new_datatype_handle(d);
+  all.by_key.emplace(key, h);
+  all.handle_of.emplace(d, h);
+  return h;
+}
+
+namespace {
+
 // The handle of a datatype argument MPI_Type_get_contents returns: a predefined type's own
 // handle, else a new handle owning the reference the caller got (the caller frees it).
 MPI_Datatype handle_of(const Datatype* d) {
   Tables& t = tables();
   if (!d->predefined) return new_datatype_handle(const_cast<Datatype*>(d));
   if (d >= &t.pairs[0] && d < &t.pairs[5]) return handle::make(handle::direct, handle::datatype, uint32_t(d - &t.pairs[0]));
-  return t.handle_of[d - &t.by_index[0]];
+  if (d >= &t.by_index[0] && d < &t.by_index[256]) return t.handle_of[d - &t.by_index[0]];
+  ParameterizedTypes& all = parameterized();  // a parameterised Fortran type
+  std::lock_guard<std::mutex> held(all.lock);
+  auto it = all.handle_of.find(d);
+  return it != all.handle_of.end() ? it->second : MPI_DATATYPE_NULL;
 }
 
 }  // namespace
@@ -258,8 +296,8 @@ int combiner_value(Combiner c) {
       MPI_COMBINER_HVECTOR,        MPI_COMBINER_INDEXED,       MPI_COMBINER_HINDEXED,       MPI_COMBINER_INDEXED_BLOCK,
       MPI_COMBINER_HINDEXED_BLOCK, MPI_COMBINER_STRUCT,        MPI_COMBINER_SUBARRAY,       MPI_COMBINER_RESIZED,
       MPI_COMBINER_HVECTOR_INTEGER, MPI_COMBINER_HINDEXED_INTEGER, MPI_COMBINER_STRUCT_INTEGER,
-      MPI_COMBINER_DARRAY};
-  static_assert(std::size(kValue) == size_t(Combiner::darray) + 1);
+      MPI_COMBINER_DARRAY,         MPI_COMBINER_F90_REAL,      MPI_COMBINER_F90_COMPLEX,    MPI_COMBINER_F90_INTEGER};
+  static_assert(std::size(kValue) == size_t(Combiner::f90_integer) + 1);
   return kValue[size_t(c)];
 }
 

@@ -1,6 +1,7 @@
 // The C side of Fortran interoperability: MPI_Status in its Fortran form (an INTEGER array of
 // MPI_F_STATUS_SIZE, the same five words) and the parameterised Fortran 90 types, which are the
-// predefined size-specific types that hold the asked precision and range.
+// predefined size-specific types that hold the asked precision and range, each under an
+// envelope that names its constructor (parameterized_type).
 #include <cstring>
 
 #include "state.h"
@@ -17,13 +18,14 @@ struct Kind {
   MPI_Datatype type;
 };
 
+// The result answers MPI_Type_get_envelope with the F90 combiner and the arguments given.
 template <size_t N>
-int pick(const char* fn, const Kind (&kinds)[N], int p, int r, MPI_Datatype* newtype) {
+int pick(const char* fn, Combiner combiner, const Kind (&kinds)[N], int p, int r, MPI_Datatype* newtype) {
   WEFT_REQUIRE_INIT(fn);
   if (!newtype) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newtype is NULL");
   for (const Kind& k : kinds)
     if ((p == MPI_UNDEFINED || p <= k.precision) && (r == MPI_UNDEFINED || r <= k.range)) {
-      *newtype = k.type;
+      *newtype = parameterized_type(combiner, k.type, p, r);
       return MPI_SUCCESS;
     }
   return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "no type has precision %d and range %d", p, r);
@@ -61,17 +63,17 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
   WEFT_ENTRY;
-  return pick("MPI_Type_create_f90_real", kReals, p, r, newtype);
+  return pick("MPI_Type_create_f90_real", weft::Combiner::f90_real, kReals, p, r, newtype);
 }
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
   WEFT_ENTRY;
-  return pick("MPI_Type_create_f90_complex", kComplexes, p, r, newtype);
+  return pick("MPI_Type_create_f90_complex", weft::Combiner::f90_complex, kComplexes, p, r, newtype);
 }
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
   WEFT_ENTRY;
-  return pick("MPI_Type_create_f90_integer", kIntegers, MPI_UNDEFINED, r, newtype);
+  return pick("MPI_Type_create_f90_integer", weft::Combiner::f90_integer, kIntegers, MPI_UNDEFINED, r, newtype);
 }
 
 }  // extern "C"

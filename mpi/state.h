@@ -233,6 +233,9 @@ inline const Datatype* builtin_datatype(MPI_Datatype h) {
 }
 // A new derived datatype handle owning one reference to d (taken over from the caller).
 MPI_Datatype new_datatype_handle(Datatype* d);
+// MPI_Type_create_f90_*'s result: the predefined type base under the envelope (combiner, p, r)
+// (f90_integer: r alone), made once per (combiner, p, r) and never freed.
+MPI_Datatype parameterized_type(Combiner combiner, MPI_Datatype base, int p, int r);
 // Validates a datatype argument of a communication call: valid handle and committed
 // (MPI_ERR_TYPE otherwise, raised on comm with a message naming `arg`). MPI_SUCCESS or the
 // error code.

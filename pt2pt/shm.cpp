@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/cma.h"
 #include "runtime/cuda_ipc.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
@@ -597,11 +598,8 @@ void ShmEngine::complete_receive(const Unexpected& m, void* buf, size_t bytes, R
 }
 
 Status ShmEngine::cma_read(const Unexpected& m, void* buf, size_t offset, size_t n) {
-  iovec local{static_cast<char*>(buf) + offset, n};
-  iovec remote{reinterpret_cast<char*>(m.addr) + offset, n};
-  ssize_t got = process_vm_readv(m.pid, &local, 1, &remote, 1, 0);
-  if (got == ssize_t(n)) return Status::ok;
-  int e = got < 0 ? errno : EIO;
+  if (cma_transfer(m.pid, false, static_cast<char*>(buf) + offset, uint64_t(m.addr) + offset, n) == n) return Status::ok;
+  const int e = errno;
   std::string msg = "cma read of " + std::to_string(n) + " bytes from rank " +
                     std::to_string(m.src_world) + " failed: " + strerror(e);
   Status kind = e == ESRCH ? Status::peer_failed : Status::transport;
@@ -662,10 +660,9 @@ int ShmEngine::serve_help_requests() {
     if (rts->help.load(std::memory_order_acquire) != kHelpWanted ||
         !rts->help.compare_exchange_strong(expected, kHelping, std::memory_order_acq_rel))
       continue;
-    iovec local{const_cast<char*>(o.buf) + rts->part_offset, rts->part_len};
-    iovec remote{reinterpret_cast<char*>(rts->dest_addr) + rts->part_offset, rts->part_len};
-    ssize_t put = process_vm_writev(rts->receiver_pid, &local, 1, &remote, 1, 0);
-    if (put != ssize_t(rts->part_len)) {
+    const size_t put = cma_transfer(rts->receiver_pid, true, const_cast<char*>(o.buf) + rts->part_offset,
+                                    rts->dest_addr + rts->part_offset, rts->part_len);
+    if (put != rts->part_len) {
       WEFT_WARN(Subsys::pt2pt, "cma write of %zu bytes to a receiver failed (%s); it copies them itself",
                 size_t(rts->part_len), strerror(errno));
       rts->help.store(kHelpFailed, std::memory_order_release);

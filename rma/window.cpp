@@ -13,6 +13,7 @@
 
 #include "control.h"
 #include "runtime/bulk_copy.h"
+#include "runtime/cma.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
@@ -183,33 +184,22 @@ bool Window::cma_reaches(int pid, uint64_t address) {
   return false;
 }
 
-// Moves bytes between this process and a node peer's memory; the kernel may stop short, so
-// each call resumes where the last one stopped. A process that is gone (ESRCH, zombies too)
+// Moves bytes between this process and a node peer's memory (cma_transfer resumes where the
+// kernel stops short). A process that is gone (ESRCH, zombies too)
 // is a failed rank, for this window and every other user of the bootstrap's flags.
 Status Window::cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes) {
   WEFT_TRY(peer_alive(target));  // a dead rank's pid could be reused: never touch it
-  while (bytes > 0) {
-    iovec l{local, bytes};
-    iovec r{reinterpret_cast<void*>(remote), bytes};
-    const ssize_t n = write ? process_vm_writev(pid_t(pid), &l, 1, &r, 1, 0) : process_vm_readv(pid_t(pid), &l, 1, &r, 1, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EFAULT;
-      if (err == ESRCH) {
-        t_.boot().mark_failed(job_ranks_[size_t(target)]);
-        return rank_gone(target);
-      }
-      const std::string msg = std::string(write ? "process_vm_writev" : "process_vm_readv") + " to pid " +
-                              std::to_string(pid) + ": " + strerror(err);
-      WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
-      set_error_detail(msg);
-      return Status::transport;
-    }
-    local = static_cast<char*>(local) + n;
-    remote += uint64_t(n);
-    bytes -= size_t(n);
+  if (cma_transfer(pid, write, local, remote, bytes) == bytes) return Status::ok;
+  const int err = errno;
+  if (err == ESRCH) {
+    t_.boot().mark_failed(job_ranks_[size_t(target)]);
+    return rank_gone(target);
   }
-  return Status::ok;
+  const std::string msg = std::string(write ? "process_vm_writev" : "process_vm_readv") + " to pid " +
+                          std::to_string(pid) + ": " + strerror(err);
+  WEFT_ERROR(Subsys::rma, "%s", msg.c_str());
+  set_error_detail(msg);
+  return Status::transport;
 }
 
 Status Window::locate(int target, uint64_t disp, size_t bytes, Location* out, bool* found) {

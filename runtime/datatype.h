@@ -47,6 +47,7 @@ enum class Combiner : uint8_t {
   struct_, subarray, resized,
   hvector_integer, hindexed_integer, struct_integer,  // deprecated MPI-1 constructors
   darray,
+  f90_real, f90_complex, f90_integer,  // MPI_Type_create_f90_*: a predefined type's twin
 };
 
 struct TypeLoop;  // typemap.h

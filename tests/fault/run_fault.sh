@@ -3,7 +3,8 @@
 # exit status (a job with a dead rank exits non-zero by design).
 #   run_fault.sh [-n COUNT] EXPECT NP PROGRAM [ARGS...]
 # EXPECT: text that must appear in the output (on COUNT distinct lines with -n, e.g. once per
-# survivor). The ctest timeout bounds the run: a hang fails the test.
+# survivor). The ctest timeout bounds the run: a hang fails the test. Exit 77 (skipped): the
+# program says SKIP, or Slurm cancelled the step before the survivors reported (below).
 set -uo pipefail
 count=
 if [ "${1:-}" = -n ]; then
@@ -26,6 +27,14 @@ if grep -q "FAIL" <<< "$out"; then
   exit 1
 fi
 if ! grep -qF "$expect" <<< "$out"; then
+  # Slurm's PMIx plugin kills the whole step when a task dies (its error handler calls
+  # slurm_kill_job_step), about a second later: survivors slower than that, on a loaded
+  # machine, are killed before they can report. Not judged here; the mpirun variant of the
+  # same test (--enable-recovery) judges the program.
+  if grep -q "Error handler invoked" <<< "$out" && grep -q "CANCELLED AT" <<< "$out"; then
+    echo "run_fault.sh: skipped: Slurm's PMIx plugin cancelled the step after the task died, before the survivors reported"
+    exit 77
+  fi
   echo "run_fault.sh: expected output not found: $expect"
   exit 1
 fi

@@ -107,13 +107,46 @@ static void misc(void)
     MPI_OK(MPI_Get_count(&back, MPI_INT, &count));
     CHECK_EQ_INT(count, 5, "count through the Fortran status");
 
-    MPI_Datatype t;
+    /* The parameterised Fortran types: the size-specific type that holds the precision and
+     * range, under an envelope naming the constructor and its arguments; the same handle for
+     * the same arguments; not freeable; usable in communication. */
+    MPI_Datatype t, again, twin, inner;
+    int ni, na, nd, comb, ints[2] = {0, 0}, tsize = 0;
     MPI_OK(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &t));
-    CHECK(t == MPI_REAL8, "f90 real of 10 digits is REAL8");
+    MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && na == 0 && nd == 0, "f90 real envelope: combiner %d, %d/%d/%d", comb,
+          ni, na, nd);
+    MPI_OK(MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL));
+    CHECK(ints[0] == 10 && ints[1] == MPI_UNDEFINED, "f90 real contents (%d, %d)", ints[0], ints[1]);
+    MPI_OK(MPI_Type_size(t, &tsize));
+    CHECK_EQ_INT(tsize, 8, "f90 real of 10 digits is 8 bytes (REAL8)");
+    MPI_OK(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &again));
+    CHECK(again == t, "the same arguments give the same handle");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    again = t;
+    CHECK(MPI_Type_free(&again) != MPI_SUCCESS, "a parameterised type cannot be freed");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    double out[3] = {1.5, -2.25, 1e300}, in[3] = {0, 0, 0};
+    MPI_OK(MPI_Sendrecv(out, 3, t, 0, 5, in, 3, t, 0, 5, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    CHECK(in[0] == 1.5 && in[1] == -2.25 && in[2] == 1e300, "doubles through the f90 real type");
+    double sum[3];
+    MPI_OK(MPI_Allreduce(out, sum, 3, t, MPI_SUM, MPI_COMM_SELF));
+    CHECK(sum[1] == -2.25, "a reduction on the f90 real type");
+    MPI_OK(MPI_Type_dup(t, &twin));
+    MPI_OK(MPI_Type_get_contents(twin, 0, 0, 1, NULL, NULL, &inner));
+    CHECK(inner == t, "the duplicate's contents name the f90 type");
+    MPI_OK(MPI_Type_free(&twin));
     MPI_OK(MPI_Type_create_f90_complex(5, 30, &t));
-    CHECK(t == MPI_COMPLEX8, "f90 complex (5, 30) is COMPLEX8");
+    MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+    MPI_OK(MPI_Type_size(t, &tsize));
+    CHECK(comb == MPI_COMBINER_F90_COMPLEX && ni == 2 && tsize == 8, "f90 complex (5, 30): combiner %d, size %d", comb,
+          tsize);
     MPI_OK(MPI_Type_create_f90_integer(9, &t));
-    CHECK(t == MPI_INTEGER4, "f90 integer of range 9 is INTEGER4");
+    MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+    MPI_OK(MPI_Type_get_contents(t, 1, 0, 0, ints, NULL, NULL));
+    MPI_OK(MPI_Type_size(t, &tsize));
+    CHECK(comb == MPI_COMBINER_F90_INTEGER && ni == 1 && ints[0] == 9 && tsize == 4,
+          "f90 integer of range 9: combiner %d, %d ints, r %d, size %d", comb, ni, ints[0], tsize);
 
     MPI_Info info;
     MPI_Comm dup;
