@@ -161,11 +161,10 @@ MPI_Datatype new_datatype_handle(Datatype* d) {
 
 namespace {
 
-// The parameterised Fortran types made so far, by (combiner, p, r), and their handles by type.
+// The parameterised Fortran types made so far, by (combiner, p, r).
 struct ParameterizedTypes {
   std::mutex lock;
   std::map<std::tuple<Combiner, int, int>, MPI_Datatype> by_key;
-  std::map<const Datatype*, MPI_Datatype> handle_of;
 };
 ParameterizedTypes& parameterized() {
   static ParameterizedTypes p;
@@ -186,7 +185,6 @@ MPI_Datatype parameterized_type(Combiner combiner, MPI_Datatype base, int p, int
   d->ints = combiner == Combiner::f90_integer ? std::vector<int64_t>{r} : std::vector<int64_t>{p, r};
   const MPI_Datatype h = new_datatype_handle(d);
   all.by_key.emplace(key, h);
-  all.handle_of.emplace(d, h);
   return h;
 }
 
@@ -199,10 +197,11 @@ MPI_Datatype handle_of(const Datatype* d) {
   if (!d->predefined) return new_datatype_handle(const_cast<Datatype*>(d));
   if (d >= &t.pairs[0] && d < &t.pairs[5]) return handle::make(handle::direct, handle::datatype, uint32_t(d - &t.pairs[0]));
   if (d >= &t.by_index[0] && d < &t.by_index[256]) return t.handle_of[d - &t.by_index[0]];
-  ParameterizedTypes& all = parameterized();  // a parameterised Fortran type
+  ParameterizedTypes& all = parameterized();  // a parameterised Fortran type (a few at most)
   std::lock_guard<std::mutex> held(all.lock);
-  auto it = all.handle_of.find(d);
-  return it != all.handle_of.end() ? it->second : MPI_DATATYPE_NULL;
+  for (const auto& [key, h] : all.by_key)
+    if (lookup_datatype(h) == d) return h;
+  return MPI_DATATYPE_NULL;
 }
 
 }  // namespace

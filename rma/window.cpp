@@ -185,8 +185,8 @@ bool Window::cma_reaches(int pid, uint64_t address) {
 }
 
 // Moves bytes between this process and a node peer's memory (cma_transfer resumes where the
-// kernel stops short). A process that is gone (ESRCH, zombies too)
-// is a failed rank, for this window and every other user of the bootstrap's flags.
+// kernel stops short). A process that is gone (ESRCH, zombies too) is a failed rank, for this
+// window and every other user of the bootstrap's flags.
 Status Window::cma_copy(int target, int pid, bool write, void* local, uint64_t remote, size_t bytes) {
   WEFT_TRY(peer_alive(target));  // a dead rank's pid could be reused: never touch it
   if (cma_transfer(pid, write, local, remote, bytes) == bytes) return Status::ok;
