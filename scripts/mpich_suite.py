@@ -123,6 +123,15 @@ def run_command(cmd, log, timeout, env=None, cwd=None):
             return None, time.time() - start
 
 
+def defines_main(source):
+    """Whether a test source defines main (else it defines run, for util/run_mpitests.c)."""
+    try:
+        text = open(source, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return True
+    return re.search(r"^\s*int\s+main\s*\(", text, re.M) is not None
+
+
 class Suite:
     def __init__(self, opts):
         self.opts = opts
@@ -171,6 +180,11 @@ class Suite:
             if not self.compile([unit], obj, ["-c"], log):
                 sys.exit("building the suite's support code failed; see " + log)
             self.thread_objects[kind] = obj
+        # Programs of the newer layout define run(args), not main: util/run_mpitests.c is
+        # their main (initialises, calls run with the joined arguments, reports the errors).
+        self.run_main_object = os.path.join(self.support, "run_mpitests.o")
+        if not self.compile([os.path.join(util, "run_mpitests.c")], self.run_main_object, ["-c"], log):
+            sys.exit("building util/run_mpitests.c failed; see " + log)
         self.dtypes_object = os.path.join(self.support, "dtypes.o")
         if not self.compile([os.path.join(util, "dtypes.c")], self.dtypes_object, ["-c"], log):
             sys.exit("building util/dtypes.c failed; see " + log)
@@ -196,6 +210,8 @@ class Suite:
             elif "libdtypes" in item or item == "$(LDADDDATA)":
                 libs.append(self.dtypes_object)
         helpers = [self.thread_objects["thread" if directory.startswith("threads") else "single"]]
+        if not any(defines_main(src) for src in sources):
+            helpers.append(self.run_main_object)
         ok = self.compile(sources + self.support_objects + helpers + libs + ["-lm", "-lpthread"], binary,
                           ["-I" + srcdir] + flags, log)
         return (binary if ok else None), log
