@@ -46,7 +46,7 @@ void Runtime::free_request(Request* r) {
 }
 
 Status finish_runtime(Runtime& rt, const std::function<void(std::vector<void*>*)>& release_before_transport) {
-  finish_process(*rt.boot, *rt.transport, rt.bsend.pending, rt.orphans);
+  finish_process(*rt.boot, *rt.transport, rt.bsend->pending, rt.orphans);
   std::vector<void*> memory;
   release_before_transport(&memory);
   rt.transport.reset();

@@ -34,7 +34,7 @@ struct Runtime {
   Progress::PollerId orphan_poller = 0;  // the poller that releases them, armed while there are any
   // The collectives in flight (advanced by a poller); plans are kept per communicator by coll.
   Calls coll_calls;
-  BufferedSends bsend;
+  std::shared_ptr<BufferedSends> bsend = std::make_shared<BufferedSends>();  // the process's (MPI_Buffer_attach)
   RequestPairs request_pairs;  // MPI_Isendrecv(_replace) in flight (advanced by a poller)
   Settings coll_settings;  // coll/'s settings, read at init (configure)
   // Collectives started and finished per communicator, read by peers of this host when a

@@ -368,6 +368,8 @@ enum weft_win_model {
 /* Special buffer addresses */
 #define MPI_BOTTOM    ((void *)0)
 #define MPI_IN_PLACE  ((void *)-1)
+/* MPI 4.1: attached in place of a buffer, buffered sends copy without a bound (MPICH's value) */
+#define MPI_BUFFER_AUTOMATIC ((void *)-2)
 
 /* Arguments that may be ignored */
 #define MPI_STATUS_IGNORE    ((MPI_Status *)1)

@@ -33,14 +33,16 @@ int wrap_comm(const char* fn, MPI_Comm parent, Status s, Comm view, bool member,
     *out = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return register_new_comm(fn, std::move(view), lookup_comm(parent)->errhandler, out, std::move(topo));
+  const CommEntry& from = *lookup_comm_entry(parent);
+  return register_new_comm(fn, std::move(view), from.comm.errhandler, out, std::move(topo), from.session);
 }
 
 }  // namespace
 
 int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
-                      std::shared_ptr<const Topology> topo) {
+                      std::shared_ptr<const Topology> topo, MPI_Session session) {
   auto e = std::make_unique<CommEntry>();
+  e->session = session;
   e->comm = std::move(view);
   e->comm.errhandler = eh;
   retain_errhandler(e->comm.errhandler);
@@ -184,6 +186,7 @@ int free_comm(const char* fn, MPI_Comm* comm, bool wait) {
   g_state->transport->forget_revocation(e->comm);
   if (e->comm.context_id >= 2 * coll::kReservedPairs)  // else an idup's, never agreed
     g_state->context_ids.set(e->comm.context_id / 2, true);
+  if (e->bsend) detach(*g_state->transport, *e->bsend);  // its buffered messages go out first
   release_errhandler(e->comm.errhandler);
   g_state->comms.remove(handle::index_of(*comm));
   *comm = MPI_COMM_NULL;
@@ -241,6 +244,7 @@ int idup(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Re
   retain_errhandler(pending->comm.errhandler);
   pending->info = dup_hints(*e, info);
   pending->topo = e->topo;
+  pending->session = e->session;
   const uint64_t serial = pending->comm.serial;
   MPI_Comm h = register_comm(std::move(pending));
   std::shared_ptr<Comm> channel;

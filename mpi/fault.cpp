@@ -160,7 +160,7 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm* newcomm) {
   Comm view = coll::view_with_nodes(coll_context(c), context, survivors);
   WEFT_INFO(Subsys::core, "%s: %s shrinks to %zu ranks without rank%s %s", fn, c.label().c_str(), survivors.size(),
             dead.size() == 1 ? "" : "s", rank_list_text(dead).c_str());
-  return register_new_comm(fn, std::move(view), c.errhandler, newcomm);
+  return register_new_comm(fn, std::move(view), c.errhandler, newcomm, nullptr, e->session);
 }
 
 int PMPIX_Comm_monitored_barrier(MPI_Comm comm, int timeout_ms, MPI_Group* late_group) {

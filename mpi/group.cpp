@@ -15,13 +15,14 @@ Group* lookup_group(MPI_Group h) {
   return lookup_direct(&State::groups, h, handle::group, 1);
 }
 
-int make_group(std::vector<int> world_ranks, MPI_Group* out) {
+int make_group(std::vector<int> world_ranks, MPI_Group* out, MPI_Session session) {
   if (world_ranks.empty()) {
     *out = MPI_GROUP_EMPTY;
     return MPI_SUCCESS;
   }
   auto g = std::make_unique<Group>();
   g->world_ranks = std::move(world_ranks);
+  g->session = session;
   *out = handle::make(handle::direct, handle::group, g_state->groups.add(std::move(g)));
   return MPI_SUCCESS;
 }
@@ -33,7 +34,9 @@ using namespace weft::mpi;
 
 namespace {
 
-int new_group(std::vector<int> ranks, MPI_Group* out) { return make_group(std::move(ranks), out); }
+int new_group(std::vector<int> ranks, MPI_Group* out, MPI_Session session) {
+  return make_group(std::move(ranks), out, session);
+}
 
 int bad_group(const char* fn, MPI_Group g, const char* arg) {
   return raise(MPI_COMM_NULL, MPI_ERR_GROUP, fn, "invalid group 0x%x (argument '%s')", unsigned(g), arg);
@@ -103,7 +106,7 @@ int set_operation(const char* fn, MPI_Group group1, MPI_Group group2, MPI_Group*
   Group *a, *b;
   if (int rc = two_groups(fn, group1, group2, &a, &b)) return rc;
   if (!newgroup) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "newgroup is NULL");
-  return new_group(op(a->world_ranks, b->world_ranks), newgroup);
+  return new_group(op(a->world_ranks, b->world_ranks), newgroup, a->session);
 }
 
 }  // namespace
@@ -115,7 +118,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   Comm* c;
   if (int rc = comm_of("MPI_Comm_group", comm, &c)) return rc;
   if (!group) return raise(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
-  return new_group(c->world_ranks, group);
+  return new_group(c->world_ranks, group, lookup_comm_entry(comm)->session);
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
@@ -124,7 +127,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   if (int rc = comm_of("MPI_Comm_remote_group", comm, &c)) return rc;
   if (!c->inter) return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "%s is not an intercommunicator", c->label().c_str());
   if (!group) return raise(comm, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
-  return new_group(c->remote_world_ranks, group);
+  return new_group(c->remote_world_ranks, group, lookup_comm_entry(comm)->session);
 }
 
 int PMPI_Group_size(MPI_Group group, int* size) {
@@ -151,7 +154,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
   Group* g;
   if (int rc = derived_group("MPI_Group_incl", group, newgroup, &g)) return rc;
   if (int rc = check_ranks("MPI_Group_incl", n, ranks, int(g->world_ranks.size()))) return rc;
-  return new_group(set_select(g->world_ranks, n, ranks), newgroup);
+  return new_group(set_select(g->world_ranks, n, ranks), newgroup, g->session);
 }
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
@@ -159,7 +162,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
   Group* g;
   if (int rc = derived_group("MPI_Group_excl", group, newgroup, &g)) return rc;
   if (int rc = check_ranks("MPI_Group_excl", n, ranks, int(g->world_ranks.size()))) return rc;
-  return new_group(set_exclude(g->world_ranks, n, ranks), newgroup);
+  return new_group(set_exclude(g->world_ranks, n, ranks), newgroup, g->session);
 }
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {

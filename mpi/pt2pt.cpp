@@ -310,7 +310,8 @@ int do_bsend(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, 
   uint64_t copy = 0;
   if (m.peer != kNoPeer) {
     copy_out_of_device(&m);
-    if (Status s = bsend(*g_state->transport, g_state->bsend, m, buf, &copy); s != Status::ok)
+    if (Status s = bsend(*g_state->transport, bsend_scopes(*lookup_comm_entry(comm)).pick(), m, buf, &copy);
+        s != Status::ok)
       return raise_status(comm, s, fn);
   }
   if (immediate) {  // the data was copied: the user's buffer is free again
@@ -330,8 +331,8 @@ int make_persistent(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt,
   if (rc != MPI_SUCCESS) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   if (kind == PersistentKind::bsend) copy_out_of_device(&m);
-  *request = request_handle(persistent_request(*g_state->transport, g_state->requests, m, buf, kind, &g_state->bsend,
-                                               proc_null_status(), comm));
+  *request = request_handle(persistent_request(*g_state->transport, g_state->requests, m, buf, kind,
+                                               bsend_scopes(*lookup_comm_entry(comm)), proc_null_status(), comm));
   return MPI_SUCCESS;
 }
 
@@ -452,49 +453,176 @@ WEFT_PT2PT_BINDINGS(MPI_Count, _c)
 #undef WEFT_PT2PT_BINDINGS
 #undef WEFT_SEND_FORMS
 
-namespace {
+}  // extern "C"
 
-int buffer_attach(const char* fn, void* buffer, MPI_Count size) {
+namespace weft::mpi {
+
+BsendScopes bsend_scopes(CommEntry& e) {
+  if (!e.bsend) e.bsend = std::make_shared<BufferedSends>();
+  BsendScopes scopes{e.bsend, nullptr, g_state->bsend};
+  if (SessionEntry* s = e.session != MPI_SESSION_NULL ? lookup_session(e.session) : nullptr) {
+    if (!s->bsend) s->bsend = std::make_shared<BufferedSends>();
+    scopes.session = s->bsend;
+  }
+  return scopes;
+}
+
+BufferedSends& buffered_sends_of(int comm) {
+  CommEntry* e = lookup_comm_entry(MPI_Comm(comm));
+  return e ? bsend_scopes(*e).pick() : *g_state->bsend;
+}
+
+int attach_buffer(const char* fn, BufferedSends& b, void* buffer, MPI_Count size, const BufferFail& fail) {
   WEFT_REQUIRE_INIT(fn);
-  if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "negative size %ld", long(size));
-  if (!buffer && size > 0) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "NULL buffer");
-  BufferedSends& b = g_state->bsend;
-  if (b.buffer) return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "a buffer is already attached");
+  if (b.attached()) return fail(MPI_ERR_BUFFER, "a buffer is already attached");
+  if (buffer == MPI_BUFFER_AUTOMATIC) {  // copies of any size, no bound: the size is not used
+    b.automatic = true;
+    return MPI_SUCCESS;
+  }
+  if (size < 0) return fail(MPI_ERR_ARG, "negative size " + std::to_string(size));
+  if (!buffer && size > 0) return fail(MPI_ERR_BUFFER, "NULL buffer");
   b.buffer = static_cast<char*>(buffer);
   b.capacity = size_t(size);
   return MPI_SUCCESS;
 }
 
-// The attached buffer's address and size (*size; false: it does not fit max, nothing detached).
-int buffer_detach(const char* fn, void* buffer_addr, MPI_Count* size, MPI_Count max) {
+int detach_buffer(const char* fn, BufferedSends& b, void* buffer_addr, MPI_Count* size, MPI_Count max,
+                  const BufferFail& fail) {
   WEFT_REQUIRE_INIT(fn);
-  if (!buffer_addr || !size) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "buffer_addr or size is NULL");
-  BufferedSends& b = g_state->bsend;
+  if (!buffer_addr || !size) return fail(MPI_ERR_ARG, "buffer_addr or size is NULL");
   if (MPI_Count(b.capacity) > max)
-    return raise(MPI_COMM_NULL, MPI_ERR_VALUE_TOO_LARGE, fn, "the attached buffer's size %zu exceeds %ld", b.capacity,
-                 long(max));
-  *static_cast<void**>(buffer_addr) = b.buffer;
-  *size = MPI_Count(b.capacity);
+    return fail(MPI_ERR_VALUE_TOO_LARGE,
+                "the attached buffer's size " + std::to_string(b.capacity) + " exceeds " + std::to_string(max));
+  *static_cast<void**>(buffer_addr) = b.automatic ? MPI_BUFFER_AUTOMATIC : b.buffer;
+  *size = b.automatic ? 0 : MPI_Count(b.capacity);
   detach(*g_state->transport, b);
   return MPI_SUCCESS;
 }
 
+int iflush_buffer(const char* fn, BufferedSends& b, MPI_Request* request, const BufferFail& fail) {
+  WEFT_REQUIRE_INIT(fn);
+  if (!request) return fail(MPI_ERR_ARG, "request is NULL");
+  Request* r = g_state->requests.alloc(RequestKind::coll);
+  iflush(*g_state->transport, b, r);
+  *request = request_handle(r);
+  return MPI_SUCCESS;
+}
+
+}  // namespace weft::mpi
+
+namespace {
+
+// Errors of the process's and a communicator's attached space.
+BufferFail fail_on(MPI_Comm comm, const char* fn) {
+  return [comm, fn](int error_class, const std::string& detail) {
+    return raise(comm, error_class, fn, "%s", detail.c_str());
+  };
+}
+
+// The communicator's own space (MPI_Comm_*_buffer); MPI_ERR_COMM raised for an invalid comm.
+int comm_buffer(const char* fn, MPI_Comm comm, BufferedSends** out) {
+  CommEntry* e;
+  if (int rc = comm_entry_of(fn, comm, &e)) return rc;
+  *out = bsend_scopes(*e).comm.get();
+  return MPI_SUCCESS;
+}
+
+int comm_detach(const char* fn, MPI_Comm comm, void* buffer_addr, MPI_Count* size, MPI_Count max) {
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  return detach_buffer(fn, *b, buffer_addr, size, max, fail_on(comm, fn));
+}
+
 }  // namespace
 
-int PMPI_Buffer_attach(void* buffer, int size) { WEFT_ENTRY; return buffer_attach("MPI_Buffer_attach", buffer, size); }
-int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) { WEFT_ENTRY; return buffer_attach("MPI_Buffer_attach_c", buffer, size); }
+extern "C" {
+
+int PMPI_Buffer_attach(void* buffer, int size) {
+  WEFT_ENTRY;
+  WEFT_REQUIRE_INIT("MPI_Buffer_attach");
+  return attach_buffer("MPI_Buffer_attach", *g_state->bsend, buffer, size, fail_on(MPI_COMM_NULL, "MPI_Buffer_attach"));
+}
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
+  WEFT_ENTRY;
+  WEFT_REQUIRE_INIT("MPI_Buffer_attach_c");
+  return attach_buffer("MPI_Buffer_attach_c", *g_state->bsend, buffer, size,
+                       fail_on(MPI_COMM_NULL, "MPI_Buffer_attach_c"));
+}
 
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   WEFT_ENTRY;
+  WEFT_REQUIRE_INIT("MPI_Buffer_detach");
   MPI_Count n = 0;
-  int rc = buffer_detach("MPI_Buffer_detach", buffer_addr, size ? &n : nullptr, INT32_MAX);
+  int rc = detach_buffer("MPI_Buffer_detach", *g_state->bsend, buffer_addr, size ? &n : nullptr, INT32_MAX,
+                         fail_on(MPI_COMM_NULL, "MPI_Buffer_detach"));
   if (rc == MPI_SUCCESS) *size = int(n);
   return rc;
 }
 
 int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
   WEFT_ENTRY;
-  return buffer_detach("MPI_Buffer_detach_c", buffer_addr, size, INT64_MAX);
+  WEFT_REQUIRE_INIT("MPI_Buffer_detach_c");
+  return detach_buffer("MPI_Buffer_detach_c", *g_state->bsend, buffer_addr, size, INT64_MAX,
+                       fail_on(MPI_COMM_NULL, "MPI_Buffer_detach_c"));
+}
+
+int PMPI_Buffer_flush(void) {
+  WEFT_ENTRY;
+  WEFT_REQUIRE_INIT("MPI_Buffer_flush");
+  flush(*g_state->transport, *g_state->bsend);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_iflush(MPI_Request* request) {
+  WEFT_ENTRY;
+  WEFT_REQUIRE_INIT("MPI_Buffer_iflush");
+  return iflush_buffer("MPI_Buffer_iflush", *g_state->bsend, request, fail_on(MPI_COMM_NULL, "MPI_Buffer_iflush"));
+}
+
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size) {
+  WEFT_ENTRY;
+  const char* fn = "MPI_Comm_attach_buffer";
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  return attach_buffer(fn, *b, buffer, size, fail_on(comm, fn));
+}
+
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void* buffer, MPI_Count size) {
+  WEFT_ENTRY;
+  const char* fn = "MPI_Comm_attach_buffer_c";
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  return attach_buffer(fn, *b, buffer, size, fail_on(comm, fn));
+}
+
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size) {
+  WEFT_ENTRY;
+  MPI_Count n = 0;
+  int rc = comm_detach("MPI_Comm_detach_buffer", comm, buffer_addr, size ? &n : nullptr, INT32_MAX);
+  if (rc == MPI_SUCCESS) *size = int(n);
+  return rc;
+}
+
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void* buffer_addr, MPI_Count* size) {
+  WEFT_ENTRY;
+  return comm_detach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size, INT64_MAX);
+}
+
+int PMPI_Comm_flush_buffer(MPI_Comm comm) {
+  WEFT_ENTRY;
+  const char* fn = "MPI_Comm_flush_buffer";
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  flush(*g_state->transport, *b);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request) {
+  WEFT_ENTRY;
+  const char* fn = "MPI_Comm_iflush_buffer";
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  return iflush_buffer(fn, *b, request, fail_on(comm, fn));
 }
 
 int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype dt, int dest, int tag,
@@ -581,6 +709,8 @@ int PMPI_Startall(int count, MPI_Request requests[]) {
 WEFT_PMPI_ALIASES(Send, Ssend, Rsend, Bsend, Isend, Issend, Irsend, Ibsend, Buffer_attach,
                   Buffer_detach, Recv, Irecv, Send_init, Ssend_init, Rsend_init, Bsend_init, Recv_init,
                   Start, Startall, Psend_init, Precv_init, Pready, Pready_range, Pready_list, Parrived)
+WEFT_PMPI_ALIASES(Buffer_flush, Buffer_iflush, Comm_attach_buffer, Comm_detach_buffer, Comm_flush_buffer,
+                  Comm_iflush_buffer, Comm_attach_buffer_c, Comm_detach_buffer_c)
 WEFT_PMPI_ALIASES(Send_c, Ssend_c, Rsend_c, Bsend_c, Isend_c, Issend_c, Irsend_c, Ibsend_c, Buffer_attach_c,
                   Buffer_detach_c, Recv_c, Irecv_c, Send_init_c, Ssend_init_c, Rsend_init_c, Bsend_init_c,
                   Recv_init_c)

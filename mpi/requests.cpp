@@ -7,6 +7,7 @@
 #include "pt2pt/process_setup.h"
 #include "pt2pt/tag.h"
 #include "runtime/typemap.h"
+#include "pt2pt_call.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -335,7 +336,7 @@ int PMPI_Cancel(MPI_Request* request) {
   Status s = Status::ok;
   if (r->kind == RequestKind::recv && !r->complete) s = g_state->transport->cancel(r);
   else if (r->kind == RequestKind::send && (!r->persistent || r->active))
-    s = r->buffered ? cancel_buffered(*g_state->transport, g_state->bsend, r) : g_state->transport->cancel(r);
+    s = r->buffered ? cancel_buffered(*g_state->transport, buffered_sends_of(r->owner), r) : g_state->transport->cancel(r);
   if (s != Status::ok) return raise_status(MPI_COMM_NULL, s, "MPI_Cancel");
   return MPI_SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include "coll/agreements.h"
 #include "pt2pt/psets.h"
 #include "pt2pt/tag.h"
+#include "pt2pt_call.h"
 #include "state.h"
 
 namespace weft::mpi {
@@ -67,6 +68,32 @@ int pset_of(const char* fn, MPI_Session session, const SessionEntry& s, const ch
   return session_error(session, s, MPI_ERR_ARG, fn, std::string("no process set named \"") + name + "\"");
 }
 
+// The session's attached space for buffered sends (made on first use), and its errors.
+int session_buffer(const char* fn, MPI_Session session, BufferedSends** b, BufferFail* fail) {
+  SessionEntry* s;
+  if (int rc = session_of(fn, session, &s)) return rc;
+  if (!s->bsend) s->bsend = std::make_shared<BufferedSends>();
+  *b = s->bsend.get();
+  *fail = [session, s, fn](int error_class, const std::string& detail) {
+    return session_error(session, *s, error_class, fn, detail);
+  };
+  return MPI_SUCCESS;
+}
+
+int session_attach(const char* fn, MPI_Session session, void* buffer, MPI_Count size) {
+  BufferedSends* b;
+  BufferFail fail;
+  if (int rc = session_buffer(fn, session, &b, &fail)) return rc;
+  return attach_buffer(fn, *b, buffer, size, fail);
+}
+
+int session_detach(const char* fn, MPI_Session session, void* buffer_addr, MPI_Count* size, MPI_Count max) {
+  BufferedSends* b;
+  BufferFail fail;
+  if (int rc = session_buffer(fn, session, &b, &fail)) return rc;
+  return detach_buffer(fn, *b, buffer_addr, size, max, fail);
+}
+
 }  // namespace
 
 }  // namespace weft::mpi
@@ -116,6 +143,7 @@ int PMPI_Session_finalize(MPI_Session* session) {
   if (!session) return raise(MPI_COMM_NULL, MPI_ERR_ARG, fn, "session is NULL");
   SessionEntry* s;
   if (int rc = session_of(fn, *session, &s)) return rc;
+  if (s->bsend) detach(*g_state->transport, *s->bsend);  // its buffered messages go out first
   release_errhandler(s->errhandler);
   g_state->sessions.remove(handle::index_of(*session));
   *session = MPI_SESSION_NULL;
@@ -181,6 +209,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char* name, MPI_Grou
   if (int rc = query_of(fn, session, newgroup, "newgroup", &s)) return rc;
   auto g = std::make_unique<Group>();
   if (int rc = pset_of(fn, session, *s, name, &g->world_ranks)) return rc;
+  g->session = session;
   *newgroup = handle::make(handle::direct, handle::group, g_state->groups.add(std::move(g)));
   return MPI_SUCCESS;
 }
@@ -209,7 +238,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
   const Status st = coll::make_comm_among(coll_context(world), &g_state->context_ids, g->world_ranks, &view,
                                           coll::creation_channel(stringtag, strlen(stringtag)));
   if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
-  if (int rc = register_new_comm(fn, std::move(view), errhandler, newcomm)) return rc;
+  if (int rc = register_new_comm(fn, std::move(view), errhandler, newcomm, nullptr, g->session)) return rc;
   if (info != MPI_INFO_NULL) lookup_comm_entry(*newcomm)->info = comm_hints(*lookup_info(info));
   return MPI_SUCCESS;
 }
@@ -258,7 +287,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
                                                      remote->world_ranks[size_t(remote_leader)],
                                                      tag_of_stringtag(stringtag), &view);
   if (st != Status::ok) return fail(error_class_of(st), error_detail().empty() ? status_name(st) : error_detail());
-  if (int rc = register_new_comm(fn, std::move(view), errhandler, newintercomm)) return rc;
+  if (int rc = register_new_comm(fn, std::move(view), errhandler, newintercomm, nullptr, local->session)) return rc;
   if (info != MPI_INFO_NULL) lookup_comm_entry(*newintercomm)->info = *lookup_info(info);
   return MPI_SUCCESS;
 }
@@ -303,8 +332,50 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) {
   return MPI_SUCCESS;
 }
 
+int PMPI_Session_attach_buffer(MPI_Session session, void* buffer, int size) {
+  WEFT_ENTRY;
+  return session_attach("MPI_Session_attach_buffer", session, buffer, size);
+}
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void* buffer, MPI_Count size) {
+  WEFT_ENTRY;
+  return session_attach("MPI_Session_attach_buffer_c", session, buffer, size);
+}
+
+int PMPI_Session_detach_buffer(MPI_Session session, void* buffer_addr, int* size) {
+  WEFT_ENTRY;
+  MPI_Count n = 0;
+  int rc = session_detach("MPI_Session_detach_buffer", session, buffer_addr, size ? &n : nullptr, INT32_MAX);
+  if (rc == MPI_SUCCESS) *size = int(n);
+  return rc;
+}
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void* buffer_addr, MPI_Count* size) {
+  WEFT_ENTRY;
+  return session_detach("MPI_Session_detach_buffer_c", session, buffer_addr, size, INT64_MAX);
+}
+
+int PMPI_Session_flush_buffer(MPI_Session session) {
+  WEFT_ENTRY;
+  BufferedSends* b;
+  BufferFail fail;
+  if (int rc = session_buffer("MPI_Session_flush_buffer", session, &b, &fail)) return rc;
+  flush(*g_state->transport, *b);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request* request) {
+  WEFT_ENTRY;
+  BufferedSends* b;
+  BufferFail fail;
+  if (int rc = session_buffer("MPI_Session_iflush_buffer", session, &b, &fail)) return rc;
+  return iflush_buffer("MPI_Session_iflush_buffer", *b, request, fail);
+}
+
 }  // extern "C"
 
+WEFT_PMPI_ALIASES(Session_attach_buffer, Session_attach_buffer_c, Session_detach_buffer, Session_detach_buffer_c,
+                  Session_flush_buffer, Session_iflush_buffer)
 WEFT_PMPI_ALIASES(Session_init, Session_finalize, Session_get_num_psets, Session_get_nth_pset, Session_get_info,
                   Session_get_pset_info, Group_from_session_pset, Comm_create_from_group, Intercomm_create_from_groups,
                   Session_create_errhandler, Session_set_errhandler, Session_get_errhandler,

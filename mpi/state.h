@@ -62,6 +62,7 @@ struct Errhandler {
 // A group: an ordered set of job ranks.
 struct Group {
   std::vector<int> world_ranks;
+  MPI_Session session = MPI_SESSION_NULL;  // the session it derives from (buffered sends' scope)
 };
 
 // Process topology attached to a communicator; the grid for MPI_CART.
@@ -82,6 +83,10 @@ struct CommEntry {
   AttributeSet attrs;
   InfoEntries info;
   std::shared_ptr<const Topology> topo;
+  // Buffered sends: the space attached to the communicator (made on first use), and the session
+  // it derives from, whose space comes next (MPI 4.1; BsendScopes).
+  std::shared_ptr<BufferedSends> bsend;
+  MPI_Session session = MPI_SESSION_NULL;
 };
 
 struct UserOp {
@@ -97,6 +102,7 @@ HandleTable<InfoEntries>& info_table();
 struct SessionEntry {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   InfoEntries info;
+  std::shared_ptr<BufferedSends> bsend;  // MPI_Session_attach_buffer's space (made on first use)
 };
 
 // The process's runtime (coll/runtime.h) and the MPI objects behind its handles.
@@ -202,11 +208,12 @@ int raise_on(MPI_Errhandler eh, int object, const char* label, int error_class, 
 // MPI_*_call_errhandler: invokes eh with errorcode for the object (its message, if the code
 // carries one).
 void call_errhandler(MPI_Errhandler eh, int object, const char* label, int errorcode);
-// A new group of these job ranks (MPI_GROUP_EMPTY for none).
-int make_group(std::vector<int> world_ranks, MPI_Group* out);
-// A communicator made by coll (view: this rank's, a member) in a new handle with error handler eh.
+// A new group of these job ranks (MPI_GROUP_EMPTY for none), derived from `session`.
+int make_group(std::vector<int> world_ranks, MPI_Group* out, MPI_Session session = MPI_SESSION_NULL);
+// A communicator made by coll (view: this rank's, a member) in a new handle with error handler
+// eh, derived from `session`.
 int register_new_comm(const char* fn, Comm view, MPI_Errhandler eh, MPI_Comm* out,
-                      std::shared_ptr<const Topology> topo = nullptr);
+                      std::shared_ptr<const Topology> topo = nullptr, MPI_Session session = MPI_SESSION_NULL);
 // The INFO line of a new communicator (view c), made by fn.
 void log_new_comm(const char* fn, const Comm& c);
 // The hints a communicator keeps of `given` (MPI_Comm_get_info returns the hints in use): the

@@ -256,6 +256,31 @@ void reclaim_finished(Transport& t, BufferedSends& b) {
   }
 }
 
+// Completes the flush requests none of whose copies is still pending.
+void complete_flushes(BufferedSends& b) {
+  uint64_t oldest = UINT64_MAX;  // the lowest number of a copy still in flight
+  for (const Request* r : b.pending) oldest = std::min(oldest, r->buffered);
+  for (size_t i = 0; i < b.flushes.size();) {
+    if (b.flushes[i].last < oldest) {
+      b.flushes[i].request->complete = true;
+      b.flushes[i] = b.flushes.back();
+      b.flushes.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+// The poller of a BufferedSends with flush requests: armed while it has any.
+int poll_flushes(void* ctx) {
+  auto& b = *static_cast<BufferedSends*>(ctx);
+  const size_t before = b.flushes.size();
+  reclaim_finished(*b.transport, b);
+  complete_flushes(b);
+  if (b.flushes.empty()) b.transport->progress_engine().disarm(b.flush_poller);
+  return int(before - b.flushes.size());
+}
+
 // How long a buffered send that finds the attached space short waits for earlier copies to go
 // out before it fails: bounded, so that a peer that never receives cannot hang it.
 constexpr auto kBsendSpaceWait = std::chrono::seconds(1);
@@ -269,7 +294,7 @@ Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, 
   if (s != Status::ok) return s;
   reclaim_finished(t, b);
   const size_t bytes = m.bytes;
-  auto fits = [&] { return b.in_use + bytes + kBsendOverhead <= b.capacity; };
+  auto fits = [&] { return b.automatic || b.in_use + bytes + kBsendOverhead <= b.capacity; };
   if (!fits() && !b.pending.empty()) {
     // Copies the receivers have taken may not be reclaimed yet (a rendezvous send completes
     // through progress, and other threads may be sending from the same buffer): progress
@@ -320,16 +345,37 @@ Status cancel_buffered(Transport& t, BufferedSends& b, Request* r) {
   return Status::ok;
 }
 
-void detach(Transport& t, BufferedSends& b) {
-  for (Request* r : b.pending) {  // detaching waits for every buffered message to go out
+void flush(Transport& t, BufferedSends& b) {
+  for (Request* r : b.pending) {
     if (!r->complete) t.wait(r);
     t.pool().release(r);
   }
+  b.pending.clear();
+  b.in_use = 0;
+  complete_flushes(b);
+}
+
+void iflush(Transport& t, BufferedSends& b, Request* r) {
+  reclaim_finished(t, b);
+  b.flushes.push_back({r, b.copies});
+  complete_flushes(b);
+  if (b.flushes.empty()) return;
+  if (!b.transport) {
+    b.transport = &t;
+    b.flush_poller = t.progress_engine().add_poller(poll_flushes, &b);
+  } else {
+    t.progress_engine().arm(b.flush_poller);
+  }
+}
+
+void detach(Transport& t, BufferedSends& b) {
+  flush(t, b);  // detaching waits for every buffered message to go out
+  if (b.transport) t.progress_engine().remove_poller(poll_flushes, &b);
   b = BufferedSends{};
 }
 
 std::function<Status(Request&)> persistent_start(Transport& t, const Message& m, void* buf, PersistentKind kind,
-                                                 BufferedSends* b, const RequestStatus& null_status) {
+                                                 const BsendScopes& b, const RequestStatus& null_status) {
   if (m.peer == kNoPeer) {
     return [null_status](Request& q) {
       q.complete = true;
@@ -352,7 +398,7 @@ std::function<Status(Request&)> persistent_start(Transport& t, const Message& m,
   if (kind == PersistentKind::bsend) {
     return [tp, m, buf, hold, b](Request& q) {
       q.status = RequestStatus{};
-      WEFT_TRY(bsend(*tp, *b, m, buf, &q.buffered));
+      WEFT_TRY(bsend(*tp, b.pick(), m, buf, &q.buffered));
       q.complete = true;
       return Status::ok;
     };
@@ -369,7 +415,7 @@ std::function<Status(Request&)> persistent_start(Transport& t, const Message& m,
 }
 
 Request* persistent_request(Transport& t, RequestPool& pool, const Message& m, void* buf, PersistentKind kind,
-                            BufferedSends* b, const RequestStatus& null_status, int owner) {
+                            const BsendScopes& b, const RequestStatus& null_status, int owner) {
   Request* r = pool.alloc(kind == PersistentKind::recv ? RequestKind::recv : RequestKind::send);
   r->persistent = true;
   r->owner = owner;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,13 +97,35 @@ Status copy_message(Message* m, const void* buf, StagingBuffer* out);
 // A request already complete with `null_status` (the status of an operation on MPI_PROC_NULL).
 Request* completed_request(RequestPool& pool, RequestKind kind, const RequestStatus& null_status);
 
-// The space attached for buffered sends and the copies in flight in it.
+// The space attached for buffered sends and the copies in flight in it. Copies are made into
+// staging memory of their own; the attached space only bounds how much may be in flight.
 struct BufferedSends {
   char* buffer = nullptr;
   size_t capacity = 0;
+  bool automatic = false;  // MPI_BUFFER_AUTOMATIC: no bound
   size_t in_use = 0;
   std::vector<Request*> pending;
   uint64_t copies = 0;  // copies made so far: each copy's number (Request::buffered)
+  // MPI_Buffer_iflush requests not complete yet: each waits for the copies numbered up to `last`.
+  struct Flush {
+    Request* request;
+    uint64_t last;
+  };
+  std::vector<Flush> flushes;
+  Transport* transport = nullptr;      // the flush poller's, once one was registered
+  Progress::PollerId flush_poller = 0;
+  bool attached() const { return buffer || automatic; }
+};
+// Which attached space a buffered send on a communicator uses (MPI 4.1): the communicator's if
+// one is attached, else its session's, else the process's. Shared: a persistent buffered send
+// keeps its communicator's scopes alive. session may be null (a communicator of the world model).
+struct BsendScopes {
+  std::shared_ptr<BufferedSends> comm, session, process;
+  BufferedSends& pick() const {
+    if (comm && comm->attached()) return *comm;
+    if (session && session->attached()) return *session;
+    return *process;
+  }
 };
 inline constexpr size_t kBsendOverhead = 96;  // bytes each buffered message takes beside its data
 // Copies the message out and sends the copy. When the attached space is short, progresses for
@@ -114,6 +137,11 @@ Status bsend(Transport& t, BufferedSends& b, const Message& m, const void* buf, 
 // waiting for the receiver's answer; if recalled, its space is free again and r reports
 // cancelled. A copy gone out and reclaimed already is not recalled.
 Status cancel_buffered(Transport& t, BufferedSends& b, Request* r);
+// Waits for every buffered message to go out (MPI_Buffer_flush); the space stays attached.
+void flush(Transport& t, BufferedSends& b);
+// MPI_Buffer_iflush: r completes once every message buffered before the call has gone out (a
+// poller reclaims the copies as they finish).
+void iflush(Transport& t, BufferedSends& b, Request* r);
 // Waits for every buffered message to go out and forgets the buffer.
 void detach(Transport& t, BufferedSends& b);
 
@@ -121,10 +149,10 @@ enum class PersistentKind { send, ssend, bsend, recv };
 // The start function of a persistent request (Request::start); the datatype stays retained
 // while the request exists.
 std::function<Status(Request&)> persistent_start(Transport& t, const Message& m, void* buf, PersistentKind kind,
-                                                 BufferedSends* b, const RequestStatus& null_status);
+                                                 const BsendScopes& b, const RequestStatus& null_status);
 // A persistent request (MPI_Send_init and friends) from pool with that start function, owned by
 // the communicator handle `owner`, inactive until started.
 Request* persistent_request(Transport& t, RequestPool& pool, const Message& m, void* buf, PersistentKind kind,
-                            BufferedSends* b, const RequestStatus& null_status, int owner);
+                            const BsendScopes& b, const RequestStatus& null_status, int owner);
 
 }  // namespace weft

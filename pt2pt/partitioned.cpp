@@ -48,7 +48,7 @@ Request* partitioned_request(Transport& t, RequestPool& pool, PartitionedChannel
     m.tag = tag::make(m.comm->coll_context(), uint32_t(source), pair_tag(user_tag, k));
     m.mask = ~0ull;
   }
-  Request* r = persistent_request(t, pool, m, buf, receive ? PersistentKind::recv : PersistentKind::send, nullptr,
+  Request* r = persistent_request(t, pool, m, buf, receive ? PersistentKind::recv : PersistentKind::send, BsendScopes{},
                                   null_status, owner);
   p->post = std::move(r->start);
   channels.track(*r, p);

@@ -260,6 +260,16 @@ WEFT_MPI_FUNCTION(int, Isendrecv_replace, (WEFT_SENDRECV_REPLACE_PARAMS(int),
 /* -- Buffered-mode send buffer -- */
 WEFT_MPI_FUNCTION(int, Buffer_attach, (void *buffer, int size))
 WEFT_MPI_FUNCTION(int, Buffer_detach, (void *buffer_addr, int *size))
+WEFT_MPI_FUNCTION(int, Buffer_flush, (void))
+WEFT_MPI_FUNCTION(int, Buffer_iflush, (MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Comm_attach_buffer, (MPI_Comm comm, void *buffer, int size))
+WEFT_MPI_FUNCTION(int, Comm_detach_buffer, (MPI_Comm comm, void *buffer_addr, int *size))
+WEFT_MPI_FUNCTION(int, Comm_flush_buffer, (MPI_Comm comm))
+WEFT_MPI_FUNCTION(int, Comm_iflush_buffer, (MPI_Comm comm, MPI_Request *request))
+WEFT_MPI_FUNCTION(int, Session_attach_buffer, (MPI_Session session, void *buffer, int size))
+WEFT_MPI_FUNCTION(int, Session_detach_buffer, (MPI_Session session, void *buffer_addr, int *size))
+WEFT_MPI_FUNCTION(int, Session_flush_buffer, (MPI_Session session))
+WEFT_MPI_FUNCTION(int, Session_iflush_buffer, (MPI_Session session, MPI_Request *request))
 
 /* -- Nonblocking point-to-point -- */
 WEFT_MPI_FUNCTION(int, Isend, (WEFT_SEND_PARAMS, MPI_Request *request))

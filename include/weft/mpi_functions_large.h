@@ -79,6 +79,10 @@ WEFT_MPI_FUNCTION(int, Isendrecv_replace_c, (WEFT_SENDRECV_REPLACE_PARAMS(MPI_Co
                                              MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 WEFT_MPI_FUNCTION(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
+WEFT_MPI_FUNCTION(int, Comm_attach_buffer_c, (MPI_Comm comm, void *buffer, MPI_Count size))
+WEFT_MPI_FUNCTION(int, Comm_detach_buffer_c, (MPI_Comm comm, void *buffer_addr, MPI_Count *size))
+WEFT_MPI_FUNCTION(int, Session_attach_buffer_c, (MPI_Session session, void *buffer, MPI_Count size))
+WEFT_MPI_FUNCTION(int, Session_detach_buffer_c, (MPI_Session session, void *buffer_addr, MPI_Count *size))
 
 /* -- Matched receives, status and datatypes, large-count (MPI-4 _c) forms -- */
 WEFT_MPI_FUNCTION(int, Mrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
