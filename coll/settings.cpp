@@ -80,6 +80,7 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.fused_split_min = cfg.size("WEFT_GPU_FUSED_SPLIT_MIN");
   s.auto_register_min = cfg.size("WEFT_GPU_AUTO_REGISTER_MIN");
   s.gather_kernel_max = cfg.size("WEFT_GPU_GATHER_KERNEL_MAX");
+  s.reduce_scatter_kernel_max = cfg.size("WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX");
   s.reduce_scatter_direct_min = cfg.size("WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN");
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");
   s.mode = mode == "kernels" ? gpu::Mode::kernels : mode == "copy_engine" ? gpu::Mode::copy_engine : gpu::Mode::automatic;

@@ -122,25 +122,34 @@ __global__ void reduce_multi_kernel(DeviceInputs ins, DeviceOutputs outs, size_t
 // rank's block b published it, and rewritten (two calls later, by slot parity) only after a
 // later meeting that every peer entered once this kernel had ended. One fence per publishing
 // or waiting thread, not per thread: on one H100 (4 ranks, MPS) that took the enqueued 8 B
-// allreduce from 13.3 to 11.2 us.
+// allreduce from 13.3 to 11.2 us. The reduce-scatter form (stride > 0) copies chunk b of each
+// of the ranks' sub-blocks and folds chunk b of sub-block `me` alone.
 template <class T, class Op>
-__global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count) {
+__global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlags flags, T* out, size_t count,
+                                      size_t stride) {
   constexpr size_t kPer = 16 / sizeof(T);
   const int t = int(threadIdx.x);
   const size_t chunk = ((count + gridDim.x - 1) / gridDim.x + kPer - 1) / kPer * kPer;
   const size_t lo = min(count, size_t(blockIdx.x) * chunk), hi = min(count, lo + chunk);
+  const int subs = stride ? ins.count : 1;
+  const size_t shift = stride ? size_t(flags.me) * count : 0;  // where the folded sub-block starts
   T* mine = static_cast<T*>(const_cast<void*>(ins.in[flags.me]));
   uintptr_t bits = reinterpret_cast<uintptr_t>(own) | reinterpret_cast<uintptr_t>(out);
   for (int q = 0; q < ins.count; ++q) bits |= reinterpret_cast<uintptr_t>(ins.in[q]);
+  if (stride) bits |= (stride * sizeof(T)) | (count * sizeof(T));
   const bool packed = bits % 16 == 0;
-  size_t tail = lo;
-  if (packed) {
-    const size_t packs = (hi - lo) / kPer, base = lo / kPer;
-    for (size_t p = size_t(t); p < packs; p += blockDim.x)
-      reinterpret_cast<Pack<T>*>(mine)[base + p] = reinterpret_cast<const Pack<T>*>(own)[base + p];
-    tail = lo + packs * kPer;
+  for (int j = 0; j < subs; ++j) {
+    const T* from = own + size_t(j) * stride;
+    T* to = mine + size_t(j) * count;
+    size_t tail = lo;
+    if (packed) {
+      const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+      for (size_t p = size_t(t); p < packs; p += blockDim.x)
+        reinterpret_cast<Pack<T>*>(to)[base + p] = reinterpret_cast<const Pack<T>*>(from)[base + p];
+      tail = lo + packs * kPer;
+    }
+    for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) to[i] = from[i];
   }
-  for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) mine[i] = own[i];
   __shared__ unsigned long long epoch;
   const auto word = [&](int q) { return flags.lane[q] ? flags.lane[q] + blockIdx.x : flags.at[q]; };
   // The block's writes reach thread 0 through the barrier; its fence is cumulative.
@@ -159,15 +168,17 @@ __global__ void fused_one_shot_kernel(const T* own, DeviceInputs ins, DeviceFlag
   __syncthreads();
   // Plain loads: this kernel has not touched the peers' inputs before the meeting, so no stale
   // line of them sits in L1.
+  size_t tail = lo;
   if (packed) {
-    const size_t packs = (hi - lo) / kPer, base = lo / kPer;
+    const size_t packs = (hi - lo) / kPer, base = lo / kPer, from = shift / kPer;
     for (size_t p = size_t(t); p < packs; p += blockDim.x) {
       Pack<T> v;
-      fold_pack<T, Op>(ins.in, ins.count, base + p, &v);
+      fold_pack<T, Op>(ins.in, ins.count, from + base + p, &v);
       reinterpret_cast<Pack<T>*>(out)[base + p] = v;
     }
+    tail = lo + packs * kPer;
   }
-  for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) out[i] = fold_one<T, Op>(ins.in, ins.count, i);
+  for (size_t i = tail + size_t(t); i < hi; i += blockDim.x) out[i] = fold_one<T, Op>(ins.in, ins.count, shift + i);
 }
 
 // The fused allreduce piece (FusedPiece in op_gpu.h). kFusedThreads threads a block; every
@@ -403,10 +414,11 @@ struct FusedOneShot {
   void* out;
   size_t count;
   cudaStream_t stream;
+  size_t stride;
   template <class Op> Status go() const {
-    fused_one_shot_kernel<T, Op><<<unsigned(flags->blocks), 512, 0, stream>>>(static_cast<const T*>(own), *ins,
-                                                                               *flags, static_cast<T*>(out), count);
-    return launched("fused one-shot allreduce");
+    fused_one_shot_kernel<T, Op><<<unsigned(flags->blocks), 512, 0, stream>>>(
+        static_cast<const T*>(own), *ins, *flags, static_cast<T*>(out), count, stride);
+    return launched(stride ? "fused one-shot reduce-scatter" : "fused one-shot allreduce");
   }
 };
 
@@ -543,14 +555,18 @@ Status reduce_device_multi_out(ReduceOp op, BasicType type, const DeviceInputs& 
 }
 
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
-                                   const DeviceFlags& flags, void* out, size_t count, void* stream) {
+                                   const DeviceFlags& flags, void* out, size_t count, void* stream,
+                                   size_t scatter_stride) {
   if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
   if (inputs.count < 1 || inputs.count > kReduceMaxInputs || flags.me < 0 || flags.me >= inputs.count ||
-      flags.blocks < 1 || flags.blocks > kFusedOneShotMaxBlocks || (flags.blocks > 1 && !flags.lane[flags.me])) {
-    set_error_detail("fused one-shot of " + std::to_string(inputs.count) + " inputs");
+      flags.blocks < 1 || flags.blocks > kFusedOneShotMaxBlocks || (flags.blocks > 1 && !flags.lane[flags.me]) ||
+      (scatter_stride && scatter_stride < count)) {
+    set_error_detail("fused one-shot of " + std::to_string(inputs.count) + " inputs" +
+                     (scatter_stride && scatter_stride < count ? ", sub-blocks overlapping" : ""));
     return Status::invalid_arg;
   }
-  return by_type<FusedOneShot>(type, op, own, &inputs, &flags, out, count, static_cast<cudaStream_t>(stream));
+  return by_type<FusedOneShot>(type, op, own, &inputs, &flags, out, count, static_cast<cudaStream_t>(stream),
+                               scatter_stride);
 }
 
 Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream) {

@@ -65,8 +65,14 @@ struct DeviceFlags {
 // call would then stall behind the work queued before it. Idempotent.
 Status reduce_device_preload();
 
+// scatter_stride > 0: a reduce-scatter piece in the same launch (gpu_reduce_scatter_block):
+// `own` holds inputs.count sub-blocks of `count` elements, scatter_stride elements apart; they
+// are copied into this rank's input back to back, and out = the fold of sub-block flags.me of
+// every input. Block b copies and folds chunk b of every sub-block, so its own meeting covers
+// what it reads.
 Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own, const DeviceInputs& inputs,
-                                   const DeviceFlags& flags, void* out, size_t count, void* stream);
+                                   const DeviceFlags& flags, void* out, size_t count, void* stream,
+                                   size_t scatter_stride = 0);
 
 // Pieces of an allreduce in one launch of a multi-block kernel that meets its peers twice per
 // piece on the device (coll/gpu's fused one-shot and fused direct). Each rank's input and

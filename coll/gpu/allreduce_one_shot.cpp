@@ -29,6 +29,21 @@ int one_shot_blocks(const GpuWorkspace& ws, size_t bytes) {
 
 }  // namespace
 
+Status one_shot_launch_args(const GpuWorkspace& ws, uint64_t piece, size_t bytes, DeviceInputs* in,
+                            DeviceFlags* flags) {
+  WEFT_TRY(ws.check_running());
+  in->count = ws.size;
+  flags->me = ws.rank;
+  flags->stop = ws.stop_device;
+  flags->blocks = one_shot_blocks(ws, bytes);
+  for (int q = 0; q < ws.size; ++q) {
+    in->in[q] = ws.slot(q, piece);
+    flags->at[q] = ws.flag(q);
+    if (flags->blocks > 1) flags->lane[q] = ws.lane(q);
+  }
+  return Status::ok;
+}
+
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s, bool may_fuse) {
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
@@ -41,17 +56,8 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
     const uint64_t piece = ws.pieces++;
     if (n * elem <= kFusedMaxBytes || ws.settings.fused_min != SIZE_MAX) {  // copy, meeting, fold: one launch
       DeviceInputs in;
-      in.count = ws.size;
-      WEFT_TRY(ws.check_running());
       DeviceFlags flags;
-      flags.me = ws.rank;
-      flags.stop = ws.stop_device;
-      flags.blocks = one_shot_blocks(ws, n * elem);
-      for (int q = 0; q < ws.size; ++q) {
-        in.in[q] = ws.slot(q, piece);
-        flags.at[q] = ws.flag(q);
-        if (flags.blocks > 1) flags.lane[q] = ws.lane(q);
-      }
+      WEFT_TRY(one_shot_launch_args(ws, piece, n * elem, &in, &flags));
       WEFT_TRY(reduce_device_fused_one_shot(op, type, src + off * elem, in, flags, dst + off * elem, n, s));
       continue;
     }

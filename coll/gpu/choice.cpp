@@ -138,7 +138,8 @@ bool is_gpu_algorithm(const Algorithm& a) {
 // reduce: 177, 300, 400); the two-shot and ring forms spread the traffic over links that one
 // GPU does not have, and WEFT_COLL_TUNE forces them. Reduce_scatter: the one-shot, in its
 // block form when the shares are equal, except blocking block-form calls from
-// WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN bytes with kernels allowed: gpu_reduce_scatter_direct.
+// WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN bytes with kernels allowed: gpu_reduce_scatter_direct (from 4
+// MiB of input on one H100 shared by 4 ranks: 40 against 50 us there, 88-93 against 228-230 at 32 MiB).
 const Algorithm* rule_pick(const RuleCall& r, const Settings& s, std::string* why) {
   if (r.spans_nodes) {
     *why = "the only GPU algorithm across nodes: GPU-native stages within each node, host staging between "

@@ -107,7 +107,8 @@ struct Settings {
   size_t fused_split_min = size_t(16) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
   size_t auto_register_min = size_t(256) << 10;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
-  size_t reduce_scatter_direct_min = 0;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
+  size_t reduce_scatter_direct_min = size_t(4) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
+  size_t reduce_scatter_kernel_max = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX (0: never)
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

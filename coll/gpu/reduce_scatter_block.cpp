@@ -6,7 +6,10 @@
 // piece n + 2's slot after piece n + 1's barrier, which every peer entered after reducing piece n.
 // In place (the input in recv), a piece's result overwrites only elements of block 0 that earlier
 // pieces already copied. The reduction kernel never waits on flags, so the copy-engine variant
-// runs it too, between host barriers.
+// runs it too, between host barriers. With kernels allowed, up to WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX
+// bytes of input, each piece is one launch of the fused one-shot kernel instead (copy in, meet,
+// fold sub-block r: reduce_device_fused_one_shot's reduce-scatter form); the same slot rule
+// holds, as for the one-shot allreduce.
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
@@ -37,8 +40,33 @@ std::shared_ptr<const Pieces> reduce_scatter_block_pieces(GpuWorkspace& ws, cons
   return p;
 }
 
+bool runs_as_scatter_kernel(const GpuWorkspace& ws, size_t input_bytes) {
+  return ws.kernels && input_bytes <= ws.settings.reduce_scatter_kernel_max;
+}
+
+Status enqueue_reduce_scatter_block_one_launch(GpuWorkspace& ws, const char* send, char* recv, size_t count,
+                                               BasicType type, ReduceOp op, cudaStream_t s) {
+  if (!ws.kernels) return kernels_required();
+  const size_t elem = basic_type_size(type), per = sub_block_elements(ws, elem);
+  for (size_t off = 0; off < count; off += per) {
+    const size_t n = std::min(per, count - off);
+    DeviceInputs in;
+    DeviceFlags flags;
+    WEFT_TRY(one_shot_launch_args(ws, ws.pieces++, n * elem * size_t(ws.size), &in, &flags));
+    WEFT_TRY(reduce_device_fused_one_shot(op, type, send + off * elem, in, flags, recv + off * elem, n, s, count));
+  }
+  return Status::ok;
+}
+
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {
+  if (runs_as_scatter_kernel(ws, count * basic_type_size(type) * size_t(ws.size))) {
+    const auto s = static_cast<cudaStream_t>(stream);
+    return enqueue_stream_call(ws, s, "MPIX_Reduce_scatter_block_enqueue", [&] {
+      return enqueue_reduce_scatter_block_one_launch(ws, static_cast<const char*>(send), static_cast<char*>(recv),
+                                                     count, type, op, s);
+    });
+  }
   return enqueue_pieces_on(ws, stream, "MPIX_Reduce_scatter_block_enqueue", [&] {
     return reduce_scatter_block_pieces(ws, static_cast<const char*>(send), static_cast<char*>(recv), count, type, op);
   });
@@ -55,6 +83,12 @@ bool supports(const CollArgs& a, const CollContext& ctx) { return block_form_sup
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;
+  if (runs_as_scatter_kernel(*shared_workspace(c), a.bytes))
+    return build_enqueued("gpu_reduce_scatter_block", c, [r = reduction_call(a), count = a.counts[0]](
+                                                              GpuWorkspace& ws, cudaStream_t s) {
+      return enqueue_reduce_scatter_block_one_launch(ws, static_cast<const char*>(r.send), static_cast<char*>(r.recv),
+                                                     count, r.type, r.op, s);
+    });
   return build_pieces_on("gpu_reduce_scatter_block", c, [&](GpuWorkspace& ws) {
     return reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
                                             a.counts[0], a.red.type, a.red.op);

@@ -273,6 +273,16 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
 // it whole whose allocation is still the one registered (buffer id), *offset into it; else -1.
 int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes, uint64_t* offset);
 
+// The inputs (every rank's slot of `piece`) and flags of one launch of the fused one-shot
+// kernel (reduce_device_fused_one_shot) over `bytes` of each slot; refused once ws is stopped.
+Status one_shot_launch_args(const GpuWorkspace& ws, uint64_t piece, size_t bytes, DeviceInputs* in,
+                            DeviceFlags* flags);
+// gpu_reduce_scatter_block as one launch of that kernel per piece (kernels allowed, up to
+// WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX bytes of input), and whether a call of `input_bytes` runs so.
+bool runs_as_scatter_kernel(const GpuWorkspace& ws, size_t input_bytes);
+Status enqueue_reduce_scatter_block_one_launch(GpuWorkspace& ws, const char* send, char* recv, size_t count,
+                                               BasicType type, ReduceOp op, cudaStream_t s);
+
 // may_fuse false: never as fused pieces (a blocking call below gpu_direct's size).
 Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s, bool may_fuse = true);
