@@ -4,7 +4,8 @@
  * the message, then completes; detach gives back the address and size), MPI_BUFFER_AUTOMATIC on
  * the process (three 1 MiB messages with no bound, MPI_Buffer_flush, detach answers
  * MPI_BUFFER_AUTOMATIC), a session's buffer used by a communicator of that session
- * (MPI_Session_iflush_buffer), MPI_Buffer_iflush, and bad arguments. Every message is checked. */
+ * (MPI_Session_iflush_buffer), MPI_Buffer_iflush, a cancelled MPI_Ibsend on the communicator's
+ * space, and bad arguments. Every message is checked. */
 #include "common.h"
 
 #define BIG (1 << 20) /* past the eager size: the copy stays in flight until received */
@@ -63,6 +64,21 @@ int main(int argc, char **argv)
         CHECK(!done, "the flush completed before the receiver took the message");
         MPI_OK(MPI_Send(NULL, 0, MPI_BYTE, 1, 99, MPI_COMM_WORLD)); /* the receiver may go on */
         MPI_OK(MPI_Wait(&flush, MPI_STATUS_IGNORE));
+        /* A buffered send on the communicator's space cancelled before it is received: its copy
+         * is recalled where the transport can (then the space is free at once), else it goes. */
+        MPI_Request ib;
+        int cancelled = 0;
+        fill(data, n, 3);
+        MPI_OK(MPI_Ibsend(data, n, MPI_INT, 1, 3, c, &ib));
+        MPI_OK(MPI_Cancel(&ib));
+        MPI_Status st;
+        MPI_OK(MPI_Wait(&ib, &st));
+        MPI_OK(MPI_Test_cancelled(&st, &cancelled));
+        MPI_OK(MPI_Send(&cancelled, 1, MPI_INT, 1, 98, MPI_COMM_WORLD));
+        if (cancelled) { /* the space is free again: the next message fits without waiting */
+            fill(data, n, 4);
+            MPI_OK(MPI_Bsend(data, n, MPI_INT, 1, 4, c));
+        }
         void *addr = NULL;
         int size = 0;
         MPI_OK(MPI_Comm_detach_buffer(c, &addr, &size));
@@ -71,6 +87,9 @@ int main(int argc, char **argv)
     } else if (t_rank == 1) {
         MPI_OK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         recv_check(c, 1, "the communicator's buffered message");
+        int cancelled = 0;
+        MPI_OK(MPI_Recv(&cancelled, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        recv_check(c, cancelled ? 4 : 3, cancelled ? "the message after a cancelled one" : "a message not recalled");
     }
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 
