@@ -224,8 +224,13 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
   const MPI_Errhandler eh = valid_errhandler(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
   auto fail = [&](int cls, const std::string& d) { return raise_on(eh, MPI_COMM_NULL, "MPI_COMM_NULL", cls, fn, d); };
   if (!valid_errhandler(errhandler)) return fail(MPI_ERR_ARG, "invalid errhandler");
+  if (group == MPI_GROUP_EMPTY) {  // a process outside the group: no communicator, no agreement
+    if (!newcomm) return fail(MPI_ERR_ARG, "newcomm is NULL");
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
   const Group* g = lookup_group(group);
-  if (!g || group == MPI_GROUP_EMPTY) return fail(MPI_ERR_GROUP, "invalid group (argument 'group')");
+  if (!g) return fail(MPI_ERR_GROUP, "invalid group (argument 'group')");
   if (!stringtag) return fail(MPI_ERR_ARG, "stringtag is NULL");
   if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
     return fail(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1");

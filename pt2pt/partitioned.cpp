@@ -86,6 +86,9 @@ Status partition_arrived(const PartitionedChannels& channels, Transport& t, Requ
   WEFT_TRY(check_partition(channels.state_of(r), r, partition, true));
   if (r.active && !r.complete) t.progress();
   *arrived = !r.active || r.complete;
+  // A receive through a staging copy (a non-contiguous type) is unpacked now, not at the wait:
+  // the program may read every partition Parrived reports before it waits.
+  if (*arrived && r.active) run_finish(&r);
   return Status::ok;
 }
 

@@ -3,7 +3,8 @@
  *     case), their names' lengths, their "mpi_size" info and their groups;
  *   - the session's info carries the thread level provided;
  *   - communicators from groups of the world set (all ranks, the even ranks
- *     only, one rank alone) with an allreduce and a ring exchange checked;
+ *     only, one rank alone) with an allreduce and a ring exchange checked; the
+ *     odd ranks pass MPI_GROUP_EMPTY and get MPI_COMM_NULL;
  *   - two sessions at once, MPI_Init while one is open, and a session made
  *     again after every holder has finished (the runtime torn down and
  *     brought up again);
@@ -132,6 +133,10 @@ int main(void)
         MPI_OK(MPI_Comm_create_from_group(even, "org.weft.test.even", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ce));
         use_comm(ce, evens, ne);
         MPI_OK(MPI_Comm_free(&ce));
+    } else { /* outside the group: MPI_GROUP_EMPTY gives MPI_COMM_NULL, and no one waits for it */
+        MPI_Comm ce = MPI_COMM_SELF;
+        MPI_OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "org.weft.test.even", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ce));
+        CHECK(ce == MPI_COMM_NULL, "MPI_Comm_create_from_group(MPI_GROUP_EMPTY) did not give MPI_COMM_NULL");
     }
     MPI_OK(MPI_Group_free(&even));
     MPI_OK(MPI_Group_free(&g));
