@@ -157,6 +157,8 @@ int reduction_call(const char* fn, CollMode mode, coll::Collective kind, const v
   const bool need_send = !rooted || !c->inter || root >= 0;
   if (in_place && (!need_recv || c->inter))
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root of an intracommunicator");
+  if (sendbuf == recvbuf && sendbuf && count > 0 && need_send && need_recv)
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same buffer (MPI_IN_PLACE is the way to say so)");
   CollCall call(fn, comm, c, mode);
   coll::Description desc{kind};
   desc.send.buf = sendbuf;
@@ -198,6 +200,8 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && c->inter)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid on an intercommunicator");
+  if (sendbuf == recvbuf && sendbuf && total > 0)
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same buffer (MPI_IN_PLACE is the way to say so)");
   CollCall call(fn, comm, c, mode);
   if ((rc = setup_reduction(fn, comm, call, total, dt, op, &desc)) != MPI_SUCCESS) return rc;
   const size_t mine = desc.counts[size_t(c->rank)];

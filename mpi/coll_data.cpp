@@ -71,6 +71,23 @@ int side_of(const char* fn, MPI_Comm comm, const SideSpec& s, int n, coll::Side*
   return MPI_SUCCESS;
 }
 
+// Whether side s carries data at this rank (n blocks; n < 0: not used here).
+bool carries_data(const SideSpec& s, int n) {
+  if (n <= 0 || !s.buf || s.buf == MPI_IN_PLACE) return false;
+  if (!s.per_rank) return s.count > 0;
+  if (!s.counts) return false;
+  for (int r = 0; r < n; ++r)
+    if (s.counts[size_t(r)] > 0) return true;
+  return false;
+}
+
+// Where rank `me`'s block of side s starts (a side with a block per rank, not a w form), or null.
+const void* own_block(const SideSpec& s, const Datatype* type, int me) {
+  if (!s.buf || s.buf == MPI_IN_PLACE || s.types || s.byte_displs || s.int_byte_displs || !type) return nullptr;
+  const MPI_Count first = s.per_rank ? (s.displs ? s.displs[size_t(me)] : 0) : MPI_Count(me) * s.count;
+  return static_cast<const char*>(s.buf) + first * type->extent;
+}
+
 // Gather(v), Scatter(v) (at root), Allgather(v) and Alltoall(v,w). The root's side of a rooted
 // call has a block per rank (the receive side of a gather, the send side of a scatter; v forms:
 // counts set), the other side one block at every rank (MPI_IN_PLACE at the root: its block of
@@ -98,12 +115,28 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
   int recv_blocks = kind == Collective::gather || kind == Collective::allgather ? all : scatter ? own : p;
   if (scatter && recv.buf == MPI_IN_PLACE) recv_blocks = -1;
   if (!scatter && send.buf == MPI_IN_PLACE) send_blocks = -1;
+  // The same buffer on both sides without MPI_IN_PLACE: refused here, before any peer waits.
+  if (send.buf == recv.buf && carries_data(send, send_blocks) && carries_data(recv, recv_blocks))
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same buffer (MPI_IN_PLACE is the way to say so)");
   coll::Description d{kind};
   d.root = rooted ? coll_root(*c, root) : 0;
   if (scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc == MPI_SUCCESS) rc = side_of(fn, comm, recv, recv_blocks, &d.recv);
   if (rc == MPI_SUCCESS && !scatter) rc = side_of(fn, comm, send, send_blocks, &d.send);
   if (rc != MPI_SUCCESS) return rc;
+  // This rank's own block of the side with a block per rank given as the other side's buffer,
+  // without MPI_IN_PLACE (every rank of an allgather finds it, so none of them waits).
+  if (!c->inter && (kind == Collective::allgather || (rooted && is_root))) {
+    const SideSpec& whole = scatter ? send : recv;
+    const SideSpec& one = scatter ? recv : send;
+    const coll::Side& whole_side = scatter ? d.send : d.recv;
+    const int one_blocks = scatter ? recv_blocks : send_blocks, whole_blocks = scatter ? send_blocks : recv_blocks;
+    if (carries_data(one, one_blocks) && carries_data(whole, whole_blocks) &&
+        one.buf == own_block(whole, whole_side.type, me))
+      return raise(comm, MPI_ERR_BUFFER, fn,
+                   "%sbuf is this rank's own block of %sbuf (MPI_IN_PLACE is the way to say so)", one.what,
+                   whole.what);
+  }
   if (kind == Collective::allgather && !d.send.in_place && !c->inter) {
     const size_t sent = type_packed_size(d.send.type, size_t(send.count));
     const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[size_t(me)] : recv.count));

@@ -99,6 +99,11 @@ int reduce_local(const char* fn, const void* inbuf, void* inoutbuf, MPI_Count co
                  MPI_Op op) {
   WEFT_REQUIRE_INIT(fn);
   if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, fn, "negative count %ld", long(count));
+  if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed (argument '%s')",
+                 inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
+  if (count > 0 && inbuf == inoutbuf)
+    return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, fn, "inbuf and inoutbuf are the same buffer");
   UserOpCall call;
   coll::Reduction red;
   ReductionLayout lay;

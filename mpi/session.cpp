@@ -119,6 +119,9 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* ses
   const InfoEntries* ie = info == MPI_INFO_NULL ? nullptr : lookup_info(info);
   if (info != MPI_INFO_NULL && !ie) return fail(MPI_ERR_INFO, "invalid info");
   if (!session) return fail(MPI_ERR_ARG, "session is NULL");
+  if (const std::string* asked = ie ? ie->find("thread_level") : nullptr;
+      asked && level_of(ie) == MPI_THREAD_SINGLE && *asked != level_name(MPI_THREAD_SINGLE))
+    return fail(MPI_ERR_ARG, "info \"thread_level\" is \"" + *asked + "\", not a thread level");
   auto e = std::make_unique<SessionEntry>();
   retain_errhandler(errhandler);
   e->errhandler = errhandler;

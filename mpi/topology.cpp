@@ -64,6 +64,7 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
                      MPI_Comm* comm_cart) {
   WEFT_ENTRY;
   const char* fn = "MPI_Cart_create";
+  if (comm_cart) *comm_cart = MPI_COMM_NULL;  // what a failed call leaves
   Comm* c;
   if (int rc = comm_of(fn, comm, &c)) return rc;
   if (int rc = check_inter(fn, comm, *c)) return rc;

@@ -455,6 +455,15 @@ int PMPI_Compare_and_swap(const void* origin, const void* compare, void* result,
   if (int rc = check_win(fn, win, &e); rc != MPI_SUCCESS) return rc;
   const Datatype* d = nullptr;
   if (int rc = check_datatype(e->comm, fn, dt, &d); rc != MPI_SUCCESS) return rc;
+  // MPI allows integer, logical, multi-language and byte types only: no floating-point ones.
+  switch (d->predefined ? d->basic : BasicType::none) {
+    case BasicType::i8: case BasicType::u8: case BasicType::i16: case BasicType::u16: case BasicType::i32:
+    case BasicType::u32: case BasicType::i64: case BasicType::u64: case BasicType::c_bool: case BasicType::byte:
+      break;
+    default:
+      return raise(e->comm, MPI_ERR_TYPE, fn, "%s is not an integer, logical or byte type (compare-and-swap)",
+                   d->name.c_str());
+  }
   return rc_of(e->comm, e->win->compare_and_swap(origin, compare, result, d, target, disp), fn);
 }
 

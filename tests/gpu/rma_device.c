@@ -8,7 +8,7 @@
  * - lock_all: int and double sums from every rank of the node onto its lowest rank (from host
  *   and device buffers, and 25 rounds onto the same 8 ints), totals exact;
  * - fetch_and_op (+1 from every rank: every value fetched exactly once), MPI_REPLACE chains,
- *   MPI_NO_OP, compare_and_swap on int64 and double (exactly one winner) and a mismatch,
+ *   MPI_NO_OP, compare_and_swap on int64 and on a double's bits (exactly one winner) and a mismatch,
  *   with host and device origin, compare and result buffers;
  * - Get_accumulate (sum, no_op) with device and host origin and result buffers;
  * - a host window (MPI_Win_allocate) with device origin and result buffers: put, get,
@@ -314,7 +314,8 @@ static void atomics(void)
             CHECK(fetched[k] > fetched[k - 1], "fetch_and_op %d fetched %lld after %lld", k, (long long)fetched[k],
                   (long long)fetched[k - 1]);
     }
-    /* One winner of each compare-and-swap; odd ranks use device buffers. */
+    /* One winner of each compare-and-swap; odd ranks use device buffers. The doubles go as their
+     * bits (MPI_UINT64_T): MPI has no floating-point compare-and-swap. */
     int64_t cas_in[2] = {t_rank, -1}, cas_out = 0;
     double dcas_in[2] = {t_rank + 10.0, 1.5}, dcas_out = 0;
     if (t_rank % 2) {
@@ -322,11 +323,11 @@ static void atomics(void)
         MPI_OK(MPI_Compare_and_swap(&d_io[0], &d_io[1], &d_io[2], MPI_INT64_T, leader, 1, win));
         from_dev(&cas_out, &d_io[2], sizeof cas_out);
         to_dev(d_io, dcas_in, sizeof dcas_in);
-        MPI_OK(MPI_Compare_and_swap(&d_io[0], &d_io[1], &d_io[2], MPI_DOUBLE, leader, 3, win));
+        MPI_OK(MPI_Compare_and_swap(&d_io[0], &d_io[1], &d_io[2], MPI_UINT64_T, leader, 3, win));
         from_dev(&dcas_out, &d_io[2], sizeof dcas_out);
     } else {
         MPI_OK(MPI_Compare_and_swap(&cas_in[0], &cas_in[1], &cas_out, MPI_INT64_T, leader, 1, win));
-        MPI_OK(MPI_Compare_and_swap(&dcas_in[0], &dcas_in[1], &dcas_out, MPI_DOUBLE, leader, 3, win));
+        MPI_OK(MPI_Compare_and_swap(&dcas_in[0], &dcas_in[1], &dcas_out, MPI_UINT64_T, leader, 3, win));
     }
     /* A compare that never matches: slot 2 stays 77. */
     int64_t miss_in[2] = {t_rank, 5}, miss_out = 0;

@@ -1,7 +1,8 @@
 /* Error handling and predefined datatype queries.
  *   - MPI_COMM_WORLD starts with MPI_ERRORS_ARE_FATAL (Comm_get_errhandler);
  *   - under MPI_ERRORS_RETURN: invalid rank, tag, count, datatype,
- *     communicator, buffer and request arguments give the right class;
+ *     communicator, buffer (aliased collective buffers too) and request
+ *     arguments give the right class;
  *   - Error_string / Error_class for every predefined class used;
  *   - Add_error_class / Add_error_code / Add_error_string round trip;
  *   - Type_size and Type_get_name for a table of predefined types;
@@ -150,6 +151,14 @@ static void check_argument_errors(int garbage_ok)
     /* buffers */
     EXPECT(MPI_Send(NULL, 4, MPI_INT, t_rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Recv(NULL, 4, MPI_INT, t_rank, 0, MPI_COMM_WORLD, &st), MPI_ERR_BUFFER);
+    /* aliased buffers without MPI_IN_PLACE: refused by every rank that gives them, before any
+     * peer is waited for (the gather's root calls alone) */
+    EXPECT(MPI_Allreduce(buf, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Allgather(&buf[t_rank], 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    if (t_rank == 0) EXPECT(MPI_Gather(buf, 1, MPI_INT, buf, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_scatter_block(buf, buf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_local(MPI_IN_PLACE, buf, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_local(buf, buf, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     /* requests */
     rq = MPI_REQUEST_NULL;
     EXPECT(MPI_Request_free(&rq), MPI_ERR_REQUEST);

@@ -7,7 +7,8 @@
  *   MPI_Win_complete without MPI_Win_start and MPI_Win_wait without MPI_Win_post;
  * - MPI_Win_shared_query on a dynamic window is MPI_ERR_RMA_FLAVOR (on an allocated one it
  *   gives the own part), and
- *   MPI_Win_allocate_shared on a communicator spanning nodes MPI_ERR_RMA_SHARED. */
+ *   MPI_Win_allocate_shared on a communicator spanning nodes MPI_ERR_RMA_SHARED;
+ * - MPI_Compare_and_swap on a floating-point type is MPI_ERR_TYPE. */
 #include "common.h"
 
 enum { N = 16 };
@@ -85,6 +86,11 @@ int main(int argc, char **argv)
     expect_class(MPI_Rput(v, 1, MPI_INT64_T, right, 0, 1, MPI_INT64_T, win, &req), MPI_ERR_RMA_SYNC,
                  "Rput outside every epoch");
     MPI_OK(MPI_Win_fence(0, win));
+    {
+        double d[3] = {1.0, 1.0, 0.0};
+        expect_class(MPI_Compare_and_swap(&d[0], &d[1], &d[2], MPI_DOUBLE, right, 0, win), MPI_ERR_TYPE,
+                     "Compare_and_swap on a floating-point type");
+    }
     expect_class(MPI_Rput(v, 1, MPI_INT64_T, right, 1, 1, MPI_INT64_T, win, &req), MPI_ERR_RMA_SYNC,
                  "Rput in a fence epoch");
     expect_class(MPI_Rget(&got, 1, MPI_INT64_T, right, 1, 1, MPI_INT64_T, win, &req), MPI_ERR_RMA_SYNC,

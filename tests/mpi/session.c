@@ -99,6 +99,11 @@ int main(void)
     MPI_OK(MPI_Info_create(&sinfo));
     MPI_OK(MPI_Info_set(sinfo, "thread_level", "MPI_THREAD_FUNNELED"));
     MPI_OK(MPI_Session_init(sinfo, MPI_ERRORS_RETURN, &s2));
+    {  /* a thread level no level names: refused */
+        MPI_Session bad = MPI_SESSION_NULL;
+        MPI_OK(MPI_Info_set(sinfo, "thread_level", "NOT_A_THREAD_LEVEL"));
+        CHECK(MPI_Session_init(sinfo, MPI_ERRORS_RETURN, &bad) != MPI_SUCCESS, "an invalid thread_level was accepted");
+    }
     MPI_OK(MPI_Info_free(&sinfo));
 
     MPI_Group wg;

@@ -222,6 +222,15 @@ static void cartesian(void)
     int dims[3] = {0, 0, 0}, periods[3] = {1, 0, 1};
     MPI_Comm cart = MPI_COMM_NULL;
 
+    /* a grid larger than the communicator: an error, and the output is MPI_COMM_NULL */
+    {
+        int big[2] = {n + 1, n + 1}, none[2] = {0, 0};
+        MPI_Comm bad = MPI_COMM_SELF;
+        set_errors_return(1);
+        CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, big, none, 0, &bad) != MPI_SUCCESS, "a grid too large was accepted");
+        set_errors_return(0);
+        CHECK(bad == MPI_COMM_NULL, "a failed Cart_create left its output other than MPI_COMM_NULL");
+    }
     /* 2D, periodic in dim 0 only, reorder 0 */
     MPI_OK(MPI_Dims_create(n, 2, dims));
     MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart));
