@@ -200,13 +200,20 @@ int reduce_scatter_call(const char* fn, CollMode mode, bool block, const void* s
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && c->inter)
     return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid on an intercommunicator");
-  if (sendbuf == recvbuf && sendbuf && total > 0)
-    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same buffer (MPI_IN_PLACE is the way to say so)");
   CollCall call(fn, comm, c, mode);
   if ((rc = setup_reduction(fn, comm, call, total, dt, op, &desc)) != MPI_SUCCESS) return rc;
   const size_t mine = desc.counts[size_t(c->rank)];
   if (desc.recv.type->predefined && ((total && !(in_place ? recvbuf : sendbuf)) || (mine && !recvbuf)))
     return raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
+  // recvbuf is sendbuf, or this rank's own share of it, without MPI_IN_PLACE: every rank that
+  // aliases so finds it, so none waits for the others.
+  if (!in_place && sendbuf && mine) {
+    size_t before = 0;
+    for (int q = 0; q < c->rank; ++q) before += desc.counts[size_t(q)];
+    const void* own = static_cast<const char*>(sendbuf) + ptrdiff_t(before) * lookup_datatype(dt)->extent;
+    if (recvbuf == sendbuf || recvbuf == own)
+      return raise(comm, MPI_ERR_BUFFER, fn, "recvbuf is sendbuf or this rank's share of it (MPI_IN_PLACE is the way to say so)");
+  }
   desc.send.buf = sendbuf;
   desc.send.in_place = in_place;
   desc.recv.buf = recvbuf;

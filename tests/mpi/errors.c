@@ -157,6 +157,7 @@ static void check_argument_errors(int garbage_ok)
     EXPECT(MPI_Allgather(&buf[t_rank], 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     if (t_rank == 0) EXPECT(MPI_Gather(buf, 1, MPI_INT, buf, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Reduce_scatter_block(buf, buf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_scatter_block(buf, &buf[t_rank], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Reduce_local(MPI_IN_PLACE, buf, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     EXPECT(MPI_Reduce_local(buf, buf, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     /* requests */

@@ -47,6 +47,15 @@ void unflatten(const at::Tensor& flat, std::vector<at::Tensor>& tensors) {
   }
 }
 
+size_t bytes_of(const at::Tensor& t) { return size_t(t.numel()) * t.element_size(); }
+
+// Whether two (contiguous) tensors share memory.
+bool overlaps(const at::Tensor& a, const at::Tensor& b) {
+  const char* pa = static_cast<const char*>(a.data_ptr());
+  const char* pb = static_cast<const char*>(b.data_ptr());
+  return bytes_of(a) && bytes_of(b) && pa < pb + bytes_of(b) && pb < pa + bytes_of(a);
+}
+
 void check_same(const at::Tensor& t, const at::Tensor& like, const char* what) {
   TORCH_CHECK(t.scalar_type() == like.scalar_type(), "weft backend: ", what, " has type ",
               at::toString(t.scalar_type()), ", expected ", at::toString(like.scalar_type()));
@@ -372,14 +381,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(at::Tensor& out
   const MPI_Datatype type = mpi_datatype(input.scalar_type());
   const int n = count_of(input.numel(), "allgather");
   at::Tensor in = input, out = output;
+  // The input as this rank's own chunk of the output (FSDP's all-gather): MPI's in-place form.
+  // Any other overlap: from a copy (MPI refuses aliased buffers).
+  const bool in_place = in.data_ptr() == static_cast<char*>(out.data_ptr()) + size_t(getRank()) * bytes_of(in);
+  if (!in_place && overlaps(in, out)) in = in.clone();
+  const void* send = in_place ? MPI_IN_PLACE : in.data_ptr();
   if (in.is_cuda())
     return run_cuda(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {in, out}, {output}, [=](MPI_Comm sc) {
-      return MPIX_Allgather_enqueue(in.data_ptr(), n, type, out.data_ptr(), n, type, sc);
+      return MPIX_Allgather_enqueue(send, n, type, out.data_ptr(), n, type, sc);
     });
   return submit(c10d::OpType::_ALLGATHER_BASE, "allgather_into_tensor", {output}, timeout_of(opts.timeout),
                 [=, this](std::vector<MPI_Request>* r) {
                   r->emplace_back();
-                  return MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm_, &r->back());
+                  return MPI_Iallgather(send, n, type, out.data_ptr(), n, type, comm_, &r->back());
                 });
 }
 
@@ -509,6 +523,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter_block(c10d::OpTy
   const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type());
   const int n = count_of(out.numel(), name);
   const bool average = opts.reduceOp == c10d::ReduceOp::AVG;
+  if (overlaps(in, out)) in = in.clone();  // the output inside the input: MPI refuses aliased buffers
   const int size = getSize();
   if (out.is_cuda())
     return run_cuda(

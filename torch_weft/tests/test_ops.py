@@ -137,6 +137,11 @@ for r in range(size):
 out = empty(size * 9, dtype=torch.bfloat16)
 dist.all_gather_into_tensor(out, data(rank, 9, torch.bfloat16))
 expect(out, torch.cat(all_inputs(9, torch.bfloat16)), "all_gather_into_tensor")
+# In place, as FSDP does it: the input is this rank's chunk of the output.
+out = empty(9 * size)
+out.narrow(0, 9 * rank, 9).copy_(data(rank, 9, torch.float32))
+dist.all_gather_into_tensor(out, out.narrow(0, 9 * rank, 9))
+expect(out, torch.cat(all_inputs(9, torch.float32)), "all_gather_into_tensor in place")
 
 # gather and scatter at the last rank.
 root = size - 1
@@ -161,6 +166,12 @@ out = empty(8)
 dist.reduce_scatter_tensor(out, inp)
 expect(out, reference(dist.ReduceOp.SUM, [data(r, 8, torch.float32, salt=10 * rank) for r in range(size)]),
        "reduce_scatter_tensor")
+# The output as this rank's chunk of the input.
+inp = torch.cat([data(rank, 8, torch.float32, salt=10 * q) for q in range(size)])
+dist.reduce_scatter_tensor(inp.narrow(0, 8 * rank, 8), inp)
+expect(inp.narrow(0, 8 * rank, 8),
+       reference(dist.ReduceOp.SUM, [data(r, 8, torch.float32, salt=10 * rank) for r in range(size)]),
+       "reduce_scatter_tensor into its own chunk")
 
 # all_to_all_single, equal and uneven splits (rank r sends q + 1 rows to rank q), and all_to_all.
 inp = torch.cat([data(rank, 4, torch.float32, salt=q) for q in range(size)])
