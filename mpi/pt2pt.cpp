@@ -527,6 +527,12 @@ int comm_buffer(const char* fn, MPI_Comm comm, BufferedSends** out) {
   return MPI_SUCCESS;
 }
 
+int comm_attach(const char* fn, MPI_Comm comm, void* buffer, MPI_Count size) {
+  BufferedSends* b;
+  if (int rc = comm_buffer(fn, comm, &b)) return rc;
+  return attach_buffer(fn, *b, buffer, size, fail_on(comm, fn));
+}
+
 int comm_detach(const char* fn, MPI_Comm comm, void* buffer_addr, MPI_Count* size, MPI_Count max) {
   BufferedSends* b;
   if (int rc = comm_buffer(fn, comm, &b)) return rc;
@@ -581,18 +587,12 @@ int PMPI_Buffer_iflush(MPI_Request* request) {
 
 int PMPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size) {
   WEFT_ENTRY;
-  const char* fn = "MPI_Comm_attach_buffer";
-  BufferedSends* b;
-  if (int rc = comm_buffer(fn, comm, &b)) return rc;
-  return attach_buffer(fn, *b, buffer, size, fail_on(comm, fn));
+  return comm_attach("MPI_Comm_attach_buffer", comm, buffer, size);
 }
 
 int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void* buffer, MPI_Count size) {
   WEFT_ENTRY;
-  const char* fn = "MPI_Comm_attach_buffer_c";
-  BufferedSends* b;
-  if (int rc = comm_buffer(fn, comm, &b)) return rc;
-  return attach_buffer(fn, *b, buffer, size, fail_on(comm, fn));
+  return comm_attach("MPI_Comm_attach_buffer_c", comm, buffer, size);
 }
 
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size) {
