@@ -7,6 +7,7 @@ all_reduce issued after the death is enqueued and cannot complete; the survivor 
 synchronises its device, which returns once the backend's watchdog has found the dead rank and
 stopped weft's kernels; the Work's wait and every later call then raise naming rank 1."""
 import os
+import signal
 import time
 
 import torch
@@ -14,6 +15,12 @@ import torch.distributed as dist
 import torch_weft
 
 import test_device
+
+# torchrun's agent stops the survivors with SIGTERM once it polls rank 1's exit, which may
+# come before they have seen the failure. It waits 30 s before SIGKILL; ignoring SIGTERM
+# lets the survivors finish within that.
+if "TORCHELASTIC_RUN_ID" in os.environ:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 DEV = test_device.pick()
 rank, size = torch_weft.init_process_group()
