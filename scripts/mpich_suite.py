@@ -15,6 +15,7 @@ counts BASIC_PROGRAMS gives and pass on a zero exit.
 Usage:
   scripts/mpich_suite.py --suite /path/to/test/mpi --out /tmp/conf [--mpicc mpicc]
       [--dirs basic,pt2pt,...] [--max-np 8] [--timeout 180] [--jobs 2] [--only REGEX]
+      [--enable comm_overlap,...]
       [--mpirun "mpirun --oversubscribe --bind-to none"] [--env K=V ...]
 
 Writes OUT/results.tsv (dir, test, np, arguments, status, seconds, environment) and OUT/logs/*.log, and
@@ -76,8 +77,9 @@ def makefile_vars(path):
     return values
 
 
-def read_testlist(directory, max_np):
-    """Yields (name, np, args, env, options) for each runnable entry of a directory's testlist."""
+def read_testlist(directory, max_np, enabled=()):
+    """Yields (name, np, args, env, options) for each runnable entry of a directory's testlist.
+    A line under a configure switch (@name@ before it) runs only where that name is enabled."""
     for candidate in ("testlist", "testlist.in"):
         path = os.path.join(directory, candidate)
         if os.path.exists(path):
@@ -92,6 +94,9 @@ def read_testlist(directory, max_np):
         return
     for raw in open(path, encoding="utf-8", errors="replace"):
         line = raw.strip()
+        for name in enabled:
+            if line.startswith(f"@{name}@"):
+                line = line[len(name) + 2:].strip()
         if not line or line.startswith("#") or "@" in line:
             continue
         fields = line.split()
@@ -260,7 +265,7 @@ class Suite:
         seen = {}
         for directory in self.opts.dirs.split(","):
             for name, np, args, env, options in read_testlist(
-                    os.path.join(self.root, directory), self.opts.max_np):
+                    os.path.join(self.root, directory), self.opts.max_np, self.opts.enable):
                 if only and not only.search("%s/%s" % (directory, name)):
                     continue
                 label = "%s.%s.np%d%s" % (directory, name, np,
@@ -287,6 +292,8 @@ def main():
     parser.add_argument("--max-timeout", type=int, default=180,
                         help="cap on a testlist's own timeLimit")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--enable", type=lambda v: [n for n in v.split(",") if n], default=[],
+                        help="configure switches whose testlist lines run (comm_overlap,...)")
     parser.add_argument("--env", action="append", default=[], help="K=V for every run")
     opts = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")

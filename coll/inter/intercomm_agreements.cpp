@@ -1,12 +1,15 @@
 // The agreements of intercommunicators (agreements.h): each group agrees among itself (an
 // allreduce on the local group), its leader swaps the result with the remote group's leader,
-// and the leader shares what it received with its group (another allreduce).
+// and the leader shares what it received with its group (another allreduce). Threads making
+// communicators at the same time take turns offering their free pairs, as in agreements.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "coll/agreements.h"
 #include "coll/comm_state.h"
 #include "pt2pt/tag.h"
+#include "runtime/entry_lock.h"
 
 namespace weft::coll {
 
@@ -58,32 +61,62 @@ Status swap_with_remote(const CollContext& ctx, const Link& link, const std::vec
   return allreduce(ctx, theirs->data(), theirs->data(), theirs->size(), kSum);
 }
 
-// The context pairs free on every rank of the local group (ctx.comm), followed by `extra`.
-Status local_masks(const CollContext& ctx, const ContextIds& ids, const std::vector<uint64_t>& extra,
-                   std::vector<uint64_t>* out) {
-  ContextIds agreed = ids.blocking();
-  const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
-  WEFT_TRY(allreduce(ctx, agreed.free_mask, agreed.free_mask, kMaskWords, band));
-  out->assign(agreed.free_mask, agreed.free_mask + kMaskWords);
-  out->insert(out->end(), extra.begin(), extra.end());
-  return Status::ok;
+// The turn order of an agreement between two groups (OfferTurn): the same on every rank of
+// both. Each group names its side (its local communicator's context id, or the
+// intercommunicator's own where one exists, the same in both groups).
+uint64_t turn_key(uint64_t mine, uint64_t theirs) {
+  if (mine == theirs) return mine << 12;
+  return uint64_t(1) << 40 | std::min(mine, theirs) << 13 | std::max(mine, theirs);
 }
 
-// Takes the lowest pair free in both groups' masks (the first kMaskWords of mine and theirs).
-Status take_common(ContextIds* ids, const std::vector<uint64_t>& mine, const std::vector<uint64_t>& theirs,
-                   uint32_t* context) {
-  ContextIds agreed;
-  if (theirs.size() < kMaskWords) {
-    set_error_detail("malformed intercommunicator agreement from the remote group");
+// The agreement between the local group (ctx.comm) and the remote group: swaps `extra` (the
+// same on every rank of the local group) for the remote group's and takes the lowest context
+// pair free on every rank of both. Each round's words are the local group's free pairs (and-ed),
+// whether all of its ranks offered them, then `extra` (first round only). As in agree_context,
+// threads offer one at a time (OfferTurn), and with other threads calling MPI the first round
+// only gathers both groups; a round in which a rank sat out finds no pair and all try again.
+// `side` names this group for the turn order (turn_key); next_link gives each round's link.
+template <class NextLink>
+Status agree_across(const CollContext& ctx, ContextIds* ids, uint64_t side, NextLink next_link,
+                    const std::vector<uint64_t>& extra, std::vector<uint64_t>* their_extra, uint32_t* context) {
+  const Reduction band{ReduceOp::band, BasicType::u64, sizeof(uint64_t)};
+  std::optional<OfferTurn> turn;
+  std::vector<uint64_t> words, theirs;
+  for (int round = 0;; ++round) {
+    // Unthreaded, the first round offers (no other agreement can be under way here).
+    const bool offering = !g_entry_locking || (turn && turn->take());
+    words.assign(kMaskWords + 1, 0);
+    if (offering) {
+      const ContextIds offer = ids->blocking();
+      std::copy(offer.free_mask, offer.free_mask + kMaskWords, words.begin());
+      words[kMaskWords] = 1;
+    }
+    if (round == 0) {
+      words.push_back(side);
+      words.insert(words.end(), extra.begin(), extra.end());
+    }
+    Status s = allreduce(ctx, words.data(), words.data(), words.size(), band);
+    if (s == Status::ok) s = swap_with_remote(ctx, next_link(), words, &theirs);
+    if (turn) turn->give_back();
+    WEFT_TRY(s);
+    if (theirs.size() < kMaskWords + 1 + (round == 0 ? 1 : 0)) {
+      set_error_detail("malformed intercommunicator agreement from the remote group");
+      return Status::transport;
+    }
+    if (round == 0) {
+      their_extra->assign(theirs.begin() + kMaskWords + 2, theirs.end());
+      turn.emplace(turn_key(side, theirs[kMaskWords + 1]));
+    }
+    if (words[kMaskWords] == 0 || theirs[kMaskWords] == 0) continue;  // someone sat this round out
+    ContextIds agreed;
+    for (size_t w = 0; w < kMaskWords; ++w) agreed.free_mask[w] = words[w] & theirs[w];
+    if (ids->take_lowest(agreed, context)) return Status::ok;
+    char detail[120];
+    snprintf(detail, sizeof(detail), "no free context id among the members of both groups (%u communicators exist)",
+             kBlockingPairs);
+    set_error_detail(detail);
     return Status::transport;
   }
-  for (size_t w = 0; w < kMaskWords; ++w) agreed.free_mask[w] = mine[w] & theirs[w];
-  if (ids->take_lowest(agreed, context)) return Status::ok;
-  char detail[120];
-  snprintf(detail, sizeof(detail), "no free context id among the members of both groups (%u communicators exist)",
-           kBlockingPairs);
-  set_error_detail(detail);
-  return Status::transport;
 }
 
 std::vector<int> to_ranks(std::vector<uint64_t>::const_iterator first, std::vector<uint64_t>::const_iterator last) {
@@ -92,12 +125,13 @@ std::vector<int> to_ranks(std::vector<uint64_t>::const_iterator first, std::vect
   return ranks;
 }
 
-// The swap of an existing intercommunicator ctx.comm, run among its local group.
-Status swap_on(const CollContext& ctx, const ContextIds& ids, const std::vector<uint64_t>& extra,
-               std::vector<uint64_t>* mine, std::vector<uint64_t>* theirs) {
-  const CollContext local = context_on(ctx, *ctx.comm.local);
-  WEFT_TRY(local_masks(local, ids, extra, mine));
-  return swap_with_remote(local, link_of(ctx.comm), *mine, theirs);
+// The agreement of an existing intercommunicator ctx.comm, run among its local group; its
+// leaders' messages go on its collective context (link_of).
+Status agree_on(const CollContext& ctx, ContextIds* ids, const std::vector<uint64_t>& extra,
+                std::vector<uint64_t>* their_extra, uint32_t* context) {
+  const Comm& ic = ctx.comm;
+  return agree_across(context_on(ctx, *ic.local), ids, ic.context_id, [&] { return link_of(ic); }, extra,
+                      their_extra, context);
 }
 
 }  // namespace
@@ -105,19 +139,17 @@ Status swap_on(const CollContext& ctx, const ContextIds& ids, const std::vector<
 Status make_intercomm(const CollContext& ctx, ContextIds* ids, int local_leader, const Comm& peer, int remote_leader,
                       int tag, Comm* out) {
   const Comm& c = ctx.comm;
-  std::vector<uint64_t> mine, theirs;
-  WEFT_TRY(local_masks(ctx, *ids, std::vector<uint64_t>(c.world_ranks.begin(), c.world_ranks.end()), &mine));
   Link link{local_leader, -1, 0, 0};
   if (c.rank == local_leader) {
     link.remote_world_rank = peer.peer_world_rank(remote_leader);
     link.send_tag = tag::make(peer.pt2pt_context(), uint32_t(peer.rank), uint32_t(tag));
     link.recv_tag = tag::make(peer.pt2pt_context(), uint32_t(remote_leader), uint32_t(tag));
   }
-  WEFT_TRY(swap_with_remote(ctx, link, mine, &theirs));
+  std::vector<uint64_t> theirs;
   uint32_t context = 0;
-  WEFT_TRY(take_common(ids, mine, theirs, &context));
-  *out = inter_view(context, c.world_ranks, to_ranks(theirs.begin() + kMaskWords, theirs.end()),
-                    c.world_rank(c.rank));
+  WEFT_TRY(agree_across(ctx, ids, c.context_id, [&] { return link; },
+                        std::vector<uint64_t>(c.world_ranks.begin(), c.world_ranks.end()), &theirs, &context));
+  *out = inter_view(context, c.world_ranks, to_ranks(theirs.begin(), theirs.end()), c.world_rank(c.rank));
   return Status::ok;
 }
 
@@ -133,24 +165,22 @@ Status make_intercomm_from_groups(const CollContext& world, ContextIds* ids, con
     link.send_tag = tag::make(group.pt2pt_context(), uint32_t(me), uint32_t(tag));
     link.recv_tag = tag::make(group.pt2pt_context(), uint32_t(remote_leader_world_rank), uint32_t(tag));
   }
-  std::vector<uint64_t> mine, theirs;
-  Status s = local_masks(ctx, *ids, std::vector<uint64_t>(local_world_ranks.begin(), local_world_ranks.end()), &mine);
-  if (s == Status::ok) s = swap_with_remote(ctx, link, mine, &theirs);
+  std::vector<uint64_t> theirs;
+  uint32_t context = 0;
+  Status s = agree_across(ctx, ids, kGroupCreationContext, [&] { return link; },
+                          std::vector<uint64_t>(local_world_ranks.begin(), local_world_ranks.end()), &theirs, &context);
   release(group);  // what the agreement's collectives made on the temporary view
   WEFT_TRY(s);
-  uint32_t context = 0;
-  WEFT_TRY(take_common(ids, mine, theirs, &context));
-  *out = inter_view(context, local_world_ranks, to_ranks(theirs.begin() + kMaskWords, theirs.end()), me);
+  *out = inter_view(context, local_world_ranks, to_ranks(theirs.begin(), theirs.end()), me);
   return Status::ok;
 }
 
 Status merge_intercomm(const CollContext& ctx, ContextIds* ids, bool high, Comm* out) {
   const Comm& ic = ctx.comm;
-  std::vector<uint64_t> mine, theirs;
-  WEFT_TRY(swap_on(ctx, *ids, {uint64_t(high)}, &mine, &theirs));
+  std::vector<uint64_t> theirs;
   uint32_t context = 0;
-  WEFT_TRY(take_common(ids, mine, theirs, &context));
-  const bool remote_high = theirs.size() > kMaskWords && theirs[kMaskWords] != 0;
+  WEFT_TRY(agree_on(ctx, ids, {uint64_t(high)}, &theirs, &context));
+  const bool remote_high = !theirs.empty() && theirs[0] != 0;
   const std::vector<int>& a = ic.world_ranks;
   const std::vector<int>& b = ic.remote_world_ranks;
   std::vector<int> merged = merged_first(a, high, b, remote_high) ? a : b;
@@ -162,10 +192,9 @@ Status merge_intercomm(const CollContext& ctx, ContextIds* ids, bool high, Comm*
 
 Status dup_intercomm(const CollContext& ctx, ContextIds* ids, Comm* out) {
   const Comm& ic = ctx.comm;
-  std::vector<uint64_t> mine, theirs;
-  WEFT_TRY(swap_on(ctx, *ids, {}, &mine, &theirs));
+  std::vector<uint64_t> theirs;
   uint32_t context = 0;
-  WEFT_TRY(take_common(ids, mine, theirs, &context));
+  WEFT_TRY(agree_on(ctx, ids, {}, &theirs, &context));
   *out = inter_view(context, ic.world_ranks, ic.remote_world_ranks, ic.world_rank(ic.rank));
   return Status::ok;
 }
@@ -174,25 +203,25 @@ Status split_intercomm(const CollContext& ctx, ContextIds* ids, int color, int k
                        bool* member) {
   const Comm& ic = ctx.comm;
   // Every local rank's (color, key), shared among the local group, then swapped for the remote
-  // group's with the masks.
+  // group's in the agreement.
   std::vector<int64_t> table(size_t(ic.size) * 2, 0);
   table[size_t(ic.rank) * 2] = color;
   table[size_t(ic.rank) * 2 + 1] = key;
   const Reduction sum{ReduceOp::sum, BasicType::i64, sizeof(int64_t)};
   WEFT_TRY(allreduce(context_on(ctx, *ic.local), table.data(), table.data(), table.size(), sum));
-  std::vector<uint64_t> mine, theirs;
-  WEFT_TRY(swap_on(ctx, *ids, std::vector<uint64_t>(table.begin(), table.end()), &mine, &theirs));
-  if (theirs.size() != kMaskWords + ic.remote_world_ranks.size() * 2) {
+  std::vector<uint64_t> theirs;
+  uint32_t context = 0;
+  WEFT_TRY(agree_on(ctx, ids, std::vector<uint64_t>(table.begin(), table.end()), &theirs, &context));
+  if (theirs.size() != ic.remote_world_ranks.size() * 2) {
+    ids->set(context / 2, true);
     set_error_detail("malformed intercommunicator split table from the remote group");
     return Status::transport;
   }
-  uint32_t context = 0;
-  WEFT_TRY(take_common(ids, mine, theirs, &context));
   std::vector<int> local, remote;
   if (color != undefined) {
     local = split_members(ic, table, color);
     Comm other = member_view(0, ic.remote_world_ranks, -1);
-    remote = split_members(other, std::vector<int64_t>(theirs.begin() + kMaskWords, theirs.end()), color);
+    remote = split_members(other, std::vector<int64_t>(theirs.begin(), theirs.end()), color);
   }
   *member = !local.empty() && !remote.empty();
   if (!*member) {

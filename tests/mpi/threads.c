@@ -10,7 +10,10 @@
  *  - every thread creates communicators with MPI_Comm_create_group at the same time as the
  *    others, on its own tag: alternately of the lower half of the ranks (the others skip it)
  *    and of all ranks, so the threads of different ranks are in different creations at once;
- *    each new communicator's allreduce result is checked. */
+ *    each new communicator's allreduce result is checked;
+ *  - every thread makes intercommunicators at the same time as the others, from the halves of
+ *    its own duplicate: MPI_Intercomm_create, then MPI_Intercomm_merge, MPI_Comm_dup and
+ *    MPI_Comm_split of the intercommunicator; an allreduce checks each. */
 #include <pthread.h>
 
 #include "common.h"
@@ -205,6 +208,55 @@ static void group_creation(int t)
     MPI_OK(MPI_Group_free(&world));
 }
 
+/* Each rank adds rank + 1 + t + round over an intercommunicator: the result is the remote
+ * group's sum. */
+static void check_intercomm(MPI_Comm ic, int t, int round, const char *what)
+{
+    int lower, size, remote_size, sum = -1;
+    MPI_Group remote;
+    MPI_OK(MPI_Comm_size(ic, &size));
+    MPI_OK(MPI_Comm_remote_size(ic, &remote_size));
+    MPI_OK(MPI_Comm_remote_group(ic, &remote));
+    MPI_OK(MPI_Allreduce(&(int){t_rank + 1 + t + round}, &sum, 1, MPI_INT, MPI_SUM, ic));
+    MPI_Group world;
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int want = 0;
+    for (int r = 0; r < remote_size; ++r) {
+        int w = -1;
+        MPI_OK(MPI_Group_translate_ranks(remote, 1, &r, world, &w));
+        want += w + 1 + t + round;
+    }
+    CHECK(sum == want, "%s, thread %d round %d: allreduce gave %d, expected %d", what, t, round, sum, want);
+    lower = t_rank < t_size / 2;
+    CHECK(size == (lower ? t_size / 2 : t_size - t_size / 2), "%s: local size %d", what, size);
+    MPI_OK(MPI_Group_free(&remote));
+    MPI_OK(MPI_Group_free(&world));
+}
+
+static void intercomm_creation(int t)
+{
+    const int lower = t_rank < t_size / 2;
+    for (int round = 0; round < 10; ++round) {
+        MPI_Comm half, ic, merged, dup, split;
+        MPI_OK(MPI_Comm_split(thread_comm[t], lower, t_rank, &half));
+        MPI_OK(MPI_Intercomm_create(half, 0, thread_comm[t], lower ? t_size / 2 : 0, 99, &ic));
+        check_intercomm(ic, t, round, "MPI_Intercomm_create");
+        MPI_OK(MPI_Intercomm_merge(ic, !lower, &merged));
+        int rank = -1;
+        MPI_OK(MPI_Comm_rank(merged, &rank));
+        CHECK(rank == t_rank, "MPI_Intercomm_merge, thread %d: rank %d, expected %d", t, rank, t_rank);
+        created_group(merged, t, round, "MPI_Intercomm_merge");
+        MPI_OK(MPI_Comm_dup(ic, &dup));
+        check_intercomm(dup, t, round, "MPI_Comm_dup of an intercommunicator");
+        MPI_OK(MPI_Comm_split(ic, 0, t_rank, &split));
+        check_intercomm(split, t, round, "MPI_Comm_split of an intercommunicator");
+        MPI_OK(MPI_Comm_free(&split));
+        MPI_OK(MPI_Comm_free(&dup));
+        MPI_OK(MPI_Comm_free(&ic));
+        MPI_OK(MPI_Comm_free(&half));
+    }
+}
+
 static void *thread_main(void *arg)
 {
     const int t = (int)(intptr_t)arg;
@@ -214,6 +266,7 @@ static void *thread_main(void *arg)
     handed_requests(t);
     wildcards(t);
     group_creation(t);
+    intercomm_creation(t);
     return NULL;
 }
 
