@@ -99,6 +99,7 @@ Status configure(const Config& cfg, Transport& t, Bootstrap& boot, const Comm& w
     return Status::invalid_arg;
   }
   out->dump = cfg.boolean("WEFT_COLL_DUMP");
+  out->check_calls = cfg.boolean("WEFT_COLL_CHECK");
   out->require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
   out->shm.slot_bytes = cfg.size("WEFT_COLL_SHM_SLOT");
   out->shm.segment_bytes = std::max<size_t>(cfg.size("WEFT_COLL_SHM_SEGMENT"), 4096);

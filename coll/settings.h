@@ -21,6 +21,7 @@ struct Settings {
   CostModel model;                 // WEFT_COLL_MODEL: measured at init or from a tuning file
   Tuning tuning;                   // WEFT_COLL_TUNE
   bool dump = false;               // WEFT_COLL_DUMP
+  bool check_calls = false;        // WEFT_COLL_CHECK (call_check.h)
   bool require_fast_path = false;  // WEFT_REQUIRE_FAST_PATH
   shm::Geometry shm;               // WEFT_COLL_SHM_SLOT, WEFT_COLL_SHM_SEGMENT, WEFT_COLL_SHM_SLOTS
   gpu::Settings gpu;               // WEFT_GPU_COLL, WEFT_GPU_COLL_*, WEFT_GPU_ALLREDUCE_*

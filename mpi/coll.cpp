@@ -2,7 +2,9 @@
 // raised, requests made) and the collectives that reduce (Reduce, Allreduce,
 // Reduce_scatter(_block), Scan, Exscan) plus Barrier and Bcast, each blocking, non-blocking
 // (MPI_I*) and persistent (MPI_*_init) from one planning function.
+#include "coll/call_check.h"
 #include "coll/inter/inter.h"
+#include "coll/settings.h"
 #include "runtime/profiler.h"
 #include "coll_call.h"
 
@@ -54,7 +56,87 @@ int check_count(const char* fn, MPI_Comm comm, MPI_Count count, const char* arg)
   return MPI_SUCCESS;
 }
 
+namespace {
+
+bool rooted(coll::Collective k) {
+  using coll::Collective;
+  return k == Collective::bcast || k == Collective::reduce || k == Collective::gather || k == Collective::scatter;
+}
+
+bool reduces(coll::Collective k) {
+  using coll::Collective;
+  return k == Collective::reduce || k == Collective::allreduce || k == Collective::scan ||
+         k == Collective::exscan || k == Collective::reduce_scatter;
+}
+
+// Bytes of one rank's block on a side with the same count for every rank; 0 for the v and w
+// forms (their counts are not compared) and for an unused side.
+uint64_t block_bytes(const coll::Side& s) {
+  if (s.per_rank || s.in_place || !s.type) return 0;
+  return uint64_t(s.count) * s.type->packed;
+}
+
+std::string collective_text(uint64_t k) { return coll::collective_name(coll::Collective(k)); }
+
+}  // namespace
+
+bool checks_calls(const Comm& c) { return g_state->coll_settings.check_calls && !c.inter; }
+
+int CollCall::compare_across_members(const coll::Description& d) {
+  const coll::CollContext ctx = coll_context(*c_);
+  using coll::Collective;
+  const Collective k = d.kind;
+  // The same five arguments at every member, whatever its collective (0 where one does not
+  // apply), so that members in different collectives still compare alike.
+  uint64_t root = rooted(k) ? uint64_t(d.root) : 0, op = 0, counts = 0;
+  if (reduces(k)) {
+    // A user operation's handle may differ from rank to rank: only predefined ones are compared.
+    ReduceOp builtin;
+    if (lookup_builtin_op(d.op, &builtin)) op = uint32_t(d.op);
+    counts = uint64_t(d.send.count);
+    if (k == Collective::reduce_scatter) {  // the whole recvcounts array: FNV-1a of it
+      counts = 1469598103934665603ull;
+      for (size_t n : d.counts) counts = (counts ^ n) * 1099511628211ull;
+    }
+  }
+  // Bytes of a block, where every rank's is the same size: the root's blocks and each other
+  // rank's own; a rank that sends and receives a block checks its two sides against each other.
+  const bool root_here = rooted(k) && c_->rank == d.root;
+  uint64_t block = 0;
+  bool own_mismatch = false;
+  switch (k) {
+    case Collective::bcast: block = block_bytes(d.recv); break;
+    case Collective::gather:
+      block = root_here ? block_bytes(d.recv) : block_bytes(d.send);
+      own_mismatch = root_here && !d.send.in_place && block_bytes(d.send) != block;
+      break;
+    case Collective::scatter:
+      block = root_here ? block_bytes(d.send) : block_bytes(d.recv);
+      own_mismatch = root_here && !d.recv.in_place && block_bytes(d.recv) != block;
+      break;
+    case Collective::allgather:
+    case Collective::alltoall:
+      block = block_bytes(d.recv);
+      own_mismatch = !d.send.in_place && block_bytes(d.send) != block;
+      break;
+    default: break;
+  }
+  if (d.send.per_rank || d.recv.per_rank) {  // the v and w forms: every member sees the form
+    block = 0;
+    own_mismatch = false;
+  }
+  const std::vector<coll::SameArgument> args{
+      {"collectives", uint64_t(k), Status::invalid_arg, collective_text},
+      {"roots", root, Status::invalid_root},
+      {"operations (predefined handles)", op, Status::invalid_op},
+      {k == Collective::reduce_scatter ? "recvcounts (hashed)" : "counts", counts, Status::invalid_count},
+      {"bytes per block (count x datatype size)", block, Status::invalid_count}};
+  const Status s = coll::check_same_call(ctx, fn_, args, own_mismatch);
+  return s == Status::ok ? MPI_SUCCESS : raise_status(comm_, s, fn_);
+}
+
 int CollCall::run(const coll::Description& d, MPI_Request* request) {
+  if (int rc = check_same(d)) return rc;
   Status s = call_.plan(d);
   return s == Status::ok ? execute(request) : raise_status(comm_, s, fn_);
 }

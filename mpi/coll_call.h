@@ -29,12 +29,20 @@ class CollCall {
   // true, *rc its result.
   bool reused(const coll::Description& d, MPI_Request* request, int* rc) {
     if (!call_.reused(d)) return false;
-    *rc = execute(request);
+    *rc = check_same(d);
+    if (*rc == MPI_SUCCESS) *rc = execute(request);
     return true;
   }
 
  private:
   int execute(MPI_Request* request);
+  // WEFT_COLL_CHECK: the arguments every member must give alike, compared across the members
+  // (coll/call_check.h). MPI_SUCCESS where the check is off: one branch.
+  int check_same(const coll::Description& d) {
+    if (!g_state->coll_settings.check_calls || c_->inter) [[likely]] return MPI_SUCCESS;
+    return compare_across_members(d);
+  }
+  int compare_across_members(const coll::Description& d);
 
   const char* fn_;
   MPI_Comm comm_;
@@ -42,6 +50,9 @@ class CollCall {
   CollMode mode_;
   coll::Call call_;
 };
+
+// Whether WEFT_COLL_CHECK compares c's collective calls across its members (CollCall::check_same).
+bool checks_calls(const Comm& c);
 
 // Argument checks shared by the bindings: MPI_SUCCESS or the raised error code.
 int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);

@@ -137,7 +137,8 @@ int data_call(const char* fn, CollMode mode, Collective kind, const SideSpec& se
                    "%sbuf is this rank's own block of %sbuf (MPI_IN_PLACE is the way to say so)", one.what,
                    whole.what);
   }
-  if (kind == Collective::allgather && !d.send.in_place && !c->inter) {
+  // (With WEFT_COLL_CHECK the call's check finds it, at every member: CollCall::check_same.)
+  if (kind == Collective::allgather && !d.send.in_place && !c->inter && !checks_calls(*c)) {
     const size_t sent = type_packed_size(d.send.type, size_t(send.count));
     const size_t held = type_packed_size(d.recv.type, size_t(recv.per_rank ? recv.counts[size_t(me)] : recv.count));
     if (sent != held)
