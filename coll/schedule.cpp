@@ -249,6 +249,7 @@ namespace {
 // Readies a request of an earlier round for reuse: what the transports read and set.
 void reset(Request& r, RequestKind kind) {
   r.kind = kind;
+  r.collective_step = true;
   r.complete = false;
   r.status = RequestStatus{};
   r.peer = -1;

@@ -107,9 +107,10 @@ Comm* lookup_comm(MPI_Comm h) {
   return e ? &e->comm : nullptr;
 }
 
-int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c) {
+int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c, bool point_to_point) {
   if (g_state->transport->revoked(c))
     return raise(comm, MPIX_ERR_REVOKED, fn, "%s has been revoked (MPIX_Comm_revoke)", c.label().c_str());
+  if (point_to_point && g_state->transport->process_fault_scope()) return MPI_SUCCESS;
   const int dead = g_state->transport->failed_member(c);
   if (dead < 0) return MPI_SUCCESS;
   return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s: every operation on %s fails",

@@ -80,6 +80,7 @@ int PMPIX_Comm_failure_ack(MPI_Comm comm) {
   CommEntry* e;
   if (int rc = comm_entry_of("MPIX_Comm_failure_ack", comm, &e)) return rc;
   e->acked_failures = failed_members(e->comm);
+  e->comm.acked_failures = uint32_t(e->acked_failures.size());
   return MPI_SUCCESS;
 }
 

@@ -19,7 +19,7 @@ int check_common(const char* fn, const void* buf, MPI_Count count, MPI_Datatype 
   if (!c) [[unlikely]]
     return raise(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x (argument 'comm')", unsigned(comm));
   if (g_state->boot->fault_events()) [[unlikely]] {
-    if (int rc = check_comm_alive(fn, comm, *c); rc != MPI_SUCCESS) return rc;
+    if (int rc = check_comm_alive(fn, comm, *c, true); rc != MPI_SUCCESS) return rc;
   }
   if (count < 0) [[unlikely]]
     return raise(comm, MPI_ERR_COUNT, fn, "negative count %ld (argument 'count')", long(count));
@@ -80,6 +80,14 @@ int choose_path(const char* fn, MPI_Comm comm, Message* m) {
   return MPI_SUCCESS;
 }
 
+// A peer known to have failed fails the call at once (under WEFT_FAULT_SCOPE=process, where
+// the communicator's other failures do not: check_comm_alive).
+int check_peer_alive(const char* fn, MPI_Comm comm, const Message& m) {
+  if (!g_state->boot->fault_events() || m.peer < 0 || !g_state->boot->peer_failed(m.peer)) [[likely]]
+    return MPI_SUCCESS;
+  return raise(comm, MPIX_ERR_PROC_FAILED, fn, "%s", Transport::failure_detail(m.comm, m.peer).c_str());
+}
+
 // Every check of a send, reporting what fails (after quick_message has declined).
 int check_send_fully(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
                      MPI_Comm comm, Message* m) {
@@ -95,6 +103,7 @@ int check_send_fully(const char* fn, const void* buf, MPI_Count count, MPI_Datat
   } else {
     m->peer = m->comm->peer_world_rank(dest);
   }
+  if (int rc = check_peer_alive(fn, comm, *m)) [[unlikely]] return rc;
   if (tag < 0 || tag > tag::kMaxUserTag) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d)", tag,
                  tag::kMaxUserTag);
@@ -115,6 +124,7 @@ int check_recv_fully(const char* fn, const void* buf, MPI_Count count, MPI_Datat
     return raise(comm, MPI_ERR_RANK, fn, "invalid rank %d (argument 'source'; %s has %d ranks)",
                  source, m->comm->label().c_str(), size);
   else m->peer = m->comm->peer_world_rank(source);
+  if (int rc = check_peer_alive(fn, comm, *m)) [[unlikely]] return rc;
   if (tag != MPI_ANY_TAG && (tag < 0 || tag > tag::kMaxUserTag)) [[unlikely]]
     return raise(comm, MPI_ERR_TAG, fn, "invalid tag %d (argument 'tag'; valid 0..%d or MPI_ANY_TAG)",
                  tag, tag::kMaxUserTag);

@@ -308,7 +308,11 @@ inline size_t status_bytes(const MPI_Status* st) {
 coll::CollContext coll_context(const Comm& c);
 // Failure is contagious within a communicator: MPIX_ERR_PROC_FAILED (raised, naming the rank)
 // once a member of c is known to have failed, else MPI_SUCCESS.
-int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c);
+// MPIX_ERR_REVOKED or MPIX_ERR_PROC_FAILED for a call on c once it is revoked or holds a failed
+// member. point_to_point: a send or receive, which under WEFT_FAULT_SCOPE=process only a
+// revocation stops here (its own peer's failure, or an unacknowledged one for a wildcard
+// receive, fails it in the transport).
+int check_comm_alive(const char* fn, MPI_Comm comm, const Comm& c, bool point_to_point = false);
 // The communicator whose failed members fail r (its owner), or null.
 inline const Comm* failure_scope(const Request* r) { return r->owner ? lookup_comm(r->owner) : nullptr; }
 

@@ -37,6 +37,9 @@ struct Comm {
   // none yet.
   mutable int board_entry = -1;
   mutable uint32_t failures_checked = 0;
+  // Failed members acknowledged here (MPIX_Comm_failure_ack): under WEFT_FAULT_SCOPE=process,
+  // wildcard receives fail while fewer than the failed members.
+  uint32_t acked_failures = 0;
 
   // An intercommunicator: rank, size and world_ranks are the local group's; point-to-point
   // ranks and the collectives' remote steps name the remote group (remote_world_ranks). Both

@@ -21,10 +21,11 @@ bool member_lost(Transport& t, const Comm& c, int source) {
     set_error_detail(Transport::failure_detail(&c, c.peer_world_rank(source)) + " while being probed");
     return true;
   }
-  const int dead = t.failed_member(c);
-  if (dead < 0) return false;
-  set_error_detail(Transport::failure_detail(&c, c.world_rank(dead)) + " while probing: every operation on " +
-                   c.label() + " fails");
+  if (!t.fails_with_member(c, source >= 0 ? c.peer_world_rank(source) : -1)) return false;
+  set_error_detail(Transport::failure_detail(&c, c.world_rank(c.failed_member)) + " while probing: " +
+                   (t.process_fault_scope() ? "a wildcard probe on " + c.label() +
+                                                  " fails until the failure is acknowledged (MPIX_Comm_failure_ack)"
+                                            : "every operation on " + c.label() + " fails"));
   return true;
 }
 

@@ -78,6 +78,7 @@ TransportOptions transport_options(const Config& cfg, const Bootstrap& boot) {
   topts.thread_multiple = false;
   topts.peer_error_mode = cfg.value("WEFT_UCX_ERR_MODE") == "peer";
   topts.require_fast_path = cfg.boolean("WEFT_REQUIRE_FAST_PATH");
+  topts.process_fault_scope = cfg.value("WEFT_FAULT_SCOPE") == "process";
   std::string_view path = cfg.value("WEFT_PT2PT");
   topts.path = path == "ucx" ? Pt2ptPath::ucx : path == "shm" ? Pt2ptPath::shm : Pt2ptPath::automatic;
   topts.shm_cells = uint32_t(cfg.integer("WEFT_SHM_CELLS"));

@@ -117,6 +117,7 @@ Status Transport::create(Bootstrap& boot, Progress& progress, RequestPool& pool,
 Status Transport::init(const TransportOptions& options) {
   peer_error_mode_ = options.peer_error_mode;
   require_fast_path_ = options.require_fast_path;
+  process_fault_scope_ = options.process_fault_scope;
   UcxOptions uo;
   uo.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
   uo.thread_mode = options.thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
@@ -572,7 +573,7 @@ Status Transport::send(const void* buf, size_t bytes, int dest, uint64_t t, Send
     boot_.poll_local_liveness();
     if (boot_.failures_seen() == 0) [[likely]] return false;
     if (boot_.peer_failed(dest)) dead = dest;
-    else if (scope && failed_member(*scope) >= 0) dead = scope->world_rank(scope->failed_member);
+    else if (scope && fails_with_member(*scope, dest)) dead = scope->world_rank(scope->failed_member);
     return dead >= 0;
   });
   if (st == UCS_INPROGRESS && timed_out) {
@@ -664,6 +665,19 @@ int Transport::failed_member(const Comm& c) {
       if (boot_.peer_failed(c.world_rank(r))) c.failed_member = r;
   }
   return c.failed_member;
+}
+
+int Transport::failed_count(const Comm& c) {
+  if (failed_member(c) < 0) return 0;
+  int n = 0;
+  for (int r = 0; r < c.size; ++r) n += boot_.peer_failed(c.world_rank(r)) ? 1 : 0;
+  return n;
+}
+
+bool Transport::fails_with_member(const Comm& c, int peer) {
+  if (failed_member(c) < 0) return false;
+  if (!process_fault_scope_ || peer == kCollectiveStep) return true;
+  return peer < 0 && uint32_t(failed_count(c)) > c.acked_failures;
 }
 
 std::string Transport::failure_detail(const Comm* c, int job_rank) {
@@ -803,9 +817,11 @@ bool Transport::check_failure(Request* r, const Comm* scope) {
   if (boot_.failures_seen() == 0) return false;
   if (r->peer >= 0 && boot_.peer_failed(r->peer)) {
     msg = failure_detail(scope, r->peer) + " during the operation";
-  } else if (scope && failed_member(*scope) >= 0) {
-    msg = failure_detail(scope, scope->world_rank(scope->failed_member)) + ": every pending operation on " +
-          scope->label() + " fails";
+  } else if (scope && fails_with_member(*scope, r->collective_step ? kCollectiveStep : r->peer)) {
+    msg = failure_detail(scope, scope->world_rank(scope->failed_member)) +
+          (process_fault_scope_ && !r->collective_step ? ": a wildcard receive on " + scope->label() +
+                                      " fails until the failure is acknowledged (MPIX_Comm_failure_ack)"
+                                : ": every pending operation on " + scope->label() + " fails");
   } else if (!scope && r->peer < 0 && r->kind == RequestKind::recv) {
     msg = "rank " + std::to_string(boot_.first_failed()) + " of the job terminated during a wildcard receive";
   } else {
@@ -839,7 +855,9 @@ void Transport::fail_request(Request* r, Status why) {
 void Transport::wait(Request* r, const Comm* scope) {
   WaitBound bound;
   progress_.wait([&] { return r->complete || check_failure(r, scope); });
-  if (scope && (r->status.error == Status::transport || r->status.error == Status::peer_failed)) {
+  // (Under WEFT_FAULT_SCOPE=process a live peer's error is its own.)
+  if (scope && (!process_fault_scope_ || r->collective_step) &&
+      (r->status.error == Status::transport || r->status.error == Status::peer_failed)) {
     // In a communicator with a failed member, a transport error comes of the failure (a peer
     // gave its message up, say): it is reported as the failure, naming the rank.
     boot_.check_liveness_now();

@@ -25,6 +25,7 @@ struct TransportOptions {
   bool thread_multiple = false;
   bool peer_error_mode = false;  // UCP_ERR_HANDLING_MODE_PEER on endpoints
   bool require_fast_path = false;
+  bool process_fault_scope = false;  // WEFT_FAULT_SCOPE=process (Transport::fails_with_member)
   Pt2ptPath path = Pt2ptPath::automatic;
   uint32_t shm_cells = 16;
   uint32_t shm_cell_size = 4096;
@@ -104,6 +105,15 @@ class Transport {
   // have failed, or -1. Cheap (looks again only when the count of failures changed); the
   // caller polls liveness.
   int failed_member(const Comm& c);
+  // Whether a pending or new operation on c with `peer` (a live job rank; -1: any source;
+  // kCollectiveStep: a collective's own message) fails now that c has a failed member.
+  // WEFT_FAULT_SCOPE=communicator (the default): always. process (ULFM): a collective's always,
+  // a live peer's never, a wildcard receive's while some failed member is not acknowledged
+  // (Comm::acked_failures, MPIX_Comm_failure_ack).
+  static constexpr int kCollectiveStep = -3;
+  bool fails_with_member(const Comm& c, int peer);
+  // The members of c known to have failed.
+  int failed_count(const Comm& c);
   // Names a failed job rank, by its rank in c when c is given: "rank 3 of MPI_COMM_WORLD (job
   // rank 3) has terminated".
   static std::string failure_detail(const Comm* c, int job_rank);
@@ -170,6 +180,7 @@ class Transport {
 
   // WEFT_REQUIRE_FAST_PATH: a slower path is an error instead of a logged fallback.
   bool require_fast_path() const { return require_fast_path_; }
+  bool process_fault_scope() const { return process_fault_scope_; }
   RequestPool& pool() { return pool_; }
   Bootstrap& boot() { return boot_; }
   Progress& progress_engine() { return progress_; }
@@ -211,6 +222,7 @@ class Transport {
   std::deque<std::unique_ptr<FailureNotice>> notices_;  // sent, not yet complete
   bool peer_error_mode_ = false;
   bool require_fast_path_ = false;
+  bool process_fault_scope_ = false;
   // Registered one-sided regions: while there are any, progress also drives the UCX worker in
   // shared-memory mode, since peers' one-sided operations may need this rank's progress.
   int rma_regions_ = 0;

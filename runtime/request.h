@@ -35,6 +35,7 @@ struct RequestFields {
   bool user_freed = false;  // freed by the user while in flight: release on completion
   bool live = false;        // allocated from the pool and not yet released
   bool device_buffer = false;  // the buffer handed to the transport is GPU device memory
+  bool collective_step = false;  // a collective's own send or receive: any member's failure fails it
   RequestStatus status;
   int peer = -1;                          // job rank of the peer; -1 when any source
   int owner = 0;                          // handle of the communicator (errors are raised there)
