@@ -80,8 +80,6 @@ std::string collective_text(uint64_t k) { return coll::collective_name(coll::Col
 
 }  // namespace
 
-bool checks_calls(const Comm& c) { return g_state->coll_settings.check_calls && !c.inter; }
-
 int CollCall::compare_across_members(const coll::Description& d) {
   const coll::CollContext ctx = coll_context(*c_);
   using coll::Collective;

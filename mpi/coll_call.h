@@ -13,6 +13,9 @@ namespace weft::mpi {
 
 using CollMode = coll::Mode;
 
+// Whether WEFT_COLL_CHECK compares c's collective calls across its members (CollCall::check_same).
+inline bool checks_calls(const Comm& c) { return g_state->coll_settings.check_calls && !c.inter; }
+
 class CollCall {
  public:
   CollCall(const char* fn, MPI_Comm comm, Comm* c, CollMode mode)
@@ -39,7 +42,7 @@ class CollCall {
   // WEFT_COLL_CHECK: the arguments every member must give alike, compared across the members
   // (coll/call_check.h). MPI_SUCCESS where the check is off: one branch.
   int check_same(const coll::Description& d) {
-    if (!g_state->coll_settings.check_calls || c_->inter) [[likely]] return MPI_SUCCESS;
+    if (!checks_calls(*c_)) [[likely]] return MPI_SUCCESS;
     return compare_across_members(d);
   }
   int compare_across_members(const coll::Description& d);
@@ -50,9 +53,6 @@ class CollCall {
   CollMode mode_;
   coll::Call call_;
 };
-
-// Whether WEFT_COLL_CHECK compares c's collective calls across its members (CollCall::check_same).
-bool checks_calls(const Comm& c);
 
 // Argument checks shared by the bindings: MPI_SUCCESS or the raised error code.
 int check_coll_comm(const char* fn, MPI_Comm comm, Comm** c);
