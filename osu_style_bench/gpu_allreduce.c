@@ -62,11 +62,14 @@ static int device_sync(void *user)
 #ifdef MPIX_STREAM_NULL
 /* GPU_ALLREDUCE_STREAM=1: MPIX_Allreduce_enqueue on a stream communicator, calls
  * back to back on one CUDA stream and one cudaStreamSynchronize per timed batch,
- * as nccl_allreduce times ncclAllReduce (the MPICH stream API). */
+ * as nccl_allreduce times ncclAllReduce (the MPICH stream API).
+ * GPU_ALLREDUCE_STREAM=2: the same call, synchronised after each one: what a
+ * blocking call built on the enqueued one could cost at best. */
 struct stream_mode {
     cudaStream_t stream;
     MPI_Comm comm;
     void *handles[2];
+    int sync_each; /* GPU_ALLREDUCE_STREAM=2: cudaStreamSynchronize after every call */
 };
 
 #ifdef WEFT
@@ -92,8 +95,10 @@ static int enqueue_allreduce(const void *sbuf, void *rbuf, size_t count, gb_type
     const struct stream_mode *m = user;
     if (count > (size_t)INT_MAX)
         return 1;
-    return MPIX_Allreduce_enqueue(sbuf != NULL ? sbuf : MPI_IN_PLACE, rbuf, (int)count, mpi_type(t),
-                                  MPI_SUM, m->comm) != MPI_SUCCESS;
+    if (MPIX_Allreduce_enqueue(sbuf != NULL ? sbuf : MPI_IN_PLACE, rbuf, (int)count, mpi_type(t), MPI_SUM,
+                               m->comm) != MPI_SUCCESS)
+        return 1;
+    return m->sync_each && cudaStreamSynchronize(m->stream) != cudaSuccess;
 }
 
 static int stream_sync(void *user)
@@ -134,7 +139,8 @@ int main(int argc, char **argv)
 #ifdef MPIX_STREAM_NULL
     const char *stream_env = getenv("GPU_ALLREDUCE_STREAM");
     if (stream_env && atoi(stream_env)) {
-        struct stream_mode m;
+        struct stream_mode m = {0};
+        m.sync_each = atoi(stream_env) == 2;
         if (stream_mode_init(&m)) {
             fprintf(stderr, "gpu_allreduce: could not make a stream communicator\n");
             return gb_finalize(&c, 1);
@@ -144,8 +150,11 @@ int main(int argc, char **argv)
         if (reg_env && atoi(reg_env))
             c.buffers_hook = register_hook;
 #endif
-        errors = gb_run_sweep(&c, &f, c.buffers_hook ? "MPIX_Allreduce_enqueue (registered buffers)"
-                                                     : "MPIX_Allreduce_enqueue", enqueue_allreduce, stream_sync, &m);
+        errors = gb_run_sweep(&c, &f,
+                              m.sync_each      ? "MPIX_Allreduce_enqueue + cudaStreamSynchronize per call"
+                              : c.buffers_hook ? "MPIX_Allreduce_enqueue (registered buffers)"
+                                               : "MPIX_Allreduce_enqueue",
+                              enqueue_allreduce, stream_sync, &m);
         MPI_Comm_free(&m.comm);
         return gb_finalize(&c, errors != 0);
     }

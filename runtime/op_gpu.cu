@@ -239,18 +239,24 @@ __device__ bool fused_fold(const FusedPiece& a, const FusedStep& s, size_t first
   // A call's first piece may fold the whole call: every rank's input and output of the whole
   // call lie in registrations (a rank whose buffers go through its slot has place -1).
   const bool may_whole = s.first && a.skip && a.call_count > s.count;
+  // Where this rank's sub-block starts: in a registered input (scatter: block me of it), or in
+  // the slot (scatter: the piece's sub-blocks back to back).
+  const uint64_t in_shift = a.scatter ? uint64_t(a.me) * call_bytes : 0;
+  const size_t slot_shift = a.scatter ? size_t(a.me) * bytes : 0;
+  const uint64_t in_span = a.scatter ? uint64_t(a.ranks) * call_bytes : call_bytes;
   bool bad = false, odd = false, partial = false;
   if (t < a.ranks) {
     const volatile FusedPlace* pl = a.place[t];
     const FusedPlace p{pl->in_reg, pl->out_reg, pl->in_off, pl->out_off};
-    const char* i = fused_resolve(a, s.slot, t, p.in_reg, p.in_off, bytes);
+    const char* i = p.in_reg < 0 ? s.slot[t] + slot_shift
+                                 : fused_resolve(a, s.slot, t, p.in_reg, p.in_off + in_shift, bytes);
     const char* o = a.direct ? fused_resolve(a, s.slot, t, p.out_reg, p.out_off, bytes) : s.own_out;
     bad = !i || !o;
     odd = ((reinterpret_cast<uintptr_t>(i) | reinterpret_cast<uintptr_t>(o)) % 16) != 0;
     in[t] = i;
     out[t] = const_cast<char*>(o);
     if (may_whole)
-      partial = p.in_reg < 0 || !fused_resolve(a, s.slot, t, p.in_reg, p.in_off, call_bytes) ||
+      partial = p.in_reg < 0 || !fused_resolve(a, s.slot, t, p.in_reg, p.in_off, in_span) ||
                 (a.direct && (p.out_reg < 0 || !fused_resolve(a, s.slot, t, p.out_reg, p.out_off, call_bytes)));
   }
   bad = __syncthreads_or(bad);
@@ -320,7 +326,13 @@ __global__ void __launch_bounds__(kFusedThreads, 2) fused_allreduce_kernel(Fused
     const FusedStep s = fused_step(a, k, sizeof(T));
     const size_t bytes = s.count * sizeof(T);
     char* own_slot = s.slot[a.me];
-    if (a.mine.in_reg < 0 && s.own_in != own_slot) device::grid_copy(own_slot, s.own_in, bytes, first, stride);
+    if (a.mine.in_reg < 0 && a.scatter) {  // the piece's sub-blocks, back to back
+      for (int j = 0; j < a.ranks; ++j)
+        device::grid_copy(own_slot + size_t(j) * bytes, s.own_in + size_t(j) * a.call_count * sizeof(T), bytes, first,
+                          stride);
+    } else if (a.mine.in_reg < 0 && s.own_in != own_slot) {
+      device::grid_copy(own_slot, s.own_in, bytes, first, stride);
+    }
     if (blockIdx.x == 0 && t == 0) fused_publish_place(a, s);
     fused_meet(a, start + 2 * k + 1);
     const bool whole = fused_fold<T, Op>(a, s, first, stride);
@@ -434,7 +446,11 @@ struct FusedAllreduce {
     }
     const size_t bytes = a.count * sizeof(T);
     const void* own_slot = a.slot[a.me];
-    if (a.mine.in_reg < 0 && a.own_in != own_slot &&
+    if (a.mine.in_reg < 0 && a.scatter &&
+        cudaMemcpy2DAsync(a.slot[a.me], bytes, a.own_in, a.call_count * sizeof(T), bytes, size_t(a.ranks),
+                          cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+      return launched("fused reduce-scatter input copy");
+    if (a.mine.in_reg < 0 && !a.scatter && a.own_in != own_slot &&
         cudaMemcpyAsync(a.slot[a.me], a.own_in, bytes, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
       return launched("fused allreduce input copy");
     fused_meet_kernel<<<1, kFusedMeetThreads, 0, stream>>>(a, true);
@@ -572,9 +588,10 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
 Status reduce_device_fused_allreduce(ReduceOp op, BasicType type, const FusedPiece& piece, void* stream) {
   if (!reduce_device_supports(op, type)) return unsupported_pair(op, type);
   if (piece.ranks < 1 || piece.ranks > kReduceMaxInputs || piece.me < 0 || piece.me >= piece.ranks || !piece.arrive ||
-      (piece.split && piece.per && piece.per < piece.count)) {
+      (piece.split && piece.per && piece.per < piece.count) || (piece.scatter && piece.direct)) {
     set_error_detail("fused allreduce launch of " + std::to_string(piece.ranks) + " ranks" +
-                     (piece.split ? ", split, of more than one piece" : ""));
+                     (piece.split ? ", split, of more than one piece" : "") +
+                     (piece.scatter && piece.direct ? ", both reduce-scatter and direct" : ""));
     return Status::invalid_arg;
   }
   return by_type<FusedAllreduce>(type, op, &piece, static_cast<cudaStream_t>(stream));

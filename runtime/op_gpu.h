@@ -87,6 +87,10 @@ Status reduce_device_fused_one_shot(ReduceOp op, BasicType type, const void* own
 // registrations (the same answer on every rank: the same published places and registrations);
 // if so it folds the whole call, and the later pieces, seeing *skip, end at once (the slots,
 // which the pieces exist for, are not used).
+// scatter (reduce_scatter_block, never with direct): a rank's input is `ranks` blocks of
+// call_count elements, and a piece is the same elements of every block; through the slot, the
+// piece's sub-blocks lie back to back. Rank r folds sub-block r of every input into its own
+// output; the whole-call check covers every rank's whole input.
 struct FusedPlace {
   int32_t in_reg = -1, out_reg = -1;  // registration id, or -1: the rank's slot
   uint64_t in_off = 0, out_off = 0;   // bytes into the registration
@@ -112,6 +116,7 @@ struct FusedPiece {
   size_t count = 0;  // elements of the launch
   size_t per = 0;    // elements of a piece (0: one piece)
   bool direct = false;
+  bool scatter = false;
   // Split (a launch of one piece only): the meetings run as one-block kernels around a fold of
   // full grid size (a large first piece, which may fold the whole call: the one kernel's grid,
   // kept small enough to sit beside the peers', folds at 86-90% of the split form's rate).

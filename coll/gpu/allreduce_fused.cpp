@@ -8,8 +8,13 @@
 // every output, each input byte read once and each output byte written once. Inputs and outputs
 // inside registrations are read and written in place; the others go through the rank's slot.
 // Each piece ends with a meeting, so the slot rule (workspace.h) holds whatever the parities.
+// The reduce-scatter form (gpu_reduce_scatter_block above one launch's size) runs the same
+// pieces over the same elements of every block: rank r folds block r of every input into its
+// own result, reading registered inputs in place (so a registered call moves each input byte
+// once, as gpu_reduce_scatter_direct does, with no host exchange).
 #include <algorithm>
 
+#include "steps.h"
 #include "workspace.h"
 
 namespace weft::coll::gpu {
@@ -23,12 +28,21 @@ bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t byt
   return bytes >= from && bytes > kFusedMaxBytes;
 }
 
+bool scatter_runs_fused(const GpuWorkspace& ws, size_t input_bytes) {
+  return ws.kernels && ws.settings.fused_min != SIZE_MAX && input_bytes >= ws.settings.fused_min &&
+         input_bytes > ws.settings.reduce_scatter_kernel_max;
+}
+
 Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
-                     cudaStream_t s, bool direct) {
-  const size_t elem = basic_type_size(type), per = piece_elements(ws, elem), bytes = count * elem;
+                     cudaStream_t s, FusedForm form) {
+  const bool direct = form == FusedForm::direct, scatter = form == FusedForm::scatter;
+  const size_t elem = basic_type_size(type), bytes = count * elem;
+  const size_t per = scatter ? sub_block_elements(ws, elem) : piece_elements(ws, elem);
+  const size_t blocks = scatter ? size_t(ws.size) : 1;  // of `count` elements in the input
   uint64_t in_off = 0, out_off = 0;
-  // The one-shot writes its result while peers read its input: in place, the input goes to the slot.
-  const int32_t in_reg = direct || send != recv ? find_registration(ws, send, bytes, &in_off) : -1;
+  // The one-shot and the reduce-scatter write their result while peers read their input: in
+  // place, the input goes to the slot.
+  const int32_t in_reg = direct || send != recv ? find_registration(ws, send, bytes * blocks, &in_off) : -1;
   const int32_t out_reg = direct ? find_registration(ws, recv, bytes, &out_off) : -1;
   FusedPiece fp;
   fp.mine.in_reg = in_reg;
@@ -46,6 +60,7 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
   fp.me = ws.rank;
   fp.ranks = ws.size;
   fp.direct = direct;
+  fp.scatter = scatter;
   fp.per = per;
   const uint64_t pieces = (count + per - 1) / per;
   fp.last = ws.pieces + pieces - 1;
@@ -55,7 +70,7 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
   // launch that ends at once if it did (a launch per skipped piece cost about 16 us under MPS).
   // The ranks may launch differently; every piece meets alike.
   const bool whole_here = in_reg >= 0 && (!direct || out_reg >= 0);
-  const bool large = std::min(per, count) * elem >= ws.settings.fused_split_min;
+  const bool large = std::min(per, count) * elem * blocks >= ws.settings.fused_split_min;
   for (uint64_t k = 0; k < pieces;) {
     WEFT_TRY(ws.check_running());
     const bool alone = large && (k == 0 || !whole_here);
@@ -64,7 +79,7 @@ Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t coun
     fp.piece = ws.pieces;
     fp.first = k == 0;
     fp.count = std::min(n * per, count - off);
-    fp.split = alone && fp.count * elem >= ws.settings.fused_split_min;
+    fp.split = alone && fp.count * elem * blocks >= ws.settings.fused_split_min;
     fp.own_in = static_cast<const char*>(send) + off * elem;
     fp.own_out = static_cast<char*>(recv) + off * elem;
     fp.mine.in_off = in_off + off * elem;

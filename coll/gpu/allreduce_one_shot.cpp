@@ -48,7 +48,7 @@ Status enqueue_one_shot(GpuWorkspace& ws, const void* send, void* recv, size_t c
                         ReduceOp op, cudaStream_t s, bool may_fuse) {
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
   if (may_fuse && allreduce_runs_fused(ws, AllreduceAlgo::one_shot, count * elem))
-    return enqueue_fused(ws, send, recv, count, type, op, s, false);
+    return enqueue_fused(ws, send, recv, count, type, op, s, FusedForm::one_shot);
   const char* src = static_cast<const char*>(send);
   char* dst = static_cast<char*>(recv);
   for (size_t off = 0; off < count; off += per) {

@@ -18,7 +18,7 @@ namespace weft::coll::gpu {
 Status enqueue_two_shot(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                         ReduceOp op, cudaStream_t s, int root) {
   if (root < 0 && allreduce_runs_fused(ws, AllreduceAlgo::two_shot, count * basic_type_size(type)))
-    return enqueue_fused(ws, send, recv, count, type, op, s, true);
+    return enqueue_fused(ws, send, recv, count, type, op, s, FusedForm::direct);
   const size_t elem = basic_type_size(type), per = piece_elements(ws, elem);
   const char* src = static_cast<const char*>(send);
   char* dst = static_cast<char*>(recv);

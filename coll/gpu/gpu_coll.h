@@ -109,6 +109,7 @@ struct Settings {
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
   size_t reduce_scatter_direct_min = size_t(4) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
   size_t reduce_scatter_kernel_max = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX (0: never)
+  uint64_t wait_spin_ns = 0;                           // WEFT_GPU_WAIT_SPIN_US
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.
@@ -160,7 +161,8 @@ Status deregister_buffer(const Comm& c, uint64_t token);
 std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
                                               size_t bytes);
 // For a stream-ordered call that runs as fused pieces (every rank enqueues the same calls):
-// registers send and recv (bytes each; in place: one), each unless every rank has it
+// registers send and recv (bytes each; in place: one; recv null: send only, a
+// reduce_scatter_block's input), each unless every rank has it
 // registered already, so the call's fused pieces (and, captured into a CUDA graph, each
 // replay's) read and write the peers' user buffers in place. Collective: one host agreement
 // (uncaptured: on the calls AgreementSchedule names, the others return at once), then
@@ -206,6 +208,10 @@ Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send,
                          BasicType type, ReduceOp op, void* stream);
 // Whether such a call of `bytes` runs as fused pieces (WEFT_GPU_FUSED; false without CUDA).
 bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t bytes);
+// Whether a reduce_scatter_block of `input_bytes` (all blocks) runs as fused pieces: kernels
+// allowed, WEFT_GPU_FUSED not off, from WEFT_GPU_FUSED_MIN and above the one launch's size
+// (WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX); false without CUDA.
+bool scatter_runs_fused(const GpuWorkspace& ws, size_t input_bytes);
 
 // The other collectives, enqueued alike (kernels allowed only; Status::not_supported in the
 // copy-engine variant and in a build without CUDA). Every rank enqueues the same calls in the

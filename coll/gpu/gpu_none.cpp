@@ -50,6 +50,7 @@ Status deregister_buffer(const Comm&, uint64_t) {
 }
 int registrations(const Comm&) { return 0; }
 bool allreduce_runs_fused(const GpuWorkspace&, AllreduceAlgo, size_t) { return false; }
+bool scatter_runs_fused(const GpuWorkspace&, size_t) { return false; }
 void register_call_buffers(const CollContext&, const void*, const void*, size_t, bool) {}
 std::shared_ptr<const void> register_for_call(const CollContext&, std::initializer_list<const void*>, size_t) {
   return nullptr;

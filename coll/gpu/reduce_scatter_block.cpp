@@ -9,7 +9,11 @@
 // runs it too, between host barriers. With kernels allowed, up to WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX
 // bytes of input, each piece is one launch of the fused one-shot kernel instead (copy in, meet,
 // fold sub-block r: reduce_device_fused_one_shot's reduce-scatter form); the same slot rule
-// holds, as for the one-shot allreduce.
+// holds, as for the one-shot allreduce. Above that size, with kernels allowed and WEFT_GPU_FUSED
+// not off, a call runs as the fused allreduce's reduce-scatter form (allreduce_fused.cpp): in
+// one launch per piece, and where every rank's input is registered (a stream-ordered call of
+// WEFT_GPU_AUTO_REGISTER_MIN bytes or more registers it itself), folded whole from the peers'
+// inputs in place.
 #include <algorithm>
 
 #include "runtime/op_gpu.h"
@@ -60,11 +64,17 @@ Status enqueue_reduce_scatter_block_one_launch(GpuWorkspace& ws, const char* sen
 
 Status reduce_scatter_block_enqueue(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type,
                                     ReduceOp op, void* stream) {
-  if (runs_as_scatter_kernel(ws, count * basic_type_size(type) * size_t(ws.size))) {
-    const auto s = static_cast<cudaStream_t>(stream);
+  const size_t input_bytes = count * basic_type_size(type) * size_t(ws.size);
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (runs_as_scatter_kernel(ws, input_bytes)) {
     return enqueue_stream_call(ws, s, "MPIX_Reduce_scatter_block_enqueue", [&] {
       return enqueue_reduce_scatter_block_one_launch(ws, static_cast<const char*>(send), static_cast<char*>(recv),
                                                      count, type, op, s);
+    });
+  }
+  if (scatter_runs_fused(ws, input_bytes)) {
+    return enqueue_stream_call(ws, s, "MPIX_Reduce_scatter_block_enqueue", [&] {
+      return enqueue_fused(ws, send, recv, count, type, op, s, FusedForm::scatter);
     });
   }
   return enqueue_pieces_on(ws, stream, "MPIX_Reduce_scatter_block_enqueue", [&] {
@@ -83,11 +93,17 @@ bool supports(const CollArgs& a, const CollContext& ctx) { return block_form_sup
 
 std::shared_ptr<Schedule> build(const CollArgs& a, const CollContext& ctx) {
   const Comm& c = ctx.comm;
-  if (runs_as_scatter_kernel(*shared_workspace(c), a.bytes))
+  const GpuWorkspace& w = *shared_workspace(c);
+  if (runs_as_scatter_kernel(w, a.bytes))
     return build_enqueued("gpu_reduce_scatter_block", c, [r = reduction_call(a), count = a.counts[0]](
                                                               GpuWorkspace& ws, cudaStream_t s) {
       return enqueue_reduce_scatter_block_one_launch(ws, static_cast<const char*>(r.send), static_cast<char*>(r.recv),
                                                      count, r.type, r.op, s);
+    });
+  if (scatter_runs_fused(w, a.bytes))
+    return build_enqueued("gpu_reduce_scatter_block", c, [r = reduction_call(a), count = a.counts[0]](
+                                                              GpuWorkspace& ws, cudaStream_t s) {
+      return enqueue_fused(ws, r.send, r.recv, count, r.type, r.op, s, FusedForm::scatter);
     });
   return build_pieces_on("gpu_reduce_scatter_block", c, [&](GpuWorkspace& ws) {
     return reduce_scatter_block_pieces(ws, static_cast<const char*>(a.send), static_cast<char*>(a.recv),

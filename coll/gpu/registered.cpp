@@ -212,7 +212,7 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   const bool in_place = send == recv;  // alike on every rank
   int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
   if (!in_place && find_registration(*ws, send, bytes, &offset) < 0) missing[0] = 1;
-  if (find_registration(*ws, recv, bytes, &offset) < 0) missing[1] = 1;
+  if (recv && find_registration(*ws, recv, bytes, &offset) < 0) missing[1] = 1;
   const Reduction max{ReduceOp::max, BasicType::i64, sizeof(int64_t)};
   if (coll::allreduce(ctx, missing, missing, 2, max) != Status::ok) return;
   if (!capturing && ws->auto_schedule.agreed(missing[0] || missing[1]))
@@ -228,7 +228,7 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
     if (!missing[k]) continue;
     uint64_t token = 0;
     if (register_one(ctx, bufs[k], bytes, &token, !capturing) == Status::ok) {
-      WEFT_INFO(Subsys::gpu, "a stream-ordered allreduce%s on %s registered its %s buffer (%zu bytes)",
+      WEFT_INFO(Subsys::gpu, "a stream-ordered call%s on %s registered its %s buffer (%zu bytes)",
                 capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(), k ? "receive" : "send",
                 bytes);
     } else if (!capturing) {

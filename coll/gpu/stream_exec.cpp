@@ -187,7 +187,17 @@ Status collective_on_stream(const char* fn, const StreamComm& sc, const CollCont
       return enqueue_native(fn, sc, c, "gpu_allgather", "", [&](void* stream) {
         return allgather_enqueue(*ws, call.send, call.recv, call.bytes, stream);
       });
-    case Collective::reduce_scatter:
+    case Collective::reduce_scatter: {
+      // Fused pieces fold registered inputs in place: register the input as the allreduce does
+      // (out of place only; in place, the input goes through the slots).
+      const size_t input_bytes = call.bytes * size_t(c.size);
+      if (call.send != call.recv && scatter_runs_fused(*ws, input_bytes)) {
+        const bool capturing = stream_capturing(sc.stream.cuda);
+        const size_t auto_min = settings_of(*ws).auto_register_min;
+        if (capturing || (auto_min && input_bytes >= auto_min))
+          register_call_buffers(ctx, call.send, nullptr, input_bytes, capturing);
+      }
+    }
       return enqueue_native(fn, sc, c, "gpu_reduce_scatter_block", "", [&](void* stream) {
         return reduce_scatter_block_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, stream);
       });

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "coll/schedule.h"
+#include "runtime/clock.h"
 #include "runtime/gpu_timing.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
@@ -453,13 +454,14 @@ Status record_done(GpuWorkspace& ws) {
 }
 
 Status query_done(GpuWorkspace& ws) {
-  const cudaError_t err = cudaEventQuery(ws.done);
-  if (err == cudaSuccess) return Status::ok;
-  if (err == cudaErrorNotReady) {
+  const uint64_t spin = ws.settings.wait_spin_ns, until = spin ? monotonic_ns() + spin : 0;
+  for (;;) {
+    const cudaError_t err = cudaEventQuery(ws.done);
+    if (err == cudaSuccess) return Status::ok;
+    if (err != cudaErrorNotReady) return cuda_failure("cudaEventQuery", err);
     (void)cudaGetLastError();
-    return Status::pending;
+    if (!spin || monotonic_ns() >= until) return Status::pending;
   }
-  return cuda_failure("cudaEventQuery", err);
 }
 
 bool kernel_call_supported(const CollArgs& a, const Comm& c, bool need_kernels, bool reduction) {

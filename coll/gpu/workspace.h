@@ -267,8 +267,11 @@ bool block_reduce_scatter(const CollArgs& a, const Comm& c);
 // The allreduce as fused pieces (reduce_device_fused_allreduce): one launch per slot-sized
 // piece, places from this rank's registrations (send and recv looked up; in place, the
 // one-shot reads its input from the slot, as its own result overwrites it while peers read).
+// scatter: reduce_scatter_block of `count` elements per rank (send holds size blocks of them;
+// in place: the input in recv, through the slot); its pieces are sub_block_elements long.
+enum class FusedForm : uint8_t { one_shot, direct, scatter };
 Status enqueue_fused(GpuWorkspace& ws, const void* send, void* recv, size_t count, BasicType type, ReduceOp op,
-                     cudaStream_t s, bool direct);
+                     cudaStream_t s, FusedForm form);
 // Where the peers find [ptr, ptr + bytes) of this rank: the id of a live registration holding
 // it whole whose allocation is still the one registered (buffer id), *offset into it; else -1.
 int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes, uint64_t* offset);

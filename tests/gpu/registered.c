@@ -14,6 +14,11 @@
  *      automatic registration settles and agrees on only some calls.
  *   6. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
  *      MPI_ERR_ARG; after every handle is dropped the calls still give the right sums.
+ *   7. MPIX_Reduce_scatter_block_enqueue (float sum) at two sizes (one launch, and above it
+ *      the fused reduce-scatter pieces): registered input (folded whole from the peers'
+ *      inputs), unregistered (with automatic registration by default), mixed (rank 0
+ *      registered), in place, blocking MPI_Reduce_scatter_block on the registered input, and
+ *      captured into a CUDA graph replayed three times.
  * Every result is copied back and checked element by element. Variants set
  * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces), WEFT_GPU_FUSED,
  * WEFT_GPU_FUSED_SPLIT_MIN and WEFT_GPU_AUTO_REGISTER_MIN (by default the "unregistered" calls
@@ -58,6 +63,19 @@ static void sync_and_check(const float *dev, size_t n, int salt, const char *wha
 {
     CUDA_OK(cudaStreamSynchronize(st));
     check(dev, n, salt, what);
+}
+
+/* Rank t_rank's block of a reduce-scatter of `n` elements per rank. */
+static void check_scatter(const float *dev, size_t n, int salt, const char *what)
+{
+    float *h = malloc(n * sizeof(float) + 1);
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaMemcpy(h, dev, n * sizeof(float), cudaMemcpyDeviceToHost));
+    const size_t at = (size_t)t_rank * n;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != sum_of(at + i, salt))
+            FAIL("%s: element %zu of %zu is %g, expected %g", what, i, n, h[i], sum_of(at + i, salt));
+    free(h);
 }
 
 static void *reg(void *buf, size_t bytes)
@@ -293,6 +311,75 @@ static void test_settled(void)
     if (t_rank == 0) printf("settled automatic registration: %d calls on two buffer pairs checked\n", salt);
 }
 
+static void test_reduce_scatter(void)
+{
+    const size_t sizes[] = {20000, 300000};
+    for (int k = 0; k < 2; k++) {
+        const size_t n = sizes[k], all = n * (size_t)t_size, bytes = all * sizeof(float);
+        char what[128];
+        float *in, *out, *plain_in, *plain_out;
+        CUDA_OK(cudaMalloc((void **)&in, bytes));
+        CUDA_OK(cudaMalloc((void **)&out, n * sizeof(float)));
+        CUDA_OK(cudaMalloc((void **)&plain_in, bytes));
+        CUDA_OK(cudaMalloc((void **)&plain_out, bytes));
+        void *hin = reg(in, bytes);
+
+        fill(in, all, 11);
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "Reduce_scatter_block_enqueue, registered input, %zu floats a rank", n);
+        check_scatter(out, n, 11, what);
+
+        fill(plain_in, all, 12);
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(plain_in, plain_out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "Reduce_scatter_block_enqueue, unregistered, %zu floats a rank", n);
+        check_scatter(plain_out, n, 12, what);
+
+        float *mi = t_rank == 0 ? in : plain_in;
+        fill(mi, all, 13);
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(mi, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "Reduce_scatter_block_enqueue, rank 0 registered, %zu floats a rank", n);
+        check_scatter(out, n, 13, what);
+
+        fill(plain_out, all, 14);
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(MPI_IN_PLACE, plain_out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "Reduce_scatter_block_enqueue in place, %zu floats a rank", n);
+        check_scatter(plain_out, n, 14, what);
+
+        fill(in, all, 15);
+        MPI_OK(MPI_Reduce_scatter_block(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        snprintf(what, sizeof(what), "blocking MPI_Reduce_scatter_block, registered input, %zu floats a rank", n);
+        check_scatter(out, n, 15, what);
+        MPI_OK(MPIX_Comm_deregister_buffer(sc, hin));
+
+        /* Captured on buffers of its own (a capture registers them), replayed with new data. */
+        float *cin, *cout;
+        CUDA_OK(cudaMalloc((void **)&cin, bytes));
+        CUDA_OK(cudaMalloc((void **)&cout, n * sizeof(float)));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamSynchronize(st));
+        CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+        MPI_OK(MPIX_Reduce_scatter_block_enqueue(cin, cout, (int)n, MPI_FLOAT, MPI_SUM, sc));
+        CUDA_OK(cudaStreamEndCapture(st, &graph));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int replay = 0; replay < 3; replay++) {
+            fill(cin, all, 80 + replay);
+            CUDA_OK(cudaGraphLaunch(exec, st));
+            snprintf(what, sizeof what, "captured Reduce_scatter_block_enqueue, replay %d (%zu floats a rank)", replay, n);
+            check_scatter(cout, n, 80 + replay, what);
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+        CUDA_OK(cudaFree(cin));
+        CUDA_OK(cudaFree(cout));
+        CUDA_OK(cudaFree(in));
+        CUDA_OK(cudaFree(out));
+        CUDA_OK(cudaFree(plain_in));
+        CUDA_OK(cudaFree(plain_out));
+    }
+    if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 2 sizes checked\n");
+}
+
 int main(int argc, char **argv)
 {
     t_gpu_init(&argc, &argv, "registered");
@@ -311,6 +398,7 @@ int main(int argc, char **argv)
     test_half_accumulation();
     test_captured();
     test_settled();
+    test_reduce_scatter();
     test_errors();
     MPI_OK(MPI_Comm_free(&sc));
     MPI_OK(MPIX_Stream_free(&ms));
