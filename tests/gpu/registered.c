@@ -246,6 +246,28 @@ static void test_errors(void)
     MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_ARE_FATAL));
 }
 
+/* The calls enqueue(arg) makes on st, captured into a CUDA graph and instantiated. */
+static cudaGraphExec_t capture(void (*enqueue)(void *), void *arg)
+{
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    enqueue(arg);
+    CUDA_OK(cudaStreamEndCapture(st, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaGraphDestroy(graph));
+    return exec;
+}
+
+struct captured_calls { float *in, *out, *io; size_t n; };
+static void enqueue_allreduces(void *arg)
+{
+    const struct captured_calls *c = arg;
+    MPI_OK(MPIX_Allreduce_enqueue(c->in, c->out, (int)c->n, MPI_FLOAT, MPI_SUM, sc));
+    MPI_OK(MPIX_Allreduce_enqueue(MPI_IN_PLACE, c->io, (int)c->n, MPI_FLOAT, MPI_SUM, sc));
+}
+
 static void test_captured(void)
 {
     const size_t sizes[] = {100000, 600000};
@@ -255,14 +277,8 @@ static void test_captured(void)
         CUDA_OK(cudaMalloc((void **)&in, n * sizeof(float)));
         CUDA_OK(cudaMalloc((void **)&out, n * sizeof(float)));
         CUDA_OK(cudaMalloc((void **)&io, n * sizeof(float)));
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CUDA_OK(cudaStreamSynchronize(st));
-        CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-        MPI_OK(MPIX_Allreduce_enqueue(in, out, (int)n, MPI_FLOAT, MPI_SUM, sc));
-        MPI_OK(MPIX_Allreduce_enqueue(MPI_IN_PLACE, io, (int)n, MPI_FLOAT, MPI_SUM, sc));
-        CUDA_OK(cudaStreamEndCapture(st, &graph));
-        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        struct captured_calls calls = {in, out, io, n};
+        cudaGraphExec_t exec = capture(enqueue_allreduces, &calls);
         for (int replay = 0; replay < 3; replay++) {
             char what[96];
             fill(in, n, 50 + replay);
@@ -274,7 +290,6 @@ static void test_captured(void)
             check(io, n, 70 + replay, what);
         }
         CUDA_OK(cudaGraphExecDestroy(exec));
-        CUDA_OK(cudaGraphDestroy(graph));
         CUDA_OK(cudaFree(in));
         CUDA_OK(cudaFree(out));
         CUDA_OK(cudaFree(io));
@@ -309,6 +324,12 @@ static void test_settled(void)
     CUDA_OK(cudaFree(b_in));
     CUDA_OK(cudaFree(b_out));
     if (t_rank == 0) printf("settled automatic registration: %d calls on two buffer pairs checked\n", salt);
+}
+
+static void enqueue_reduce_scatter(void *arg)
+{
+    const struct captured_calls *c = arg;
+    MPI_OK(MPIX_Reduce_scatter_block_enqueue(c->in, c->out, (int)c->n, MPI_FLOAT, MPI_SUM, sc));
 }
 
 static void test_reduce_scatter(void)
@@ -355,13 +376,8 @@ static void test_reduce_scatter(void)
         float *cin, *cout;
         CUDA_OK(cudaMalloc((void **)&cin, bytes));
         CUDA_OK(cudaMalloc((void **)&cout, n * sizeof(float)));
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CUDA_OK(cudaStreamSynchronize(st));
-        CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-        MPI_OK(MPIX_Reduce_scatter_block_enqueue(cin, cout, (int)n, MPI_FLOAT, MPI_SUM, sc));
-        CUDA_OK(cudaStreamEndCapture(st, &graph));
-        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        struct captured_calls calls = {cin, cout, NULL, n};
+        cudaGraphExec_t exec = capture(enqueue_reduce_scatter, &calls);
         for (int replay = 0; replay < 3; replay++) {
             fill(cin, all, 80 + replay);
             CUDA_OK(cudaGraphLaunch(exec, st));
@@ -369,7 +385,6 @@ static void test_reduce_scatter(void)
             check_scatter(cout, n, 80 + replay, what);
         }
         CUDA_OK(cudaGraphExecDestroy(exec));
-        CUDA_OK(cudaGraphDestroy(graph));
         CUDA_OK(cudaFree(cin));
         CUDA_OK(cudaFree(cout));
         CUDA_OK(cudaFree(in));
