@@ -110,6 +110,7 @@ struct Settings {
   size_t reduce_scatter_direct_min = size_t(4) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
   size_t reduce_scatter_kernel_max = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX (0: never)
   uint64_t wait_spin_ns = 0;                           // WEFT_GPU_WAIT_SPIN_US
+  bool wait_on_stream = false;                         // WEFT_GPU_WAIT_QUERY=stream
 };
 // The settings calls on ctx see: ctx.settings' where given, else the defaults. A workspace
 // keeps the settings it was made with.

@@ -449,16 +449,17 @@ Status p2p_graph_recv_enqueue(GpuWorkspace& ws, int peer, const void* src, void*
 }
 
 Status record_done(GpuWorkspace& ws) {
-  WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
+  if (!ws.settings.wait_on_stream) WEFT_CUDA_TRY(cudaEventRecord(ws.done, ws.stream));
   return Status::ok;
 }
 
 Status query_done(GpuWorkspace& ws) {
   const uint64_t spin = ws.settings.wait_spin_ns, until = spin ? monotonic_ns() + spin : 0;
+  const bool on_stream = ws.settings.wait_on_stream;
   for (;;) {
-    const cudaError_t err = cudaEventQuery(ws.done);
+    const cudaError_t err = on_stream ? cudaStreamQuery(ws.stream) : cudaEventQuery(ws.done);
     if (err == cudaSuccess) return Status::ok;
-    if (err != cudaErrorNotReady) return cuda_failure("cudaEventQuery", err);
+    if (err != cudaErrorNotReady) return cuda_failure(on_stream ? "cudaStreamQuery" : "cudaEventQuery", err);
     (void)cudaGetLastError();
     if (!spin || monotonic_ns() >= until) return Status::pending;
   }

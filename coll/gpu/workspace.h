@@ -197,7 +197,8 @@ Status enqueue_allgather_gather(GpuWorkspace& ws, const char* send, char* recv, 
 inline size_t piece_elements(const GpuWorkspace& ws, size_t elem) { return ws.half / elem; }
 
 // The blocking schedule steps: record the workspace's event on its stream, and a poll that
-// reports pending until it has passed.
+// reports pending until it has passed (WEFT_GPU_WAIT_QUERY=stream: no event; the poll queries
+// the stream; WEFT_GPU_WAIT_SPIN_US: the poll queries in a tight loop that long).
 Status record_done(GpuWorkspace& ws);
 Status query_done(GpuWorkspace& ws);
 
