@@ -82,6 +82,7 @@ gpu::Settings gpu_settings(const Config& cfg) {
   s.gather_kernel_max = cfg.size("WEFT_GPU_GATHER_KERNEL_MAX");
   s.reduce_scatter_kernel_max = cfg.size("WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX");
   s.reduce_scatter_direct_min = cfg.size("WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN");
+  s.reduce_scatter_fused_min = cfg.size("WEFT_GPU_REDUCE_SCATTER_FUSED_MIN");
   s.wait_on_stream = cfg.value("WEFT_GPU_WAIT_QUERY") == "stream";
   s.wait_spin_ns = uint64_t(std::max<int64_t>(0, cfg.integer("WEFT_GPU_WAIT_SPIN_US"))) * 1000;
   const std::string_view mode = cfg.value("WEFT_GPU_COLL_MODE");

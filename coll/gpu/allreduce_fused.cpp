@@ -29,7 +29,8 @@ bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t byt
 }
 
 bool scatter_runs_fused(const GpuWorkspace& ws, size_t input_bytes) {
-  return ws.kernels && ws.settings.fused_min != SIZE_MAX && input_bytes >= ws.settings.fused_min &&
+  const size_t from = ws.settings.reduce_scatter_fused_min;
+  return ws.kernels && ws.settings.fused_min != SIZE_MAX && from && input_bytes >= from &&
          input_bytes > ws.settings.reduce_scatter_kernel_max;
 }
 

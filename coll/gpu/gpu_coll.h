@@ -109,6 +109,7 @@ struct Settings {
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
   size_t reduce_scatter_direct_min = size_t(4) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
   size_t reduce_scatter_kernel_max = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX (0: never)
+  size_t reduce_scatter_fused_min = 0;                 // WEFT_GPU_REDUCE_SCATTER_FUSED_MIN (0: never)
   uint64_t wait_spin_ns = 0;                           // WEFT_GPU_WAIT_SPIN_US
   bool wait_on_stream = false;                         // WEFT_GPU_WAIT_QUERY=stream
 };
@@ -210,8 +211,8 @@ Status allreduce_enqueue(GpuWorkspace& ws, AllreduceAlgo algo, const void* send,
 // Whether such a call of `bytes` runs as fused pieces (WEFT_GPU_FUSED; false without CUDA).
 bool allreduce_runs_fused(const GpuWorkspace& ws, AllreduceAlgo algo, size_t bytes);
 // Whether a reduce_scatter_block of `input_bytes` (all blocks) runs as fused pieces: kernels
-// allowed, WEFT_GPU_FUSED not off, from WEFT_GPU_FUSED_MIN and above the one launch's size
-// (WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX); false without CUDA.
+// allowed, WEFT_GPU_FUSED not off, from WEFT_GPU_REDUCE_SCATTER_FUSED_MIN (0: never) and above
+// the one launch's size (WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX); false without CUDA.
 bool scatter_runs_fused(const GpuWorkspace& ws, size_t input_bytes);
 
 // The other collectives, enqueued alike (kernels allowed only; Status::not_supported in the
