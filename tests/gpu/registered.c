@@ -14,11 +14,12 @@
  *      automatic registration settles and agrees on only some calls.
  *   6. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
  *      MPI_ERR_ARG; after every handle is dropped the calls still give the right sums.
- *   7. MPIX_Reduce_scatter_block_enqueue (float sum) at two sizes (one launch, and above it
- *      the fused reduce-scatter pieces): registered input (folded whole from the peers'
- *      inputs), unregistered (with automatic registration by default), mixed (rank 0
- *      registered), in place, blocking MPI_Reduce_scatter_block on the registered input, and
- *      captured into a CUDA graph replayed three times.
+ *   7. MPIX_Reduce_scatter_block_enqueue (float sum) at three sizes (one launch, and above it
+ *      the fused reduce-scatter pieces, one with blocks not 16-byte aligned): registered input
+ *      (folded whole from the peers' inputs), unregistered (registered by the call itself where
+ *      automatic registration is on), mixed (rank 0 registered; truly mixed only where automatic
+ *      registration is off), in place, blocking MPI_Reduce_scatter_block on the registered
+ *      input, and captured into a CUDA graph (which registers its input) replayed three times.
  * Every result is copied back and checked element by element. Variants set
  * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces), WEFT_GPU_FUSED,
  * WEFT_GPU_FUSED_SPLIT_MIN and WEFT_GPU_AUTO_REGISTER_MIN (by default the "unregistered" calls
@@ -334,8 +335,10 @@ static void enqueue_reduce_scatter(void *arg)
 
 static void test_reduce_scatter(void)
 {
-    const size_t sizes[] = {20000, 300000};
-    for (int k = 0; k < 2; k++) {
+    /* One launch; fused pieces (blocking too at 4 ranks, below gpu_reduce_scatter_direct's 4 MiB);
+     * fused pieces whose blocks are not 16-byte aligned. */
+    const size_t sizes[] = {20000, 150001, 300001};
+    for (int k = 0; k < 3; k++) {
         const size_t n = sizes[k], all = n * (size_t)t_size, bytes = all * sizeof(float);
         char what[128];
         float *in, *out, *plain_in, *plain_out;
@@ -392,7 +395,7 @@ static void test_reduce_scatter(void)
         CUDA_OK(cudaFree(plain_in));
         CUDA_OK(cudaFree(plain_out));
     }
-    if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 2 sizes checked\n");
+    if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 3 sizes checked\n");
 }
 
 int main(int argc, char **argv)
