@@ -125,6 +125,15 @@ Status enqueue_native(const char* fn, const StreamComm& sc, const Comm& c, const
   return enqueue(sc.stream.cuda);
 }
 
+// A call that runs as fused pieces registers its buffers (register_call_buffers) when captured
+// into a graph, or when it moves WEFT_GPU_AUTO_REGISTER_MIN bytes or more.
+void register_if_due(const StreamComm& sc, const CollContext& ctx, const GpuWorkspace& ws, const void* send,
+                     const void* recv, size_t bytes) {
+  const bool capturing = stream_capturing(sc.stream.cuda);
+  const size_t auto_min = settings_of(ws).auto_register_min;
+  if (capturing || (auto_min && bytes >= auto_min)) register_call_buffers(ctx, send, recv, bytes, capturing);
+}
+
 // The allreduce as the rule chooses it (gpu_one_shot or gpu_two_shot; gpu_direct runs in
 // blocking calls only). False: the rule chose none of them, *why says so. The rule is the one
 // the GPU algorithms' estimates carry (gpu::rule_pick), asked directly: the selector plans a
@@ -157,12 +166,7 @@ Status enqueue_allreduce(const char* fn, const StreamComm& sc, const CollContext
   // Fused pieces read the peers' user buffers once registered: a call captured into a graph,
   // or one of WEFT_GPU_AUTO_REGISTER_MIN bytes or more, registers them (every rank enqueues the
   // same calls and picks alike, so the registration's agreement is safe).
-  if (allreduce_runs_fused(ws, which, a.bytes)) {
-    const bool capturing = stream_capturing(sc.stream.cuda);
-    const size_t auto_min = settings_of(ws).auto_register_min;
-    if (capturing || (auto_min && a.bytes >= auto_min))
-      register_call_buffers(ctx, call.send, call.recv, a.bytes, capturing);
-  }
+  if (allreduce_runs_fused(ws, which, a.bytes)) register_if_due(sc, ctx, ws, call.send, call.recv, a.bytes);
   return enqueue_native(fn, sc, c, name, choice, [&](void* stream) {
     return allreduce_enqueue(ws, which, call.send, call.recv, a.count, call.red.type, call.red.op, stream);
   });
@@ -191,12 +195,8 @@ Status collective_on_stream(const char* fn, const StreamComm& sc, const CollCont
       // Fused pieces fold registered inputs in place: register the input as the allreduce does
       // (out of place only; in place, the input goes through the slots).
       const size_t input_bytes = call.bytes * size_t(c.size);
-      if (call.send != call.recv && scatter_runs_fused(*ws, input_bytes)) {
-        const bool capturing = stream_capturing(sc.stream.cuda);
-        const size_t auto_min = settings_of(*ws).auto_register_min;
-        if (capturing || (auto_min && input_bytes >= auto_min))
-          register_call_buffers(ctx, call.send, nullptr, input_bytes, capturing);
-      }
+      if (call.send != call.recv && scatter_runs_fused(*ws, input_bytes))
+        register_if_due(sc, ctx, *ws, call.send, nullptr, input_bytes);
     }
       return enqueue_native(fn, sc, c, "gpu_reduce_scatter_block", "", [&](void* stream) {
         return reduce_scatter_block_enqueue(*ws, call.send, call.recv, call.count, call.red.type, call.red.op, stream);
