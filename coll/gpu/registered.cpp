@@ -7,6 +7,11 @@
 // every peer's buffer, pinned in the IPC cache, and checks the declared bytes against the
 // mapped allocation (the owner decides what peers may touch, and cannot declare more than it
 // has); a second allreduce agrees that every rank succeeded. Dropping one is local.
+//
+// Registrations that stream-ordered calls made on their own (OwnRegistration::origin) are a
+// cache: a registration first drops those whose memory some rank freed, and the user's (or a
+// persistent call's), finding no id free, evicts the oldest uncaptured one. The choice comes
+// from the exchanged rows alone, so every rank drops the same ids.
 #include <algorithm>
 #include <cstring>
 
@@ -25,6 +30,10 @@ namespace {
 struct Row {
   uint64_t ok = 0;
   uint64_t used = 0;  // bit k: id k is live on this rank
+  uint64_t keep = 0;  // bit k: live here, the user's or a persistent call's
+  uint64_t graph = 0;  // bit k: live here, made by a captured call
+  uint64_t stale = 0;  // bit k: a call's, and its memory here was freed
+  uint64_t oldest = 0;  // the bit of this rank's oldest uncaptured call's id
   uint64_t bytes = 0;
   IpcDescriptor desc{};
 };
@@ -37,11 +46,43 @@ Status upload_table(GpuWorkspace& ws) {
   return Status::ok;
 }
 
-uint64_t used_mask(const Registrations& r) {
-  uint64_t m = 0;
-  for (size_t k = 0; k < r.own.size(); ++k)
-    if (r.own[k].bytes) m |= uint64_t(1) << k;
-  return m;
+// This rank's live ids, which of them it must keep, which are stale, and its oldest evictable.
+void describe_ids(const Registrations& r, Row* row) {
+  uint64_t oldest_serial = UINT64_MAX;
+  for (size_t k = 0; k < r.own.size(); ++k) {
+    const OwnRegistration& o = r.own[k];
+    if (!o.bytes) continue;
+    const uint64_t bit = uint64_t(1) << k;
+    row->used |= bit;
+    if (o.origin == OwnRegistration::Origin::user) {
+      row->keep |= bit;
+      continue;
+    }
+    uint64_t after = 0, buffer_id = 0;
+    if (cuda_ipc_own_range(o.at, &after, &buffer_id) != Status::ok || buffer_id != o.buffer_id) row->stale |= bit;
+    if (o.origin == OwnRegistration::Origin::captured) {
+      row->graph |= bit;
+    } else if (o.serial < oldest_serial) {
+      oldest_serial = o.serial;
+      row->oldest = bit;
+    }
+  }
+}
+
+int lowest_bit(uint64_t m) { return m ? __builtin_ctzll(m) : -1; }
+
+// The id a new registration takes, from every rank's row (stale calls' ids already dropped):
+// the lowest free one; else, if may_evict_live, the oldest uncaptured call's (*evict true).
+int choose_id(const Row& all, bool may_evict_live, bool* evict) {
+  *evict = false;
+  const uint64_t ids = kMaxRegistrations == 64 ? ~uint64_t(0) : (uint64_t(1) << kMaxRegistrations) - 1;
+  int id = lowest_bit(ids & ~all.used);
+  if (id >= 0 || !may_evict_live) return id;
+  const uint64_t uncaptured = all.used & ~all.keep & ~all.graph;
+  id = lowest_bit(uncaptured & all.oldest);
+  if (id < 0) id = lowest_bit(uncaptured);
+  *evict = id >= 0;
+  return id;
 }
 
 // This rank's part: its buffer described, or *why.
@@ -64,8 +105,23 @@ void describe(const void* buf, size_t bytes, Row* row, OwnRegistration* own, std
   }
 }
 
-// register_buffer; may_close false while the caller's stream is being captured (cuda_ipc_pin).
-Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token, bool may_close) {
+void drop(GpuWorkspace& ws, size_t id);
+
+// Drops the ids of mask here, alike on every rank (the mask comes from the exchanged rows).
+Status evict(GpuWorkspace& ws, uint64_t mask) {
+  // Kernels this process enqueued may still use them.
+  WEFT_CUDA_TRY(cudaDeviceSynchronize());
+  for (size_t id = 0; id < ws.regs.own.size(); ++id)
+    if ((mask >> id & 1) && ws.regs.own[id].bytes) drop(ws, id);
+  return upload_table(ws);
+}
+
+// register_buffer, or (origin) a stream-ordered call's own registration; a call's evicts only
+// stale ones. A captured call's may close no IPC mapping (cuda_ipc_pin) and so evicts nothing.
+Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token,
+                    OwnRegistration::Origin origin) {
+  using Origin = OwnRegistration::Origin;
+  const bool may_close = origin != Origin::captured;
   *token = 0;
   const Comm& c = ctx.comm;
   std::string why;
@@ -79,14 +135,33 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   Row& mine = rows[size_t(c.rank)];
   OwnRegistration own;
   describe(buf, bytes, &mine, &own, &why);
-  mine.used = used_mask(ws->regs);
+  describe_ids(ws->regs, &mine);
   const Reduction bor{ReduceOp::bor, BasicType::u64, sizeof(uint64_t)};
   WEFT_TRY(coll::allreduce(ctx, rows.data(), rows.data(), rows.size() * sizeof(Row) / 8, bor));
-  uint64_t used = 0;
-  for (const Row& r : rows) used |= r.used;
-  int id = -1;
-  for (int k = 0; k < kMaxRegistrations && id < 0; ++k)
-    if (!(used >> k & 1)) id = k;
+  Row all;
+  for (const Row& r : rows) {
+    all.used |= r.used;
+    all.keep |= r.keep;
+    all.graph |= r.graph;
+    all.stale |= r.stale;
+    all.oldest |= r.oldest;
+  }
+  // Calls' registrations whose memory some rank freed go first: they pin stale mappings, under
+  // which the driver refuses to map that memory again.
+  const uint64_t stale = may_close ? all.used & ~all.keep & all.stale : 0;
+  if (stale) {
+    WEFT_TRY(evict(*ws, stale));
+    WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
+              "was freed", __builtin_popcountll(stale), c.label().c_str());
+    all.used &= ~stale;
+  }
+  bool evicting = false;
+  const int id = choose_id(all, may_close && origin == Origin::user, &evicting);
+  if (evicting) {
+    WEFT_TRY(evict(*ws, uint64_t(1) << id));
+    WEFT_INFO(Subsys::gpu, "buffer registration %d on %s (made by a stream-ordered call) evicted for the user's",
+              id, c.label().c_str());
+  }
   // Map every peer's buffer (pinned), checking what it declared against what it has.
   std::vector<int> pinned;
   std::vector<void*> mapped(p, nullptr);
@@ -120,6 +195,7 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   Registrations& regs = ws->regs;
   regs.world = c.world_ranks;  // the IPC cache keys mappings by world rank
   own.serial = ++regs.serial;
+  own.origin = origin;
   regs.own[size_t(id)] = own;
   for (size_t q = 0; q < p; ++q) {
     const size_t at = q * kMaxRegistrations + size_t(id);
@@ -136,7 +212,7 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
 }  // namespace
 
 Status register_buffer(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token) {
-  return register_one(ctx, buf, bytes, token, true);
+  return register_one(ctx, buf, bytes, token, OwnRegistration::Origin::user);
 }
 
 namespace {
@@ -227,7 +303,8 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   for (int k = 0; k < 2; ++k) {
     if (!missing[k]) continue;
     uint64_t token = 0;
-    if (register_one(ctx, bufs[k], bytes, &token, !capturing) == Status::ok) {
+    const auto origin = capturing ? OwnRegistration::Origin::captured : OwnRegistration::Origin::stream_call;
+    if (register_one(ctx, bufs[k], bytes, &token, origin) == Status::ok) {
       WEFT_INFO(Subsys::gpu, "a stream-ordered call%s on %s registered its %s buffer (%zu bytes)",
                 capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(), k ? "receive" : "send",
                 bytes);
@@ -260,10 +337,12 @@ int32_t find_registration(const GpuWorkspace& ws, const void* ptr, size_t bytes,
     if (!r.bytes || at < r.at || size_t(at - r.at) > r.bytes || bytes > r.bytes - size_t(at - r.at)) continue;
     uint64_t after = 0, buffer_id = 0;
     if (cuda_ipc_own_range(ptr, &after, &buffer_id) != Status::ok || buffer_id != r.buffer_id) {
-      if (log_first_time("stale-registration:" + std::to_string(r.serial)))
+      // A newer registration may hold the new buffer; a stream-ordered call's own one is a
+      // cache entry that a later registration evicts.
+      if (r.origin == OwnRegistration::Origin::user && log_first_time("stale-registration:" + std::to_string(r.serial)))
         WEFT_WARN(Subsys::gpu, "buffer registration %zu holds memory that was freed and allocated again: "
                   "calls on it go through the GPU workspace (register the new buffer)", id);
-      return -1;
+      continue;
     }
     *offset = uint64_t(at - r.at);
     return int32_t(id);

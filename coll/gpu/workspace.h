@@ -76,6 +76,10 @@ struct OwnRegistration {
   const char* at = nullptr;
   uint64_t bytes = 0;  // 0: free
   uint64_t buffer_id = 0, serial = 0;
+  // Who made it: the user or a persistent call (kept until dropped), an uncaptured
+  // stream-ordered call (a cache entry: evictable), or a captured one (its graph may replay at
+  // any time: evictable only once its memory was freed).
+  enum class Origin : uint8_t { user, stream_call, captured } origin = Origin::user;
 };
 struct Registrations {
   std::vector<OwnRegistration> own;        // [id]

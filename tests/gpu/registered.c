@@ -20,6 +20,7 @@
  *      automatic registration is on), mixed (rank 0 registered; truly mixed only where automatic
  *      registration is off), in place, blocking MPI_Reduce_scatter_block on the registered
  *      input, and captured into a CUDA graph (which registers its input) replayed three times.
+ *   8. The bound: 64 registrations of the user's evict the calls' own, a 65th is refused.
  * Every result is copied back and checked element by element. Variants set
  * WEFT_GPU_ALLREDUCE_TWO_SHOT_MIN (one-shot or direct pieces), WEFT_GPU_FUSED,
  * WEFT_GPU_FUSED_SPLIT_MIN and WEFT_GPU_AUTO_REGISTER_MIN (by default the "unregistered" calls
@@ -398,6 +399,31 @@ static void test_reduce_scatter(void)
     if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 3 sizes checked\n");
 }
 
+/* The table is bounded: with the calls' own registrations of the tests above still cached
+ * (uncaptured ones live, captured ones on freed memory), the user's 64 registrations all
+ * succeed (evicting them), a 65th fails on every rank with no hang, and a call on a slice sums
+ * right. */
+static void test_bound(void)
+{
+    enum { slices = 65, n = 4096 };
+    float *slab;
+    void *h[slices];
+    CUDA_OK(cudaMalloc((void **)&slab, (size_t)slices * n * sizeof(float)));
+    for (int k = 0; k < slices - 1; k++) h[k] = reg(slab + (size_t)k * n, n * sizeof(float));
+    MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_RETURN));
+    h[slices - 1] = (void *)1;
+    const int rc = MPIX_Comm_register_buffer(sc, slab + (size_t)(slices - 1) * n, n * sizeof(float), &h[slices - 1]);
+    CHECK(rc != MPI_SUCCESS && h[slices - 1] == NULL, "a 65th registration succeeded");
+    MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_ARE_FATAL));
+    float *a = slab + 7 * (size_t)n, *b = slab + 40 * (size_t)n;
+    fill(a, n, 90);
+    MPI_OK(MPIX_Allreduce_enqueue(a, b, n, MPI_FLOAT, MPI_SUM, sc));
+    sync_and_check(b, n, 90, "enqueued allreduce on two of 64 registered slices");
+    for (int k = 0; k < slices - 1; k++) MPI_OK(MPIX_Comm_deregister_buffer(sc, h[k]));
+    CUDA_OK(cudaFree(slab));
+    if (t_rank == 0) printf("64 registrations over cached ones, a 65th refused\n");
+}
+
 int main(int argc, char **argv)
 {
     t_gpu_init(&argc, &argv, "registered");
@@ -417,6 +443,7 @@ int main(int argc, char **argv)
     test_captured();
     test_settled();
     test_reduce_scatter();
+    test_bound();
     test_errors();
     MPI_OK(MPI_Comm_free(&sc));
     MPI_OK(MPIX_Stream_free(&ms));
