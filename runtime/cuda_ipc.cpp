@@ -44,6 +44,7 @@ struct IpcState {
   PointerGetAttributesFn get_attributes = nullptr;
   PointerSetAttributeFn set_attribute = nullptr;
   size_t capacity = 64;
+  void (*release_hook)() = nullptr;  // cuda_ipc_set_release_hook
   std::list<Mapping> lru;  // most recently used first
   std::map<std::pair<int, uint64_t>, std::list<Mapping>::iterator> index;
   IpcCacheStats stats;
@@ -118,6 +119,8 @@ void close_mapping(const Mapping& m) {
 // Closes mappings: with peer < 0 the least recently used ones until fewer than `limit` remain,
 // else every mapping of rank `peer`. A copy still queued may read through a mapping about to be
 // closed; so may a kernel on any stream, if kernels used it: wait for them first.
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait = true);
+
 void close_mappings(IpcState& s, size_t limit, int peer) {
   std::vector<std::list<Mapping>::iterator> doomed;
   if (peer < 0) {
@@ -127,10 +130,19 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
       if (it->peer == peer && it->pins == 0) doomed.push_back(it);
   }
+  close_listed(s, doomed);
+}
+
+// wait false: during a stream capture, where waiting for the device would invalidate it.
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait) {
   if (doomed.empty()) return;
   const bool kernels = std::any_of(doomed.begin(), doomed.end(), [](const auto& it) { return it->kernels; });
-  if (kernels) (void)cudaDeviceSynchronize();
-  else (void)cudaStreamSynchronize(s.stream);
+  if (!wait) {
+  } else if (kernels) {
+    (void)cudaDeviceSynchronize();
+  } else {
+    (void)cudaStreamSynchronize(s.stream);
+  }
   for (const auto& it : doomed) {
     close_mapping(*it);
     s.index.erase(std::make_pair(it->peer, it->buffer_id));
@@ -141,9 +153,11 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
 
 // remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
 // mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false:
-// nothing is closed (cuda_ipc_pin during a stream capture).
+// nothing is closed (cuda_ipc_pin during a stream capture), but for mappings the release hook
+// unpinned where capturing (a captured point-to-point receive): those are closed without
+// waiting for the device (their memory was freed by its owner).
 Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels,
-                       bool remap_stale = false, bool may_close = true) {
+                       bool remap_stale = false, bool may_close = true, bool capturing = false) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.splice(s.lru.begin(), s.lru, it->second);
@@ -169,6 +183,23 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     ++s.stats.remaps;
     close_mappings(s, 0, peer);
     err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  }
+  if (err == cudaErrorAlreadyMapped && (may_close || capturing) && s.release_hook) {
+    // Perhaps pinned by a registration whose memory was freed: let its owner drop it, then
+    // close only the mappings that it unpinned (a caller's unpinned ones stay) and retry.
+    (void)cudaGetLastError();
+    std::vector<std::list<Mapping>::iterator> pinned, released;
+    for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
+      if (it->peer == peer && it->pins > 0) pinned.push_back(it);
+    s.release_hook();
+    for (const auto& it : pinned)
+      if (it->pins == 0) released.push_back(it);
+    if (!released.empty()) {
+      close_listed(s, released, !capturing);
+      err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+    } else {
+      err = cudaErrorAlreadyMapped;
+    }
   }
   if (err == cudaErrorAlreadyMapped && !may_close) {
     (void)cudaGetLastError();
@@ -286,11 +317,11 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
   return Status::ok;
 }
 
-Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr) {
+Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing) {
   IpcState* s = nullptr;
   WEFT_TRY(usable_state(&s));
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true));
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, false, !capturing, capturing));
   *ptr = base + d.offset;
   return Status::ok;
 }
@@ -330,6 +361,8 @@ Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* byte
   *ptr = base + d.offset;
   return Status::ok;
 }
+
+void cuda_ipc_set_release_hook(void (*hook)()) { state().release_hook = hook; }
 
 void cuda_ipc_unpin(int peer, uint64_t buffer_id) {
   IpcState& s = state();

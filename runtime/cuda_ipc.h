@@ -43,7 +43,9 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
 // Maps the peer's buffer for kernels that read or write it in place (GPU collectives): *ptr is
 // the buffer in this process, valid until the cache evicts the mapping. Evicting a mapping
 // that kernels used first waits for the device to finish its queued work.
-Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr);
+// capturing: the caller's stream is being captured into a CUDA graph; nothing is closed
+// then, but for mappings the release hook unpinned (cuda_ipc_set_release_hook).
+Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing = false);
 // The same mapping, pinned for a registration (coll/gpu): never evicted until unpinned as often
 // as pinned. *bytes_after: the mapped allocation's bytes from *ptr to its end, which bounds
 // what the owner may declare. cuda_ipc_unpin of a mapping not pinned does nothing.
@@ -52,6 +54,10 @@ Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr);
 // stale; a stale mapping in the way fails the pin.
 Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close = true);
 void cuda_ipc_unpin(int peer, uint64_t buffer_id);
+// Where the driver refuses a peer's buffer as already mapped and closing that peer's unpinned
+// mappings did not help, a pinned mapping lies in the way: the hook (set by coll/gpu) drops
+// registrations whose memory was freed, unpinning their mappings, and the map is retried once.
+void cuda_ipc_set_release_hook(void (*hook)());
 // This process's device buffer at ptr: its allocation's bytes from ptr on, and its buffer id
 // (a new one for every allocation, so a buffer freed and allocated again is told apart).
 Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buffer_id);

@@ -20,7 +20,7 @@ Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t) {
   return Status::not_supported;
 }
 
-Status cuda_ipc_map(int, const IpcDescriptor&, void**) {
+Status cuda_ipc_map(int, const IpcDescriptor&, void**, bool) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;
 }
@@ -31,6 +31,7 @@ Status cuda_ipc_pin(int, const IpcDescriptor&, void**, uint64_t*, bool) {
 }
 
 void cuda_ipc_unpin(int, uint64_t) {}
+void cuda_ipc_set_release_hook(void (*)()) {}
 
 Status cuda_ipc_own_range(const void*, uint64_t*, uint64_t*) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");

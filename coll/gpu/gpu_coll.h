@@ -109,7 +109,7 @@ struct Settings {
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)
   size_t reduce_scatter_direct_min = size_t(4) << 20;  // WEFT_GPU_REDUCE_SCATTER_DIRECT_MIN (0: never)
   size_t reduce_scatter_kernel_max = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_KERNEL_MAX (0: never)
-  size_t reduce_scatter_fused_min = 0;                 // WEFT_GPU_REDUCE_SCATTER_FUSED_MIN (0: never)
+  size_t reduce_scatter_fused_min = size_t(2) << 20;  // WEFT_GPU_REDUCE_SCATTER_FUSED_MIN (0: never)
   uint64_t wait_spin_ns = 0;                           // WEFT_GPU_WAIT_SPIN_US
   bool wait_on_stream = false;                         // WEFT_GPU_WAIT_QUERY=stream
 };
@@ -170,9 +170,10 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 // (uncaptured: on the calls AgreementSchedule names, the others return at once), then
 // register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
 // forbids unmapping), so a peer's buffer under a stale mapping fails that registration. The
-// registrations stay until the communicator is freed (bounded as the others, kMaxRegistrations);
-// one that cannot be made leaves the call on the slots, and (uncaptured) ends automatic
-// registration on the communicator: later calls make no agreement.
+// registrations are a cache: a later registration drops those whose memory was freed, and the
+// user's evicts uncaptured ones when no id is free (registered.cpp); one that cannot be made
+// leaves the call on the slots, and (uncaptured) ends automatic registration on the
+// communicator: later calls make no agreement.
 void register_call_buffers(const CollContext& ctx, const void* send, const void* recv, size_t bytes, bool capturing);
 // Which of those calls (uncaptured) make the host agreement: every one until kQuiet agreements
 // in a row registered nothing, then calls further and further apart (the gap doubles up to

@@ -116,6 +116,36 @@ Status evict(GpuWorkspace& ws, uint64_t mask) {
   return upload_table(ws);
 }
 
+// Workspaces that have made registrations, for the IPC cache's release hook.
+std::vector<std::weak_ptr<GpuWorkspace>>& registering_workspaces() {
+  static auto* all = new std::vector<std::weak_ptr<GpuWorkspace>>();
+  return *all;
+}
+
+// The IPC cache's release hook (a point-to-point map found a pinned mapping in its way): drops,
+// here only, the calls' registrations whose memory this rank freed, as a deregistration is
+// local. The peers, which freed theirs alike, drop theirs at their next registration.
+void release_freed_call_registrations() {
+  auto& all = registering_workspaces();
+  for (auto it = all.begin(); it != all.end();) {
+    const std::shared_ptr<GpuWorkspace> ws = it->lock();
+    if (!ws || ws->released) {
+      it = all.erase(it);
+      continue;
+    }
+    Row row;
+    describe_ids(ws->regs, &row);
+    if (row.stale) {
+      for (size_t id = 0; id < ws->regs.own.size(); ++id)
+        if (row.stale >> id & 1) drop(*ws, id);
+      (void)upload_table(*ws);
+      WEFT_INFO(Subsys::gpu, "%d buffer registrations (made by stream-ordered calls) dropped here: their memory was "
+                "freed, and a point-to-point transfer needed the mappings they held", __builtin_popcountll(row.stale));
+    }
+    ++it;
+  }
+}
+
 // register_buffer, or (origin) a stream-ordered call's own registration; a call's evicts only
 // stale ones. A captured call's may close no IPC mapping (cuda_ipc_pin) and so evicts nothing.
 Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token,
@@ -203,6 +233,10 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
     regs.peer_buffer[at] = rows[q].desc.buffer_id;
   }
   ++regs.live;
+  auto& registering = registering_workspaces();
+  if (std::none_of(registering.begin(), registering.end(), [ws](const auto& w) { return w.lock().get() == ws; }))
+    registering.push_back(shared_workspace(c));
+  cuda_ipc_set_release_hook(release_freed_call_registrations);
   WEFT_TRY(upload_table(*ws));
   *token = own.serial << 8 | uint64_t(id + 1);
   WEFT_INFO(Subsys::gpu, "buffer registration %d on %s: %zu bytes here, peers' mapped", id, c.label().c_str(), bytes);
