@@ -17,6 +17,7 @@
 
 #include "coll/comm_state.h"
 #include "runtime/cuda_ipc.h"
+#include "registration_ids.h"
 #include "runtime/log.h"
 #include "workspace.h"
 
@@ -29,11 +30,7 @@ namespace {
 // One rank's row of the exchange (u64 words, combined with bitwise or).
 struct Row {
   uint64_t ok = 0;
-  uint64_t used = 0;  // bit k: id k is live on this rank
-  uint64_t keep = 0;  // bit k: live here, the user's or a persistent call's
-  uint64_t graph = 0;  // bit k: live here, made by a captured call
-  uint64_t stale = 0;  // bit k: a call's, and its memory here was freed
-  uint64_t oldest = 0;  // the bit of this rank's oldest uncaptured call's id
+  RegistrationIds ids;  // this rank's
   uint64_t bytes = 0;
   IpcDescriptor desc{};
 };
@@ -47,42 +44,28 @@ Status upload_table(GpuWorkspace& ws) {
 }
 
 // This rank's live ids, which of them it must keep, which are stale, and its oldest evictable.
-void describe_ids(const Registrations& r, Row* row) {
+RegistrationIds describe_ids(const Registrations& r) {
+  RegistrationIds m;
   uint64_t oldest_serial = UINT64_MAX;
   for (size_t k = 0; k < r.own.size(); ++k) {
     const OwnRegistration& o = r.own[k];
     if (!o.bytes) continue;
     const uint64_t bit = uint64_t(1) << k;
-    row->used |= bit;
+    m.used |= bit;
     if (o.origin == OwnRegistration::Origin::user) {
-      row->keep |= bit;
+      m.keep |= bit;
       continue;
     }
     uint64_t after = 0, buffer_id = 0;
-    if (cuda_ipc_own_range(o.at, &after, &buffer_id) != Status::ok || buffer_id != o.buffer_id) row->stale |= bit;
+    if (cuda_ipc_own_range(o.at, &after, &buffer_id) != Status::ok || buffer_id != o.buffer_id) m.stale |= bit;
     if (o.origin == OwnRegistration::Origin::captured) {
-      row->graph |= bit;
+      m.graph |= bit;
     } else if (o.serial < oldest_serial) {
       oldest_serial = o.serial;
-      row->oldest = bit;
+      m.oldest = bit;
     }
   }
-}
-
-int lowest_bit(uint64_t m) { return m ? __builtin_ctzll(m) : -1; }
-
-// The id a new registration takes, from every rank's row (stale calls' ids already dropped):
-// the lowest free one; else, if may_evict_live, the oldest uncaptured call's (*evict true).
-int choose_id(const Row& all, bool may_evict_live, bool* evict) {
-  *evict = false;
-  const uint64_t ids = kMaxRegistrations == 64 ? ~uint64_t(0) : (uint64_t(1) << kMaxRegistrations) - 1;
-  int id = lowest_bit(ids & ~all.used);
-  if (id >= 0 || !may_evict_live) return id;
-  const uint64_t uncaptured = all.used & ~all.keep & ~all.graph;
-  id = lowest_bit(uncaptured & all.oldest);
-  if (id < 0) id = lowest_bit(uncaptured);
-  *evict = id >= 0;
-  return id;
+  return m;
 }
 
 // This rank's part: its buffer described, or *why.
@@ -133,14 +116,13 @@ void release_freed_call_registrations() {
       it = all.erase(it);
       continue;
     }
-    Row row;
-    describe_ids(ws->regs, &row);
-    if (row.stale) {
+    const uint64_t stale = describe_ids(ws->regs).stale;
+    if (stale) {
       for (size_t id = 0; id < ws->regs.own.size(); ++id)
-        if (row.stale >> id & 1) drop(*ws, id);
+        if (stale >> id & 1) drop(*ws, id);
       (void)upload_table(*ws);
       WEFT_INFO(Subsys::gpu, "%d buffer registrations (made by stream-ordered calls) dropped here: their memory was "
-                "freed, and a point-to-point transfer needed the mappings they held", __builtin_popcountll(row.stale));
+                "freed, and a point-to-point transfer needed the mappings they held", __builtin_popcountll(stale));
     }
     ++it;
   }
@@ -165,20 +147,14 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   Row& mine = rows[size_t(c.rank)];
   OwnRegistration own;
   describe(buf, bytes, &mine, &own, &why);
-  describe_ids(ws->regs, &mine);
+  mine.ids = describe_ids(ws->regs);
   const Reduction bor{ReduceOp::bor, BasicType::u64, sizeof(uint64_t)};
   WEFT_TRY(coll::allreduce(ctx, rows.data(), rows.data(), rows.size() * sizeof(Row) / 8, bor));
-  Row all;
-  for (const Row& r : rows) {
-    all.used |= r.used;
-    all.keep |= r.keep;
-    all.graph |= r.graph;
-    all.stale |= r.stale;
-    all.oldest |= r.oldest;
-  }
+  RegistrationIds all;
+  for (const Row& r : rows) all |= r.ids;
   // Calls' registrations whose memory some rank freed go first: they pin stale mappings, under
   // which the driver refuses to map that memory again.
-  const uint64_t stale = may_close ? all.used & ~all.keep & all.stale : 0;
+  const uint64_t stale = may_close ? all.stale_calls() : 0;
   if (stale) {
     WEFT_TRY(evict(*ws, stale));
     WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
@@ -186,7 +162,7 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
     all.used &= ~stale;
   }
   bool evicting = false;
-  const int id = choose_id(all, may_close && origin == Origin::user, &evicting);
+  const int id = all.choose(kMaxRegistrations, may_close && origin == Origin::user, &evicting);
   if (evicting) {
     WEFT_TRY(evict(*ws, uint64_t(1) << id));
     WEFT_INFO(Subsys::gpu, "buffer registration %d on %s (made by a stream-ordered call) evicted for the user's",
