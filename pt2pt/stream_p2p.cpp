@@ -147,7 +147,7 @@ Status StreamP2p::enqueue_recv(const Comm& c, const UserStream& s, int source, i
                                        std::to_string(graph_received_[size_t(source)] + 1));
   const bool truncated = h.bytes > capacity;
   void* src = nullptr;
-  if (h.bytes > 0 && !truncated) WEFT_TRY(cuda_ipc_map(c.world_rank(source), h.desc, &src, captured));
+  if (h.bytes > 0 && !truncated) WEFT_TRY(cuda_ipc_map(c.world_rank(source), h.desc, &src, captured, true));
   s.enqueued = true;  // the communicator's free waits for the stream
   if (captured) {
     graph_received_[size_t(source)] = h.seq;

@@ -107,19 +107,19 @@ void resolve(IpcState& s) {
   s.usable = true;
 }
 
-void close_mapping(const Mapping& m) {
+bool close_mapping(const Mapping& m) {
   const cudaError_t err = cudaIpcCloseMemHandle(m.base);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    WEFT_WARN(Subsys::gpu, "closing the CUDA IPC mapping of rank %d's buffer %llu failed: %s", m.peer,
-              static_cast<unsigned long long>(m.buffer_id), cudaGetErrorString(err));
-  }
+  if (err == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  WEFT_WARN(Subsys::gpu, "closing the CUDA IPC mapping of rank %d's buffer %llu failed: %s", m.peer,
+            static_cast<unsigned long long>(m.buffer_id), cudaGetErrorString(err));
+  return false;
 }
 
 // Closes mappings: with peer < 0 the least recently used ones until fewer than `limit` remain,
 // else every mapping of rank `peer`. A copy still queued may read through a mapping about to be
 // closed; so may a kernel on any stream, if kernels used it: wait for them first.
-void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait = true);
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed);
 
 void close_mappings(IpcState& s, size_t limit, int peer) {
   std::vector<std::list<Mapping>::iterator> doomed;
@@ -133,18 +133,14 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
   close_listed(s, doomed);
 }
 
-// wait false: during a stream capture, where waiting for the device would invalidate it.
-void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait) {
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed) {
   if (doomed.empty()) return;
   const bool kernels = std::any_of(doomed.begin(), doomed.end(), [](const auto& it) { return it->kernels; });
-  if (!wait) {
-  } else if (kernels) {
-    (void)cudaDeviceSynchronize();
-  } else {
-    (void)cudaStreamSynchronize(s.stream);
-  }
+  if (kernels) (void)cudaDeviceSynchronize();
+  else (void)cudaStreamSynchronize(s.stream);
   for (const auto& it : doomed) {
-    close_mapping(*it);
+    // One still open stays in the cache: forgotten, it would block that memory for good.
+    if (!close_mapping(*it)) continue;
     s.index.erase(std::make_pair(it->peer, it->buffer_id));
     s.lru.erase(it);
     ++s.stats.evictions;
@@ -153,11 +149,11 @@ void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& 
 
 // remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
 // mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false:
-// nothing is closed (cuda_ipc_pin during a stream capture), but for mappings the release hook
-// unpinned where capturing (a captured point-to-point receive): those are closed without
-// waiting for the device (their memory was freed by its owner).
+// nothing is closed (during a stream capture: unmapping invalidates it). lone: the caller
+// holds no other mapping handed out for the same operation, so mappings the release hook
+// unpins may be closed.
 Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels,
-                       bool remap_stale = false, bool may_close = true, bool capturing = false) {
+                       bool remap_stale = false, bool may_close = true, bool lone = false) {
   const auto key = std::make_pair(peer, d.buffer_id);
   if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.splice(s.lru.begin(), s.lru, it->second);
@@ -184,9 +180,9 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     close_mappings(s, 0, peer);
     err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
   }
-  if (err == cudaErrorAlreadyMapped && (may_close || capturing) && s.release_hook) {
+  if (err == cudaErrorAlreadyMapped && may_close && (!for_kernels || remap_stale || lone) && s.release_hook) {
     // Perhaps pinned by a registration whose memory was freed: let its owner drop it, then
-    // close only the mappings that it unpinned (a caller's unpinned ones stay) and retry.
+    // close only the mappings that it unpinned and retry.
     (void)cudaGetLastError();
     std::vector<std::list<Mapping>::iterator> pinned, released;
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
@@ -195,7 +191,7 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     for (const auto& it : pinned)
       if (it->pins == 0) released.push_back(it);
     if (!released.empty()) {
-      close_listed(s, released, !capturing);
+      close_listed(s, released);
       err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
     } else {
       err = cudaErrorAlreadyMapped;
@@ -317,11 +313,11 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
   return Status::ok;
 }
 
-Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing) {
+Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing, bool lone) {
   IpcState* s = nullptr;
   WEFT_TRY(usable_state(&s));
   char* base = nullptr;
-  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, false, !capturing, capturing));
+  WEFT_TRY(map_peer_buffer(*s, peer, d, &base, true, false, !capturing, lone));
   *ptr = base + d.offset;
   return Status::ok;
 }

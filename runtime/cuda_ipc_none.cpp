@@ -20,7 +20,7 @@ Status cuda_ipc_copy_start(int, const IpcDescriptor&, void*, size_t) {
   return Status::not_supported;
 }
 
-Status cuda_ipc_map(int, const IpcDescriptor&, void**, bool) {
+Status cuda_ipc_map(int, const IpcDescriptor&, void**, bool, bool) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;
 }

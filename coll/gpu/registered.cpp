@@ -46,6 +46,7 @@ Status upload_table(GpuWorkspace& ws) {
 // This rank's live ids, which of them it must keep, which are stale, and its oldest evictable.
 RegistrationIds describe_ids(const Registrations& r) {
   RegistrationIds m;
+  m.used = m.stale = r.released_here;
   uint64_t oldest_serial = UINT64_MAX;
   for (size_t k = 0; k < r.own.size(); ++k) {
     const OwnRegistration& o = r.own[k];
@@ -96,6 +97,7 @@ Status evict(GpuWorkspace& ws, uint64_t mask) {
   WEFT_CUDA_TRY(cudaDeviceSynchronize());
   for (size_t id = 0; id < ws.regs.own.size(); ++id)
     if ((mask >> id & 1) && ws.regs.own[id].bytes) drop(ws, id);
+  ws.regs.released_here &= ~mask;
   return upload_table(ws);
 }
 
@@ -105,9 +107,12 @@ std::vector<std::weak_ptr<GpuWorkspace>>& registering_workspaces() {
   return *all;
 }
 
-// The IPC cache's release hook (a point-to-point map found a pinned mapping in its way): drops,
-// here only, the calls' registrations whose memory this rank freed, as a deregistration is
-// local. The peers, which freed theirs alike, drop theirs at their next registration.
+// The IPC cache's release hook (a map that holds no other mapping of the operation found a
+// pinned mapping in its way): drops, here only, the calls' registrations whose memory this
+// rank freed. This rank keeps reporting them live and stale (released_here), so no id is
+// reused before the next registration drops them on every rank. A peer that still uses its
+// buffer of such a registration in a fused call then finds it missing here: that call fails
+// with the kernels' error (the peers normally free their buffers of one call alike).
 void release_freed_call_registrations() {
   auto& all = registering_workspaces();
   for (auto it = all.begin(); it != all.end();) {
@@ -116,13 +121,14 @@ void release_freed_call_registrations() {
       it = all.erase(it);
       continue;
     }
-    const uint64_t stale = describe_ids(ws->regs).stale;
+    const uint64_t stale = describe_ids(ws->regs).stale & ~ws->regs.released_here;
     if (stale) {
       for (size_t id = 0; id < ws->regs.own.size(); ++id)
-        if (stale >> id & 1) drop(*ws, id);
+        if ((stale >> id & 1) && ws->regs.own[id].bytes) drop(*ws, id);
+      ws->regs.released_here |= stale;
       (void)upload_table(*ws);
       WEFT_INFO(Subsys::gpu, "%d buffer registrations (made by stream-ordered calls) dropped here: their memory was "
-                "freed, and a point-to-point transfer needed the mappings they held", __builtin_popcountll(stale));
+                "freed, and a peer buffer's mapping needed the memory they held mapped", __builtin_popcountll(stale));
     }
     ++it;
   }
@@ -152,21 +158,20 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   WEFT_TRY(coll::allreduce(ctx, rows.data(), rows.data(), rows.size() * sizeof(Row) / 8, bor));
   RegistrationIds all;
   for (const Row& r : rows) all |= r.ids;
-  // Calls' registrations whose memory some rank freed go first: they pin stale mappings, under
-  // which the driver refuses to map that memory again.
-  const uint64_t stale = may_close ? all.stale_calls() : 0;
-  if (stale) {
-    WEFT_TRY(evict(*ws, stale));
-    WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
-              "was freed", __builtin_popcountll(stale), c.label().c_str());
-    all.used &= ~stale;
-  }
-  bool evicting = false;
-  const int id = all.choose(kMaxRegistrations, may_close && origin == Origin::user, &evicting);
-  if (evicting) {
-    WEFT_TRY(evict(*ws, uint64_t(1) << id));
-    WEFT_INFO(Subsys::gpu, "buffer registration %d on %s (made by a stream-ordered call) evicted for the user's",
-              id, c.label().c_str());
+  // Calls' registrations whose memory some rank freed go first (they pin stale mappings, under
+  // which the driver refuses to map that memory again); the user's may evict a live one.
+  const RegistrationIds::Choice choice = all.choose(kMaxRegistrations, may_close, origin == Origin::user);
+  const int id = choice.id;
+  if (choice.drop) {
+    const uint64_t stale = choice.drop & ~(choice.evicts ? uint64_t(1) << id : 0);
+    if (stale)
+      WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
+                "was freed", __builtin_popcountll(stale), c.label().c_str());
+    if (choice.evicts)
+      WEFT_INFO(Subsys::gpu, "buffer registration %d on %s (made by a stream-ordered call) evicted for the user's",
+                id, c.label().c_str());
+    // Failing here must not skip the agreement below, which the peers are waiting in.
+    if (evict(*ws, choice.drop) != Status::ok && why.empty()) why = "dropping registrations failed: " + error_detail();
   }
   // Map every peer's buffer (pinned), checking what it declared against what it has.
   std::vector<int> pinned;
@@ -210,6 +215,7 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   }
   ++regs.live;
   auto& registering = registering_workspaces();
+  std::erase_if(registering, [](const auto& w) { return w.expired(); });
   if (std::none_of(registering.begin(), registering.end(), [ws](const auto& w) { return w.lock().get() == ws; }))
     registering.push_back(shared_workspace(c));
   cuda_ipc_set_release_hook(release_freed_call_registrations);
@@ -297,8 +303,18 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   uint64_t offset = 0;
   const bool in_place = send == recv;  // alike on every rank
   int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
-  if (!in_place && find_registration(*ws, send, bytes, &offset) < 0) missing[0] = 1;
-  if (recv && find_registration(*ws, recv, bytes, &offset) < 0) missing[1] = 1;
+  const void* bufs[2] = {send, recv};
+  for (int k = 0; k < 2; ++k) {
+    if (!bufs[k] || (k == 0 && in_place)) continue;
+    const int32_t id = find_registration(*ws, bufs[k], bytes, &offset);
+    if (id < 0) {
+      missing[k] = 1;
+    } else if (capturing && ws->regs.own[size_t(id)].origin == OwnRegistration::Origin::stream_call) {
+      // The graph replays on it: no longer evictable while it lives (graph bits are or-ed, so
+      // this rank's mark protects the id on every rank).
+      ws->regs.own[size_t(id)].origin = OwnRegistration::Origin::captured;
+    }
+  }
   const Reduction max{ReduceOp::max, BasicType::i64, sizeof(int64_t)};
   if (coll::allreduce(ctx, missing, missing, 2, max) != Status::ok) return;
   if (!capturing && ws->auto_schedule.agreed(missing[0] || missing[1]))
@@ -309,7 +325,6 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
               static_cast<unsigned long long>(AgreementSchedule::kQuiet),
               static_cast<unsigned long long>(ws->auto_schedule.gap),
               static_cast<unsigned long long>(AgreementSchedule::kMaxGap));
-  const void* bufs[2] = {send, recv};
   for (int k = 0; k < 2; ++k) {
     if (!missing[k]) continue;
     uint64_t token = 0;

@@ -78,7 +78,8 @@ struct OwnRegistration {
   uint64_t buffer_id = 0, serial = 0;
   // Who made it: the user or a persistent call (kept until dropped), an uncaptured
   // stream-ordered call (a cache entry: evictable), or a captured one (its graph may replay at
-  // any time: evictable only once its memory was freed).
+  // any time: evictable only once its memory was freed; a stream-ordered call's registration
+  // that a captured call finds becomes one).
   enum class Origin : uint8_t { user, stream_call, captured } origin = Origin::user;
 };
 struct Registrations {
@@ -89,6 +90,9 @@ struct Registrations {
   FusedRegistration* device = nullptr;     // the table in device memory
   uint64_t serial = 0;
   int live = 0;
+  // Ids this rank dropped on its own (the IPC cache's release hook) that its peers may still
+  // hold: reported as live and stale until a registration drops them on every rank.
+  uint64_t released_here = 0;
 };
 
 class GpuWorkspace {

@@ -1,7 +1,7 @@
-// Which id a new GPU buffer registration takes (gpu::RegistrationIds): the lowest free one;
-// the calls' stale registrations dropped first; the user's evicting the oldest uncaptured call
-// registration, never a kept or captured one; and ranks whose masks differ (each or-ed into
-// the same combined masks) choosing alike.
+// Which id a new GPU buffer registration takes (gpu::RegistrationIds::choose): the calls'
+// stale registrations dropped first (not during a capture), then the lowest free id; the
+// user's evicting one of the ranks' oldest uncaptured call registrations, never a kept or
+// captured one; and ranks whose own masks differ choosing alike from the combined masks.
 #include <gtest/gtest.h>
 
 #include "coll/gpu/registration_ids.h"
@@ -13,37 +13,62 @@ using weft::coll::gpu::RegistrationIds;
 uint64_t bit(int k) { return uint64_t(1) << k; }
 uint64_t first(int n) { return n >= 64 ? ~uint64_t(0) : bit(n) - 1; }
 
-TEST(RegistrationIds, LowestFreeIdWithoutEvicting) {
+TEST(RegistrationIds, LowestFreeIdWithoutDropping) {
   RegistrationIds m;
   m.used = bit(0) | bit(1) | bit(3);
   m.keep = bit(0);
-  bool evict = true;
-  EXPECT_EQ(m.choose(64, true, &evict), 2);
-  EXPECT_FALSE(evict);
-  m.used = 0;
-  EXPECT_EQ(m.choose(64, true, &evict), 0);
+  const auto c = m.choose(64, true, true);
+  EXPECT_EQ(c.id, 2);
+  EXPECT_EQ(c.drop, 0u);
+  EXPECT_FALSE(c.evicts);
+  EXPECT_EQ(RegistrationIds{}.choose(64, true, true).id, 0);
 }
 
 TEST(RegistrationIds, FullTableOfUserRegistrationsRefuses) {
   RegistrationIds m;
   m.used = m.keep = first(64);
-  bool evict = true;
-  EXPECT_EQ(m.choose(64, true, &evict), -1);
-  EXPECT_FALSE(evict);
+  const auto c = m.choose(64, true, true);
+  EXPECT_EQ(c.id, -1);
+  EXPECT_EQ(c.drop, 0u);
 }
 
-TEST(RegistrationIds, UserEvictsTheOldestUncapturedCallRegistration) {
+TEST(RegistrationIds, StaleCallRegistrationsDroppedFirstAndReused) {
   RegistrationIds m;
   m.used = first(64);
-  m.keep = first(10);              // ids 0-9: the user's
-  m.graph = bit(10) | bit(11);     // captured calls'
-  m.oldest = bit(40);              // the oldest uncaptured call's
-  bool evict = false;
-  EXPECT_EQ(m.choose(64, true, &evict), 40);
-  EXPECT_TRUE(evict);
+  m.keep = first(8);
+  m.graph = bit(8) | bit(9);
+  m.stale = bit(3) | bit(9) | bit(20);  // id 3 is the user's: theirs to deregister
+  const auto c = m.choose(64, true, false);
+  EXPECT_EQ(c.drop, bit(9) | bit(20));
+  EXPECT_EQ(c.id, 9);
+  EXPECT_FALSE(c.evicts);
+}
+
+TEST(RegistrationIds, NothingDroppedWhileCapturing) {
+  RegistrationIds m;
+  m.used = first(64);
+  m.stale = bit(30);
+  const auto c = m.choose(64, false, true);
+  EXPECT_EQ(c.id, -1);
+  EXPECT_EQ(c.drop, 0u);
+  m.used &= ~bit(12);
+  EXPECT_EQ(m.choose(64, false, true).id, 12);
+}
+
+TEST(RegistrationIds, UserEvictsAnOldestUncapturedCallRegistration) {
+  RegistrationIds m;
+  m.used = first(64);
+  m.keep = first(10);
+  m.graph = bit(10) | bit(11);
+  m.oldest = bit(40);
+  auto c = m.choose(64, true, true);
+  EXPECT_EQ(c.id, 40);
+  EXPECT_EQ(c.drop, bit(40));
+  EXPECT_TRUE(c.evicts);
   // A call's own registration evicts nothing live.
-  EXPECT_EQ(m.choose(64, false, &evict), -1);
-  EXPECT_FALSE(evict);
+  c = m.choose(64, true, false);
+  EXPECT_EQ(c.id, -1);
+  EXPECT_EQ(c.drop, 0u);
 }
 
 TEST(RegistrationIds, NoOldestKnownTakesTheLowestUncaptured) {
@@ -51,9 +76,9 @@ TEST(RegistrationIds, NoOldestKnownTakesTheLowestUncaptured) {
   m.used = first(64);
   m.keep = first(20);
   m.graph = bit(20);
-  bool evict = false;
-  EXPECT_EQ(m.choose(64, true, &evict), 21);
-  EXPECT_TRUE(evict);
+  const auto c = m.choose(64, true, true);
+  EXPECT_EQ(c.id, 21);
+  EXPECT_TRUE(c.evicts);
 }
 
 TEST(RegistrationIds, KeptOrCapturedNeverEvicted) {
@@ -61,48 +86,41 @@ TEST(RegistrationIds, KeptOrCapturedNeverEvicted) {
   m.used = first(64);
   m.keep = first(32);
   m.graph = first(64) & ~first(32);
-  m.oldest = bit(50);  // a rank's claim, but id 50 is a captured call's: not evictable
-  bool evict = true;
-  EXPECT_EQ(m.choose(64, true, &evict), -1);
-  EXPECT_FALSE(evict);
-}
-
-TEST(RegistrationIds, StaleCallsAreDroppedFirstButNotKeptOnes) {
-  RegistrationIds m;
-  m.used = bit(1) | bit(2) | bit(3) | bit(4);
-  m.keep = bit(1);
-  m.graph = bit(3);
-  m.stale = bit(1) | bit(3) | bit(4);  // a kept stale one is the user's to deregister
-  EXPECT_EQ(m.stale_calls(), bit(3) | bit(4));
+  m.oldest = bit(50);  // one rank's oldest call registration, captured since on another
+  const auto c = m.choose(64, true, true);
+  EXPECT_EQ(c.id, -1);
+  EXPECT_EQ(c.drop, 0u);
 }
 
 TEST(RegistrationIds, SmallerTableBoundsTheChoice) {
   RegistrationIds m;
   m.used = first(8);
-  bool evict = true;
-  EXPECT_EQ(m.choose(8, false, &evict), -1);
+  EXPECT_EQ(m.choose(8, true, false).id, -1);
   m.oldest = bit(5);
-  EXPECT_EQ(m.choose(8, true, &evict), 5);
-  EXPECT_TRUE(evict);
+  const auto c = m.choose(8, true, true);
+  EXPECT_EQ(c.id, 5);
+  EXPECT_TRUE(c.evicts);
 }
 
-TEST(RegistrationIds, RanksOrTheirMasksAndChooseAlike) {
-  // Rank 0 dropped id 2 locally (a deregistration), rank 1 still holds it; rank 1's oldest is
-  // id 6, rank 0's id 7: the combined masks give every rank the same answer.
+TEST(RegistrationIds, RanksChooseFromTheCombinedMasks) {
+  // Rank 0 dropped id 2 on its own and reports it stale (released here); rank 1 still holds
+  // it live. Rank 1 has id 5 free, rank 0 not. Each rank's own masks would choose 2 (rank 0:
+  // after dropping it) and 5 (rank 1); the combined masks give both the same answer.
   RegistrationIds r0, r1;
-  r0.used = first(64) & ~bit(2);
-  r1.used = first(64);
-  r0.keep = r1.keep = first(4);
-  r0.oldest = bit(7);
-  r1.oldest = bit(6);
-  RegistrationIds a = r0, b = r1;
-  a |= r1;
-  b |= r0;
-  bool ea = false, eb = false;
-  const int ida = a.choose(64, true, &ea), idb = b.choose(64, true, &eb);
-  EXPECT_EQ(ida, idb);
-  EXPECT_EQ(ida, 6);
-  EXPECT_TRUE(ea && eb);
+  r0.used = first(64);
+  r0.stale = bit(2);
+  r1.used = first(64) & ~bit(5);
+  r0.keep = r1.keep = first(2);
+  EXPECT_EQ(r0.choose(64, true, false).id, 2);
+  EXPECT_EQ(r1.choose(64, true, false).id, 5);
+  RegistrationIds all;
+  all |= r0;
+  all |= r1;
+  const auto c = all.choose(64, true, false);
+  EXPECT_EQ(c.drop, bit(2));
+  EXPECT_EQ(c.id, 2);
+  // While capturing nothing is dropped and no id is free on every rank.
+  EXPECT_EQ(all.choose(64, false, false).id, -1);
 }
 
 }  // namespace
