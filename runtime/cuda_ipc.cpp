@@ -193,8 +193,6 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     if (!released.empty()) {
       close_listed(s, released);
       err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
-    } else {
-      err = cudaErrorAlreadyMapped;
     }
   }
   if (err == cudaErrorAlreadyMapped && !may_close) {

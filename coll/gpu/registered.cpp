@@ -91,12 +91,17 @@ void describe(const void* buf, size_t bytes, Row* row, OwnRegistration* own, std
 
 void drop(GpuWorkspace& ws, size_t id);
 
+// Drops here the ids of mask that are live here.
+void drop_ids(GpuWorkspace& ws, uint64_t mask) {
+  for (size_t id = 0; id < ws.regs.own.size(); ++id)
+    if ((mask >> id & 1) && ws.regs.own[id].bytes) drop(ws, id);
+}
+
 // Drops the ids of mask here, alike on every rank (the mask comes from the exchanged rows).
 Status evict(GpuWorkspace& ws, uint64_t mask) {
   // Kernels this process enqueued may still use them.
   WEFT_CUDA_TRY(cudaDeviceSynchronize());
-  for (size_t id = 0; id < ws.regs.own.size(); ++id)
-    if ((mask >> id & 1) && ws.regs.own[id].bytes) drop(ws, id);
+  drop_ids(ws, mask);
   ws.regs.released_here &= ~mask;
   return upload_table(ws);
 }
@@ -123,8 +128,7 @@ void release_freed_call_registrations() {
     }
     const uint64_t stale = describe_ids(ws->regs).stale & ~ws->regs.released_here;
     if (stale) {
-      for (size_t id = 0; id < ws->regs.own.size(); ++id)
-        if ((stale >> id & 1) && ws->regs.own[id].bytes) drop(*ws, id);
+      drop_ids(*ws, stale);
       ws->regs.released_here |= stale;
       (void)upload_table(*ws);
       WEFT_INFO(Subsys::gpu, "%d buffer registrations (made by stream-ordered calls) dropped here: their memory was "
