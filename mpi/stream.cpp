@@ -11,6 +11,7 @@
 // order of the communicator's GPU stream, stream-native or through the fallback (a stream
 // synchronisation and the ordinary host call). A build without CUDA has CPU streams only:
 // "cudaStream_t" and every *_enqueue call fail with MPI_ERR_UNSUPPORTED_OPERATION.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -69,6 +70,7 @@ int enqueue_call(const char* fn, MPI_Comm comm, const char* what, Native&& nativ
                  unsigned(comm), sc ? " (this one has a stream without a GPU stream)" : "");
   StreamRoute route;
   bool host_call = false;
+  const RelaxedCaptureScope relaxed(stream_capturing(sc->stream.cuda));
   int rc = native(*sc, *c, &route);
   if (rc == MPI_SUCCESS)
     rc = mapped(comm, stream_route_end(fn, what, *sc, route, g_state->coll_settings.require_fast_path, &host_call), fn);
@@ -141,6 +143,8 @@ int wait_enqueue(const char* fn, int count, MPI_Request* requests, MPI_Status* s
     waits.push_back({i, r, r->owner, c, sc});
   }
   int first_error = MPI_SUCCESS;
+  const RelaxedCaptureScope relaxed(
+      std::any_of(waits.begin(), waits.end(), [](const StreamWait& w) { return stream_capturing(w.sc->stream.cuda); }));
   complete_stream_native(*g_state->transport, &waits, [&](const StreamWait& w) {
     const int rc = mapped(w.owner, w.status, fn);
     if (rc != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = rc;

@@ -119,7 +119,8 @@ bool close_mapping(const Mapping& m) {
 // Closes mappings: with peer < 0 the least recently used ones until fewer than `limit` remain,
 // else every mapping of rank `peer`. A copy still queued may read through a mapping about to be
 // closed; so may a kernel on any stream, if kernels used it: wait for them first.
-void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed);
+// wait false: the caller knows nothing still reads them.
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait = true);
 
 void close_mappings(IpcState& s, size_t limit, int peer) {
   std::vector<std::list<Mapping>::iterator> doomed;
@@ -133,11 +134,11 @@ void close_mappings(IpcState& s, size_t limit, int peer) {
   close_listed(s, doomed);
 }
 
-void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed) {
+void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& doomed, bool wait) {
   if (doomed.empty()) return;
   const bool kernels = std::any_of(doomed.begin(), doomed.end(), [](const auto& it) { return it->kernels; });
-  if (kernels) (void)cudaDeviceSynchronize();
-  else (void)cudaStreamSynchronize(s.stream);
+  if (wait && kernels) (void)cudaDeviceSynchronize();
+  else if (wait) (void)cudaStreamSynchronize(s.stream);
   for (const auto& it : doomed) {
     // One still open stays in the cache: forgotten, it would block that memory for good.
     if (!close_mapping(*it)) continue;
@@ -180,10 +181,15 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     close_mappings(s, 0, peer);
     err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
   }
-  if (err == cudaErrorAlreadyMapped && may_close && (!for_kernels || remap_stale || lone) && s.release_hook) {
+  if (err == cudaErrorAlreadyMapped && (!for_kernels || remap_stale || lone) && s.release_hook) {
     // Perhaps pinned by a registration whose memory was freed: let its owner drop it, then
-    // close only the mappings that it unpinned and retry.
+    // close only the mappings that it unpinned and retry. Those need no wait: the hook drops
+    // only registrations whose memory this rank freed, and cudaFree waited for this process's
+    // kernels. So this runs during a capture too, in relaxed capture mode (a capture in global
+    // mode refuses the close otherwise); the stream being captured is not touched.
     (void)cudaGetLastError();
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     std::vector<std::list<Mapping>::iterator> pinned, released;
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
       if (it->peer == peer && it->pins > 0) pinned.push_back(it);
@@ -191,14 +197,16 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     for (const auto& it : pinned)
       if (it->pins == 0) released.push_back(it);
     if (!released.empty()) {
-      close_listed(s, released);
+      close_listed(s, released, may_close);
       err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
     }
+    if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
   }
   if (err == cudaErrorAlreadyMapped && !may_close) {
     (void)cudaGetLastError();
     const std::string msg = "rank " + std::to_string(peer) + "'s device buffer lies under a stale mapping, which "
-                            "is not closed while a stream is being captured";
+                            "is not closed while a stream is being captured (only one a registration of memory "
+                            "this rank freed held is)";
     WEFT_INFO(Subsys::gpu, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::transport;

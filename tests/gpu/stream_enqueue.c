@@ -242,13 +242,13 @@ static void test_ordered_collectives(size_t n)
 /* Check 8: a CUDA graph that captured Allreduce_enqueue and Bcast_enqueue, replayed five times
  * with new input before each replay, and with an uncaptured Allreduce_enqueue between some
  * replays (the flag epochs count on on the device; the slots the graph baked in stay safe). */
-static void test_graph(size_t n)
+static void test_graph(size_t n, enum cudaStreamCaptureMode mode)
 {
     int *in = dev_alloc(n), *out = dev_alloc(n), *other = dev_alloc(n), *b = dev_alloc(n);
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_OK(cudaStreamSynchronize(st));
-    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    CUDA_OK(cudaStreamBeginCapture(st, mode));
     MPI_OK(MPIX_Allreduce_enqueue(in, out, (int)n, MPI_INT, MPI_SUM, sc));
     MPI_OK(MPIX_Bcast_enqueue(b, (int)n, MPI_INT, t_size - 1, sc));
     CUDA_OK(cudaStreamEndCapture(st, &graph));
@@ -270,7 +270,9 @@ static void test_graph(size_t n)
             check(other, n, max_over_ranks, k, 0, what);
         }
     }
-    if (t_rank == 0) printf("graph of Allreduce_enqueue + Bcast_enqueue: %zu ints, 5 replays checked\n", n);
+    if (t_rank == 0)
+        printf("graph of Allreduce_enqueue + Bcast_enqueue (%s capture): %zu ints, 5 replays checked\n",
+               mode == cudaStreamCaptureModeGlobal ? "global" : "relaxed", n);
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
     CUDA_OK(cudaFree(in));
@@ -437,7 +439,7 @@ static void test_p2p(size_t n)
 /* Check 9: point-to-point enqueue calls captured into a CUDA graph between the ranks of a pair
  * (a blocking exchange both ways, and Isend/Irecv with Waitall_enqueue), replayed five times
  * with new data before each replay, with an uncaptured exchange between some replays. */
-static void test_graph_p2p(size_t n)
+static void test_graph_p2p(size_t n, enum cudaStreamCaptureMode mode)
 {
     partner = t_rank ^ 1;
     if (partner >= t_size) return;
@@ -448,7 +450,7 @@ static void test_graph_p2p(size_t n)
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_OK(cudaStreamSynchronize(st));
-    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    CUDA_OK(cudaStreamBeginCapture(st, mode));
     if (even) {
         MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
         MPI_OK(MPIX_Recv_enqueue(r0, (int)n, MPI_INT, partner, 6, sc, &status));
@@ -489,7 +491,9 @@ static void test_graph_p2p(size_t n)
             check(u, n, pattern_of_partner, 80 + k, 0, what);
         }
     }
-    if (t_rank == 0) printf("graph of point-to-point enqueue calls: %zu ints, 5 replays checked\n", n);
+    if (t_rank == 0)
+        printf("graph of point-to-point enqueue calls (%s capture): %zu ints, 5 replays checked\n",
+               mode == cudaStreamCaptureModeGlobal ? "global" : "relaxed", n);
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
     CUDA_OK(cudaFree(s0));
@@ -548,10 +552,13 @@ int main(int argc, char **argv)
     test_p2p(0);
     test_p2p(1000);
     test_p2p(1 << 20); /* 4 MiB */
-    test_graph(1000);   /* fused one-shot */
-    test_graph(300000); /* two-shot */
-    test_graph_p2p(1000);
-    test_graph_p2p(1 << 20);
+    test_graph(1000, cudaStreamCaptureModeRelaxed);   /* fused one-shot */
+    test_graph(300000, cudaStreamCaptureModeRelaxed); /* two-shot */
+    test_graph_p2p(1000, cudaStreamCaptureModeRelaxed);
+    test_graph_p2p(1 << 20, cudaStreamCaptureModeRelaxed);
+    /* The default mode of cudaStreamBeginCapture and of PyTorch's graphs. */
+    test_graph(1000, cudaStreamCaptureModeGlobal);
+    test_graph_p2p(1000, cudaStreamCaptureModeGlobal);
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
