@@ -12,6 +12,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/coll.h"
+#include "coll/gpu/gpu_coll.h"
 #include "runtime/cuda_ipc.h"
 #include "runtime/log.h"
 #include "runtime/wait_deadline.h"
@@ -82,6 +83,12 @@ uint64_t read_algorithm_calls(size_t index) { return coll::algorithm_calls(index
 uint64_t read_ipc_cache(size_t arg) {
   const IpcCacheStats s = cuda_ipc_stats();
   const uint64_t values[] = {s.hits, s.opens, s.evictions, uint64_t(s.live)};
+  return arg < std::size(values) ? values[arg] : 0;
+}
+
+uint64_t read_registrations(size_t arg) {
+  const coll::gpu::RegistrationStats r = coll::gpu::registration_stats();
+  const uint64_t values[] = {r.made, r.dropped_stale, r.evicted, r.released_here, r.live};
   return arg < std::size(values) ? values[arg] : 0;
 }
 
@@ -165,6 +172,20 @@ void add_perf_vars(Tables& t) {
                read_ipc_cache, 2);
   add_perf_var(t, kGpu, "weft_gpu_ipc_cache_open", "CUDA IPC mappings open now",
                MPI_T_PVAR_CLASS_LEVEL, read_ipc_cache, 3);
+  add_perf_var(t, kGpu, "weft_gpu_registrations_made",
+               "GPU buffer registrations made (MPIX_Comm_register_buffer, persistent and stream-ordered calls)",
+               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 0);
+  add_perf_var(t, kGpu, "weft_gpu_registrations_dropped_stale",
+               "stream-ordered calls' buffer registrations dropped because a rank freed their memory",
+               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 1);
+  add_perf_var(t, kGpu, "weft_gpu_registrations_evicted",
+               "stream-ordered calls' buffer registrations evicted for a user's or persistent call's",
+               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 2);
+  add_perf_var(t, kGpu, "weft_gpu_registrations_released_here",
+               "buffer registrations of memory this rank freed, dropped here so that a peer's buffer could be mapped",
+               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 3);
+  add_perf_var(t, kGpu, "weft_gpu_registrations_live", "GPU buffer registrations live now, on every communicator",
+               MPI_T_PVAR_CLASS_LEVEL, read_registrations, 4);
 }
 
 const Tables& tables() {

@@ -199,6 +199,13 @@ struct AgreementSchedule {
 };
 // Live registrations of c on this rank (0 without a workspace).
 int registrations(const Comm& c);
+// This rank's registration counters since MPI_Init (MPI_T performance variables): made,
+// dropped because a rank freed their memory, evicted (a stream-ordered call's, for the
+// user's or a persistent call's), dropped here by the IPC cache's release hook; live now.
+struct RegistrationStats {
+  uint64_t made = 0, dropped_stale = 0, evicted = 0, released_here = 0, live = 0;
+};
+RegistrationStats registration_stats();
 
 // Whether the kernels reduce (op, type).
 bool supports(ReduceOp op, BasicType type);

@@ -49,6 +49,7 @@ Status deregister_buffer(const Comm&, uint64_t) {
   return Status::invalid_arg;
 }
 int registrations(const Comm&) { return 0; }
+RegistrationStats registration_stats() { return {}; }
 bool allreduce_runs_fused(const GpuWorkspace&, AllreduceAlgo, size_t) { return false; }
 bool scatter_runs_fused(const GpuWorkspace&, size_t) { return false; }
 void register_call_buffers(const CollContext&, const void*, const void*, size_t, bool) {}

@@ -13,6 +13,7 @@
 // persistent call's), finding no id free, evicts the oldest uncaptured one. The choice comes
 // from the exchanged rows alone, so every rank drops the same ids.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "coll/comm_state.h"
@@ -106,6 +107,15 @@ Status evict(GpuWorkspace& ws, uint64_t mask) {
   return upload_table(ws);
 }
 
+// registration_stats' counters (registrations run under the runtime's lock; MPI_T reads them).
+struct Counters {
+  std::atomic<uint64_t> made{0}, dropped_stale{0}, evicted{0}, released_here{0};
+};
+Counters& counters() {
+  static auto* c = new Counters();
+  return *c;
+}
+
 // Workspaces that have made registrations, for the IPC cache's release hook.
 std::vector<std::weak_ptr<GpuWorkspace>>& registering_workspaces() {
   static auto* all = new std::vector<std::weak_ptr<GpuWorkspace>>();
@@ -129,6 +139,7 @@ void release_freed_call_registrations() {
     const uint64_t stale = describe_ids(ws->regs).stale & ~ws->regs.released_here;
     if (stale) {
       drop_ids(*ws, stale);
+      counters().released_here += uint64_t(__builtin_popcountll(stale));
       ws->regs.released_here |= stale;
       (void)upload_table(*ws);
       WEFT_INFO(Subsys::gpu, "%d buffer registrations (made by stream-ordered calls) dropped here: their memory was "
@@ -168,6 +179,8 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   const int id = choice.id;
   if (choice.drop) {
     const uint64_t stale = choice.drop & ~(choice.evicts ? uint64_t(1) << id : 0);
+    counters().dropped_stale += uint64_t(__builtin_popcountll(stale));
+    counters().evicted += choice.evicts ? 1 : 0;
     if (stale)
       WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
                 "was freed", __builtin_popcountll(stale), c.label().c_str());
@@ -218,6 +231,7 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
     regs.peer_buffer[at] = rows[q].desc.buffer_id;
   }
   ++regs.live;
+  ++counters().made;
   auto& registering = registering_workspaces();
   std::erase_if(registering, [](const auto& w) { return w.expired(); });
   if (std::none_of(registering.begin(), registering.end(), [ws](const auto& w) { return w.lock().get() == ws; }))
@@ -251,6 +265,14 @@ void drop(GpuWorkspace& ws, size_t id) {
 }
 
 }  // namespace
+
+RegistrationStats registration_stats() {
+  const Counters& c = counters();
+  RegistrationStats out{c.made, c.dropped_stale, c.evicted, c.released_here, 0};
+  for (const auto& w : registering_workspaces())
+    if (const std::shared_ptr<GpuWorkspace> ws = w.lock(); ws && !ws->released) out.live += uint64_t(ws->regs.live);
+  return out;
+}
 
 Status deregister_buffer(const Comm& c, uint64_t token) {
   GpuWorkspace* ws = existing_workspace(c);

@@ -403,13 +403,45 @@ static void test_reduce_scatter(void)
  * (uncaptured ones live, captured ones on freed memory), the user's 64 registrations all
  * succeed (evicting them), a 65th fails on every rank with no hang, and a call on a slice sums
  * right. */
+/* One of weft's MPI_T performance variables, read now. */
+static unsigned long long pvar_now(const char *name, int var_class)
+{
+    int idx, count;
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MPI_OK(MPI_T_pvar_get_index(name, var_class, &idx));
+    MPI_OK(MPI_T_pvar_session_create(&s));
+    MPI_OK(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
+    MPI_OK(MPI_T_pvar_read(s, h, &v));
+    MPI_OK(MPI_T_pvar_handle_free(s, &h));
+    MPI_OK(MPI_T_pvar_session_free(&s));
+    return v;
+}
+
+static unsigned long long registrations_gone(void)
+{
+    return pvar_now("weft_gpu_registrations_evicted", MPI_T_PVAR_CLASS_COUNTER) +
+           pvar_now("weft_gpu_registrations_dropped_stale", MPI_T_PVAR_CLASS_COUNTER);
+}
+
 static void test_bound(void)
 {
     enum { slices = 65, n = 4096 };
     float *slab;
     void *h[slices];
+    int provided;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    const unsigned long long live_before = pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
+    const unsigned long long gone_before = registrations_gone();
     CUDA_OK(cudaMalloc((void **)&slab, (size_t)slices * n * sizeof(float)));
     for (int k = 0; k < slices - 1; k++) h[k] = reg(slab + (size_t)k * n, n * sizeof(float));
+    /* The 64 ids are the user's now: the calls' registrations live before went. */
+    const unsigned long long live = pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
+    const unsigned long long gone = registrations_gone() - gone_before;
+    CHECK(live >= slices - 1, "%llu registrations live after %d user registrations", live, slices - 1);
+    CHECK(live_before == 0 || gone > 0, "%llu registrations were live, none was evicted or dropped", live_before);
+    if (t_rank == 0) printf("registrations live before: %llu, evicted or dropped since: %llu\n", live_before, gone);
     MPI_OK(MPI_Comm_set_errhandler(sc, MPI_ERRORS_RETURN));
     h[slices - 1] = (void *)1;
     const int rc = MPIX_Comm_register_buffer(sc, slab + (size_t)(slices - 1) * n, n * sizeof(float), &h[slices - 1]);
@@ -421,6 +453,7 @@ static void test_bound(void)
     sync_and_check(b, n, 90, "enqueued allreduce on two of 64 registered slices");
     for (int k = 0; k < slices - 1; k++) MPI_OK(MPIX_Comm_deregister_buffer(sc, h[k]));
     CUDA_OK(cudaFree(slab));
+    MPI_OK(MPI_T_finalize());
     if (t_rank == 0) printf("64 registrations over cached ones, a 65th refused\n");
 }
 
