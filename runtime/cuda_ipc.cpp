@@ -30,6 +30,7 @@ struct Mapping {
   char* base;
   bool kernels = false;  // kernels on any stream may use it (cuda_ipc_map)
   int pins = 0;          // registrations holding it (cuda_ipc_pin): never evicted while > 0
+  uint64_t peer_start = 0, peer_bytes = 0;  // the allocation's range in the peer
 };
 
 // A sender's recent allocations and their handles: getting a handle costs a driver call.
@@ -169,6 +170,31 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
   memcpy(&handle, d.handle, sizeof(handle));
   void* p = nullptr;
   cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (err == cudaErrorAlreadyMapped) {
+    // The driver maps an allocation into a process once. Mappings of this peer whose range
+    // overlaps the new allocation's are of memory the peer freed: nothing reads them any more
+    // (the peer freed that memory after its calls completed, which waited for this rank's
+    // reads), pinned or not. Close them and retry: during a capture too, with no wait and the
+    // capture mode relaxed for the while (the stream being captured is not touched).
+    (void)cudaGetLastError();
+    std::vector<std::list<Mapping>::iterator> freed;
+    for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
+      if (it->peer == peer && it->buffer_id != d.buffer_id && it->peer_bytes && d.alloc_bytes &&
+          it->peer_start < d.alloc_start + d.alloc_bytes && d.alloc_start < it->peer_start + it->peer_bytes)
+        freed.push_back(it);
+    if (!freed.empty()) {
+      WEFT_INFO(Subsys::gpu, "closing %zu CUDA IPC mappings of rank %d's memory that it freed (its buffer %llu "
+                "reuses that memory)", freed.size(), peer, static_cast<unsigned long long>(d.buffer_id));
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+      ++s.stats.remaps;
+      close_listed(s, freed, may_close);
+      err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+      if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    } else {
+      err = cudaErrorAlreadyMapped;
+    }
+  }
   if (err == cudaErrorAlreadyMapped && may_close && (!for_kernels || remap_stale)) {
     // The driver maps an allocation into a process once: a mapping still open here covers the
     // same memory, under an older buffer id (the peer freed a buffer and its memory came back
@@ -220,7 +246,7 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     return Status::transport;
   }
   ++s.stats.opens;
-  s.lru.push_front(Mapping{peer, d.buffer_id, static_cast<char*>(p), for_kernels});
+  s.lru.push_front(Mapping{peer, d.buffer_id, static_cast<char*>(p), for_kernels, 0, d.alloc_start, d.alloc_bytes});
   s.index[key] = s.lru.begin();
   *base = static_cast<char*>(p);
   return Status::ok;
@@ -249,12 +275,13 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
     return Status::not_supported;
   }
   CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   CUdeviceptr start = 0;
   unsigned long long buffer_id = 0;
   int device = -1;
-  void* values[] = {&start, &buffer_id, &device};
-  const CUresult r = s.get_attributes(3, attrs, values, reinterpret_cast<CUdeviceptr>(ptr));
+  size_t size = 0;
+  void* values[] = {&start, &buffer_id, &device, &size};
+  const CUresult r = s.get_attributes(4, attrs, values, reinterpret_cast<CUdeviceptr>(ptr));
   if (r != CUDA_SUCCESS || start == 0) {
     set_error_detail("cuPointerGetAttributes failed on a device buffer (error " + std::to_string(int(r)) + ")");
     return Status::internal;
@@ -263,6 +290,8 @@ Status cuda_ipc_describe(const void* ptr, IpcDescriptor* out) {
   out->offset = reinterpret_cast<uint64_t>(ptr) - uint64_t(start);
   out->buffer_id = buffer_id;
   out->device = device;
+  out->alloc_start = uint64_t(start);
+  out->alloc_bytes = uint64_t(size);
   for (const Exported& e : s.exported) {
     if (e.base == uint64_t(start) && e.buffer_id == buffer_id) {
       memcpy(out->handle, &e.handle, sizeof(out->handle));

@@ -1,7 +1,9 @@
 // CUDA IPC for node-local transfers of device memory: a sender describes its buffer (handle of
 // the allocation, offset, the allocation's buffer id), a receiver maps the allocation once and
 // copies straight from it. Mappings are kept in a bounded LRU cache keyed by (peer, buffer id):
-// a buffer freed and allocated again gets a new id, so a stale mapping is never read.
+// a buffer freed and allocated again gets a new id, so a stale mapping is never read. Where
+// the driver refuses a peer's allocation as already mapped, the cache closes that peer's
+// mappings whose allocation range overlaps it (memory the peer freed) and maps again.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +20,10 @@ struct IpcDescriptor {
   uint64_t buffer_id = 0;
   int32_t device = -1;
   uint32_t reserved = 0;
+  // The allocation's range in the sender's address space. Two live allocations never overlap,
+  // so a receiver's mapping of the same sender whose range overlaps this one under another
+  // buffer id is of memory the sender freed.
+  uint64_t alloc_start = 0, alloc_bytes = 0;
 };
 
 struct IpcCacheStats {

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define WEFT_KV_BLOB_VERSION 2
+#define WEFT_KV_BLOB_VERSION 3
 #define WEFT_KV_MAX_NAME 255         /* bytes of an agent name */
 #define WEFT_KV_MAX_NOTIFICATION 4096 /* bytes of one notification message */
 

@@ -11,7 +11,7 @@
 //   | name (u16 length, bytes) | host (u16, bytes) | u32 pid | u64 process start time
 //   | UCX worker address (u32 length, bytes)
 //   | u32 region count | per region: u32 id, u8 kind, u8[3] zero, u64 base, u64 length,
-//     CUDA IPC descriptor (u32 length 0 or 88, bytes)
+//     CUDA IPC descriptor (u32 length 0 or 104, bytes)
 //   | HMAC-SHA-256 of every byte before it (32 bytes) | u64 FNV-1a checksum of every byte before it
 #pragma once
 #include <array>
@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "weft/kv.h"
 
 namespace weft::kv {
 
@@ -49,15 +51,15 @@ struct AgentInfo {
   std::vector<RegionInfo> regions;
 };
 
-inline constexpr uint32_t kBlobVersion = 2;
+inline constexpr uint32_t kBlobVersion = WEFT_KV_BLOB_VERSION;
 inline constexpr size_t kMaxNameBytes = 255;
 inline constexpr size_t kMaxAddressBytes = 64 * 1024;
-inline constexpr size_t kIpcDescriptorBytes = 88;
+inline constexpr size_t kIpcDescriptorBytes = 104;
 inline constexpr size_t kMaxBlobBytes = 16 * 1024 * 1024;
 
 std::vector<unsigned char> encode_blob(const AgentInfo& info, const SecretKey& key);
 // Checks the structure only (an importer cannot check the seal): returns false and says why in
-// *why when the bytes are not a well-formed version-2 blob.
+// *why when the bytes are not a well-formed version-3 blob.
 bool decode_blob(const void* blob, size_t length, AgentInfo* out, std::string* why);
 // Whether the blob's seal was made with key (constant time). The owner's check.
 bool blob_sealed_by(const void* blob, size_t length, const SecretKey& key);

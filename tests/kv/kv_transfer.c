@@ -519,7 +519,7 @@ static void peer_exit_prefill(int fd, pid_t child) {
 
 /* ---- forged ------------------------------------------------------------------------------- */
 
-/* Where a field of a version-2 blob starts (include/weft/kv.h, rma/kv/kv_blob.h). */
+/* Where a field of a version-3 blob starts (include/weft/kv.h, rma/kv/kv_blob.h). */
 typedef struct {
   size_t pid, address, regions, region0_base, region0_length, checksum;
 } blob_layout_t;
