@@ -503,6 +503,61 @@ static void test_graph_p2p(size_t n, enum cudaStreamCaptureMode mode)
     CUDA_OK(cudaFree(u));
 }
 
+/* An uncaptured exchange maps the partner's buffer; both free it and allocate again (the
+ * driver tends to give the same memory back), then a captured exchange of the new buffers: the
+ * receiver's cache still holds the old mapping, which it must close during the capture. */
+static void test_graph_p2p_reused(size_t n)
+{
+    partner = t_rank ^ 1;
+    if (partner >= t_size) return;
+    const int even = t_rank % 2 == 0;
+    for (int round = 0; round < 2; round++) {
+        int *sbuf = dev_alloc(n), *rbuf = dev_alloc(n);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        char what[96];
+        const int salt = 120 + 2 * round;
+        CUDA_OK(test_fill(sbuf, n, t_rank, salt, st));
+        if (round == 0) {
+            if (even) {
+                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 11, sc));
+                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 11, sc, MPI_STATUS_IGNORE));
+            } else {
+                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 11, sc, MPI_STATUS_IGNORE));
+                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 11, sc));
+            }
+            CUDA_OK(cudaStreamSynchronize(st));
+            snprintf(what, sizeof what, "Send/Recv_enqueue before the buffers are freed (%zu ints)", n);
+            check(rbuf, n, pattern_of_partner, salt, 0, what);
+        } else {
+            CUDA_OK(cudaStreamSynchronize(st));
+            CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+            if (even) {
+                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 12, sc));
+                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 12, sc, MPI_STATUS_IGNORE));
+            } else {
+                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 12, sc, MPI_STATUS_IGNORE));
+                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 12, sc));
+            }
+            CUDA_OK(cudaStreamEndCapture(st, &graph));
+            CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+            for (int k = 0; k < 3; k++) {
+                CUDA_OK(cudaMemsetAsync(rbuf, 0xff, n * sizeof(int), st));
+                CUDA_OK(test_fill(sbuf, n, t_rank, salt + 10 * k, st));
+                CUDA_OK(cudaGraphLaunch(exec, st));
+                CUDA_OK(cudaStreamSynchronize(st));
+                snprintf(what, sizeof what, "captured Send/Recv_enqueue into reused memory, replay %d (%zu ints)", k, n);
+                check(rbuf, n, pattern_of_partner, salt + 10 * k, 0, what);
+            }
+            CUDA_OK(cudaGraphExecDestroy(exec));
+            CUDA_OK(cudaGraphDestroy(graph));
+        }
+        CUDA_OK(cudaFree(sbuf));
+        CUDA_OK(cudaFree(rbuf));
+    }
+    if (t_rank == 0) printf("captured point-to-point into a freed buffer's memory: %zu ints, 3 replays checked\n", n);
+}
+
 static void expect_error(int rc, int cls, const char *what)
 {
     int got = -1, len = 0;
@@ -559,6 +614,7 @@ int main(int argc, char **argv)
     /* The default mode of cudaStreamBeginCapture and of PyTorch's graphs. */
     test_graph(1000, cudaStreamCaptureModeGlobal);
     test_graph_p2p(1000, cudaStreamCaptureModeGlobal);
+    test_graph_p2p_reused(1 << 20);
     if (!native_only) {
         test_fallbacks(1000);
         test_fallbacks(1 << 18);
