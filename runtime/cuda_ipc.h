@@ -50,16 +50,17 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
 // the buffer in this process, valid until the cache evicts the mapping. Evicting a mapping
 // that kernels used first waits for the device to finish its queued work.
 // capturing: the caller's stream is being captured into a CUDA graph, so nothing is closed
-// but the mappings the release hook unpins (below).
+// but mappings of memory the peer freed (by their allocation range) and those the release
+// hook unpins (below), with no wait.
 // lone: the caller holds no other mapping handed out for the same operation (one receive),
 // so the release hook may run (cuda_ipc_set_release_hook).
 Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing = false, bool lone = false);
 // The same mapping, pinned for a registration (coll/gpu): never evicted until unpinned as often
 // as pinned. *bytes_after: the mapped allocation's bytes from *ptr to its end, which bounds
 // what the owner may declare. cuda_ipc_unpin of a mapping not pinned does nothing.
-// may_close false (while a stream is being captured into a CUDA graph: closing a mapping
-// unmaps memory, which invalidates the capture): no mapping is closed, neither evicted nor
-// stale, but those the release hook unpins; another stale mapping in the way fails the pin.
+// may_close false (while a stream is being captured into a CUDA graph): nothing is evicted,
+// and only mappings of memory the peer freed and those the release hook unpins are closed
+// (with no wait); another mapping in the driver's way fails the pin.
 Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close = true);
 void cuda_ipc_unpin(int peer, uint64_t buffer_id);
 // Where the driver refuses a peer's buffer as already mapped and no unpinned mapping of that

@@ -168,8 +168,9 @@ std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initi
 // registered already, so the call's fused pieces (and, captured into a CUDA graph, each
 // replay's) read and write the peers' user buffers in place. Collective: one host agreement
 // (uncaptured: on the calls AgreementSchedule names, the others return at once), then
-// register_buffer as needed; capturing: no IPC mapping is closed meanwhile (a capture
-// forbids unmapping), so a peer's buffer under a stale mapping fails that registration. The
+// register_buffer as needed; capturing: no IPC mapping is evicted meanwhile, and only
+// mappings of memory a peer freed are closed (cuda_ipc_pin), so a peer's buffer under another
+// mapping the driver objects to fails that registration. The
 // registrations are a cache: a later registration drops those whose memory was freed, and the
 // user's evicts uncaptured ones when no id is free (registered.cpp); one that cannot be made
 // leaves the call on the slots, and (uncaptured) ends automatic registration on the

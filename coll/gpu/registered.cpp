@@ -150,7 +150,7 @@ void release_freed_call_registrations() {
 }
 
 // register_buffer, or (origin) a stream-ordered call's own registration; a call's evicts only
-// stale ones. A captured call's may close no IPC mapping (cuda_ipc_pin) and so evicts nothing.
+// stale ones. A captured call's evicts nothing (cuda_ipc_pin closes only mappings of freed memory).
 Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token,
                     OwnRegistration::Origin origin) {
   using Origin = OwnRegistration::Origin;
