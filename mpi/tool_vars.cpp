@@ -172,18 +172,15 @@ void add_perf_vars(Tables& t) {
                read_ipc_cache, 2);
   add_perf_var(t, kGpu, "weft_gpu_ipc_cache_open", "CUDA IPC mappings open now",
                MPI_T_PVAR_CLASS_LEVEL, read_ipc_cache, 3);
-  add_perf_var(t, kGpu, "weft_gpu_registrations_made",
-               "GPU buffer registrations made (MPIX_Comm_register_buffer, persistent and stream-ordered calls)",
-               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 0);
-  add_perf_var(t, kGpu, "weft_gpu_registrations_dropped_stale",
-               "stream-ordered calls' buffer registrations dropped because a rank freed their memory",
-               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 1);
-  add_perf_var(t, kGpu, "weft_gpu_registrations_evicted",
-               "stream-ordered calls' buffer registrations evicted for a user's or persistent call's",
-               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 2);
-  add_perf_var(t, kGpu, "weft_gpu_registrations_released_here",
-               "buffer registrations of memory this rank freed, dropped here so that a peer's buffer could be mapped",
-               MPI_T_PVAR_CLASS_COUNTER, read_registrations, 3);
+  const char* const registration_counters[][2] = {
+      {"made", "GPU buffer registrations made (MPIX_Comm_register_buffer, persistent and stream-ordered calls)"},
+      {"dropped_stale", "stream-ordered calls' buffer registrations dropped because a rank freed their memory"},
+      {"evicted", "stream-ordered calls' buffer registrations evicted for a user's or persistent call's"},
+      {"released_here",
+       "buffer registrations of memory this rank freed, dropped here so that a peer's buffer could be mapped"}};
+  for (size_t k = 0; k < std::size(registration_counters); ++k)
+    add_perf_var(t, kGpu, std::string("weft_gpu_registrations_") + registration_counters[k][0],
+                 registration_counters[k][1], MPI_T_PVAR_CLASS_COUNTER, read_registrations, k);
   add_perf_var(t, kGpu, "weft_gpu_registrations_live", "GPU buffer registrations live now, on every communicator",
                MPI_T_PVAR_CLASS_LEVEL, read_registrations, 4);
 }

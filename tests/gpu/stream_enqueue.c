@@ -436,6 +436,18 @@ static void test_p2p(size_t n)
     }
 }
 
+/* A blocking exchange with the partner on tag: even ranks send first. */
+static void exchange(int *sbuf, int *rbuf, size_t n, int tag, MPI_Status *status)
+{
+    if (t_rank % 2 == 0) {
+        MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, tag, sc));
+        MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, tag, sc, status));
+    } else {
+        MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, tag, sc, status));
+        MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, tag, sc));
+    }
+}
+
 /* Check 9: point-to-point enqueue calls captured into a CUDA graph between the ranks of a pair
  * (a blocking exchange both ways, and Isend/Irecv with Waitall_enqueue), replayed five times
  * with new data before each replay, with an uncaptured exchange between some replays. */
@@ -473,13 +485,7 @@ static void test_graph_p2p(size_t n, enum cudaStreamCaptureMode mode)
         CUDA_OK(cudaGraphLaunch(exec, st));
         if (k % 2) { /* uncaptured messages of the same pair between replays */
             CUDA_OK(test_fill(s0, n, t_rank, 80 + k, st));
-            if (even) {
-                MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
-                MPI_OK(MPIX_Recv_enqueue(u, (int)n, MPI_INT, partner, 5, sc, MPI_STATUS_IGNORE));
-            } else {
-                MPI_OK(MPIX_Recv_enqueue(u, (int)n, MPI_INT, partner, 5, sc, MPI_STATUS_IGNORE));
-                MPI_OK(MPIX_Send_enqueue(s0, (int)n, MPI_INT, partner, 5, sc));
-            }
+            exchange(s0, u, n, 5, MPI_STATUS_IGNORE);
         }
         CUDA_OK(cudaStreamSynchronize(st));
         snprintf(what, sizeof what, "graph replay %d: Send/Recv_enqueue (%zu ints)", k, n);
@@ -510,7 +516,6 @@ static void test_graph_p2p_reused(size_t n)
 {
     partner = t_rank ^ 1;
     if (partner >= t_size) return;
-    const int even = t_rank % 2 == 0;
     for (int round = 0; round < 2; round++) {
         int *sbuf = dev_alloc(n), *rbuf = dev_alloc(n);
         cudaGraph_t graph;
@@ -519,26 +524,14 @@ static void test_graph_p2p_reused(size_t n)
         const int salt = 120 + 2 * round;
         CUDA_OK(test_fill(sbuf, n, t_rank, salt, st));
         if (round == 0) {
-            if (even) {
-                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 11, sc));
-                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 11, sc, MPI_STATUS_IGNORE));
-            } else {
-                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 11, sc, MPI_STATUS_IGNORE));
-                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 11, sc));
-            }
+            exchange(sbuf, rbuf, n, 11, MPI_STATUS_IGNORE);
             CUDA_OK(cudaStreamSynchronize(st));
             snprintf(what, sizeof what, "Send/Recv_enqueue before the buffers are freed (%zu ints)", n);
             check(rbuf, n, pattern_of_partner, salt, 0, what);
         } else {
             CUDA_OK(cudaStreamSynchronize(st));
             CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-            if (even) {
-                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 12, sc));
-                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 12, sc, MPI_STATUS_IGNORE));
-            } else {
-                MPI_OK(MPIX_Recv_enqueue(rbuf, (int)n, MPI_INT, partner, 12, sc, MPI_STATUS_IGNORE));
-                MPI_OK(MPIX_Send_enqueue(sbuf, (int)n, MPI_INT, partner, 12, sc));
-            }
+            exchange(sbuf, rbuf, n, 12, MPI_STATUS_IGNORE);
             CUDA_OK(cudaStreamEndCapture(st, &graph));
             CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
             for (int k = 0; k < 3; k++) {
