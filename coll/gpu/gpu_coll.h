@@ -103,7 +103,7 @@ struct Settings {
   Mode mode = Mode::automatic;               // WEFT_GPU_COLL_MODE
   // WEFT_GPU_FUSED: allreduce calls of this many bytes or more run as fused pieces
   // (auto: WEFT_GPU_FUSED_MIN, on: above kFusedMaxBytes, off: never).
-  size_t fused_min = size_t(1) << 20;
+  size_t fused_min = size_t(4) << 20;
   size_t fused_split_min = size_t(16) << 20;  // WEFT_GPU_FUSED_SPLIT_MIN
   size_t auto_register_min = size_t(256) << 10;  // WEFT_GPU_AUTO_REGISTER_MIN (0: never)
   size_t gather_kernel_max = size_t(2) << 20;    // WEFT_GPU_GATHER_KERNEL_MAX (0: never)

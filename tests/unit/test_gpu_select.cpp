@@ -147,7 +147,7 @@ TEST(GpuSelect, FusedSettingsFromTheEnvironment) {
     const char* value;
     size_t fused_min;
   };
-  const Case cases[] = {{nullptr, size_t(1) << 20}, {"auto", size_t(1) << 20}, {"on", 4097},
+  const Case cases[] = {{nullptr, size_t(4) << 20}, {"auto", size_t(4) << 20}, {"on", 4097},
                         {"off", std::numeric_limits<size_t>::max()}};
   for (const Case& c : cases) {
     const std::string var = c.value ? std::string("WEFT_GPU_FUSED=") + c.value : "PATH=/bin";
