@@ -150,8 +150,10 @@ void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& 
 }
 
 // remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
-// mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false:
-// nothing is closed (during a stream capture: unmapping invalidates it). lone: the caller
+// mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false
+// (during a stream capture, which a device synchronisation invalidates): nothing is evicted
+// and nothing waits; only mappings of memory the peer freed and those the release hook unpins
+// are closed. lone: the caller
 // holds no other mapping handed out for the same operation, so mappings the release hook
 // unpins may be closed.
 Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** base, bool for_kernels,
