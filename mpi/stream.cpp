@@ -22,6 +22,7 @@
 #include "coll_call.h"
 #include "pt2pt/stream_comm.h"
 #include "pt2pt/tag.h"
+#include "runtime/capture_mode.h"
 #include "runtime/hex.h"
 #include "runtime/memkind.h"
 #include "runtime/typemap.h"

@@ -82,7 +82,7 @@ uint64_t read_algorithm_calls(size_t index) { return coll::algorithm_calls(index
 // arg: 0 hits, 1 misses (a mapping opened), 2 evictions, 3 mappings open.
 uint64_t read_ipc_cache(size_t arg) {
   const IpcCacheStats s = cuda_ipc_stats();
-  const uint64_t values[] = {s.hits, s.opens, s.evictions, uint64_t(s.live)};
+  const uint64_t values[] = {s.hits, s.opens, s.evictions, uint64_t(s.live), s.remaps};
   return arg < std::size(values) ? values[arg] : 0;
 }
 
@@ -168,8 +168,11 @@ void add_perf_vars(Tables& t) {
                "CUDA IPC mappings opened because the cache did not hold them", MPI_T_PVAR_CLASS_COUNTER,
                read_ipc_cache, 1);
   add_perf_var(t, kGpu, "weft_gpu_ipc_cache_evictions",
-               "CUDA IPC mappings closed to make room (WEFT_CUDA_IPC_CACHE)", MPI_T_PVAR_CLASS_COUNTER,
-               read_ipc_cache, 2);
+               "CUDA IPC mappings closed early: to make room (WEFT_CUDA_IPC_CACHE), or because the peer freed "
+               "that memory", MPI_T_PVAR_CLASS_COUNTER, read_ipc_cache, 2);
+  add_perf_var(t, kGpu, "weft_gpu_ipc_cache_remaps",
+               "CUDA IPC opens the driver refused as already mapped, retried after closing that peer's mappings",
+               MPI_T_PVAR_CLASS_COUNTER, read_ipc_cache, 4);
   add_perf_var(t, kGpu, "weft_gpu_ipc_cache_open", "CUDA IPC mappings open now",
                MPI_T_PVAR_CLASS_LEVEL, read_ipc_cache, 3);
   const char* const registration_counters[][2] = {

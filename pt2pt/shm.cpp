@@ -31,7 +31,7 @@ namespace {
 
 constexpr const char* kShmKey = "weft.shm";
 constexpr uint32_t kMagic = 0x77656674;  // "weft"
-constexpr uint32_t kLayoutVersion = 3;  // 3: first words carry the lap
+constexpr uint32_t kLayoutVersion = 4;  // 3: first words carry the lap; 4: IPC descriptors of 104 bytes
 constexpr size_t kHeaderBytes = 64;      // segment header
 constexpr size_t kControlBytes = 64;     // before each ring: the receiver's consumed count, a line of its own
 

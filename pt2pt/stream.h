@@ -49,21 +49,6 @@ Status stream_host_fallback(void* s, const char* fn, const char* what, const std
                             bool require_fast_path);
 // Whether s is being captured into a CUDA graph (false on a failed query, which is logged).
 bool stream_capturing(void* s);
-// While `on` (a stream of the call is being captured into a CUDA graph), this thread's capture
-// mode is relaxed for the scope: weft's own work beside the capture (IPC opens and closes,
-// registration tables uploaded and waited for on its own streams) is refused under the global
-// mode, the default of cudaStreamBeginCapture and of PyTorch's graphs, and that refusal
-// invalidates the user's capture. weft never waits on the stream being captured.
-class RelaxedCaptureScope {
- public:
-  explicit RelaxedCaptureScope(bool on);
-  ~RelaxedCaptureScope();
-  RelaxedCaptureScope(const RelaxedCaptureScope&) = delete;
-  RelaxedCaptureScope& operator=(const RelaxedCaptureScope&) = delete;
-
- private:
-  int saved_ = -1;  // the thread's mode before, once exchanged
-};
 // Stream-ordered copy; nothing when dst is src (in place) or bytes is 0.
 Status stream_copy(void* s, void* dst, const void* src, size_t bytes);
 // Before a stream communicator's GPU workspace goes: waits for the work weft enqueued on its

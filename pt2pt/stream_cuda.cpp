@@ -62,19 +62,6 @@ bool stream_capturing(void* s) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-RelaxedCaptureScope::RelaxedCaptureScope(bool on) {
-  if (!on) return;
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  if (cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess) saved_ = int(mode);
-  else (void)cudaGetLastError();
-}
-
-RelaxedCaptureScope::~RelaxedCaptureScope() {
-  if (saved_ < 0) return;
-  auto mode = cudaStreamCaptureMode(saved_);
-  (void)cudaThreadExchangeStreamCaptureMode(&mode);
-}
-
 Status stream_copy(void* s, void* dst, const void* src, size_t bytes) {
   if (dst == src || bytes == 0) return Status::ok;
   const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_cuda(s));

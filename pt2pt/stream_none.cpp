@@ -17,8 +17,6 @@ bool stream_valid(void*, std::string* why) {
 }
 Status stream_host_fallback(void*, const char*, const char*, const std::string&, bool) { return no_cuda(); }
 bool stream_capturing(void*) { return false; }
-RelaxedCaptureScope::RelaxedCaptureScope(bool) {}
-RelaxedCaptureScope::~RelaxedCaptureScope() = default;
 Status stream_copy(void*, void*, const void*, size_t) { return no_cuda(); }
 void stream_drain(const UserStream&) {}
 

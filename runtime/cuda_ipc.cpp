@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_mode.h"
 #include "gpu_timing.h"
 #include "log.h"
 #include "memkind.h"
@@ -166,33 +167,43 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     *base = it->second->base;
     return Status::ok;
   }
+  // The range comes from the peer: it must hold the buffer and not wrap (it only ever selects
+  // that peer's own mappings, below).
+  if (d.alloc_bytes == 0 || d.offset >= d.alloc_bytes || d.alloc_start > UINT64_MAX - d.alloc_bytes) {
+    const std::string msg = "rank " + std::to_string(peer) + " described a device buffer at offset " +
+                            std::to_string(d.offset) + " of an allocation of " + std::to_string(d.alloc_bytes) +
+                            " bytes: an invalid CUDA IPC descriptor";
+    WEFT_ERROR(Subsys::gpu, "%s", msg.c_str());
+    set_error_detail(msg);
+    return Status::invalid_arg;
+  }
   if (may_close) close_mappings(s, s.capacity, -1);
   cudaIpcMemHandle_t handle;
   static_assert(sizeof(handle) == sizeof(d.handle));
   memcpy(&handle, d.handle, sizeof(handle));
   void* p = nullptr;
   cudaError_t err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
+  bool remapped = false;
   if (err == cudaErrorAlreadyMapped) {
     // The driver maps an allocation into a process once. Mappings of this peer whose range
     // overlaps the new allocation's are of memory the peer freed: nothing reads them any more
     // (the peer freed that memory after its calls completed, which waited for this rank's
-    // reads), pinned or not. Close them and retry: during a capture too, with no wait and the
-    // capture mode relaxed for the while (the stream being captured is not touched).
+    // reads), pinned or not. Close them and retry: during a capture too, with no wait (which
+    // would invalidate it) and the capture mode relaxed for the while.
     (void)cudaGetLastError();
     std::vector<std::list<Mapping>::iterator> freed;
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
-      if (it->peer == peer && it->buffer_id != d.buffer_id && it->peer_bytes && d.alloc_bytes &&
-          it->peer_start < d.alloc_start + d.alloc_bytes && d.alloc_start < it->peer_start + it->peer_bytes)
+      if (it->peer == peer && it->peer_start < d.alloc_start + d.alloc_bytes &&
+          d.alloc_start < it->peer_start + it->peer_bytes)
         freed.push_back(it);
     if (!freed.empty()) {
       WEFT_INFO(Subsys::gpu, "closing %zu CUDA IPC mappings of rank %d's memory that it freed (its buffer %llu "
                 "reuses that memory)", freed.size(), peer, static_cast<unsigned long long>(d.buffer_id));
-      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-      if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+      const RelaxedCaptureScope relaxed(!may_close);
       ++s.stats.remaps;
+      remapped = true;
       close_listed(s, freed, may_close);
       err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
-      if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     } else {
       err = cudaErrorAlreadyMapped;
     }
@@ -205,19 +216,15 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     // kernel (gpu_direct) holds the earlier ones unpinned; it falls back instead. A
     // registration pins each mapping as it goes, so it may remap.
     (void)cudaGetLastError();
-    ++s.stats.remaps;
+    if (!remapped) ++s.stats.remaps;
     close_mappings(s, 0, peer);
     err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
   }
-  if (err == cudaErrorAlreadyMapped && (!for_kernels || remap_stale || lone) && s.release_hook) {
+  if (err == cudaErrorAlreadyMapped && may_close && (!for_kernels || remap_stale || lone) && s.release_hook) {
     // Perhaps pinned by a registration whose memory was freed: let its owner drop it, then
-    // close only the mappings that it unpinned and retry. Those need no wait: the hook drops
-    // only registrations whose memory this rank freed, and cudaFree waited for this process's
-    // kernels. So this runs during a capture too, in relaxed capture mode (a capture in global
-    // mode refuses the close otherwise); the stream being captured is not touched.
+    // close only the mappings that it unpinned (after the device: work queued since may read
+    // them) and retry. Not during a capture, which that wait would invalidate.
     (void)cudaGetLastError();
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     std::vector<std::list<Mapping>::iterator> pinned, released;
     for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
       if (it->peer == peer && it->pins > 0) pinned.push_back(it);
@@ -225,16 +232,14 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     for (const auto& it : pinned)
       if (it->pins == 0) released.push_back(it);
     if (!released.empty()) {
-      close_listed(s, released, may_close);
+      close_listed(s, released);
       err = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
     }
-    if (!may_close) (void)cudaThreadExchangeStreamCaptureMode(&mode);
   }
   if (err == cudaErrorAlreadyMapped && !may_close) {
     (void)cudaGetLastError();
-    const std::string msg = "rank " + std::to_string(peer) + "'s device buffer lies under a stale mapping, which "
-                            "is not closed while a stream is being captured (only one a registration of memory "
-                            "this rank freed held is)";
+    const std::string msg = "rank " + std::to_string(peer) + "'s device buffer lies under a mapping that is not "
+                            "of memory it freed, which is not closed while a stream is being captured";
     WEFT_INFO(Subsys::gpu, "%s", msg.c_str());
     set_error_detail(msg);
     return Status::transport;

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "status.h"
 
@@ -25,6 +26,8 @@ struct IpcDescriptor {
   // buffer id is of memory the sender freed.
   uint64_t alloc_start = 0, alloc_bytes = 0;
 };
+static_assert(sizeof(IpcDescriptor) == 104 && std::is_trivially_copyable_v<IpcDescriptor>,
+              "the descriptor's fixed layout (shared-memory cells, KV blobs)");
 
 struct IpcCacheStats {
   uint64_t opens = 0, hits = 0, evictions = 0;
@@ -49,26 +52,25 @@ Status cuda_ipc_copy_start(int peer, const IpcDescriptor& d, void* dst, size_t b
 // Maps the peer's buffer for kernels that read or write it in place (GPU collectives): *ptr is
 // the buffer in this process, valid until the cache evicts the mapping. Evicting a mapping
 // that kernels used first waits for the device to finish its queued work.
-// capturing: the caller's stream is being captured into a CUDA graph, so nothing is closed
-// but mappings of memory the peer freed (by their allocation range) and those the release
-// hook unpins (below), with no wait.
+// capturing: the caller's stream is being captured into a CUDA graph, so nothing waits and
+// nothing is closed but mappings of memory the peer freed (by their allocation range).
 // lone: the caller holds no other mapping handed out for the same operation (one receive),
 // so the release hook may run (cuda_ipc_set_release_hook).
 Status cuda_ipc_map(int peer, const IpcDescriptor& d, void** ptr, bool capturing = false, bool lone = false);
 // The same mapping, pinned for a registration (coll/gpu): never evicted until unpinned as often
 // as pinned. *bytes_after: the mapped allocation's bytes from *ptr to its end, which bounds
 // what the owner may declare. cuda_ipc_unpin of a mapping not pinned does nothing.
-// may_close false (while a stream is being captured into a CUDA graph): nothing is evicted,
-// and only mappings of memory the peer freed and those the release hook unpins are closed
-// (with no wait); another mapping in the driver's way fails the pin.
+// may_close false (while a stream is being captured into a CUDA graph): nothing is evicted and
+// nothing waits; only mappings of memory the peer freed are closed; another mapping in the
+// driver's way fails the pin.
 Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close = true);
 void cuda_ipc_unpin(int peer, uint64_t buffer_id);
 // Where the driver refuses a peer's buffer as already mapped and no unpinned mapping of that
 // peer could be closed to help, a pinned mapping may lie in the way: the hook (set by coll/gpu)
 // drops registrations whose memory this rank freed, unpinning their mappings; the cache closes
-// those it unpinned and maps once more, with no wait (cudaFree waited for this process's
-// kernels), so also during a capture (in relaxed capture mode for the while). Not for a caller
-// that holds other mappings of the same operation (gpu_direct), whose mappings that could close.
+// those it unpinned (after the device: work queued since may read them) and maps once more.
+// Not during a capture, and not for a caller that holds other mappings of the same operation
+// (gpu_direct), whose mappings that could close.
 void cuda_ipc_set_release_hook(void (*hook)());
 // This process's device buffer at ptr: its allocation's bytes from ptr on, and its buffer id
 // (a new one for every allocation, so a buffer freed and allocated again is told apart).

@@ -150,7 +150,8 @@ void release_freed_call_registrations() {
 }
 
 // register_buffer, or (origin) a stream-ordered call's own registration; a call's evicts only
-// stale ones. A captured call's evicts nothing (cuda_ipc_pin closes only mappings of freed memory).
+// stale ones. A captured call's evicts nothing (cuda_ipc_pin then closes only mappings of memory
+// a peer freed).
 Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token,
                     OwnRegistration::Origin origin) {
   using Origin = OwnRegistration::Origin;
@@ -179,8 +180,8 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   const int id = choice.id;
   if (choice.drop) {
     const uint64_t stale = choice.drop & ~(choice.evicts ? uint64_t(1) << id : 0);
-    counters().dropped_stale += uint64_t(__builtin_popcountll(stale));
-    counters().evicted += choice.evicts ? 1 : 0;
+    // Ids the release hook dropped here already were counted then.
+    const uint64_t dropped_now = stale & ~ws->regs.released_here;
     if (stale)
       WEFT_INFO(Subsys::gpu, "%d buffer registrations on %s (made by stream-ordered calls) dropped: their memory "
                 "was freed", __builtin_popcountll(stale), c.label().c_str());
@@ -188,7 +189,12 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
       WEFT_INFO(Subsys::gpu, "buffer registration %d on %s (made by a stream-ordered call) evicted for the user's",
                 id, c.label().c_str());
     // Failing here must not skip the agreement below, which the peers are waiting in.
-    if (evict(*ws, choice.drop) != Status::ok && why.empty()) why = "dropping registrations failed: " + error_detail();
+    if (evict(*ws, choice.drop) != Status::ok) {
+      if (why.empty()) why = "dropping registrations failed: " + error_detail();
+    } else {
+      counters().dropped_stale += uint64_t(__builtin_popcountll(dropped_now));
+      counters().evicted += choice.evicts ? 1 : 0;
+    }
   }
   // Map every peer's buffer (pinned), checking what it declared against what it has.
   std::vector<int> pinned;

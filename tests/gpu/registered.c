@@ -399,10 +399,6 @@ static void test_reduce_scatter(void)
     if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 3 sizes checked\n");
 }
 
-/* The table is bounded: with the calls' own registrations of the tests above still cached
- * (uncaptured ones live, captured ones on freed memory), the user's 64 registrations all
- * succeed (evicting them), a 65th fails on every rank with no hang, and a call on a slice sums
- * right. */
 /* One of weft's MPI_T performance variables, read now. */
 static unsigned long long pvar_now(const char *name, int var_class)
 {
@@ -425,6 +421,10 @@ static unsigned long long registrations_gone(void)
            pvar_now("weft_gpu_registrations_dropped_stale", MPI_T_PVAR_CLASS_COUNTER);
 }
 
+/* The table is bounded: with the calls' own registrations of the tests above still cached
+ * (uncaptured ones live, captured ones on freed memory), the user's 64 registrations all
+ * succeed (evicting them), a 65th fails on every rank with no hang, and a call on a slice sums
+ * right. */
 static void test_bound(void)
 {
     enum { slices = 65, n = 4096 };
