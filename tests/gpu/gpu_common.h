@@ -1,4 +1,5 @@
-/* Shared by the GPU tests: CUDA_OK, and the start every GPU test makes. Without a CUDA device
+/* Shared by the GPU tests: CUDA_OK, the start every GPU test makes, and reading one of weft's
+ * MPI_T performance variables. Without a CUDA device
  * every rank exits with 77, which CTest reports as skipped; otherwise each rank takes GPU
  * (local rank mod devices), then MPI is initialised. */
 #pragma once
@@ -45,4 +46,21 @@ static inline void t_gpu_init(int *argc, char ***argv, const char *name)
         exit(1);
     }
     t_init(argc, argv, name);
+}
+
+/* One of weft's MPI_T performance variables, read now (between MPI_T_init_thread and
+ * MPI_T_finalize). */
+static inline unsigned long long t_pvar_now(const char *name, int var_class)
+{
+    int idx, count;
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MPI_OK(MPI_T_pvar_get_index(name, var_class, &idx));
+    MPI_OK(MPI_T_pvar_session_create(&s));
+    MPI_OK(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
+    MPI_OK(MPI_T_pvar_read(s, h, &v));
+    MPI_OK(MPI_T_pvar_handle_free(s, &h));
+    MPI_OK(MPI_T_pvar_session_free(&s));
+    return v;
 }

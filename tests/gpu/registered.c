@@ -399,26 +399,10 @@ static void test_reduce_scatter(void)
     if (t_rank == 0) printf("reduce_scatter_block on registered and unregistered inputs: 3 sizes checked\n");
 }
 
-/* One of weft's MPI_T performance variables, read now. */
-static unsigned long long pvar_now(const char *name, int var_class)
-{
-    int idx, count;
-    unsigned long long v = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    MPI_OK(MPI_T_pvar_get_index(name, var_class, &idx));
-    MPI_OK(MPI_T_pvar_session_create(&s));
-    MPI_OK(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
-    MPI_OK(MPI_T_pvar_read(s, h, &v));
-    MPI_OK(MPI_T_pvar_handle_free(s, &h));
-    MPI_OK(MPI_T_pvar_session_free(&s));
-    return v;
-}
-
 static unsigned long long registrations_gone(void)
 {
-    return pvar_now("weft_gpu_registrations_evicted", MPI_T_PVAR_CLASS_COUNTER) +
-           pvar_now("weft_gpu_registrations_dropped_stale", MPI_T_PVAR_CLASS_COUNTER);
+    return t_pvar_now("weft_gpu_registrations_evicted", MPI_T_PVAR_CLASS_COUNTER) +
+           t_pvar_now("weft_gpu_registrations_dropped_stale", MPI_T_PVAR_CLASS_COUNTER);
 }
 
 /* The table is bounded: with the calls' own registrations of the tests above still cached
@@ -432,12 +416,12 @@ static void test_bound(void)
     void *h[slices];
     int provided;
     MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    const unsigned long long live_before = pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
+    const unsigned long long live_before = t_pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
     const unsigned long long gone_before = registrations_gone();
     CUDA_OK(cudaMalloc((void **)&slab, (size_t)slices * n * sizeof(float)));
     for (int k = 0; k < slices - 1; k++) h[k] = reg(slab + (size_t)k * n, n * sizeof(float));
     /* The 64 ids are the user's now: the calls' registrations live before went. */
-    const unsigned long long live = pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
+    const unsigned long long live = t_pvar_now("weft_gpu_registrations_live", MPI_T_PVAR_CLASS_LEVEL);
     const unsigned long long gone = registrations_gone() - gone_before;
     CHECK(live >= slices - 1, "%llu registrations live after %d user registrations", live, slices - 1);
     CHECK(live_before == 0 || gone > 0, "%llu registrations were live, none was evicted or dropped", live_before);

@@ -551,17 +551,9 @@ static void test_graph_p2p_reused(size_t n)
     if (t_rank == 0) printf("captured point-to-point into a freed buffer's memory: %zu ints, 3 replays checked\n", n);
     /* Whether the driver gave the freed memory back (then the cache closed the old mapping
      * during the capture) is the driver's choice: reported, not asserted. */
-    int provided, idx, count;
-    unsigned long long remaps = 0;
-    MPI_T_pvar_session ses;
-    MPI_T_pvar_handle h;
+    int provided;
     MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_OK(MPI_T_pvar_get_index("weft_gpu_ipc_cache_remaps", MPI_T_PVAR_CLASS_COUNTER, &idx));
-    MPI_OK(MPI_T_pvar_session_create(&ses));
-    MPI_OK(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &count));
-    MPI_OK(MPI_T_pvar_read(ses, h, &remaps));
-    MPI_OK(MPI_T_pvar_handle_free(ses, &h));
-    MPI_OK(MPI_T_pvar_session_free(&ses));
+    const unsigned long long remaps = t_pvar_now("weft_gpu_ipc_cache_remaps", MPI_T_PVAR_CLASS_COUNTER);
     MPI_OK(MPI_T_finalize());
     printf("rank %d: %llu CUDA IPC opens refused as already mapped and retried so far\n", t_rank, remaps);
 }
