@@ -137,6 +137,17 @@ struct CudaPath::State {
     check_usable();
     TORCH_CHECK(may_create || streaming(), "weft backend: ", name, ": the group has no stream communicator yet");
     ensure(like->device().index());
+    // A capture beginning on the caller's stream: lone sends deferred before it have their
+    // waits enqueued now, outside the graph, before the communication stream joins it (in
+    // relaxed mode, so that weft's calls on the uncaptured stream do not break the capture).
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device), &status) == cudaSuccess &&
+        status != cudaStreamCaptureStatusNone && !capturing()) {
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      settle_deferred();
+      cudaThreadExchangeStreamCaptureMode(&mode);
+    }
     order_after_caller(touched);
   }
   void check_call(int rc, const char* name) const {
@@ -153,13 +164,21 @@ struct CudaPath::State {
       if (t.defined() && t.is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *stream);
   }
 
-  // An event after what was enqueued so far, watched until the stream is past it.
+  // Whether the communication stream is being captured into a CUDA graph (it joins the
+  // caller's capture through order_after_caller's event).
+  bool capturing() const {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(raw, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+  }
+
+  // An event after what was enqueued so far, watched until the stream is past it. During a
+  // capture the event is a node of the graph, not a point the stream reaches: not watched.
   std::pair<uint64_t, std::shared_ptr<at::cuda::CUDAEvent>> mark(const char* name) {
     auto done = std::make_shared<at::cuda::CUDAEvent>();
     done->record(*stream);
     std::lock_guard<std::mutex> lock(watch_mutex);
     const uint64_t seq = next_seq++;
-    watched.push_back({seq, done, name, Clock::now()});
+    if (!capturing()) watched.push_back({seq, done, name, Clock::now()});
     return {seq, done};
   }
 
@@ -184,6 +203,10 @@ struct CudaPath::State {
   }
 
   void watch_loop() {
+    // Thread-local capture mode: this thread's event queries must not invalidate a global-mode
+    // capture (torch.cuda.graph's default) that another thread runs meanwhile.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeThreadLocal;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     std::unique_lock<std::mutex> lock(watch_mutex);
     while (!watch_stop) {
       watch_wake.wait_for(lock, kWatchEvery);
@@ -222,6 +245,7 @@ struct CudaPath::State {
 
   void settle(CudaWork& work);
   void make_room(int peer);
+  void settle_deferred();
 };
 
 // A Work of the communication stream: complete once the stream is past `done_`. A lone send's
@@ -247,10 +271,11 @@ class CudaWork : public c10d::Work {
     c10::cuda::CUDAStreamGuard guard(*state_->stream);
     future_->markCompleted(c10::IValue(outputs_));
   }
-  void defer(MPI_Request request, int peer, const char* name) {
+  void defer(MPI_Request request, int peer, const char* name, bool captured) {
     request_ = request;
     peer_ = peer;
     name_ = name;
+    captured_ = captured;
   }
 
   bool isCompleted() override {
@@ -297,6 +322,7 @@ class CudaWork : public c10d::Work {
   MPI_Request request_ = MPI_REQUEST_NULL;
   int peer_ = -1;
   const char* name_ = "";
+  bool captured_ = false;  // issued during a CUDA graph capture
 };
 
 void CudaPath::State::settle(CudaWork& work) {
@@ -309,7 +335,9 @@ void CudaPath::State::settle(CudaWork& work) {
       break;
     }
   int rc = MPI_ERR_OTHER;
-  if (broken_from.load() == kNotBroken && comm != MPI_COMM_NULL) {
+  // A send captured into a graph has its wait captured too, so the capture must still run.
+  const bool capture_over = work.captured_ && !capturing();
+  if (broken_from.load() == kNotBroken && comm != MPI_COMM_NULL && !capture_over) {
     c10::cuda::CUDAStreamGuard guard(*stream);
     rc = MPIX_Wait_enqueue(&work.request_, MPI_STATUS_IGNORE);
   }
@@ -318,7 +346,10 @@ void CudaPath::State::settle(CudaWork& work) {
     work.record(work.name_);
     return;
   }
-  work.error_ = broken_from.load() != kNotBroken ? broken_text()
+  work.error_ = capture_over ? "weft backend, rank " + std::to_string(rank) + ": " + work.name_ +
+                                   " on CUDA tensors was captured into a CUDA graph and not waited for before the "
+                                   "capture ended (wait for its Work inside the capture)"
+                : broken_from.load() != kNotBroken ? broken_text()
                 : comm == MPI_COMM_NULL
                     ? std::string("weft backend: the process group was shut down before the send completed")
                     : "weft backend, rank " + std::to_string(rank) + ": " + work.name_ +
@@ -329,6 +360,11 @@ void CudaPath::State::settle(CudaWork& work) {
 void CudaPath::State::make_room(int peer) {
   std::deque<CudaWork*>& q = deferred[peer];
   while (q.size() >= kMaxDeferredSends) q.front()->settle();
+}
+
+void CudaPath::State::settle_deferred() {
+  for (auto& [peer, q] : deferred)
+    while (!q.empty()) q.front()->settle();
 }
 
 CudaPath::CudaPath(MPI_Comm base, int rank, int eager_device, std::chrono::milliseconds timeout)
@@ -400,7 +436,7 @@ c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char*
     }
   auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
   if (lone_send) {
-    work->defer(requests[0], messages[0].peer, name);
+    work->defer(requests[0], messages[0].peer, name, s.capturing());
     s.deferred[messages[0].peer].push_back(work.get());
     return work;
   }
@@ -418,8 +454,7 @@ void CudaPath::shutdown() {
   std::lock_guard<std::recursive_mutex> lock(s.mutex);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  for (auto& [peer, q] : s.deferred)
-    while (!q.empty()) q.front()->settle();
+  s.settle_deferred();
   // The watchdog still runs here: a wait for a dead peer ends once it revokes.
   if (s.raw) cudaStreamSynchronize(s.raw);
   s.stop_watchdog();

@@ -10,6 +10,13 @@
 //   only until each sender has issued its call (the message's header), never for the GPU.
 //   A lone send's own wait is enqueued when its Work is first asked about (wait, is_completed,
 //   its future, or its end), so isend then irecv on both sides of a pair does not deadlock.
+// CUDA graphs: the communication stream joins a capture on the caller's stream (through the
+// event), so the weft calls are captured and replay as a graph (weft relaxes the capture mode
+// for its own calls). Captured operations are not watched (their events are graph nodes); the
+// watchdog queries in thread-local capture mode, so it never invalidates a capture in global
+// mode. A lone send captured into a graph must have its Work waited for inside the capture
+// (as batch_isend_irecv's users do), else it fails; lone sends deferred before a capture are
+// settled before the stream joins it.
 // The stream communicator is made collectively: at group creation when every rank had CUDA
 // initialised (torch.cuda.set_device), else at the first CUDA collective. Point-to-point on
 // CUDA tensors before it exists runs on the communication thread (worker.h), which waits for
