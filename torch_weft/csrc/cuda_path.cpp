@@ -5,6 +5,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
@@ -141,12 +142,11 @@ struct CudaPath::State {
     // waits enqueued now, outside the graph, before the communication stream joins it (in
     // relaxed mode, so that weft's calls on the uncaptured stream do not break the capture).
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device), &status) == cudaSuccess &&
-        status != cudaStreamCaptureStatusNone && !capturing()) {
-      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-      cudaThreadExchangeStreamCaptureMode(&mode);
+    if (cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device), &status) != cudaSuccess)
+      (void)cudaGetLastError();  // a failed query leaves nothing for PyTorch's next check
+    else if (status != cudaStreamCaptureStatusNone && !capturing()) {
+      c10::cuda::CUDAStreamCaptureModeGuard relaxed(cudaStreamCaptureModeRelaxed);
       settle_deferred();
-      cudaThreadExchangeStreamCaptureMode(&mode);
     }
     order_after_caller(touched);
   }
@@ -166,9 +166,16 @@ struct CudaPath::State {
 
   // Whether the communication stream is being captured into a CUDA graph (it joins the
   // caller's capture through order_after_caller's event).
-  bool capturing() const {
+  bool capturing() const { return capture().first; }
+  // Whether it is, and the capture's id.
+  std::pair<bool, unsigned long long> capture() const {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    return cudaStreamIsCapturing(raw, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    if (cudaStreamGetCaptureInfo(raw, &status, &id) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {false, 0};
+    }
+    return {status != cudaStreamCaptureStatusNone, id};
   }
 
   // An event after what was enqueued so far, watched until the stream is past it. During a
@@ -259,6 +266,7 @@ class CudaWork : public c10d::Work {
   ~CudaWork() override {
     try {
       settle();
+      if (captured_ && !error_.empty()) TORCH_WARN(error_);
     } catch (...) {
     }
   }
@@ -271,11 +279,11 @@ class CudaWork : public c10d::Work {
     c10::cuda::CUDAStreamGuard guard(*state_->stream);
     future_->markCompleted(c10::IValue(outputs_));
   }
-  void defer(MPI_Request request, int peer, const char* name, bool captured) {
+  void defer(MPI_Request request, int peer, const char* name, std::pair<bool, unsigned long long> capture) {
     request_ = request;
     peer_ = peer;
     name_ = name;
-    captured_ = captured;
+    std::tie(captured_, capture_id_) = capture;
   }
 
   bool isCompleted() override {
@@ -322,7 +330,8 @@ class CudaWork : public c10d::Work {
   MPI_Request request_ = MPI_REQUEST_NULL;
   int peer_ = -1;
   const char* name_ = "";
-  bool captured_ = false;  // issued during a CUDA graph capture
+  bool captured_ = false;  // issued during a CUDA graph capture, the one of capture_id_
+  unsigned long long capture_id_ = 0;
 };
 
 void CudaPath::State::settle(CudaWork& work) {
@@ -335,14 +344,17 @@ void CudaPath::State::settle(CudaWork& work) {
       break;
     }
   int rc = MPI_ERR_OTHER;
-  // A send captured into a graph has its wait captured too, so the capture must still run.
-  const bool capture_over = work.captured_ && !capturing();
-  if (broken_from.load() == kNotBroken && comm != MPI_COMM_NULL && !capture_over) {
+  // A send captured into a graph has its wait captured too, in the same capture. Outside any
+  // capture weft refuses the wait (and frees the request); inside another capture it is not
+  // asked (it would name the wrong message).
+  const auto now = capture();
+  const bool capture_over = work.captured_ && (!now.first || now.second != work.capture_id_);
+  if (broken_from.load() == kNotBroken && comm != MPI_COMM_NULL && !(capture_over && now.first)) {
     c10::cuda::CUDAStreamGuard guard(*stream);
     rc = MPIX_Wait_enqueue(&work.request_, MPI_STATUS_IGNORE);
   }
   work.request_ = MPI_REQUEST_NULL;
-  if (rc == MPI_SUCCESS) {
+  if (rc == MPI_SUCCESS && !capture_over) {
     work.record(work.name_);
     return;
   }
@@ -436,7 +448,7 @@ c10::intrusive_ptr<c10d::Work> CudaPath::exchange(c10d::OpType type, const char*
     }
   auto work = c10::make_intrusive<CudaWork>(state_, type, std::move(outputs));
   if (lone_send) {
-    work->defer(requests[0], messages[0].peer, name, s.capturing());
+    work->defer(requests[0], messages[0].peer, name, s.capture());
     s.deferred[messages[0].peer].push_back(work.get());
     return work;
   }

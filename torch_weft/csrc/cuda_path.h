@@ -14,9 +14,12 @@
 // event), so the weft calls are captured and replay as a graph (weft relaxes the capture mode
 // for its own calls). Captured operations are not watched (their events are graph nodes); the
 // watchdog queries in thread-local capture mode, so it never invalidates a capture in global
-// mode. A lone send captured into a graph must have its Work waited for inside the capture
-// (as batch_isend_irecv's users do), else it fails; lone sends deferred before a capture are
-// settled before the stream joins it.
+// mode. Every Work issued during a capture must be waited for inside it (CUDA requires the
+// communication stream to rejoin the capture before it ends); a lone send's Work waited for
+// after its capture ended fails, saying so (and warns when dropped unwaited). Lone sends
+// deferred before a capture are settled before the stream joins it. Not supported: waiting
+// inside a capture for a Work from before it; replays of a graph are not watched (a peer
+// that dies during a replay is not reported).
 // The stream communicator is made collectively: at group creation when every rank had CUDA
 // initialised (torch.cuda.set_device), else at the first CUDA collective. Point-to-point on
 // CUDA tensors before it exists runs on the communication thread (worker.h), which waits for
