@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "mpi_types.h"
 #include "worker.h"
@@ -43,6 +44,18 @@ const at::Tensor* first_cuda(const std::vector<at::Tensor>& tensors) {
   for (const at::Tensor& t : tensors)
     if (t.is_cuda()) return &t;
   return nullptr;
+}
+
+// Whether `stream` is being captured into a CUDA graph, and the capture's id. A failed query
+// counts as no capture and leaves no error for PyTorch's next check.
+std::pair<bool, unsigned long long> stream_capture(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {false, 0};
+  }
+  return {status != cudaStreamCaptureStatusNone, id};
 }
 
 int element_count(const at::Tensor& t, const char* name) {
@@ -141,10 +154,7 @@ struct CudaPath::State {
     // A capture beginning on the caller's stream: lone sends deferred before it have their
     // waits enqueued now, outside the graph, before the communication stream joins it (in
     // relaxed mode, so that weft's calls on the uncaptured stream do not break the capture).
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device), &status) != cudaSuccess)
-      (void)cudaGetLastError();  // a failed query leaves nothing for PyTorch's next check
-    else if (status != cudaStreamCaptureStatusNone && !capturing()) {
+    if (stream_capture(c10::cuda::getCurrentCUDAStream(device)).first && !capturing()) {
       c10::cuda::CUDAStreamCaptureModeGuard relaxed(cudaStreamCaptureModeRelaxed);
       settle_deferred();
     }
@@ -167,25 +177,17 @@ struct CudaPath::State {
   // Whether the communication stream is being captured into a CUDA graph (it joins the
   // caller's capture through order_after_caller's event).
   bool capturing() const { return capture().first; }
-  // Whether it is, and the capture's id.
-  std::pair<bool, unsigned long long> capture() const {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    unsigned long long id = 0;
-    if (cudaStreamGetCaptureInfo(raw, &status, &id) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {false, 0};
-    }
-    return {status != cudaStreamCaptureStatusNone, id};
-  }
+  std::pair<bool, unsigned long long> capture() const { return stream_capture(raw); }
 
   // An event after what was enqueued so far, watched until the stream is past it. During a
   // capture the event is a node of the graph, not a point the stream reaches: not watched.
   std::pair<uint64_t, std::shared_ptr<at::cuda::CUDAEvent>> mark(const char* name) {
     auto done = std::make_shared<at::cuda::CUDAEvent>();
     done->record(*stream);
+    const bool captured = capturing();
     std::lock_guard<std::mutex> lock(watch_mutex);
     const uint64_t seq = next_seq++;
-    if (!capturing()) watched.push_back({seq, done, name, Clock::now()});
+    if (!captured) watched.push_back({seq, done, name, Clock::now()});
     return {seq, done};
   }
 
