@@ -5,7 +5,9 @@
 #include <c10/util/Exception.h>
 
 #include <climits>
+#include <exception>
 #include <numeric>
+#include <utility>
 
 #include "mpi_types.h"
 
@@ -108,6 +110,7 @@ c10::intrusive_ptr<WeftWork> ProcessGroupWeft::submit(c10d::OpType type, const c
                                                       std::shared_ptr<std::atomic<int>> source,
                                                       const std::vector<at::Tensor>& inputs) {
   TORCH_CHECK(worker_, "weft backend: the process group was shut down");
+  issue_held_batch();
   std::vector<at::Tensor> touched = outputs;
   touched.insert(touched.end(), inputs.begin(), inputs.end());
   // CUDA tensors here: the thread waits for the caller's stream before its MPI calls, and for
@@ -141,6 +144,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::run_cuda(c10d::OpType type, con
                                                           std::vector<at::Tensor> outputs,
                                                           const std::function<int(MPI_Comm)>& enqueue,
                                                           const std::function<void()>& after) {
+  issue_held_batch();
   c10::intrusive_ptr<c10d::Work> work = cuda_->run(type, name, touched, std::move(outputs), enqueue, after);
   keep(work);
   return work;
@@ -151,6 +155,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::exchange_cuda(c10d::OpType type
                                                                std::vector<at::Tensor> outputs,
                                                                std::vector<P2pMessage> messages, bool collective,
                                                                const std::function<void()>& local) {
+  issue_held_batch();
   c10::intrusive_ptr<c10d::Work> work =
       cuda_->exchange(type, name, touched, std::move(outputs), std::move(messages), collective, local);
   keep(work);
@@ -180,10 +185,68 @@ void ProcessGroupWeft::begin_coalescing() {
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::end_coalescing() {
-  std::lock_guard<std::mutex> lock(coalesce_mutex_);
+  std::unique_lock<std::mutex> lock(coalesce_mutex_);
   TORCH_CHECK(coalescing_, "weft backend: endCoalescing without startCoalescing");
   coalescing_ = false;
-  return c10::make_intrusive<CoalescedWork>(getRank(), std::exchange(coalesced_, {}));
+  std::vector<c10::intrusive_ptr<c10d::Work>> works = std::exchange(coalesced_, {});
+  std::vector<P2pMessage> messages = std::exchange(batched_, {});
+  std::shared_ptr<BatchSlot> slot = std::exchange(batch_slot_, nullptr);
+  lock.unlock();
+  if (!messages.empty()) works.push_back(issue_batch(std::move(messages), slot));
+  return c10::make_intrusive<CoalescedWork>(getRank(), std::move(works));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::batch(c10d::OpType type, const P2pMessage& message) {
+  std::lock_guard<std::mutex> lock(coalesce_mutex_);
+  if (!coalescing_) return {};
+  if (!batch_slot_) batch_slot_ = std::make_shared<BatchSlot>();
+  batched_.push_back(message);
+  std::vector<at::Tensor> outputs;
+  if (!message.send) outputs.push_back(message.tensor);
+  return c10::make_intrusive<BatchedWork>(getRank(), type, std::move(outputs), batch_slot_);
+}
+
+void ProcessGroupWeft::issue_held_batch() {
+  std::unique_lock<std::mutex> lock(coalesce_mutex_);
+  if (batched_.empty()) return;
+  std::vector<P2pMessage> messages = std::exchange(batched_, {});
+  std::shared_ptr<BatchSlot> slot = std::exchange(batch_slot_, nullptr);
+  lock.unlock();
+  c10::intrusive_ptr<c10d::Work> work = issue_batch(std::move(messages), slot);
+  keep(work);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::issue_batch(std::vector<P2pMessage> messages,
+                                                             const std::shared_ptr<BatchSlot>& slot) {
+  std::vector<at::Tensor> touched, outputs;
+  for (const P2pMessage& m : messages) {
+    touched.push_back(m.tensor);
+    if (!m.send) outputs.push_back(m.tensor);
+  }
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = cuda_->exchange(c10d::OpType::UNKNOWN, "batched send/recv", touched, std::move(outputs),
+                           std::move(messages), false);
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> slot_lock(slot->mutex);
+    slot->error = e.what();
+    throw;
+  }
+  std::lock_guard<std::mutex> slot_lock(slot->mutex);
+  slot->work = work;
+  return work;
+}
+
+BatchedWork::BatchedWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
+                         std::shared_ptr<BatchSlot> slot)
+    : c10d::Work(rank, type), outputs_(std::move(outputs)), slot_(std::move(slot)) {}
+
+c10::intrusive_ptr<c10d::Work> BatchedWork::exchange() {
+  std::lock_guard<std::mutex> lock(slot_->mutex);
+  TORCH_CHECK(slot_->error.empty(), slot_->error);
+  TORCH_CHECK(slot_->work, "weft backend: a send or receive on CUDA tensors issued inside a coalescing block "
+              "(batch_isend_irecv) runs when the block ends; it cannot be waited for inside the block");
+  return slot_->work;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::each_pair(
@@ -692,7 +755,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor>& t
   const int n = count_of(t.numel(), "send");
   if (stream_p2p(t, "send")) {
     check_user_tag(tag);
-    return exchange_cuda(c10d::OpType::SEND, "send", {t}, {}, {{true, t, dst, tag}}, false);
+    const P2pMessage message{true, t, dst, tag};
+    if (auto batched = batch(c10d::OpType::SEND, message)) return batched;
+    return exchange_cuda(c10d::OpType::SEND, "send", {t}, {}, {message}, false);
   }
   return submit(c10d::OpType::SEND, "send", {}, timeout_,
                 [=, this](std::vector<MPI_Request>* r) {
@@ -708,7 +773,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor>& t
   const int n = count_of(t.numel(), "recv");
   if (stream_p2p(t, "recv")) {
     check_user_tag(tag);
-    return exchange_cuda(c10d::OpType::RECV, "recv", {t}, tensors, {{false, t, src, tag}}, false);
+    const P2pMessage message{false, t, src, tag};
+    if (auto batched = batch(c10d::OpType::RECV, message)) return batched;
+    return exchange_cuda(c10d::OpType::RECV, "recv", {t}, tensors, {message}, false);
   }
   return submit(
       c10d::OpType::RECV, "recv", tensors, timeout_,

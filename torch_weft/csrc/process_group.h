@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
@@ -49,6 +50,32 @@ class CoalescedWork : public c10d::Work {
 
  private:
   std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+};
+
+// Where the sends and receives of one coalescing block on CUDA tensors find the Work of the
+// exchange that carries them all, once the block has ended (or why there is none).
+struct BatchSlot {
+  std::mutex mutex;
+  c10::intrusive_ptr<c10d::Work> work;
+  std::string error;
+};
+
+// A send or receive on CUDA tensors issued inside a coalescing block (batch_isend_irecv): it
+// runs with the block's others as one exchange when the block ends, and waits for it then.
+// Waited for inside the block, it raises (the exchange has not been issued).
+class BatchedWork : public c10d::Work {
+ public:
+  BatchedWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, std::shared_ptr<BatchSlot> slot);
+  bool isCompleted() override { return exchange()->isCompleted(); }
+  bool wait(std::chrono::milliseconds timeout) override { return exchange()->wait(timeout); }
+  void synchronize() override { exchange()->synchronize(); }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return exchange()->getFuture(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> exchange();
+  std::vector<at::Tensor> outputs_;
+  std::shared_ptr<BatchSlot> slot_;
 };
 
 class ProcessGroupWeft : public BackendBase {
@@ -96,8 +123,14 @@ class ProcessGroupWeft : public BackendBase {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 #if TORCH_VERSION_MAJOR >= 2
   // PyTorch 2.x's coalescing (batch_isend_irecv on CUDA tensors, _coalescing_manager with a
-  // device): the operations run as they are issued; endCoalescing gives back one Work over
-  // them. 1.13's no-op defaults already run each operation alone.
+  // device): collectives run as they are issued; sends and receives on the communication stream
+  // are held and issued together as one exchange (receives posted first, one completion) when
+  // the block ends or before the next other operation. endCoalescing gives back one Work over
+  // them all. 1.13's no-op defaults already run each operation alone.
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 6
+  // batch_isend_irecv coalesces only on backends that say they can (PyTorch 2.6 on).
+  bool supportsCoalescing() const override { return true; }
+#endif
   void startCoalescing() override { begin_coalescing(); }
   c10::intrusive_ptr<c10d::Work> endCoalescing() override { return end_coalescing(); }
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
@@ -126,6 +159,14 @@ class ProcessGroupWeft : public BackendBase {
   void keep(const c10::intrusive_ptr<c10d::Work>& work);
   void begin_coalescing();
   c10::intrusive_ptr<c10d::Work> end_coalescing();
+  // While coalescing, a stream-ordered send or receive joins the block's batch: its Work, else
+  // null (not coalescing; the caller issues it now).
+  c10::intrusive_ptr<c10d::Work> batch(c10d::OpType type, const P2pMessage& message);
+  // Issues the held batch before another operation (its Work kept), so operations keep the
+  // order they were issued in.
+  void issue_held_batch();
+  // One exchange for a block's sends and receives; its Work is handed to theirs (slot).
+  c10::intrusive_ptr<c10d::Work> issue_batch(std::vector<P2pMessage> messages, const std::shared_ptr<BatchSlot>& slot);
   // One operation per (output, input) pair, as one Work (the *_tensor_coalesced forms).
   c10::intrusive_ptr<c10d::Work> each_pair(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const char* what,
@@ -158,6 +199,8 @@ class ProcessGroupWeft : public BackendBase {
   std::mutex coalesce_mutex_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
+  std::vector<P2pMessage> batched_;    // this block's held sends and receives
+  std::shared_ptr<BatchSlot> batch_slot_;  // their Works' exchange
 };
 
 }  // namespace torch_weft
