@@ -151,6 +151,10 @@ struct CudaPath::State {
     check_usable();
     TORCH_CHECK(may_create || streaming(), "weft backend: ", name, ": the group has no stream communicator yet");
     ensure(like->device().index());
+    for (const at::Tensor& t : touched)
+      TORCH_CHECK(!t.defined() || !t.is_cuda() || t.device().index() == device, "weft backend: ", name,
+                  ": the CUDA tensors of a process group must be on one device; this one runs on cuda:", int(device),
+                  ", got a tensor on cuda:", int(t.device().index()));
     // A capture beginning on the caller's stream: lone sends deferred before it have their
     // waits enqueued now, outside the graph, before the communication stream joins it (in
     // relaxed mode, so that weft's calls on the uncaptured stream do not break the capture).

@@ -7,6 +7,7 @@
 #include <climits>
 #include <exception>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
 #include "mpi_types.h"
@@ -178,10 +179,23 @@ void ProcessGroupWeft::keep(const c10::intrusive_ptr<c10d::Work>& work) {
 }
 
 void ProcessGroupWeft::begin_coalescing() {
+  std::vector<c10::intrusive_ptr<c10d::Work>> abandoned;
   std::lock_guard<std::mutex> lock(coalesce_mutex_);
-  TORCH_CHECK(!coalescing_, "weft backend: startCoalescing while coalescing already");
+  if (coalescing_) {
+    // The last block never ended (an exception inside it): its held sends and receives are
+    // dropped, never issued, and their Works say so.
+    TORCH_WARN("weft backend: a coalescing block began before the last one ended; the last one's ", batched_.size(),
+               " held sends and receives are dropped");
+    if (batch_slot_) {
+      std::lock_guard<std::mutex> slot_lock(batch_slot_->mutex);
+      batch_slot_->error = std::make_exception_ptr(std::runtime_error(
+          "weft backend: a send or receive of a coalescing block that never ended was dropped, not issued"));
+    }
+    batched_.clear();
+    batch_slot_.reset();
+  }
   coalescing_ = true;
-  coalesced_.clear();
+  abandoned.swap(coalesced_);  // released after the lock
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::end_coalescing() {
@@ -199,6 +213,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::end_coalescing() {
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::batch(c10d::OpType type, const P2pMessage& message) {
   std::lock_guard<std::mutex> lock(coalesce_mutex_);
   if (!coalescing_) return {};
+  TORCH_CHECK(batched_.empty() || batched_[0].tensor.device() == message.tensor.device(), "weft backend: the ",
+              message.send ? "send" : "recv", "s of one coalescing block must be on one device (",
+              batched_[0].tensor.device().str(), " and ", message.tensor.device().str(), ")");
   if (!batch_slot_) batch_slot_ = std::make_shared<BatchSlot>();
   batched_.push_back(message);
   std::vector<at::Tensor> outputs;
@@ -227,9 +244,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::issue_batch(std::vector<P2pMess
   try {
     work = cuda_->exchange(c10d::OpType::UNKNOWN, "batched send/recv", touched, std::move(outputs),
                            std::move(messages), false);
-  } catch (const std::exception& e) {
+  } catch (...) {
     std::lock_guard<std::mutex> slot_lock(slot->mutex);
-    slot->error = e.what();
+    slot->error = std::current_exception();
     throw;
   }
   std::lock_guard<std::mutex> slot_lock(slot->mutex);
@@ -241,12 +258,22 @@ BatchedWork::BatchedWork(int rank, c10d::OpType type, std::vector<at::Tensor> ou
                          std::shared_ptr<BatchSlot> slot)
     : c10d::Work(rank, type), outputs_(std::move(outputs)), slot_(std::move(slot)) {}
 
-c10::intrusive_ptr<c10d::Work> BatchedWork::exchange() {
+c10::intrusive_ptr<c10d::Work> BatchedWork::issued() {
   std::lock_guard<std::mutex> lock(slot_->mutex);
-  TORCH_CHECK(slot_->error.empty(), slot_->error);
-  TORCH_CHECK(slot_->work, "weft backend: a send or receive on CUDA tensors issued inside a coalescing block "
-              "(batch_isend_irecv) runs when the block ends; it cannot be waited for inside the block");
+  if (slot_->error) std::rethrow_exception(slot_->error);
   return slot_->work;
+}
+
+c10::intrusive_ptr<c10d::Work> BatchedWork::exchange() {
+  c10::intrusive_ptr<c10d::Work> work = issued();
+  TORCH_CHECK(work, "weft backend: a send or receive on CUDA tensors issued inside a coalescing block "
+              "(batch_isend_irecv) runs when the block ends; it cannot be waited for inside the block");
+  return work;
+}
+
+bool BatchedWork::isCompleted() {
+  c10::intrusive_ptr<c10d::Work> work = issued();
+  return work && work->isCompleted();
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::each_pair(
@@ -271,6 +298,16 @@ bool CoalescedWork::isCompleted() {
 bool CoalescedWork::wait(std::chrono::milliseconds timeout) {
   for (auto& w : works_) w->wait(timeout);
   return true;
+}
+
+void CoalescedWork::synchronize() {
+  for (auto& w : works_) w->synchronize();
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> CoalescedWork::getFuture() {
+  TORCH_CHECK(works_.size() == 1, "weft backend: a Work over ", works_.size(),
+              " coalesced operations has no single future; wait() for it");
+  return works_[0]->getFuture();
 }
 
 std::vector<at::Tensor> CoalescedWork::result() {

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -40,13 +41,16 @@ class WeftWork : public c10d::Work {
 };
 
 // One Work over several: the operations issued between startCoalescing and endCoalescing, or
-// the pairs of a *_tensor_coalesced call. Complete when all are; wait() waits for each.
+// the pairs of a *_tensor_coalesced call. Complete when all are; wait() waits for each. Its
+// future is the one operation's where there is one (a batch_isend_irecv on CUDA tensors).
 class CoalescedWork : public c10d::Work {
  public:
   CoalescedWork(int rank, std::vector<c10::intrusive_ptr<c10d::Work>> works);
   bool isCompleted() override;
   bool wait(std::chrono::milliseconds timeout) override;
+  void synchronize() override;
   std::vector<at::Tensor> result() override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
  private:
   std::vector<c10::intrusive_ptr<c10d::Work>> works_;
@@ -57,22 +61,24 @@ class CoalescedWork : public c10d::Work {
 struct BatchSlot {
   std::mutex mutex;
   c10::intrusive_ptr<c10d::Work> work;
-  std::string error;
+  std::exception_ptr error;
 };
 
 // A send or receive on CUDA tensors issued inside a coalescing block (batch_isend_irecv): it
 // runs with the block's others as one exchange when the block ends, and waits for it then.
-// Waited for inside the block, it raises (the exchange has not been issued).
+// Waited for before that exchange is issued, it raises; until then it is not complete.
 class BatchedWork : public c10d::Work {
  public:
   BatchedWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, std::shared_ptr<BatchSlot> slot);
-  bool isCompleted() override { return exchange()->isCompleted(); }
+  bool isCompleted() override;
   bool wait(std::chrono::milliseconds timeout) override { return exchange()->wait(timeout); }
   void synchronize() override { exchange()->synchronize(); }
   std::vector<at::Tensor> result() override { return outputs_; }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return exchange()->getFuture(); }
 
  private:
+  // The exchange's Work, or null before it is issued; raises if issuing it failed.
+  c10::intrusive_ptr<c10d::Work> issued();
   c10::intrusive_ptr<c10d::Work> exchange();
   std::vector<at::Tensor> outputs_;
   std::shared_ptr<BatchSlot> slot_;

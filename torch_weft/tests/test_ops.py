@@ -209,15 +209,17 @@ for req in reqs:
     req.wait()
 expect(t, data(left, 20, torch.int64, salt=1), "batch_isend_irecv")
 if DEV == "cuda" and int(torch.__version__.split(".")[0]) >= 2:
-    # A batch is one exchange: sends to both neighbours and receives from both, listed sends
-    # first on even ranks and receives first on odd ones, the Works waited for last to first.
-    # At np 2 both neighbours are one rank: the two messages match in the order they were listed.
+    # A batch is one exchange, whatever order its messages are listed in: here every rank lists
+    # its receives (from both neighbours) before its sends, which issued one at a time would
+    # wait for each other. At np 2 both neighbours are one rank: the two messages match in the
+    # order they were listed.
     a, b = empty(30), empty(30)
-    sends = [dist.P2POp(dist.isend, data(rank, 30, torch.float32, salt=5), right),
-             dist.P2POp(dist.isend, data(rank, 30, torch.float32, salt=6), left)]
-    recvs = [dist.P2POp(dist.irecv, a, left), dist.P2POp(dist.irecv, b, right)]
-    for req in reversed(dist.batch_isend_irecv(recvs + sends if rank % 2 else sends + recvs)):
-        req.wait()
+    reqs = dist.batch_isend_irecv([dist.P2POp(dist.irecv, a, left), dist.P2POp(dist.irecv, b, right),
+                                   dist.P2POp(dist.isend, data(rank, 30, torch.float32, salt=5), right),
+                                   dist.P2POp(dist.isend, data(rank, 30, torch.float32, salt=6), left)])
+    if len(reqs) != 1:
+        sys.exit(f"rank {rank}: batch_isend_irecv gave {len(reqs)} Works, want one for the coalesced batch")
+    reqs[0].get_future().wait()
     expect(a, data(left, 30, torch.float32, salt=5), "batch_isend_irecv both ways, from the left")
     expect(b, data(right, 30, torch.float32, salt=6), "batch_isend_irecv both ways, from the right")
     # A send or receive issued inside a coalescing block runs when the block ends: waited for
@@ -226,6 +228,8 @@ if DEV == "cuda" and int(torch.__version__.split(".")[0]) >= 2:
     with dist._coalescing_manager(device=torch.device(DEV), async_ops=True) as cm:
         sent = dist.isend(data(rank, 8, torch.int32, salt=7), right)
         got = dist.irecv(c, left)
+        if got.is_completed():
+            sys.exit("a receive was complete inside its coalescing block")
         try:
             got.wait()
             sys.exit("a receive was waited for inside its coalescing block")
