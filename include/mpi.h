@@ -341,6 +341,22 @@ enum weft_win_model {
 #define MPI_MODE_NOPRECEDE  8192
 #define MPI_MODE_NOSUCCEED  16384
 
+/* Files (MPI-IO, declared but not supported yet): access modes, seek origins, the view's
+ * displacement at the file pointer. MPICH's values. */
+#define MPI_MODE_CREATE             1
+#define MPI_MODE_RDONLY             2
+#define MPI_MODE_WRONLY             4
+#define MPI_MODE_RDWR               8
+#define MPI_MODE_DELETE_ON_CLOSE   16
+#define MPI_MODE_UNIQUE_OPEN       32
+#define MPI_MODE_EXCL              64
+#define MPI_MODE_APPEND           128
+#define MPI_MODE_SEQUENTIAL       256
+#define MPI_SEEK_SET              600
+#define MPI_SEEK_CUR              602
+#define MPI_SEEK_END              604
+#define MPI_DISPLACEMENT_CURRENT  (-54278278)
+
 /* ======================================================================
  * Miscellaneous constants
  * ====================================================================== */
@@ -351,6 +367,7 @@ enum weft_win_model {
 #define MPI_MAX_ERROR_STRING            512
 #define MPI_MAX_PORT_NAME               256
 #define MPI_MAX_OBJECT_NAME             128
+#define MPI_MAX_DATAREP_STRING          128
 #define MPI_MAX_STRINGTAG_LEN           256
 #define MPI_MAX_PSET_NAME_LEN           256
 #define MPI_MAX_INFO_KEY                255
@@ -572,6 +589,7 @@ typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *errcode,
 typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *errcode, ...);
 typedef void (MPI_File_errhandler_function)(MPI_File *file, int *errcode,
                                             ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn; /* MPI-2.0 name */
 typedef void (MPI_Session_errhandler_function)(MPI_Session *session,
                                                int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2.0 name */
@@ -593,6 +611,12 @@ typedef int (MPI_Datarep_extent_function)(MPI_Datatype datatype,
                                           MPI_Aint *extent,
                                           void *extra_state);
 #define MPI_CONVERSION_FN_NULL  ((MPI_Datarep_conversion_function *)0)
+typedef int (MPI_Datarep_conversion_function_c)(void *userbuf,
+                                                MPI_Datatype datatype,
+                                                MPI_Count count, void *filebuf,
+                                                MPI_Offset position,
+                                                void *extra_state);
+#define MPI_CONVERSION_FN_NULL_C  ((MPI_Datarep_conversion_function_c *)0)
 
 /* ======================================================================
  * The tool information interface (MPI_T)

@@ -638,6 +638,82 @@ WEFT_MPI_FUNCTION(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
                                         MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Grequest_complete, (MPI_Request request))
 
+/* -- Files (MPI-IO): declared so that programs compile and link, not supported yet. Each data
+ * access routine comes as read and write, with an explicit offset or at the file pointer. -- */
+#define WEFT_FILE_ACCESS(name, Buf, at, offset_param, c, Count)                                 \
+  WEFT_MPI_FUNCTION(int, File_##name##at##c, (MPI_File fh, offset_param Buf *buf, Count count,  \
+                                              MPI_Datatype datatype, MPI_Status *status))      \
+  WEFT_MPI_FUNCTION(int, File_##name##at##_all##c, (MPI_File fh, offset_param Buf *buf,        \
+                                                    Count count, MPI_Datatype datatype,        \
+                                                    MPI_Status *status))                       \
+  WEFT_MPI_FUNCTION(int, File_i##name##at##c, (MPI_File fh, offset_param Buf *buf, Count count, \
+                                               MPI_Datatype datatype, MPI_Request *request))   \
+  WEFT_MPI_FUNCTION(int, File_i##name##at##_all##c, (MPI_File fh, offset_param Buf *buf,       \
+                                                     Count count, MPI_Datatype datatype,       \
+                                                     MPI_Request *request))                    \
+  WEFT_MPI_FUNCTION(int, File_##name##at##_all_begin##c, (MPI_File fh, offset_param Buf *buf,  \
+                                                          Count count, MPI_Datatype datatype))
+#define WEFT_FILE_SHARED_ACCESS(name, Buf, c, Count)                                            \
+  WEFT_MPI_FUNCTION(int, File_##name##_shared##c, (MPI_File fh, Buf *buf, Count count,         \
+                                                   MPI_Datatype datatype, MPI_Status *status)) \
+  WEFT_MPI_FUNCTION(int, File_i##name##_shared##c, (MPI_File fh, Buf *buf, Count count,        \
+                                                    MPI_Datatype datatype,                     \
+                                                    MPI_Request *request))                     \
+  WEFT_MPI_FUNCTION(int, File_##name##_ordered##c, (MPI_File fh, Buf *buf, Count count,        \
+                                                    MPI_Datatype datatype, MPI_Status *status)) \
+  WEFT_MPI_FUNCTION(int, File_##name##_ordered_begin##c, (MPI_File fh, Buf *buf, Count count,  \
+                                                          MPI_Datatype datatype))
+/* Every data access routine of MPI-IO, with counts of type Count, named with the suffix c. */
+#define WEFT_FILE_ACCESS_ALL(c, Count)                                                          \
+  WEFT_FILE_ACCESS(read, void, _at, WEFT_FILE_OFFSET, c, Count)                                 \
+  WEFT_FILE_ACCESS(write, const void, _at, WEFT_FILE_OFFSET, c, Count)                          \
+  WEFT_FILE_ACCESS(read, void, , , c, Count)                                                    \
+  WEFT_FILE_ACCESS(write, const void, , , c, Count)                                             \
+  WEFT_FILE_SHARED_ACCESS(read, void, c, Count)                                                 \
+  WEFT_FILE_SHARED_ACCESS(write, const void, c, Count)
+#define WEFT_FILE_OFFSET MPI_Offset offset,
+WEFT_MPI_FUNCTION(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                                   MPI_File *fh))
+WEFT_MPI_FUNCTION(int, File_close, (MPI_File *fh))
+WEFT_MPI_FUNCTION(int, File_delete, (const char *filename, MPI_Info info))
+WEFT_MPI_FUNCTION(int, File_set_size, (MPI_File fh, MPI_Offset size))
+WEFT_MPI_FUNCTION(int, File_preallocate, (MPI_File fh, MPI_Offset size))
+WEFT_MPI_FUNCTION(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+WEFT_MPI_FUNCTION(int, File_get_group, (MPI_File fh, MPI_Group *group))
+WEFT_MPI_FUNCTION(int, File_get_amode, (MPI_File fh, int *amode))
+WEFT_MPI_FUNCTION(int, File_set_info, (MPI_File fh, MPI_Info info))
+WEFT_MPI_FUNCTION(int, File_get_info, (MPI_File fh, MPI_Info *info_used))
+WEFT_MPI_FUNCTION(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                                       MPI_Datatype filetype, const char *datarep, MPI_Info info))
+WEFT_MPI_FUNCTION(int, File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                                       MPI_Datatype *filetype, char *datarep))
+WEFT_FILE_ACCESS_ALL(, int)
+WEFT_MPI_FUNCTION(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+WEFT_MPI_FUNCTION(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+WEFT_MPI_FUNCTION(int, File_get_position, (MPI_File fh, MPI_Offset *offset))
+WEFT_MPI_FUNCTION(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
+WEFT_MPI_FUNCTION(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+WEFT_MPI_FUNCTION(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+WEFT_MPI_FUNCTION(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent))
+WEFT_MPI_FUNCTION(int, Register_datarep, (const char *datarep,
+                                          MPI_Datarep_conversion_function *read_conversion_fn,
+                                          MPI_Datarep_conversion_function *write_conversion_fn,
+                                          MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                          void *extra_state))
+WEFT_MPI_FUNCTION(int, File_set_atomicity, (MPI_File fh, int flag))
+WEFT_MPI_FUNCTION(int, File_get_atomicity, (MPI_File fh, int *flag))
+WEFT_MPI_FUNCTION(int, File_sync, (MPI_File fh))
+WEFT_MPI_FUNCTION(int, File_create_errhandler, (MPI_File_errhandler_function *file_errhandler_fn,
+                                                MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+WEFT_MPI_FUNCTION(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+WEFT_MPI_FUNCTION(int, File_call_errhandler, (MPI_File fh, int errorcode))
+
 /* -- Profiling control -- */
 WEFT_MPI_FUNCTION(int, Pcontrol, (const int level, ...))
 
@@ -685,6 +761,10 @@ WEFT_MPIX_FUNCTION(int, Comm_deregister_buffer, (MPI_Comm comm, void *handle))
 #include "mpi_functions_large.h"
 
 #undef WEFT_SEND_PARAMS
+#undef WEFT_FILE_ACCESS
+#undef WEFT_FILE_SHARED_ACCESS
+#undef WEFT_FILE_ACCESS_ALL
+#undef WEFT_FILE_OFFSET
 #undef WEFT_RECV_PARAMS
 #undef WEFT_SENDRECV_PARAMS
 #undef WEFT_SENDRECV_REPLACE_PARAMS
