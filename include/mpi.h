@@ -356,6 +356,13 @@ enum weft_win_model {
 #define MPI_SEEK_CUR              602
 #define MPI_SEEK_END              604
 #define MPI_DISPLACEMENT_CURRENT  (-54278278)
+/* ROMIO's names, which MPICH programs may use: its requests are MPI requests. */
+#define MPIO_Request       MPI_Request
+#define MPIO_REQUEST_NULL  MPI_REQUEST_NULL
+#define MPIO_Wait          MPI_Wait
+#define MPIO_Test          MPI_Test
+#define PMPIO_Wait         PMPI_Wait
+#define PMPIO_Test         PMPI_Test
 
 /* ======================================================================
  * Miscellaneous constants

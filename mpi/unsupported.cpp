@@ -7,134 +7,144 @@ using namespace weft::mpi;
 
 namespace {
 
+constexpr const char* kDetail = "not supported yet (declared so that programs link; see weft_info --unsupported)";
+
 int unsupported(MPI_Comm comm, const char* fn) {
-  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-               "not supported yet (declared so that programs link; see weft_info --unsupported)");
+  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kDetail);
+}
+
+// Files: no file can be opened, so the error goes to MPI's default file error handler,
+// MPI_ERRORS_RETURN (as for MPI_FILE_NULL), whatever the call's communicator has; logged as a
+// warning so that a program ignoring the code does not lose its output unseen.
+int unsupported(MPI_File, const char* fn) {
+  WEFT_WARN(weft::Subsys::core, "%s: %s", fn, kDetail);
+  return raise_on(MPI_ERRORS_RETURN, 0, "MPI_FILE_NULL", MPI_ERR_UNSUPPORTED_OPERATION, fn, kDetail);
 }
 
 }  // namespace
 
-// Each routine: X(name, the communicator its error is raised on, parameters).
+// Each routine: X(name, the communicator its error is raised on, or MPI_FILE_NULL for the
+// files' default handler, parameters).
 #define WEFT_UNSUPPORTED_ROUTINES(X) \
   X(Comm_spawn, comm, (const char*, char*[], int, MPI_Info, int, MPI_Comm comm, MPI_Comm*, int[])) \
   X(Open_port, MPI_COMM_NULL, (MPI_Info, char*)) \
   X(Close_port, MPI_COMM_NULL, (const char*)) \
   X(Comm_accept, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
   X(Comm_connect, comm, (const char*, MPI_Info, int, MPI_Comm comm, MPI_Comm*)) \
-  X(File_open, comm, (MPI_Comm comm, const char*, int, MPI_Info, MPI_File*)) \
-  X(File_close, MPI_COMM_NULL, (MPI_File*)) \
-  X(File_delete, MPI_COMM_NULL, (const char*, MPI_Info)) \
-  X(File_set_size, MPI_COMM_NULL, (MPI_File, MPI_Offset)) \
-  X(File_preallocate, MPI_COMM_NULL, (MPI_File, MPI_Offset)) \
-  X(File_get_size, MPI_COMM_NULL, (MPI_File, MPI_Offset*)) \
-  X(File_get_group, MPI_COMM_NULL, (MPI_File, MPI_Group*)) \
-  X(File_get_amode, MPI_COMM_NULL, (MPI_File, int*)) \
-  X(File_set_info, MPI_COMM_NULL, (MPI_File, MPI_Info)) \
-  X(File_get_info, MPI_COMM_NULL, (MPI_File, MPI_Info*)) \
-  X(File_set_view, MPI_COMM_NULL, (MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char*, \
+  X(File_open, MPI_FILE_NULL, (MPI_Comm, const char*, int, MPI_Info, MPI_File*)) \
+  X(File_close, MPI_FILE_NULL, (MPI_File*)) \
+  X(File_delete, MPI_FILE_NULL, (const char*, MPI_Info)) \
+  X(File_set_size, MPI_FILE_NULL, (MPI_File, MPI_Offset)) \
+  X(File_preallocate, MPI_FILE_NULL, (MPI_File, MPI_Offset)) \
+  X(File_get_size, MPI_FILE_NULL, (MPI_File, MPI_Offset*)) \
+  X(File_get_group, MPI_FILE_NULL, (MPI_File, MPI_Group*)) \
+  X(File_get_amode, MPI_FILE_NULL, (MPI_File, int*)) \
+  X(File_set_info, MPI_FILE_NULL, (MPI_File, MPI_Info)) \
+  X(File_get_info, MPI_FILE_NULL, (MPI_File, MPI_Info*)) \
+  X(File_set_view, MPI_FILE_NULL, (MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char*, \
     MPI_Info)) \
-  X(File_get_view, MPI_COMM_NULL, (MPI_File, MPI_Offset*, MPI_Datatype*, MPI_Datatype*, char*)) \
-  X(File_read_at, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_read_at_all, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, \
+  X(File_get_view, MPI_FILE_NULL, (MPI_File, MPI_Offset*, MPI_Datatype*, MPI_Datatype*, char*)) \
+  X(File_read_at, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_read_at_all, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_iread_at, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_iread_at_all, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, \
+  X(File_iread_at, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_iread_at_all, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_read_at_all_begin, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype)) \
-  X(File_read_at_all_end, MPI_COMM_NULL, (MPI_File, void*, MPI_Status*)) \
-  X(File_write_at, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
+  X(File_read_at_all_begin, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, int, MPI_Datatype)) \
+  X(File_read_at_all_end, MPI_FILE_NULL, (MPI_File, void*, MPI_Status*)) \
+  X(File_write_at, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_write_at_all, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
+  X(File_write_at_all, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_iwrite_at, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
+  X(File_iwrite_at, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_iwrite_at_all, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
+  X(File_iwrite_at_all, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, int, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_write_at_all_begin, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, int, \
+  X(File_write_at_all_begin, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, int, \
     MPI_Datatype)) \
-  X(File_write_at_all_end, MPI_COMM_NULL, (MPI_File, const void*, MPI_Status*)) \
-  X(File_read, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_read_all, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_iread, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_iread_all, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_read_all_begin, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype)) \
-  X(File_read_all_end, MPI_COMM_NULL, (MPI_File, void*, MPI_Status*)) \
-  X(File_write, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_write_all, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_iwrite, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_iwrite_all, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_write_all_begin, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype)) \
-  X(File_write_all_end, MPI_COMM_NULL, (MPI_File, const void*, MPI_Status*)) \
-  X(File_read_shared, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_iread_shared, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_read_ordered, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_read_ordered_begin, MPI_COMM_NULL, (MPI_File, void*, int, MPI_Datatype)) \
-  X(File_read_ordered_end, MPI_COMM_NULL, (MPI_File, void*, MPI_Status*)) \
-  X(File_write_shared, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_iwrite_shared, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
-  X(File_write_ordered, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
-  X(File_write_ordered_begin, MPI_COMM_NULL, (MPI_File, const void*, int, MPI_Datatype)) \
-  X(File_write_ordered_end, MPI_COMM_NULL, (MPI_File, const void*, MPI_Status*)) \
-  X(File_seek, MPI_COMM_NULL, (MPI_File, MPI_Offset, int)) \
-  X(File_get_position, MPI_COMM_NULL, (MPI_File, MPI_Offset*)) \
-  X(File_get_byte_offset, MPI_COMM_NULL, (MPI_File, MPI_Offset, MPI_Offset*)) \
-  X(File_seek_shared, MPI_COMM_NULL, (MPI_File, MPI_Offset, int)) \
-  X(File_get_position_shared, MPI_COMM_NULL, (MPI_File, MPI_Offset*)) \
-  X(File_get_type_extent, MPI_COMM_NULL, (MPI_File, MPI_Datatype, MPI_Aint*)) \
-  X(Register_datarep, MPI_COMM_NULL, (const char*, MPI_Datarep_conversion_function*, \
+  X(File_write_at_all_end, MPI_FILE_NULL, (MPI_File, const void*, MPI_Status*)) \
+  X(File_read, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_read_all, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_iread, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_iread_all, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_read_all_begin, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype)) \
+  X(File_read_all_end, MPI_FILE_NULL, (MPI_File, void*, MPI_Status*)) \
+  X(File_write, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_write_all, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_iwrite, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_iwrite_all, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_write_all_begin, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype)) \
+  X(File_write_all_end, MPI_FILE_NULL, (MPI_File, const void*, MPI_Status*)) \
+  X(File_read_shared, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_iread_shared, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_read_ordered, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_read_ordered_begin, MPI_FILE_NULL, (MPI_File, void*, int, MPI_Datatype)) \
+  X(File_read_ordered_end, MPI_FILE_NULL, (MPI_File, void*, MPI_Status*)) \
+  X(File_write_shared, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_iwrite_shared, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Request*)) \
+  X(File_write_ordered, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype, MPI_Status*)) \
+  X(File_write_ordered_begin, MPI_FILE_NULL, (MPI_File, const void*, int, MPI_Datatype)) \
+  X(File_write_ordered_end, MPI_FILE_NULL, (MPI_File, const void*, MPI_Status*)) \
+  X(File_seek, MPI_FILE_NULL, (MPI_File, MPI_Offset, int)) \
+  X(File_get_position, MPI_FILE_NULL, (MPI_File, MPI_Offset*)) \
+  X(File_get_byte_offset, MPI_FILE_NULL, (MPI_File, MPI_Offset, MPI_Offset*)) \
+  X(File_seek_shared, MPI_FILE_NULL, (MPI_File, MPI_Offset, int)) \
+  X(File_get_position_shared, MPI_FILE_NULL, (MPI_File, MPI_Offset*)) \
+  X(File_get_type_extent, MPI_FILE_NULL, (MPI_File, MPI_Datatype, MPI_Aint*)) \
+  X(Register_datarep, MPI_FILE_NULL, (const char*, MPI_Datarep_conversion_function*, \
     MPI_Datarep_conversion_function*, MPI_Datarep_extent_function*, void*)) \
-  X(File_set_atomicity, MPI_COMM_NULL, (MPI_File, int)) \
-  X(File_get_atomicity, MPI_COMM_NULL, (MPI_File, int*)) \
-  X(File_sync, MPI_COMM_NULL, (MPI_File)) \
-  X(File_create_errhandler, MPI_COMM_NULL, (MPI_File_errhandler_function*, MPI_Errhandler*)) \
-  X(File_set_errhandler, MPI_COMM_NULL, (MPI_File, MPI_Errhandler)) \
-  X(File_get_errhandler, MPI_COMM_NULL, (MPI_File, MPI_Errhandler*)) \
-  X(File_call_errhandler, MPI_COMM_NULL, (MPI_File, int)) \
-  X(File_get_type_extent_c, MPI_COMM_NULL, (MPI_File, MPI_Datatype, MPI_Count*)) \
-  X(File_iread_all_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
-  X(File_iread_at_all_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
+  X(File_set_atomicity, MPI_FILE_NULL, (MPI_File, int)) \
+  X(File_get_atomicity, MPI_FILE_NULL, (MPI_File, int*)) \
+  X(File_sync, MPI_FILE_NULL, (MPI_File)) \
+  X(File_create_errhandler, MPI_FILE_NULL, (MPI_File_errhandler_function*, MPI_Errhandler*)) \
+  X(File_set_errhandler, MPI_FILE_NULL, (MPI_File, MPI_Errhandler)) \
+  X(File_get_errhandler, MPI_FILE_NULL, (MPI_File, MPI_Errhandler*)) \
+  X(File_call_errhandler, MPI_FILE_NULL, (MPI_File, int)) \
+  X(File_get_type_extent_c, MPI_FILE_NULL, (MPI_File, MPI_Datatype, MPI_Count*)) \
+  X(File_iread_all_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
+  X(File_iread_at_all_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_iread_at_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
+  X(File_iread_at_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_iread_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
-  X(File_iread_shared_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
-  X(File_iwrite_all_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
+  X(File_iread_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
+  X(File_iread_shared_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
+  X(File_iwrite_all_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_iwrite_at_all_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
+  X(File_iwrite_at_all_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
     MPI_Datatype, MPI_Request*)) \
-  X(File_iwrite_at_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, MPI_Datatype, \
+  X(File_iwrite_at_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_iwrite_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
-  X(File_iwrite_shared_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
+  X(File_iwrite_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, MPI_Request*)) \
+  X(File_iwrite_shared_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
     MPI_Request*)) \
-  X(File_read_all_begin_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype)) \
-  X(File_read_all_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
-  X(File_read_at_all_begin_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, \
+  X(File_read_all_begin_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype)) \
+  X(File_read_all_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
+  X(File_read_at_all_begin_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, \
     MPI_Datatype)) \
-  X(File_read_at_all_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
+  X(File_read_at_all_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_read_at_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
+  X(File_read_at_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_read_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
-  X(File_read_ordered_begin_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype)) \
-  X(File_read_ordered_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
-  X(File_read_shared_c, MPI_COMM_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
-  X(File_write_all_begin_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype)) \
-  X(File_write_all_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
+  X(File_read_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
+  X(File_read_ordered_begin_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype)) \
+  X(File_read_ordered_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
+  X(File_read_shared_c, MPI_FILE_NULL, (MPI_File, void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
+  X(File_write_all_begin_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype)) \
+  X(File_write_all_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_write_at_all_begin_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
+  X(File_write_at_all_begin_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
     MPI_Datatype)) \
-  X(File_write_at_all_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
+  X(File_write_at_all_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, \
     MPI_Datatype, MPI_Status*)) \
-  X(File_write_at_c, MPI_COMM_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, MPI_Datatype, \
+  X(File_write_at_c, MPI_FILE_NULL, (MPI_File, MPI_Offset, const void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_write_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
-  X(File_write_ordered_begin_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype)) \
-  X(File_write_ordered_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
+  X(File_write_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, MPI_Status*)) \
+  X(File_write_ordered_begin_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype)) \
+  X(File_write_ordered_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(File_write_shared_c, MPI_COMM_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
+  X(File_write_shared_c, MPI_FILE_NULL, (MPI_File, const void*, MPI_Count, MPI_Datatype, \
     MPI_Status*)) \
-  X(Register_datarep_c, MPI_COMM_NULL, (const char*, MPI_Datarep_conversion_function_c*, \
+  X(Register_datarep_c, MPI_FILE_NULL, (const char*, MPI_Datarep_conversion_function_c*, \
     MPI_Datarep_conversion_function_c*, MPI_Datarep_extent_function*, void*)) \
 
 #define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \

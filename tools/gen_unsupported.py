@@ -23,7 +23,7 @@ from the same list at test time.)
   tools/gen_unsupported.py --check-mpich [PROTO_H]
                                            compare every prototype mpi.h declares with MPICH's
                                            (parameter types only; default: Debian's
-                                           mpich/mpi_proto.h)
+                                           mpich/mpi_proto.h; mpich/mpio.h for MPI-IO's)
 
 Python 3 standard library and a C preprocessor only.
 """
@@ -99,7 +99,7 @@ def parse_list(text):
     """Returns [(name, return type, [parameter text])] for each routine that mpi.h declares from
     the list (MPI_X then PMPI_X), in list order."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    entry = re.compile(r"\b(WEFT_[A-Z_]+)\(\s*(int|double|MPI_Aint)\s*,\s*([A-Za-z0-9_]+)\s*,"
+    entry = re.compile(r"\b(WEFT_[A-Z_]+)\(\s*(int|double|MPI_Aint|MPI_Fint|MPI_File)\s*,\s*([A-Za-z0-9_]+)\s*,"
                        r"\s*\(([^;{}()]*)\)\s*\)")
     out, seen, pos = [], set(), 0
     for m in entry.finditer(text):
@@ -160,6 +160,11 @@ def wrap_signature(head, args, tail, width=100):
     return lines
 
 
+def is_file_routine(name):
+    """MPI-IO's routines, whose errors go to the files' default handler."""
+    return name.startswith("File_") or name.startswith("Register_datarep")
+
+
 def gen_cpp(decls):
     by_name = {n: (r, p) for n, r, p in decls}
     missing = [n for n in UNSUPPORTED + list(NO_OPS)
@@ -181,14 +186,24 @@ def gen_cpp(decls):
         "",
         "namespace {",
         "",
+        f'constexpr const char* kDetail = "{DETAIL}";',
+        "",
         "int unsupported(MPI_Comm comm, const char* fn) {",
-        "  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,",
-        f'               "{DETAIL}");',
+        '  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", kDetail);',
+        "}",
+        "",
+        "// Files: no file can be opened, so the error goes to MPI's default file error handler,",
+        "// MPI_ERRORS_RETURN (as for MPI_FILE_NULL), whatever the call's communicator has; logged as a",
+        "// warning so that a program ignoring the code does not lose its output unseen.",
+        "int unsupported(MPI_File, const char* fn) {",
+        '  WEFT_WARN(weft::Subsys::core, "%s: %s", fn, kDetail);',
+        '  return raise_on(MPI_ERRORS_RETURN, 0, "MPI_FILE_NULL", MPI_ERR_UNSUPPORTED_OPERATION, fn, kDetail);',
         "}",
         "",
         "}  // namespace",
         "",
-        "// Each routine: X(name, the communicator its error is raised on, parameters).",
+        "// Each routine: X(name, the communicator its error is raised on, or MPI_FILE_NULL for the",
+        "// files' default handler, parameters).",
         "#define WEFT_UNSUPPORTED_ROUTINES(X) \\",
     ]
     for n in UNSUPPORTED:
@@ -197,14 +212,15 @@ def gen_cpp(decls):
         args = []
         for p in params:
             t, pname, arr = split_param(p)
-            if comm is None and t == "MPI_Comm" and not arr:
+            if comm is None and t == "MPI_Comm" and not arr and not is_file_routine(n):
                 comm = pname
                 args.append(f"MPI_Comm {pname}")
             else:
                 args.append(type_only(p))
         if ret != "int":
             sys.exit(f"gen_unsupported: MPI_{n} does not return int")
-        lines += [l + " \\" for l in wrap_signature(f"  X({n}, {comm or 'MPI_COMM_NULL'}, (", args, "))", 98)]
+        target = "MPI_FILE_NULL" if is_file_routine(n) else comm or "MPI_COMM_NULL"
+        lines += [l + " \\" for l in wrap_signature(f"  X({n}, {target}, (", args, "))", 98)]
     lines += [
         "",
         "#define WEFT_DEFINE_UNSUPPORTED(name, err_comm, params) \\",
@@ -239,7 +255,8 @@ def gen_cpp(decls):
 
 def check_mpich(decls, proto):
     text = open(proto).read()
-    text = re.sub(r"MPICH_ATTR_[A-Z_]+\([^)]*\)|MPICH_API_PUBLIC", " ", text)
+    text = re.sub(r"MPICH_ATTR_[A-Z_]+\([^)]*\)|MPICH_API_PUBLIC|ROMIO_API_PUBLIC", " ", text)
+    text = re.sub(r"\bMPIO_Request\b", "MPI_Request", text)  # ROMIO's name of MPI_Request
     ref = {n: (r, [type_only(p) for p in ps]) for n, r, ps in
            ((n, r, ps) for n, r, ps in parse_loose(text))}
     bad = 0
@@ -259,7 +276,7 @@ def check_mpich(decls, proto):
 
 def parse_loose(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    for m in re.finditer(r"(?m)^(int|double|MPI_Aint)\s+((?:P?MPIX?|MPIR)_[A-Za-z0-9_]+)\s*"
+    for m in re.finditer(r"(?m)^(int|double|MPI_Aint|MPI_Fint|MPI_File)\s+((?:P?MPIX?|MPIR)_[A-Za-z0-9_]+)\s*"
                          r"\(([^;{()]*)\)\s*;", text):
         yield m.group(2), m.group(1), [" ".join(p.split()) for p in m.group(3).split(",")]
 

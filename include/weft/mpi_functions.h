@@ -21,8 +21,10 @@
  * first and undefines at its end: the parameters of a send of any mode, of
  * a receive and of each collective (which the blocking, nonblocking,
  * persistent and enqueued forms extend), the three forms of a collective
- * (WEFT_COLLECTIVE) and the attribute routines of a kind of object
- * (WEFT_ATTR_ROUTINES); those two lines each declare several routines.
+ * (WEFT_COLLECTIVE), the attribute routines of a kind of object
+ * (WEFT_ATTR_ROUTINES) and MPI-IO's data access routines for one count type
+ * (WEFT_FILE_ACCESS_ALL, from WEFT_FILE_ACCESS and WEFT_FILE_SHARED_ACCESS); each
+ * of those lines declares several routines.
  */
 #define WEFT_SEND_PARAMS const void *buf, int count, MPI_Datatype datatype, int dest, int tag, \
   MPI_Comm comm
@@ -713,6 +715,8 @@ WEFT_MPI_FUNCTION(int, File_create_errhandler, (MPI_File_errhandler_function *fi
 WEFT_MPI_FUNCTION(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
 WEFT_MPI_FUNCTION(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
 WEFT_MPI_FUNCTION(int, File_call_errhandler, (MPI_File fh, int errorcode))
+WEFT_MPI_FUNCTION(MPI_Fint, File_c2f, (MPI_File file))
+WEFT_MPI_FUNCTION(MPI_File, File_f2c, (MPI_Fint file))
 
 /* -- Profiling control -- */
 WEFT_MPI_FUNCTION(int, Pcontrol, (const int level, ...))

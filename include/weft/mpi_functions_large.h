@@ -196,9 +196,6 @@ WEFT_MPI_FUNCTION(int, Rget_accumulate_c, (const void *origin_addr, WEFT_RMA_ORI
                                            WEFT_RMA_RESULT_C, WEFT_RMA_TARGET_C, MPI_Op op,
                                            MPI_Win win, MPI_Request *request))
 
-#undef WEFT_SEND_PARAMS_C
-#undef WEFT_RECV_PARAMS_C
-#undef WEFT_COLLECTIVE_C
 /* Files (MPI-IO): declared, not supported yet. */
 WEFT_FILE_ACCESS_ALL(_c, MPI_Count)
 WEFT_MPI_FUNCTION(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype, MPI_Count *extent))
@@ -208,6 +205,9 @@ WEFT_MPI_FUNCTION(int, Register_datarep_c, (const char *datarep,
                                             MPI_Datarep_extent_function *dtype_file_extent_fn,
                                             void *extra_state))
 
+#undef WEFT_SEND_PARAMS_C
+#undef WEFT_RECV_PARAMS_C
+#undef WEFT_COLLECTIVE_C
 #undef WEFT_BCAST_PARAMS_C
 #undef WEFT_REDUCE_PARAMS_C
 #undef WEFT_ALLREDUCE_PARAMS_C

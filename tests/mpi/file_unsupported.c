@@ -1,8 +1,10 @@
 /* MPI-IO is declared but not supported yet: a program using it compiles and links, and each
- * file routine fails with MPI_ERR_UNSUPPORTED_OPERATION through the error path (here the
- * communicator's MPI_ERRORS_RETURN), with an error string that says so; the output handle
- * stays null and the job goes on (an allreduce afterwards, checked). The file constants have
- * MPICH's values. */
+ * file routine fails with MPI_ERR_UNSUPPORTED_OPERATION through MPI's default file error handler
+ * (MPI_ERRORS_RETURN), even with MPI_COMM_WORLD's handler left fatal, with an error string that
+ * says so; setting a file error handler on MPI_FILE_NULL at startup returns the error rather
+ * than ending the job; the output handle stays null and the job goes on (an allreduce
+ * afterwards, checked). The file constants have MPICH's values, ROMIO's request names compile,
+ * and MPI_FILE_NULL's Fortran handle is 0 both ways. */
 #include "common.h"
 
 static void expect_unsupported(int rc, const char *what)
@@ -20,7 +22,6 @@ static void expect_unsupported(int rc, const char *what)
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "file_unsupported");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     CHECK(MPI_MODE_RDONLY == 2 && MPI_MODE_RDWR == 8 && MPI_MODE_WRONLY == 4 &&
               MPI_MODE_CREATE == 1 && MPI_MODE_EXCL == 64 && MPI_MODE_DELETE_ON_CLOSE == 16 &&
@@ -31,6 +32,13 @@ int main(int argc, char **argv)
               MPI_DISPLACEMENT_CURRENT == -54278278 && MPI_MAX_DATAREP_STRING == 128,
           "file constants differ from MPICH's");
 
+    CHECK(MPI_File_c2f(MPI_FILE_NULL) == 0 && MPI_File_f2c(0) == MPI_FILE_NULL,
+          "MPI_FILE_NULL's Fortran handle is not 0");
+    MPIO_Request req = MPIO_REQUEST_NULL;
+    CHECK(req == MPI_REQUEST_NULL, "MPIO_REQUEST_NULL is not MPI_REQUEST_NULL");
+
+    expect_unsupported(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_ARE_FATAL),
+                       "MPI_File_set_errhandler");
     MPI_File fh = MPI_FILE_NULL;
     expect_unsupported(MPI_File_open(MPI_COMM_WORLD, "weft_file_unsupported.dat",
                                      MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
