@@ -11,7 +11,8 @@
 //   A lone send's own wait is enqueued when its Work is first asked about (wait, is_completed,
 //   its future, or its end), so isend then irecv on both sides of a pair does not deadlock.
 //   batch_isend_irecv's sends and receives are one exchange (process_group.h holds them until
-//   the coalescing block ends), so the order its Works are waited in does not matter.
+//   the coalescing block ends), so the order its Works are waited in does not matter (its
+//   messages still match the peers' in the order each side lists them).
 // CUDA graphs: the communication stream joins a capture on the caller's stream (through the
 // event), so the weft calls are captured and replay as a graph (weft relaxes the capture mode
 // for its own calls). Captured operations are not watched (their events are graph nodes); the

@@ -184,15 +184,14 @@ void ProcessGroupWeft::begin_coalescing() {
   if (coalescing_) {
     // The last block never ended (an exception inside it): its held sends and receives are
     // dropped, never issued, and their Works say so.
-    TORCH_WARN("weft backend: a coalescing block began before the last one ended; the last one's ", batched_.size(),
-               " held sends and receives are dropped");
-    if (batch_slot_) {
-      std::lock_guard<std::mutex> slot_lock(batch_slot_->mutex);
-      batch_slot_->error = std::make_exception_ptr(std::runtime_error(
+    TORCH_WARN("weft backend: a coalescing block began before the last one ended; the last one's ",
+               held_.messages.size(), " held sends and receives are dropped");
+    if (held_.slot) {
+      std::lock_guard<std::mutex> slot_lock(held_.slot->mutex);
+      held_.slot->error = std::make_exception_ptr(std::runtime_error(
           "weft backend: a send or receive of a coalescing block that never ended was dropped, not issued"));
     }
-    batched_.clear();
-    batch_slot_.reset();
+    held_ = {};
   }
   coalescing_ = true;
   abandoned.swap(coalesced_);  // released after the lock
@@ -203,47 +202,45 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::end_coalescing() {
   TORCH_CHECK(coalescing_, "weft backend: endCoalescing without startCoalescing");
   coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> works = std::exchange(coalesced_, {});
-  std::vector<P2pMessage> messages = std::exchange(batched_, {});
-  std::shared_ptr<BatchSlot> slot = std::exchange(batch_slot_, nullptr);
+  HeldBatch held = std::exchange(held_, {});
   lock.unlock();
-  if (!messages.empty()) works.push_back(issue_batch(std::move(messages), slot));
+  if (!held.messages.empty()) works.push_back(issue_batch(std::move(held)));
   return c10::make_intrusive<CoalescedWork>(getRank(), std::move(works));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::batch(c10d::OpType type, const P2pMessage& message) {
   std::lock_guard<std::mutex> lock(coalesce_mutex_);
   if (!coalescing_) return {};
-  TORCH_CHECK(batched_.empty() || batched_[0].tensor.device() == message.tensor.device(), "weft backend: the ",
+  std::vector<P2pMessage>& held = held_.messages;
+  TORCH_CHECK(held.empty() || held[0].tensor.device() == message.tensor.device(), "weft backend: the ",
               message.send ? "send" : "recv", "s of one coalescing block must be on one device (",
-              batched_[0].tensor.device().str(), " and ", message.tensor.device().str(), ")");
-  if (!batch_slot_) batch_slot_ = std::make_shared<BatchSlot>();
-  batched_.push_back(message);
+              held[0].tensor.device().str(), " and ", message.tensor.device().str(), ")");
+  if (!held_.slot) held_.slot = std::make_shared<BatchSlot>();
+  held.push_back(message);
   std::vector<at::Tensor> outputs;
   if (!message.send) outputs.push_back(message.tensor);
-  return c10::make_intrusive<BatchedWork>(getRank(), type, std::move(outputs), batch_slot_);
+  return c10::make_intrusive<BatchedWork>(getRank(), type, std::move(outputs), held_.slot);
 }
 
 void ProcessGroupWeft::issue_held_batch() {
   std::unique_lock<std::mutex> lock(coalesce_mutex_);
-  if (batched_.empty()) return;
-  std::vector<P2pMessage> messages = std::exchange(batched_, {});
-  std::shared_ptr<BatchSlot> slot = std::exchange(batch_slot_, nullptr);
+  if (held_.messages.empty()) return;
+  HeldBatch held = std::exchange(held_, {});
   lock.unlock();
-  c10::intrusive_ptr<c10d::Work> work = issue_batch(std::move(messages), slot);
-  keep(work);
+  keep(issue_batch(std::move(held)));
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::issue_batch(std::vector<P2pMessage> messages,
-                                                             const std::shared_ptr<BatchSlot>& slot) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::issue_batch(HeldBatch held) {
+  const std::shared_ptr<BatchSlot>& slot = held.slot;
   std::vector<at::Tensor> touched, outputs;
-  for (const P2pMessage& m : messages) {
+  for (const P2pMessage& m : held.messages) {
     touched.push_back(m.tensor);
     if (!m.send) outputs.push_back(m.tensor);
   }
   c10::intrusive_ptr<c10d::Work> work;
   try {
     work = cuda_->exchange(c10d::OpType::UNKNOWN, "batched send/recv", touched, std::move(outputs),
-                           std::move(messages), false);
+                           std::move(held.messages), false);
   } catch (...) {
     std::lock_guard<std::mutex> slot_lock(slot->mutex);
     slot->error = std::current_exception();

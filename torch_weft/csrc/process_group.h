@@ -64,6 +64,12 @@ struct BatchSlot {
   std::exception_ptr error;
 };
 
+// A block's held sends and receives and their Works' slot (made with the first message).
+struct HeldBatch {
+  std::vector<P2pMessage> messages;
+  std::shared_ptr<BatchSlot> slot;
+};
+
 // A send or receive on CUDA tensors issued inside a coalescing block (batch_isend_irecv): it
 // runs with the block's others as one exchange when the block ends, and waits for it then.
 // Waited for before that exchange is issued, it raises; until then it is not complete.
@@ -172,7 +178,7 @@ class ProcessGroupWeft : public BackendBase {
   // order they were issued in.
   void issue_held_batch();
   // One exchange for a block's sends and receives; its Work is handed to theirs (slot).
-  c10::intrusive_ptr<c10d::Work> issue_batch(std::vector<P2pMessage> messages, const std::shared_ptr<BatchSlot>& slot);
+  c10::intrusive_ptr<c10d::Work> issue_batch(HeldBatch held);
   // One operation per (output, input) pair, as one Work (the *_tensor_coalesced forms).
   c10::intrusive_ptr<c10d::Work> each_pair(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const char* what,
@@ -205,8 +211,7 @@ class ProcessGroupWeft : public BackendBase {
   std::mutex coalesce_mutex_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
-  std::vector<P2pMessage> batched_;    // this block's held sends and receives
-  std::shared_ptr<BatchSlot> batch_slot_;  // their Works' exchange
+  HeldBatch held_;  // this block's sends and receives, not issued yet
 };
 
 }  // namespace torch_weft
