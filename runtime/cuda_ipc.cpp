@@ -150,6 +150,16 @@ void close_listed(IpcState& s, const std::vector<std::list<Mapping>::iterator>& 
   }
 }
 
+// This process's mappings of `peer`'s memory that overlap the peer's allocation [start, start +
+// bytes), pinned or not.
+std::vector<std::list<Mapping>::iterator> overlapping(IpcState& s, int peer, uint64_t start, uint64_t bytes) {
+  std::vector<std::list<Mapping>::iterator> found;
+  for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
+    if (it->peer == peer && it->peer_start < start + bytes && start < it->peer_start + it->peer_bytes)
+      found.push_back(it);
+  return found;
+}
+
 // remap_stale: the caller holds no unpinned mapping of this peer that it still needs (every
 // mapping it needs is pinned), so stale ones may be closed even for kernels. may_close false
 // (during a stream capture, which a device synchronisation invalidates): nothing is evicted
@@ -191,11 +201,7 @@ Status map_peer_buffer(IpcState& s, int peer, const IpcDescriptor& d, char** bas
     // reads), pinned or not. Close them and retry: during a capture too, with no wait (which
     // would invalidate it) and the capture mode relaxed for the while.
     (void)cudaGetLastError();
-    std::vector<std::list<Mapping>::iterator> freed;
-    for (auto it = s.lru.begin(); it != s.lru.end(); ++it)
-      if (it->peer == peer && it->peer_start < d.alloc_start + d.alloc_bytes &&
-          d.alloc_start < it->peer_start + it->peer_bytes)
-        freed.push_back(it);
+    const std::vector<std::list<Mapping>::iterator> freed = overlapping(s, peer, d.alloc_start, d.alloc_bytes);
     if (!freed.empty()) {
       WEFT_INFO(Subsys::gpu, "closing %zu CUDA IPC mappings of rank %d's memory that it freed (its buffer %llu "
                 "reuses that memory)", freed.size(), peer, static_cast<unsigned long long>(d.buffer_id));
@@ -387,6 +393,33 @@ Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buff
   IpcState* s = nullptr;
   WEFT_TRY(usable_state(&s));
   return allocation_after(*s, ptr, bytes_after, buffer_id);
+}
+
+void cuda_ipc_own_allocation(const void* ptr, uint64_t* start, uint64_t* bytes) {
+  *start = *bytes = 0;
+  IpcState& s = state();
+  resolve(s);
+  if (!s.usable) return;  // no mappings here to be in the way
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  CUdeviceptr at = 0;
+  size_t size = 0;
+  void* values[] = {&at, &size};
+  if (s.get_attributes(2, attrs, values, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS || at == 0) return;
+  *start = uint64_t(at);
+  *bytes = uint64_t(size);
+}
+
+size_t cuda_ipc_close_freed(int peer, uint64_t start, uint64_t bytes) {
+  IpcState& s = state();
+  if (bytes == 0 || start > UINT64_MAX - bytes) return 0;
+  const std::vector<std::list<Mapping>::iterator> freed = overlapping(s, peer, start, bytes);
+  if (freed.empty()) return 0;
+  WEFT_INFO(Subsys::gpu, "closing %zu CUDA IPC mappings of rank %d's memory that it freed (its GPU workspace reuses "
+            "that memory)", freed.size(), peer);
+  ++s.stats.remaps;
+  const size_t before = s.lru.size();
+  close_listed(s, freed);
+  return before - s.lru.size();
 }
 
 Status cuda_ipc_pin(int peer, const IpcDescriptor& d, void** ptr, uint64_t* bytes_after, bool may_close) {

@@ -31,7 +31,9 @@ static_assert(sizeof(IpcDescriptor) == 104 && std::is_trivially_copyable_v<IpcDe
 
 struct IpcCacheStats {
   uint64_t opens = 0, hits = 0, evictions = 0;
-  uint64_t remaps = 0;  // opens the driver refused as already mapped, retried after closing the peer's
+  // Opens (the cache's, or a GPU workspace's) the driver refused as already mapped, retried
+  // after closing the peer's mappings in the way.
+  uint64_t remaps = 0;
   size_t live = 0, capacity = 0;
 };
 
@@ -72,6 +74,16 @@ void cuda_ipc_unpin(int peer, uint64_t buffer_id);
 // Not during a capture, and not for a caller that holds other mappings of the same operation
 // (gpu_direct), whose mappings that could close.
 void cuda_ipc_set_release_hook(void (*hook)());
+// The allocation that holds this process's device buffer at ptr: its start and bytes, as a
+// descriptor carries them (0 and 0 where CUDA IPC is off, when no mapping here is in any way,
+// or where ptr is no device allocation).
+void cuda_ipc_own_allocation(const void* ptr, uint64_t* start, uint64_t* bytes);
+// For a caller that maps a peer's memory outside the cache (the GPU collectives' workspaces)
+// and was refused as already mapped: the peer's allocation [start, start + bytes) is live, so
+// this process's mappings of that peer's memory overlapping it are of memory the peer freed,
+// and nothing reads them any more. Closes them, pinned ones too, after the device; returns
+// how many (counted as remaps).
+size_t cuda_ipc_close_freed(int peer, uint64_t start, uint64_t bytes);
 // This process's device buffer at ptr: its allocation's bytes from ptr on, and its buffer id
 // (a new one for every allocation, so a buffer freed and allocated again is told apart).
 Status cuda_ipc_own_range(const void* ptr, uint64_t* bytes_after, uint64_t* buffer_id);

@@ -33,6 +33,10 @@ Status cuda_ipc_pin(int, const IpcDescriptor&, void**, uint64_t*, bool) {
 void cuda_ipc_unpin(int, uint64_t) {}
 void cuda_ipc_set_release_hook(void (*)()) {}
 
+void cuda_ipc_own_allocation(const void*, uint64_t* start, uint64_t* bytes) { *start = *bytes = 0; }
+
+size_t cuda_ipc_close_freed(int, uint64_t, uint64_t) { return 0; }
+
 Status cuda_ipc_own_range(const void*, uint64_t*, uint64_t*) {
   set_error_detail("CUDA IPC is not supported: weft was built without CUDA");
   return Status::not_supported;

@@ -163,9 +163,10 @@ Status deregister_buffer(const Comm& c, uint64_t token);
 std::shared_ptr<const void> register_for_call(const CollContext& ctx, std::initializer_list<const void*> bufs,
                                               size_t bytes);
 // For a stream-ordered call that runs as fused pieces (every rank enqueues the same calls):
-// registers send and recv (bytes each; in place: one; recv null: send only, a
-// reduce_scatter_block's input), each unless every rank has it
-// registered already, so the call's fused pieces (and, captured into a CUDA graph, each
+// registers the whole allocations that hold send and recv (one where both lie in one; in
+// place: send only; recv null: send only, a reduce_scatter_block's input), each unless every
+// rank has it registered already, so that calls on other parts of them find them registered
+// and the call's fused pieces (and, captured into a CUDA graph, each
 // replay's) read and write the peers' user buffers in place. Collective: one host agreement
 // (uncaptured: on the calls AgreementSchedule names, the others return at once), then
 // register_buffer as needed; capturing: no IPC mapping is evicted meanwhile, and only

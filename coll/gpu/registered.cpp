@@ -8,7 +8,9 @@
 // mapped allocation (the owner decides what peers may touch, and cannot declare more than it
 // has); a second allreduce agrees that every rank succeeded. Dropping one is local.
 //
-// Registrations that stream-ordered calls made on their own (OwnRegistration::origin) are a
+// Registrations that stream-ordered calls make on their own (OwnRegistration::origin) cover the
+// whole allocation that holds the buffer (peers may then touch all of it, as a CUDA IPC handle
+// lets them anyway; the kernels bound every access by the registration's bytes), and are a
 // cache: a registration first drops those whose memory some rank freed, and the user's (or a
 // persistent call's), finding no id free, evicts the oldest uncaptured one. The choice comes
 // from the exchanged rows alone, so every rank drops the same ids.
@@ -336,11 +338,21 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
   const bool in_place = send == recv;  // alike on every rank
   int64_t missing[2] = {0, 0};  // send, recv: 1 where this rank has no registration of it
   const void* bufs[2] = {send, recv};
+  // A call registers its buffers' whole allocations, so that later calls on other parts of them
+  // (a larger count, another tensor of one allocator segment) find them registered; the
+  // schedule may not agree again for up to kMaxGap calls.
+  IpcDescriptor whole[2]{};
   for (int k = 0; k < 2; ++k) {
     if (!bufs[k] || (k == 0 && in_place)) continue;
     const int32_t id = find_registration(*ws, bufs[k], bytes, &offset);
     if (id < 0) {
-      missing[k] = 1;
+      // Undescribable memory still counts as missing: register_one says why it fails.
+      if (cuda_ipc_describe(bufs[k], &whole[k]) != Status::ok) whole[k] = IpcDescriptor{};
+      // Both in one allocation: the send buffer's registration covers the receive buffer here.
+      missing[k] = k == 1 && missing[0] && whole[0].alloc_start && whole[1].alloc_start == whole[0].alloc_start &&
+                           whole[1].buffer_id == whole[0].buffer_id
+                       ? 0
+                       : 1;
     } else if (capturing && ws->regs.own[size_t(id)].origin == OwnRegistration::Origin::stream_call) {
       // The graph replays on it: no longer evictable while it lives (graph bits are or-ed, so
       // this rank's mark protects the id on every rank).
@@ -361,10 +373,15 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
     if (!missing[k]) continue;
     uint64_t token = 0;
     const auto origin = capturing ? OwnRegistration::Origin::captured : OwnRegistration::Origin::stream_call;
-    if (register_one(ctx, bufs[k], bytes, &token, origin) == Status::ok) {
-      WEFT_INFO(Subsys::gpu, "a stream-ordered call%s on %s registered its %s buffer (%zu bytes)",
-                capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(), k ? "receive" : "send",
-                bytes);
+    // Where this rank has it covered already (only a peer misses it), it registers it again.
+    if (!whole[k].alloc_start && cuda_ipc_describe(bufs[k], &whole[k]) != Status::ok) whole[k] = IpcDescriptor{};
+    const bool known = whole[k].alloc_start != 0;
+    const void* at = known ? reinterpret_cast<const void*>(whole[k].alloc_start) : bufs[k];
+    const size_t span = known ? size_t(whole[k].alloc_bytes) : bytes;
+    if (register_one(ctx, at, span, &token, origin) == Status::ok) {
+      WEFT_INFO(Subsys::gpu, "a stream-ordered call%s on %s registered its %s buffer (%zu bytes; registered: %zu "
+                "bytes, %s)", capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(),
+                k ? "receive" : "send", bytes, span, known ? "its whole allocation" : "the call's");
     } else if (!capturing) {
       // More buffers than registrations (say, many small buckets): stop asking, so later calls
       // pay no agreement; the ones registered so far stay in place, the others use the slots.

@@ -16,6 +16,7 @@
 
 #include "coll/schedule.h"
 #include "runtime/clock.h"
+#include "runtime/cuda_ipc.h"
 #include "runtime/gpu_timing.h"
 #include "runtime/log.h"
 #include "runtime/memkind.h"
@@ -53,6 +54,7 @@ struct Row {
   uint64_t mps = 0;  // an MPS control pipe is visible to this rank
   unsigned char uuid[16] = {};
   unsigned char handle[64] = {};
+  uint64_t alloc_start = 0, alloc_bytes = 0;  // the allocation that holds it (CUDA IPC's view)
 };
 static_assert(sizeof(Row) % 8 == 0 && sizeof(cudaIpcMemHandle_t) == 64);
 
@@ -92,6 +94,7 @@ Status local_setup(GpuWorkspace& ws, Row* row, std::string* why) {
     return Status::not_supported;
   }
   memcpy(row->handle, &h, sizeof h);
+  cuda_ipc_own_allocation(ws.own, &row->alloc_start, &row->alloc_bytes);
   // The stop word, in host memory the kernels can read: the host must be able to end a wait
   // on the device without a CUDA call (the streams may be stuck behind it).
   void* stop = nullptr;
@@ -146,7 +149,7 @@ int ordinal_of(const unsigned char* uuid) {
   return -1;
 }
 
-Status open_peers(GpuWorkspace& ws, const std::vector<Row>& rows, std::string* why) {
+Status open_peers(GpuWorkspace& ws, const std::vector<Row>& rows, const std::vector<int>& world, std::string* why) {
   for (int q = 0; q < ws.size; ++q) {
     if (q == ws.rank) continue;
     const Row& r = rows[size_t(q)];
@@ -171,7 +174,14 @@ Status open_peers(GpuWorkspace& ws, const std::vector<Row>& rows, std::string* w
     cudaIpcMemHandle_t h;
     memcpy(&h, r.handle, sizeof h);
     void* p = nullptr;
-    const cudaError_t err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    cudaError_t err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    // The driver maps an allocation into a process once: the IPC cache may still hold mappings
+    // of memory the peer freed and its workspace now reuses (say, of a registration).
+    if (err == cudaErrorAlreadyMapped) {
+      (void)cudaGetLastError();
+      if (cuda_ipc_close_freed(world[size_t(q)], r.alloc_start, r.alloc_bytes) > 0)
+        err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       *why = "cudaIpcOpenMemHandle of rank " + std::to_string(q) + "'s workspace failed: " + cudaGetErrorString(err);
@@ -213,7 +223,8 @@ std::shared_ptr<GpuWorkspace> create(const CollContext& ctx, std::string* why) {
     *why = "the exchange of IPC handles failed";
     return nullptr;
   }
-  if (mine.ok && open_peers(*ws, rows, &local_why) != Status::ok && local_why.empty()) local_why = error_detail();
+  if (mine.ok && open_peers(*ws, rows, c.world_ranks, &local_why) != Status::ok && local_why.empty())
+    local_why = error_detail();
   // Agree: the lowest rank that failed, or none.
   std::vector<int64_t> failed(size_t(c.size), 0);
   failed[size_t(c.rank)] = local_why.empty() ? 0 : 1;

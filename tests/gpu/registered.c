@@ -12,6 +12,9 @@
  *      new data.
  *   5. 320 calls on two pairs of unregistered buffers (A, then B, then A), past the point where
  *      automatic registration settles and agrees on only some calls.
+ *   5b. A stream-ordered call registers its buffers' whole allocations (input and output in two,
+ *      then in one): later calls on other parts of them (a larger count, an offset) make no
+ *      registration of their own.
  *   6. Errors: a host buffer fails on every rank (no hang), a bogus or dropped handle is
  *      MPI_ERR_ARG; after every handle is dropped the calls still give the right sums.
  *   7. MPIX_Reduce_scatter_block_enqueue (float sum) at three sizes (one launch, and above it
@@ -34,6 +37,7 @@
 #include "gpu_common.h"
 
 static cudaStream_t st;
+static MPIX_Stream ms;
 static MPI_Comm sc;
 
 static float input_of(size_t i, int r, int salt) { return (float)((int)(i % 97) + r + salt); }
@@ -328,6 +332,67 @@ static void test_settled(void)
     if (t_rank == 0) printf("settled automatic registration: %d calls on two buffer pairs checked\n", salt);
 }
 
+/* Calls on parts of `in` and `out` (each of `all` floats) on a fresh communicator, whose
+ * automatic registration agrees on every call (a miss would register): the first calls make
+ * `expected` registrations where registration is automatic, the later ones, on a larger count
+ * and at offsets, none. */
+static void calls_on_parts(float *in, float *out, size_t all, int automatic, unsigned long long expected,
+                           const char *layout)
+{
+    const size_t n = all / 3;
+    const struct { size_t off, count; } calls[] = {{0, n}, {0, n}, {0, 2 * n}, {n, n}, {2 * n, n}, {0, all}};
+    MPI_Comm fresh;
+    MPI_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &fresh));
+    const unsigned long long made_before = t_pvar_now("weft_gpu_registrations_made", MPI_T_PVAR_CLASS_COUNTER);
+    unsigned long long made_first = 0;
+    for (int k = 0; k < (int)(sizeof calls / sizeof calls[0]); k++) {
+        char what[160];
+        const size_t off = calls[k].off, count = calls[k].count;
+        fill(in + off, count, 30 + k);
+        MPI_OK(MPIX_Allreduce_enqueue(in + off, out + off, (int)count, MPI_FLOAT, MPI_SUM, fresh));
+        snprintf(what, sizeof what, "%s, call %d (%zu floats at %zu)", layout, k, count, off);
+        sync_and_check(out + off, count, 30 + k, what);
+        const unsigned long long made = t_pvar_now("weft_gpu_registrations_made", MPI_T_PVAR_CLASS_COUNTER);
+        if (k == 1) {
+            made_first = made;
+            if (automatic)
+                CHECK(made - made_before == expected, "%s: the first calls made %llu registrations, expected %llu",
+                      layout, made - made_before, expected);
+        } else if (k > 1) {
+            CHECK(made == made_first, "%s: call %d (%zu floats at %zu) made %llu registrations of its own", layout, k,
+                  count, off, made - made_first);
+        }
+    }
+    MPI_OK(MPI_Comm_free(&fresh));
+}
+
+/* Automatic registration covers the buffers' whole allocations: input and output in two
+ * allocations (two registrations), then in one (one registration). The second communicator's
+ * workspace may reuse memory of the first's freed buffers, which the first's registrations
+ * kept mapped. */
+static void test_whole_allocation(void)
+{
+    const char *fused = getenv("WEFT_GPU_FUSED");
+    /* The variants leave WEFT_GPU_AUTO_REGISTER_MIN unset (256 KiB) or set it to 0. */
+    const int automatic = fused && !strcmp(fused, "on") && !getenv("WEFT_GPU_AUTO_REGISTER_MIN");
+    const size_t all = 300000; /* calls of 400 KB and more */
+    float *in, *out, *both;
+    int provided;
+    MPI_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    CUDA_OK(cudaMalloc((void **)&in, all * sizeof(float)));
+    CUDA_OK(cudaMalloc((void **)&out, all * sizeof(float)));
+    calls_on_parts(in, out, all, automatic, 2, "two allocations");
+    CUDA_OK(cudaFree(in));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaMalloc((void **)&both, 2 * all * sizeof(float)));
+    calls_on_parts(both, both + all, all, automatic, 1, "one allocation");
+    CUDA_OK(cudaFree(both));
+    MPI_OK(MPI_T_finalize());
+    if (t_rank == 0)
+        printf("calls on other parts of registered allocations: 2 layouts checked%s\n",
+               automatic ? ", no registration after the first calls" : "");
+}
+
 static void enqueue_reduce_scatter(void *arg)
 {
     const struct captured_calls *c = arg;
@@ -446,7 +511,6 @@ int main(int argc, char **argv)
     t_gpu_init(&argc, &argv, "registered");
     CUDA_OK(cudaStreamCreate(&st));
     MPI_Info info;
-    MPIX_Stream ms;
     MPI_OK(MPI_Info_create(&info));
     MPI_OK(MPI_Info_set(info, "type", "cudaStream_t"));
     MPI_OK(MPIX_Info_set_hex(info, "value", &st, (int)sizeof(st)));
@@ -459,6 +523,7 @@ int main(int argc, char **argv)
     test_half_accumulation();
     test_captured();
     test_settled();
+    test_whole_allocation();
     test_reduce_scatter();
     test_bound();
     test_errors();
