@@ -153,9 +153,11 @@ void release_freed_call_registrations() {
 
 // register_buffer, or (origin) a stream-ordered call's own registration; a call's evicts only
 // stale ones. A captured call's evicts nothing (cuda_ipc_pin then closes only mappings of memory
-// a peer freed).
+// a peer freed). Failures are agreed, so every rank fails alike, except one after the agreement
+// (the device copy of the table): *here_only is then true.
 Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint64_t* token,
-                    OwnRegistration::Origin origin) {
+                    OwnRegistration::Origin origin, bool* here_only = nullptr) {
+  if (here_only) *here_only = false;
   using Origin = OwnRegistration::Origin;
   const bool may_close = origin != Origin::captured;
   *token = 0;
@@ -245,7 +247,12 @@ Status register_one(const CollContext& ctx, const void* buf, size_t bytes, uint6
   if (std::none_of(registering.begin(), registering.end(), [ws](const auto& w) { return w.lock().get() == ws; }))
     registering.push_back(shared_workspace(c));
   cuda_ipc_set_release_hook(release_freed_call_registrations);
-  WEFT_TRY(upload_table(*ws));
+  if (const Status up = upload_table(*ws); up != Status::ok) {
+    if (here_only) *here_only = true;
+    WEFT_ERROR(Subsys::gpu, "buffer registration %d on %s: the peers registered it, but its table could not be "
+               "copied to the device here: %s", id, c.label().c_str(), error_detail().c_str());
+    return up;
+  }
   *token = own.serial << 8 | uint64_t(id + 1);
   WEFT_INFO(Subsys::gpu, "buffer registration %d on %s: %zu bytes here, peers' mapped", id, c.label().c_str(), bytes);
   return Status::ok;
@@ -378,10 +385,15 @@ void register_call_buffers(const CollContext& ctx, const void* send, const void*
     const bool known = whole[k].alloc_start != 0;
     const void* at = known ? reinterpret_cast<const void*>(whole[k].alloc_start) : bufs[k];
     const size_t span = known ? size_t(whole[k].alloc_bytes) : bytes;
-    if (register_one(ctx, at, span, &token, origin) == Status::ok) {
+    bool here_only = false;
+    if (register_one(ctx, at, span, &token, origin, &here_only) == Status::ok) {
       WEFT_INFO(Subsys::gpu, "a stream-ordered call%s on %s registered its %s buffer (%zu bytes; registered: %zu "
                 "bytes, %s)", capturing ? " captured into a CUDA graph" : "", ctx.comm.label().c_str(),
                 k ? "receive" : "send", bytes, span, known ? "its whole allocation" : "the call's");
+    } else if (here_only) {
+      // The peers go on to the next buffer's registration (collective): so does this rank, and
+      // it keeps registering automatically as they do (logged as an error above).
+      continue;
     } else if (!capturing) {
       // More buffers than registrations (say, many small buckets): stop asking, so later calls
       // pay no agreement; the ones registered so far stay in place, the others use the slots.
