@@ -272,7 +272,7 @@ bool valid_errhandler(MPI_Errhandler eh, bool for_windows) {
   if (handle::kind_of(eh) != handle::direct || handle::obj_of(eh) != handle::errhandler) return false;
   uint32_t idx = handle::index_of(eh);
   return idx < g_state->errhandlers.size() && g_state->errhandlers[idx] &&
-         g_state->errhandlers[idx]->for_windows == for_windows;
+         g_state->errhandlers[idx]->for_windows == for_windows && !g_state->errhandlers[idx]->for_files;
 }
 
 // MPI_Comm_set_errhandler and MPI_Win_set_errhandler: the handler of c (a window's: its
@@ -419,7 +419,7 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   WEFT_ENTRY;
   if (!before_first_init()) WEFT_REQUIRE_INIT("MPI_Errhandler_free");  // MPI-4.0 allows it before
   handle_state();
-  if (!errhandler || (!valid_errhandler(*errhandler, false) && !valid_errhandler(*errhandler, true)))
+  if (!errhandler || !valid_errhandler(*errhandler))  // of any kind
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler");
   release_errhandler(*errhandler);
   *errhandler = MPI_ERRHANDLER_NULL;

@@ -45,11 +45,6 @@ using namespace weft::mpi;
 
 extern "C" {
 
-// Files: MPI-IO is not supported (unsupported.cpp), so the only file handle is MPI_FILE_NULL,
-// whose Fortran handle is 0 (MPICH's); any other handle is invalid and maps to the null one.
-MPI_Fint PMPI_File_c2f(MPI_File) { return 0; }
-MPI_File PMPI_File_f2c(MPI_Fint) { return MPI_FILE_NULL; }
-
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
   WEFT_ENTRY;
   if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
@@ -83,5 +78,5 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
 
 }  // extern "C"
 
-WEFT_PMPI_ALIASES(Status_c2f, Status_f2c, File_c2f, File_f2c, Type_create_f90_real, Type_create_f90_complex,
+WEFT_PMPI_ALIASES(Status_c2f, Status_f2c, Type_create_f90_real, Type_create_f90_complex,
                   Type_create_f90_integer)

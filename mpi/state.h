@@ -57,6 +57,7 @@ struct Errhandler {
   MPI_Comm_errhandler_function* fn = nullptr;  // a window's (for_windows) is called with the window
   int refs = 1;
   bool for_windows = false;  // made by MPI_Win_create_errhandler
+  bool for_files = false;    // made by MPI_File_create_errhandler (called with the file)
 };
 
 // A group: an ordered set of job ranks.

@@ -42,26 +42,7 @@ MPICH_PROTO = "/usr/include/x86_64-linux-gnu/mpich/mpi_proto.h"
 UNSUPPORTED = """
     Comm_spawn
     Open_port Close_port Comm_accept Comm_connect
-    File_open File_close File_delete File_set_size File_preallocate File_get_size File_get_group
-    File_get_amode File_set_info File_get_info File_set_view File_get_view
-    File_read_at File_read_at_all File_iread_at File_iread_at_all File_read_at_all_begin
-    File_read_at_all_end File_write_at File_write_at_all File_iwrite_at File_iwrite_at_all
-    File_write_at_all_begin File_write_at_all_end
-    File_read File_read_all File_iread File_iread_all File_read_all_begin File_read_all_end
-    File_write File_write_all File_iwrite File_iwrite_all File_write_all_begin File_write_all_end
-    File_read_shared File_iread_shared File_read_ordered File_read_ordered_begin
-    File_read_ordered_end File_write_shared File_iwrite_shared File_write_ordered
-    File_write_ordered_begin File_write_ordered_end
-    File_seek File_get_position File_get_byte_offset File_seek_shared File_get_position_shared
-    File_get_type_extent Register_datarep File_set_atomicity File_get_atomicity File_sync
-    File_create_errhandler File_set_errhandler File_get_errhandler File_call_errhandler
-    File_get_type_extent_c File_iread_all_c File_iread_at_all_c File_iread_at_c File_iread_c
-    File_iread_shared_c File_iwrite_all_c File_iwrite_at_all_c File_iwrite_at_c File_iwrite_c
-    File_iwrite_shared_c File_read_all_begin_c File_read_all_c File_read_at_all_begin_c
-    File_read_at_all_c File_read_at_c File_read_c File_read_ordered_begin_c File_read_ordered_c
-    File_read_shared_c File_write_all_begin_c File_write_all_c File_write_at_all_begin_c
-    File_write_at_all_c File_write_at_c File_write_c File_write_ordered_begin_c
-    File_write_ordered_c File_write_shared_c Register_datarep_c
+    Register_datarep Register_datarep_c
 """.split()
 
 # Defined in unsupported.cpp but implemented (as a no-op), so not in the unsupported table.

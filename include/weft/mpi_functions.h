@@ -640,8 +640,8 @@ WEFT_MPI_FUNCTION(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
                                         MPI_Request *request))
 WEFT_MPI_FUNCTION(int, Grequest_complete, (MPI_Request request))
 
-/* -- Files (MPI-IO): declared so that programs compile and link, not supported yet. Each data
- * access routine comes as read and write, with an explicit offset or at the file pointer. -- */
+/* -- Files (MPI-IO; MPI_Register_datarep is not supported yet). Each data access routine
+ * comes as read and write, with an explicit offset or at the file pointer. -- */
 #define WEFT_FILE_ACCESS(name, Buf, at, offset_param, c, Count)                                 \
   WEFT_MPI_FUNCTION(int, File_##name##at##c, (MPI_File fh, offset_param Buf *buf, Count count,  \
                                               MPI_Datatype datatype, MPI_Status *status))      \

@@ -196,7 +196,7 @@ WEFT_MPI_FUNCTION(int, Rget_accumulate_c, (const void *origin_addr, WEFT_RMA_ORI
                                            WEFT_RMA_RESULT_C, WEFT_RMA_TARGET_C, MPI_Op op,
                                            MPI_Win win, MPI_Request *request))
 
-/* Files (MPI-IO): declared, not supported yet. */
+/* Files (MPI-IO; MPI_Register_datarep_c is not supported yet). */
 WEFT_FILE_ACCESS_ALL(_c, MPI_Count)
 WEFT_MPI_FUNCTION(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype, MPI_Count *extent))
 WEFT_MPI_FUNCTION(int, Register_datarep_c, (const char *datarep,
