@@ -15,6 +15,8 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +34,7 @@ struct weft_file {
   const weft::Datatype* et = nullptr;
   const weft::Datatype* ft = nullptr;
   MPI_Offset position = 0;  // the individual file pointer, in etypes of the view
+  std::string datarep = "native";
   bool atomic = false;
   MPI_Errhandler errhandler = MPI_ERRORS_RETURN;
   MPI_Info info = MPI_INFO_NULL;
@@ -104,14 +107,6 @@ int check_file(MPI_File fh, const char* fn) {
   return MPI_SUCCESS;
 }
 
-int file_type(MPI_File fh, const char* fn, MPI_Datatype h, const Datatype** out) {
-  const Datatype* d = h == MPI_DATATYPE_NULL ? nullptr : lookup_datatype(h);
-  if (!d) return file_raise(fh, MPI_ERR_TYPE, fn, "invalid datatype 0x%x", unsigned(h));
-  if (!d->committed) return file_raise(fh, MPI_ERR_TYPE, fn, "the datatype is not committed");
-  *out = d;
-  return MPI_SUCCESS;
-}
-
 // Calls run(disp, bytes) for each contiguous run of one element of t, in typemap order
 // (displacements from the element's origin); stops where run returns false.
 template <class Run>
@@ -144,6 +139,17 @@ const char* view_type_problem(const Datatype* t, bool writable) {
     return why == nullptr;
   };
   element_runs(t, run);
+  ptrdiff_t first_start = 0;
+  bool first = true;
+  auto span = [&](ptrdiff_t d, size_t) {
+    if (first) first_start = d;
+    first = false;
+    return true;
+  };
+  if (!why) element_runs(t, span);
+  // Consecutive instances (extent apart) must not overlap either.
+  if (!why && writable && t->extent > 0 && last_end - first_start > t->extent)
+    why = "has instances that overlap (its extent is smaller than its data; the file may be written)";
   return why;
 }
 
@@ -221,9 +227,12 @@ uint64_t view_bytes_below(const weft_file& f, uint64_t size) {
   return total;
 }
 
+// The helpers below raise on fh with fn; with fn null (inside a collective call, whose failure
+// is agreed and raised once) they only return the error class.
 int file_size(MPI_File fh, const char* fn, MPI_Offset* size) {
   struct stat st;
-  if (fstat(fh->fd, &st) != 0) return file_raise(fh, errno_class(errno), fn, "fstat: %s", strerror(errno));
+  if (fstat(fh->fd, &st) != 0)
+    return fn ? file_raise(fh, errno_class(errno), fn, "fstat: %s", strerror(errno)) : errno_class(errno);
   *size = MPI_Offset(st.st_size);
   return MPI_SUCCESS;
 }
@@ -254,6 +263,7 @@ std::string access_problem(MPI_File fh, bool writing, const void* buf, MPI_Count
   if (!(*d)->committed) return "the datatype is not committed";
   *cls = MPI_ERR_COUNT;
   if (count < 0) return "negative count " + std::to_string(count);
+  if ((*d)->packed && uint64_t(count) > SIZE_MAX / (*d)->packed) return "the count's bytes overflow";
   *cls = writing ? MPI_ERR_READ_ONLY : MPI_ERR_ACCESS;
   if (writing && (fh->amode & MPI_MODE_RDONLY)) return "the file was opened MPI_MODE_RDONLY";
   if (!writing && (fh->amode & MPI_MODE_WRONLY)) return "the file was opened MPI_MODE_WRONLY";
@@ -285,8 +295,10 @@ int access(MPI_File fh, const char* fn, bool writing, MPI_Offset offset, const v
   if (int rc = check_access(fh, fn, writing, buf, count, datatype, &d, &bytes)) return rc;
   ptrdiff_t at = 0;
   const bool direct = type_is_contiguous(d, size_t(count), &at);
-  std::vector<char> staging(direct ? 0 : bytes);
-  char* stream = direct ? static_cast<char*>(buf) + at : staging.data();
+  std::unique_ptr<char[]> staging(direct ? nullptr : new (std::nothrow) char[bytes]);
+  if (!direct && !staging)
+    return file_raise(fh, MPI_ERR_NO_MEM, fn, "no memory to pack %zu bytes of noncontiguous data", bytes);
+  char* stream = direct ? static_cast<char*>(buf) + at : staging.get();
   if (writing && !direct) type_pack(d, buf, size_t(count), stream, 0, bytes);
   const uint64_t start = uint64_t(offset) * etype_size(*fh);
   // Atomic mode: the access's byte range is locked (fcntl, across processes), so that no other
@@ -352,7 +364,8 @@ int shared_fetch_add(MPI_File fh, const char* fn, MPI_Offset n, MPI_Offset* befo
   int rc = PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, fh->shared_win);
   if (rc == MPI_SUCCESS) rc = PMPI_Fetch_and_op(&n, before, MPI_OFFSET, 0, 0, n ? MPI_SUM : MPI_NO_OP, fh->shared_win);
   if (int u = PMPI_Win_unlock(0, fh->shared_win); rc == MPI_SUCCESS) rc = u;
-  if (rc != MPI_SUCCESS) return file_raise(fh, MPI_ERR_OTHER, fn, "the shared file pointer could not be updated");
+  if (rc != MPI_SUCCESS)
+    return fn ? file_raise(fh, MPI_ERR_OTHER, fn, "the shared file pointer could not be updated") : MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 
@@ -361,7 +374,8 @@ int shared_set(MPI_File fh, const char* fn, MPI_Offset value) {
   MPI_Offset ignored = 0;
   if (rc == MPI_SUCCESS) rc = PMPI_Fetch_and_op(&value, &ignored, MPI_OFFSET, 0, 0, MPI_REPLACE, fh->shared_win);
   if (int u = PMPI_Win_unlock(0, fh->shared_win); rc == MPI_SUCCESS) rc = u;
-  if (rc != MPI_SUCCESS) return file_raise(fh, MPI_ERR_OTHER, fn, "the shared file pointer could not be set");
+  if (rc != MPI_SUCCESS)
+    return fn ? file_raise(fh, MPI_ERR_OTHER, fn, "the shared file pointer could not be set") : MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 
@@ -413,7 +427,7 @@ int data_call(const char* fn, MPI_File fh, Pointer ptr, bool writing, MPI_Offset
       // leaves before it.
       if (rank == 0) {
         before = 0;
-        if (shared_fetch_add(fh, fn, total, &base) != MPI_SUCCESS) base = -1;
+        if (shared_fetch_add(fh, nullptr, total, &base) != MPI_SUCCESS) base = -1;
       }
       if (PMPI_Bcast(&base, 1, MPI_OFFSET, 0, fh->comm) != MPI_SUCCESS || base < 0)
         return file_raise(fh, MPI_ERR_OTHER, fn, "the shared file pointer could not be moved");
@@ -489,12 +503,15 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return raise(comm, MPI_ERR_COMM, fn, "an intercommunicator (files open on intracommunicators)");
-  if (!fh || !filename) return file_raise(MPI_FILE_NULL, MPI_ERR_ARG, fn, "filename or fh is NULL");
-  *fh = MPI_FILE_NULL;
+  // Argument errors are agreed like the others: a rank that left here would hang its peers.
+  if (fh) *fh = MPI_FILE_NULL;
   const int rw = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
   int mine = 0;
   std::string why;
-  if (rw != MPI_MODE_RDONLY && rw != MPI_MODE_WRONLY && rw != MPI_MODE_RDWR) {
+  if (!fh || !filename) {
+    mine = MPI_ERR_ARG;
+    why = "filename or fh is NULL";
+  } else if (rw != MPI_MODE_RDONLY && rw != MPI_MODE_WRONLY && rw != MPI_MODE_RDWR) {
     mine = MPI_ERR_AMODE;
     why = "exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY and MPI_MODE_RDWR must be given";
   } else if (rw == MPI_MODE_RDONLY && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL))) {
@@ -505,7 +522,7 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
     why = "MPI_MODE_SEQUENTIAL with MPI_MODE_RDWR";
   }
   // ROMIO's file-system prefixes name the same POSIX files.
-  std::string path = filename;
+  std::string path = filename ? filename : "";
   for (const char* prefix : {"ufs:", "nfs:", "lustre:", "gpfs:", "panfs:"})
     if (path.rfind(prefix, 0) == 0) path = path.substr(strlen(prefix));
   int flags = rw == MPI_MODE_RDONLY ? O_RDONLY : rw == MPI_MODE_WRONLY ? O_WRONLY : O_RDWR;
@@ -531,7 +548,18 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
       why = "open: " + std::string(strerror(errno));
     }
   }
-  const int all = agree(MPI_FILE_NULL, comm, mine);
+  // MPI_MODE_APPEND: both pointers start at the end (the default view: bytes).
+  MPI_Offset end = 0;
+  if (!mine && fd >= 0 && (amode & MPI_MODE_APPEND)) {
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+      end = MPI_Offset(st.st_size);
+    } else {
+      mine = errno_class(errno);
+      why = "fstat: " + std::string(strerror(errno));
+    }
+  }
+  int all = agree(MPI_FILE_NULL, comm, mine);
   if (all) {
     if (fd >= 0) close(fd);
     if (mine) return file_raise(MPI_FILE_NULL, mine, fn, "%s: %s", path.c_str(), why.c_str());
@@ -543,27 +571,25 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
   f->path = path;
   f->et = lookup_datatype(MPI_BYTE);
   f->ft = f->et;
+  f->position = f->shared = end;  // the shared pointer set before its window opens to the peers
+  // The file's communicator and the shared pointer's window: collective, their failures agreed.
+  const bool dup_ok = PMPI_Comm_dup(comm, &f->comm) == MPI_SUCCESS;
+  if (dup_ok) PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
+  const bool win_ok = dup_ok && PMPI_Win_create(rank == 0 ? &f->shared : nullptr, rank == 0 ? sizeof(MPI_Offset) : 0,
+                                                sizeof(MPI_Offset), MPI_INFO_NULL, f->comm,
+                                                &f->shared_win) == MPI_SUCCESS;
+  all = agree(MPI_FILE_NULL, comm, win_ok ? 0 : MPI_ERR_OTHER);
+  if (all) {
+    if (win_ok) PMPI_Win_free(&f->shared_win);
+    if (dup_ok) PMPI_Comm_free(&f->comm);
+    close(fd);
+    delete f;
+    return file_raise(MPI_FILE_NULL, MPI_ERR_OTHER, fn, "%s: the file's communicator or shared-pointer window could "
+                      "not be made on %s", path.c_str(), win_ok ? "another rank" : "this rank");
+  }
   f->errhandler = default_file_errhandler;
   retain_errhandler(f->errhandler);
-  // Both pointers start at the end: the shared one before its window opens to the peers.
-  if (amode & MPI_MODE_APPEND) {
-    MPI_Offset end = 0;
-    if (end_offset(f, fn, &end) == MPI_SUCCESS) f->position = f->shared = end;
-  }
-  if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
-    close(fd);
-    delete f;
-    return file_raise(MPI_FILE_NULL, MPI_ERR_OTHER, fn, "the communicator could not be duplicated");
-  }
-  PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
   if (info != MPI_INFO_NULL) PMPI_Info_dup(info, &f->info);
-  if (PMPI_Win_create(rank == 0 ? &f->shared : nullptr, rank == 0 ? sizeof(MPI_Offset) : 0, sizeof(MPI_Offset),
-                      MPI_INFO_NULL, f->comm, &f->shared_win) != MPI_SUCCESS) {
-    close(fd);
-    PMPI_Comm_free(&f->comm);
-    delete f;
-    return file_raise(MPI_FILE_NULL, MPI_ERR_OTHER, fn, "the shared file pointer's window could not be made");
-  }
   open_files().insert(f);
   *fh = f;
   return MPI_SUCCESS;
@@ -635,7 +661,7 @@ int set_view(const char* fn, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, M
   // MPI_DISPLACEMENT_CURRENT: the shared pointer, read by every rank before rank 0 resets it
   // (after the agreement).
   MPI_Offset current = 0;
-  if (!mine && disp == MPI_DISPLACEMENT_CURRENT && shared_fetch_add(fh, fn, 0, &current)) {
+  if (!mine && disp == MPI_DISPLACEMENT_CURRENT && shared_fetch_add(fh, nullptr, 0, &current)) {
     mine = MPI_ERR_OTHER;
     why = "the shared file pointer could not be read";
   }
@@ -652,13 +678,14 @@ int set_view(const char* fn, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, M
   fh->ft = lookup_datatype(fh->filetype);
   fh->disp = disp;
   fh->position = 0;
+  fh->datarep = datarep;
   (void)info;
   int rank = 0;
   PMPI_Comm_rank(fh->comm, &rank);
   // No peer reads the shared pointer before it is reset; a failure is agreed.
-  const int reset = rank == 0 && shared_set(fh, fn, 0) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
-  if (agree(fh, fh->comm, reset) && !reset) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not reset the shared file pointer");
-  return reset ? MPI_ERR_OTHER : MPI_SUCCESS;
+  const int reset = rank == 0 && shared_set(fh, nullptr, 0) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
+  if (agree(fh, fh->comm, reset)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not reset the shared file pointer");
+  return MPI_SUCCESS;
 }
 
 int get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* filetype, char* datarep) {
@@ -668,7 +695,7 @@ int get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* f
   *disp = fh->disp;
   keep_type(fh->etype, etype);
   keep_type(fh->filetype, filetype);
-  strcpy(datarep, "native");
+  snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", fh->datarep.c_str());
   return MPI_SUCCESS;
 }
 
@@ -695,8 +722,8 @@ int seek(const char* fn, MPI_File fh, MPI_Offset offset, int whence, bool shared
   PMPI_Comm_rank(fh->comm, &rank);
   MPI_Offset base = 0;
   int mine = 0;
-  if (whence == MPI_SEEK_CUR) mine = shared_fetch_add(fh, fn, 0, &base) ? MPI_ERR_OTHER : 0;
-  else if (whence == MPI_SEEK_END) mine = end_offset(fh, fn, &base) ? MPI_ERR_IO : 0;
+  if (whence == MPI_SEEK_CUR) mine = shared_fetch_add(fh, nullptr, 0, &base) ? MPI_ERR_OTHER : 0;
+  else if (whence == MPI_SEEK_END) mine = end_offset(fh, nullptr, &base) ? MPI_ERR_IO : 0;
   else if (whence != MPI_SEEK_SET) mine = MPI_ERR_ARG;
   MPI_Offset to = base + offset, range[2] = {to, -to};
   if (!mine && to < 0) mine = MPI_ERR_ARG;
@@ -706,9 +733,9 @@ int seek(const char* fn, MPI_File fh, MPI_Offset offset, int whence, bool shared
   if (const int all = agree(fh, fh->comm, mine))
     return file_raise(fh, all, fn, "%s", mine == MPI_ERR_ARG ? "the ranks gave different or invalid offsets"
                                                              : "the shared file pointer could not be moved");
-  const int set = rank == 0 && shared_set(fh, fn, to) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
-  if (agree(fh, fh->comm, set) && !set) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not move it");
-  return set ? MPI_ERR_OTHER : MPI_SUCCESS;
+  const int set = rank == 0 && shared_set(fh, nullptr, to) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
+  if (agree(fh, fh->comm, set)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not move the shared pointer");
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -768,7 +795,9 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   if (size < 0) mine = MPI_ERR_ARG;
   else if (fh->amode & MPI_MODE_RDONLY) mine = MPI_ERR_READ_ONLY;
   int all = agree(fh, fh->comm, mine);
-  if (!all && rank == 0 && file_size(fh, fn, &now) == MPI_SUCCESS && size > now) {
+  if (!all && rank == 0 && file_size(fh, nullptr, &now) != MPI_SUCCESS) {
+    mine = MPI_ERR_IO;
+  } else if (!all && rank == 0 && size > now) {
     // File systems without fallocate get the size only (as ROMIO); other failures (no space) stay.
     const int e = posix_fallocate(fh->fd, 0, off_t(size));
     if (e == EOPNOTSUPP || e == EINVAL) {
@@ -873,8 +902,8 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
   WEFT_ENTRY;
   const char* fn = "MPI_File_get_type_extent";
   if (int rc = check_file(fh, fn)) return rc;
-  const weft::Datatype* d = nullptr;
-  if (int rc = file_type(fh, fn, datatype, &d)) return rc;
+  const weft::Datatype* d = datatype == MPI_DATATYPE_NULL ? nullptr : lookup_datatype(datatype);
+  if (!d) return file_raise(fh, MPI_ERR_TYPE, fn, "invalid datatype 0x%x", unsigned(datatype));
   if (!extent) return file_raise(fh, MPI_ERR_ARG, fn, "extent is NULL");
   *extent = MPI_Aint(d->extent);
   return MPI_SUCCESS;

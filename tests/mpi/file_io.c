@@ -12,7 +12,8 @@
  *   - nonblocking calls (complete requests, their status counts) and split collectives;
  *   - errors through the default file handler (MPI_ERRORS_RETURN) and a user handler called
  *     with the file: a missing file, RDONLY with CREATE, EXCL on an existing file, writing a
- *     read-only file, an external32 view, MPI_Register_datarep (not supported);
+ *     read-only file, an external32 view, MPI_Register_datarep (not supported), a NULL filename
+ *     on one rank (every rank fails), a filetype whose instances overlap;
  *   - the end of file with a partly written etype, a refused write_shared leaves the shared
  *     pointer, MPI_MODE_APPEND's pointers, a write from MPI_BOTTOM;
  *   - MPI_MODE_DELETE_ON_CLOSE removes the file at close, MPI_File_delete another one. */
@@ -246,6 +247,19 @@ static void test_errors(MPI_File fh)
                  "an external32 view");
     expect_class(MPI_Register_datarep("weft-test", NULL, NULL, NULL, NULL), MPI_ERR_UNSUPPORTED_OPERATION,
                  "MPI_Register_datarep");
+    /* One rank's bad argument fails the open on every rank (no rank waits for it). */
+    expect_class(MPI_File_open(MPI_COMM_WORLD, t_rank == t_size - 1 ? NULL : path2, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                               MPI_INFO_NULL, &other),
+                 MPI_ERR_ARG, "a NULL filename on the last rank");
+    /* A filetype whose instances overlap (extent smaller than its data) on a writable file. */
+    MPI_Datatype two, overlapping;
+    MPI_OK(MPI_Type_contiguous(2, MPI_INT, &two));
+    MPI_OK(MPI_Type_create_resized(two, 0, sizeof(int), &overlapping));
+    MPI_OK(MPI_Type_commit(&overlapping));
+    expect_class(MPI_File_set_view(fh, 0, MPI_INT, overlapping, "native", MPI_INFO_NULL), MPI_ERR_IO,
+                 "a filetype whose instances overlap");
+    MPI_OK(MPI_Type_free(&two));
+    MPI_OK(MPI_Type_free(&overlapping));
     /* Read-only: writing fails, through a user handler called with the file. */
     MPI_File ro;
     MPI_Errhandler eh;
