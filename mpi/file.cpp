@@ -64,6 +64,29 @@ std::string vformat(const char* fmt, va_list ap) {
   return buf;
 }
 
+bool predefined_handler(MPI_Errhandler eh) {
+  return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT;
+}
+
+// Calls a user's file error handler eh (made by MPI_File_create_errhandler) with fh and code.
+void call_user_handler(MPI_Errhandler eh, MPI_File fh, int code) {
+  const uint32_t idx = handle::index_of(eh);
+  if (!g_state || idx >= g_state->errhandlers.size() || !g_state->errhandlers[idx] || !g_state->errhandlers[idx]->fn)
+    return;
+  auto* user = reinterpret_cast<MPI_File_errhandler_function*>(g_state->errhandlers[idx]->fn);
+  MPI_File target = fh;
+  int err = code;
+  user(&target, &err);
+}
+
+// ROMIO's file-system prefixes ("ufs:", ...) name the same POSIX files.
+std::string posix_path(const char* filename) {
+  std::string path = filename ? filename : "";
+  for (const char* prefix : {"ufs:", "nfs:", "lustre:", "gpfs:", "panfs:"})
+    if (path.rfind(prefix, 0) == 0) return path.substr(strlen(prefix));
+  return path;
+}
+
 // Raises error_class on fh (MPI_FILE_NULL: the default file handler); returns the code.
 int file_raise(MPI_File fh, int error_class, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -74,16 +97,9 @@ int file_raise(MPI_File fh, int error_class, const char* fn, const char* fmt, ..
   va_end(ap);
   const MPI_Errhandler eh = fh ? fh->errhandler : default_file_errhandler;
   const std::string label = fh ? "file " + fh->path : std::string("MPI_FILE_NULL");
-  if (eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT)
-    return raise_on(eh, 0, label.c_str(), error_class, fn, detail);
+  if (predefined_handler(eh)) return raise_on(eh, 0, label.c_str(), error_class, fn, detail);
   const int code = raise_on(MPI_ERRORS_RETURN, 0, label.c_str(), error_class, fn, detail);
-  const uint32_t idx = handle::index_of(eh);
-  if (g_state && idx < g_state->errhandlers.size() && g_state->errhandlers[idx] && g_state->errhandlers[idx]->fn) {
-    auto* user = reinterpret_cast<MPI_File_errhandler_function*>(g_state->errhandlers[idx]->fn);
-    MPI_File target = fh;
-    int err = code;
-    user(&target, &err);
-  }
+  call_user_handler(eh, fh, code);
   return code;
 }
 
@@ -320,7 +336,6 @@ int access(MPI_File fh, const char* fn, bool writing, MPI_Offset offset, const v
   }
   size_t done = 0;
   int err = 0;
-  bool eof = false;
   view_pieces(*fh, start, bytes, [&](uint64_t pos, uint64_t n) {
     while (n > 0) {
       const ssize_t r = writing ? pwrite(fh->fd, stream + done, n, off_t(pos)) : pread(fh->fd, stream + done, n, off_t(pos));
@@ -330,7 +345,6 @@ int access(MPI_File fh, const char* fn, bool writing, MPI_Offset offset, const v
         return false;
       }
       if (r == 0) {  // end of file (reading)
-        eof = true;
         return false;
       }
       done += size_t(r);
@@ -344,7 +358,6 @@ int access(MPI_File fh, const char* fn, bool writing, MPI_Offset offset, const v
     (void)fcntl(fh->fd, F_SETLK, &lock);
   }
   if (err) return file_raise(fh, errno_class(err), fn, "%s: %s", writing ? "pwrite" : "pread", strerror(err));
-  (void)eof;
   if (!writing && !direct && done) type_unpack(d, stream, done, buf, size_t(count), 0);
   set_file_status(status, done);
   if (moved) *moved = done;
@@ -352,10 +365,9 @@ int access(MPI_File fh, const char* fn, bool writing, MPI_Offset offset, const v
 }
 
 // Agreement: the highest error class of any rank (0: none).
-int agree(MPI_File fh, MPI_Comm comm, int mine) {
+int agree(MPI_Comm comm, int mine) {
   int all = mine;
   if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return MPI_ERR_OTHER;
-  (void)fh;
   return all;
 }
 
@@ -414,7 +426,7 @@ int data_call(const char* fn, MPI_File fh, Pointer ptr, bool writing, MPI_Offset
       int cls = 0;
       // Every rank's arguments are agreed before the shared pointer moves.
       const std::string why = access_problem(fh, writing, buf, count, datatype, &d, &bytes, &cls);
-      if (const int all = agree(fh, fh->comm, why.empty() ? 0 : cls))
+      if (const int all = agree(fh->comm, why.empty() ? 0 : cls))
         return file_raise(fh, why.empty() ? all : cls, fn, "%s",
                           why.empty() ? "another rank's arguments were refused" : why.c_str());
       n = MPI_Offset(bytes / etype_size(*fh));
@@ -521,10 +533,7 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
     mine = MPI_ERR_AMODE;
     why = "MPI_MODE_SEQUENTIAL with MPI_MODE_RDWR";
   }
-  // ROMIO's file-system prefixes name the same POSIX files.
-  std::string path = filename ? filename : "";
-  for (const char* prefix : {"ufs:", "nfs:", "lustre:", "gpfs:", "panfs:"})
-    if (path.rfind(prefix, 0) == 0) path = path.substr(strlen(prefix));
+  const std::string path = posix_path(filename);
   int flags = rw == MPI_MODE_RDONLY ? O_RDONLY : rw == MPI_MODE_WRONLY ? O_WRONLY : O_RDWR;
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
@@ -559,7 +568,7 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
       why = "fstat: " + std::string(strerror(errno));
     }
   }
-  int all = agree(MPI_FILE_NULL, comm, mine);
+  int all = agree(comm, mine);
   if (all) {
     if (fd >= 0) close(fd);
     if (mine) return file_raise(MPI_FILE_NULL, mine, fn, "%s: %s", path.c_str(), why.c_str());
@@ -578,7 +587,7 @@ int open_file(const char* fn, MPI_Comm comm, const char* filename, int amode, MP
   const bool win_ok = dup_ok && PMPI_Win_create(rank == 0 ? &f->shared : nullptr, rank == 0 ? sizeof(MPI_Offset) : 0,
                                                 sizeof(MPI_Offset), MPI_INFO_NULL, f->comm,
                                                 &f->shared_win) == MPI_SUCCESS;
-  all = agree(MPI_FILE_NULL, comm, win_ok ? 0 : MPI_ERR_OTHER);
+  all = agree(comm, win_ok ? 0 : MPI_ERR_OTHER);
   if (all) {
     if (win_ok) PMPI_Win_free(&f->shared_win);
     if (dup_ok) PMPI_Comm_free(&f->comm);
@@ -603,7 +612,7 @@ int close_file(const char* fn, MPI_File* fhp) {
   PMPI_Comm_rank(f->comm, &rank);
   const int mine = close(f->fd) == 0 ? 0 : errno_class(errno);
   f->fd = -1;
-  const int all = agree(f, f->comm, mine);  // every rank closed before the file goes
+  const int all = agree(f->comm, mine);  // every rank closed before the file goes
   if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && rank == 0) unlink(f->path.c_str());
   PMPI_Win_free(&f->shared_win);
   PMPI_Comm_free(&f->comm);
@@ -665,7 +674,7 @@ int set_view(const char* fn, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, M
     mine = MPI_ERR_OTHER;
     why = "the shared file pointer could not be read";
   }
-  const int all = agree(fh, fh->comm, mine);
+  const int all = agree(fh->comm, mine);
   if (all) {
     if (mine) return file_raise(fh, mine, fn, "%s", why.c_str());
     return file_raise(fh, all, fn, "another rank's view was refused");
@@ -684,7 +693,7 @@ int set_view(const char* fn, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, M
   PMPI_Comm_rank(fh->comm, &rank);
   // No peer reads the shared pointer before it is reset; a failure is agreed.
   const int reset = rank == 0 && shared_set(fh, nullptr, 0) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
-  if (agree(fh, fh->comm, reset)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not reset the shared file pointer");
+  if (agree(fh->comm, reset)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not reset the shared file pointer");
   return MPI_SUCCESS;
 }
 
@@ -730,11 +739,11 @@ int seek(const char* fn, MPI_File fh, MPI_Offset offset, int whence, bool shared
   if (PMPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_OFFSET, MPI_MAX, fh->comm) != MPI_SUCCESS)
     return file_raise(fh, MPI_ERR_OTHER, fn, "the peers could not be reached");
   if (!mine && range[0] != -range[1]) mine = MPI_ERR_ARG;  // the ranks' targets differ
-  if (const int all = agree(fh, fh->comm, mine))
+  if (const int all = agree(fh->comm, mine))
     return file_raise(fh, all, fn, "%s", mine == MPI_ERR_ARG ? "the ranks gave different or invalid offsets"
                                                              : "the shared file pointer could not be moved");
   const int set = rank == 0 && shared_set(fh, nullptr, to) != MPI_SUCCESS ? MPI_ERR_OTHER : 0;
-  if (agree(fh, fh->comm, set)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not move the shared pointer");
+  if (agree(fh->comm, set)) return file_raise(fh, MPI_ERR_OTHER, fn, "rank 0 could not move the shared pointer");
   return MPI_SUCCESS;
 }
 
@@ -762,9 +771,7 @@ int PMPI_File_delete(const char* filename, MPI_Info) {
   const char* fn = "MPI_File_delete";
   WEFT_REQUIRE_INIT(fn);
   if (!filename) return file_raise(MPI_FILE_NULL, MPI_ERR_ARG, fn, "filename is NULL");
-  std::string path = filename;
-  for (const char* prefix : {"ufs:", "nfs:", "lustre:", "gpfs:", "panfs:"})
-    if (path.rfind(prefix, 0) == 0) path = path.substr(strlen(prefix));
+  const std::string path = posix_path(filename);
   if (unlink(path.c_str()) != 0) return file_raise(MPI_FILE_NULL, errno_class(errno), fn, "%s: %s", path.c_str(), strerror(errno));
   return MPI_SUCCESS;
 }
@@ -778,9 +785,9 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (size < 0) mine = MPI_ERR_ARG;
   else if (fh->amode & MPI_MODE_RDONLY) mine = MPI_ERR_READ_ONLY;
   // Every rank is in the call (its earlier accesses done) before the size changes.
-  int all = agree(fh, fh->comm, mine);
+  int all = agree(fh->comm, mine);
   if (!all && rank == 0 && ftruncate(fh->fd, off_t(size)) != 0) mine = errno_class(errno);
-  if (!all) all = agree(fh, fh->comm, mine);
+  if (!all) all = agree(fh->comm, mine);
   if (all) return file_raise(fh, all, fn, "setting the size to %lld failed", (long long)size);
   return MPI_SUCCESS;
 }
@@ -794,7 +801,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   MPI_Offset now = 0;
   if (size < 0) mine = MPI_ERR_ARG;
   else if (fh->amode & MPI_MODE_RDONLY) mine = MPI_ERR_READ_ONLY;
-  int all = agree(fh, fh->comm, mine);
+  int all = agree(fh->comm, mine);
   if (!all && rank == 0 && file_size(fh, nullptr, &now) != MPI_SUCCESS) {
     mine = MPI_ERR_IO;
   } else if (!all && rank == 0 && size > now) {
@@ -806,7 +813,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
       mine = errno_class(e);
     }
   }
-  if (!all) all = agree(fh, fh->comm, mine);
+  if (!all) all = agree(fh->comm, mine);
   if (all) return file_raise(fh, all, fn, "preallocating %lld bytes failed", (long long)size);
   return MPI_SUCCESS;
 }
@@ -944,7 +951,7 @@ int PMPI_File_sync(MPI_File fh) {
   const char* fn = "MPI_File_sync";
   if (int rc = check_file(fh, fn)) return rc;
   const int mine = fsync(fh->fd) == 0 ? 0 : errno_class(errno);
-  const int all = agree(fh, fh->comm, mine);  // collective: the data is on disk on return
+  const int all = agree(fh->comm, mine);  // collective: the data is on disk on return
   if (all) return file_raise(fh, all, fn, "fsync failed on a rank");
   return MPI_SUCCESS;
 }
@@ -962,10 +969,8 @@ int PMPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler) {
   const char* fn = "MPI_File_set_errhandler";
   WEFT_REQUIRE_INIT(fn);
   if (fh && !open_files().count(fh)) return file_raise(MPI_FILE_NULL, MPI_ERR_FILE, fn, "not an open file");
-  const bool predefined =
-      errhandler == MPI_ERRORS_RETURN || errhandler == MPI_ERRORS_ARE_FATAL || errhandler == MPI_ERRORS_ABORT;
   if (!valid_errhandler(errhandler) ||
-      (!predefined && !handle_state().errhandlers[weft::mpi::handle::index_of(errhandler)]->for_files))
+      (!predefined_handler(errhandler) && !handle_state().errhandlers[weft::mpi::handle::index_of(errhandler)]->for_files))
     return file_raise(fh, MPI_ERR_ARG, fn, "invalid errhandler 0x%x (a file's is made by MPI_File_create_errhandler)",
                       unsigned(errhandler));
   retain_errhandler(errhandler);
@@ -992,17 +997,8 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
   WEFT_REQUIRE_INIT(fn);
   if (fh && !open_files().count(fh)) return file_raise(MPI_FILE_NULL, MPI_ERR_FILE, fn, "not an open file");
   const MPI_Errhandler eh = fh ? fh->errhandler : default_file_errhandler;
-  if (eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
-    call_errhandler(eh, 0, fh ? fh->path.c_str() : "MPI_FILE_NULL", errorcode);
-    return MPI_SUCCESS;
-  }
-  const uint32_t idx = weft::mpi::handle::index_of(eh);
-  if (g_state && idx < g_state->errhandlers.size() && g_state->errhandlers[idx] && g_state->errhandlers[idx]->fn) {
-    auto* user = reinterpret_cast<MPI_File_errhandler_function*>(g_state->errhandlers[idx]->fn);
-    MPI_File target = fh;
-    int err = errorcode;
-    user(&target, &err);
-  }
+  if (predefined_handler(eh)) call_errhandler(eh, 0, fh ? fh->path.c_str() : "MPI_FILE_NULL", errorcode);
+  else call_user_handler(eh, fh, errorcode);
   return MPI_SUCCESS;
 }
 
